@@ -1,0 +1,318 @@
+// Package content holds the MCP content vocabulary shared by tool results,
+// prompt messages and sampling: text, image and audio blocks, resource links
+// and embedded resources, and the resource contents a resources/read
+// returns.
+//
+// A Block is a plain struct whose Type says which fields count; the
+// constructors (Text, Image, Audio, Link, Embedded) fill the right ones, and
+// MarshalJSON writes exactly the members that type defines, so a text block
+// with empty text still carries "text":"".
+package content
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Block types.
+const (
+	TypeText         = "text"
+	TypeImage        = "image"
+	TypeAudio        = "audio"
+	TypeResourceLink = "resource_link"
+	TypeResource     = "resource"
+	TypeToolUse      = "tool_use"
+	TypeToolResult   = "tool_result"
+)
+
+// Role is the speaker of a prompt or sampling message.
+type Role string
+
+// The two roles.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Annotations are optional hints about how a block or resource is used.
+type Annotations struct {
+	Audience     []Role   `json:"audience,omitempty"`
+	Priority     *float64 `json:"priority,omitempty"`
+	LastModified string   `json:"lastModified,omitempty"`
+}
+
+// Icon is an image a client may show next to a tool, prompt or resource.
+type Icon struct {
+	Src      string   `json:"src"`
+	MimeType string   `json:"mimeType,omitempty"`
+	Sizes    []string `json:"sizes,omitempty"`
+	Theme    string   `json:"theme,omitempty"`
+}
+
+// Block is one content block. Which fields are meaningful depends on Type:
+//
+//   - text: Text
+//   - image, audio: Data (base64) and MimeType
+//   - resource_link: URI, Name and optionally Title, Description, MimeType, Size
+//   - resource: Resource
+//   - tool_use (sampling only): ID, Name, Input
+//   - tool_result (sampling only): ToolUseID, Content, IsError
+type Block struct {
+	Type        string
+	Text        string
+	Data        string
+	MimeType    string
+	URI         string
+	Name        string
+	Title       string
+	Description string
+	Size        *int64
+	Resource    *ResourceContents
+	ID          string
+	Input       json.RawMessage
+	ToolUseID   string
+	Content     []Block
+	IsError     bool
+	Annotations *Annotations
+	Meta        map[string]any
+}
+
+// Text returns a text block.
+func Text(s string) Block { return Block{Type: TypeText, Text: s} }
+
+// Image returns an image block holding data, base64-encoded.
+func Image(data []byte, mimeType string) Block {
+	return Block{Type: TypeImage, Data: base64.StdEncoding.EncodeToString(data), MimeType: mimeType}
+}
+
+// Audio returns an audio block holding data, base64-encoded.
+func Audio(data []byte, mimeType string) Block {
+	return Block{Type: TypeAudio, Data: base64.StdEncoding.EncodeToString(data), MimeType: mimeType}
+}
+
+// Link returns a resource_link block pointing at uri.
+func Link(uri, name string) Block { return Block{Type: TypeResourceLink, URI: uri, Name: name} }
+
+// Embedded returns a resource block that embeds rc.
+func Embedded(rc ResourceContents) Block { return Block{Type: TypeResource, Resource: &rc} }
+
+type textWire struct {
+	Type        string         `json:"type"`
+	Text        string         `json:"text"`
+	Annotations *Annotations   `json:"annotations,omitempty"`
+	Meta        map[string]any `json:"_meta,omitempty"`
+}
+
+type dataWire struct {
+	Type        string         `json:"type"`
+	Data        string         `json:"data"`
+	MimeType    string         `json:"mimeType"`
+	Annotations *Annotations   `json:"annotations,omitempty"`
+	Meta        map[string]any `json:"_meta,omitempty"`
+}
+
+type linkWire struct {
+	Type        string         `json:"type"`
+	URI         string         `json:"uri"`
+	Name        string         `json:"name"`
+	Title       string         `json:"title,omitempty"`
+	Description string         `json:"description,omitempty"`
+	MimeType    string         `json:"mimeType,omitempty"`
+	Size        *int64         `json:"size,omitempty"`
+	Annotations *Annotations   `json:"annotations,omitempty"`
+	Meta        map[string]any `json:"_meta,omitempty"`
+}
+
+type resourceWire struct {
+	Type        string            `json:"type"`
+	Resource    *ResourceContents `json:"resource"`
+	Annotations *Annotations      `json:"annotations,omitempty"`
+	Meta        map[string]any    `json:"_meta,omitempty"`
+}
+
+type toolUseWire struct {
+	Type  string          `json:"type"`
+	ID    string          `json:"id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+	Meta  map[string]any  `json:"_meta,omitempty"`
+}
+
+type toolResultWire struct {
+	Type      string         `json:"type"`
+	ToolUseID string         `json:"toolUseId"`
+	Content   []Block        `json:"content"`
+	IsError   bool           `json:"isError,omitempty"`
+	Meta      map[string]any `json:"_meta,omitempty"`
+}
+
+// MarshalJSON writes the members of the block's type.
+func (b Block) MarshalJSON() ([]byte, error) {
+	switch b.Type {
+	case TypeText:
+		return json.Marshal(textWire{b.Type, b.Text, b.Annotations, b.Meta})
+	case TypeImage, TypeAudio:
+		return json.Marshal(dataWire{b.Type, b.Data, b.MimeType, b.Annotations, b.Meta})
+	case TypeResourceLink:
+		return json.Marshal(linkWire{b.Type, b.URI, b.Name, b.Title, b.Description, b.MimeType, b.Size, b.Annotations, b.Meta})
+	case TypeResource:
+		if b.Resource == nil {
+			return nil, errors.New("content: resource block without resource")
+		}
+		return json.Marshal(resourceWire{b.Type, b.Resource, b.Annotations, b.Meta})
+	case TypeToolUse:
+		in := b.Input
+		if len(in) == 0 {
+			in = json.RawMessage("{}")
+		}
+		return json.Marshal(toolUseWire{b.Type, b.ID, b.Name, in, b.Meta})
+	case TypeToolResult:
+		c := b.Content
+		if c == nil {
+			c = []Block{}
+		}
+		return json.Marshal(toolResultWire{b.Type, b.ToolUseID, c, b.IsError, b.Meta})
+	default:
+		return nil, fmt.Errorf("content: unknown block type %q", b.Type)
+	}
+}
+
+type blockIn struct {
+	Type        string            `json:"type"`
+	Text        *string           `json:"text"`
+	Data        string            `json:"data"`
+	MimeType    string            `json:"mimeType"`
+	URI         string            `json:"uri"`
+	Name        string            `json:"name"`
+	Title       string            `json:"title"`
+	Description string            `json:"description"`
+	Size        *int64            `json:"size"`
+	Resource    *ResourceContents `json:"resource"`
+	ID          string            `json:"id"`
+	Input       json.RawMessage   `json:"input"`
+	ToolUseID   string            `json:"toolUseId"`
+	Content     []Block           `json:"content"`
+	IsError     bool              `json:"isError"`
+	Annotations *Annotations      `json:"annotations"`
+	Meta        map[string]any    `json:"_meta"`
+}
+
+// UnmarshalJSON reads a block and checks the members its type requires.
+func (b *Block) UnmarshalJSON(data []byte) error {
+	var in blockIn
+	if err := json.Unmarshal(data, &in); err != nil {
+		return fmt.Errorf("content block: %w", err)
+	}
+	out := Block{
+		Type: in.Type, Data: in.Data, MimeType: in.MimeType, URI: in.URI, Name: in.Name,
+		Title: in.Title, Description: in.Description, Size: in.Size, Resource: in.Resource,
+		ID: in.ID, Input: in.Input, ToolUseID: in.ToolUseID, Content: in.Content,
+		IsError: in.IsError, Annotations: in.Annotations, Meta: in.Meta,
+	}
+	switch in.Type {
+	case TypeText:
+		if in.Text == nil {
+			return errors.New(`content block: text block without "text"`)
+		}
+		out.Text = *in.Text
+	case TypeImage, TypeAudio:
+		if in.Data == "" || in.MimeType == "" {
+			return fmt.Errorf(`content block: %s block needs "data" and "mimeType"`, in.Type)
+		}
+	case TypeResourceLink:
+		if in.URI == "" || in.Name == "" {
+			return errors.New(`content block: resource_link needs "uri" and "name"`)
+		}
+	case TypeResource:
+		if in.Resource == nil {
+			return errors.New(`content block: resource block without "resource"`)
+		}
+	case TypeToolUse:
+		if in.ID == "" || in.Name == "" {
+			return errors.New(`content block: tool_use needs "id" and "name"`)
+		}
+	case TypeToolResult:
+		if in.ToolUseID == "" {
+			return errors.New(`content block: tool_result needs "toolUseId"`)
+		}
+	case "":
+		return errors.New(`content block: missing "type"`)
+	default:
+		return fmt.Errorf("content block: unknown type %q", in.Type)
+	}
+	*b = out
+	return nil
+}
+
+// ResourceContents is the body of a resource: text or binary. Exactly one
+// of Text and Blob is meaningful; IsBlob says which.
+type ResourceContents struct {
+	URI      string
+	MimeType string
+	Text     string
+	Blob     string // base64
+	IsBlob   bool
+	Meta     map[string]any
+}
+
+// TextContents returns text resource contents.
+func TextContents(uri, mimeType, text string) ResourceContents {
+	return ResourceContents{URI: uri, MimeType: mimeType, Text: text}
+}
+
+// BlobContents returns binary resource contents, base64-encoding data.
+func BlobContents(uri, mimeType string, data []byte) ResourceContents {
+	return ResourceContents{URI: uri, MimeType: mimeType, Blob: base64.StdEncoding.EncodeToString(data), IsBlob: true}
+}
+
+type textContentsWire struct {
+	URI      string         `json:"uri"`
+	MimeType string         `json:"mimeType,omitempty"`
+	Text     string         `json:"text"`
+	Meta     map[string]any `json:"_meta,omitempty"`
+}
+
+type blobContentsWire struct {
+	URI      string         `json:"uri"`
+	MimeType string         `json:"mimeType,omitempty"`
+	Blob     string         `json:"blob"`
+	Meta     map[string]any `json:"_meta,omitempty"`
+}
+
+// MarshalJSON writes text or blob contents.
+func (rc ResourceContents) MarshalJSON() ([]byte, error) {
+	if rc.IsBlob {
+		return json.Marshal(blobContentsWire{rc.URI, rc.MimeType, rc.Blob, rc.Meta})
+	}
+	return json.Marshal(textContentsWire{rc.URI, rc.MimeType, rc.Text, rc.Meta})
+}
+
+// UnmarshalJSON reads text or blob contents.
+func (rc *ResourceContents) UnmarshalJSON(data []byte) error {
+	var in struct {
+		URI      string         `json:"uri"`
+		MimeType string         `json:"mimeType"`
+		Text     *string        `json:"text"`
+		Blob     *string        `json:"blob"`
+		Meta     map[string]any `json:"_meta"`
+	}
+	if err := json.Unmarshal(data, &in); err != nil {
+		return fmt.Errorf("resource contents: %w", err)
+	}
+	if in.URI == "" {
+		return errors.New(`resource contents: missing "uri"`)
+	}
+	out := ResourceContents{URI: in.URI, MimeType: in.MimeType, Meta: in.Meta}
+	switch {
+	case in.Text != nil && in.Blob == nil:
+		out.Text = *in.Text
+	case in.Blob != nil && in.Text == nil:
+		out.Blob, out.IsBlob = *in.Blob, true
+	default:
+		return errors.New(`resource contents: exactly one of "text" and "blob" is required`)
+	}
+	*rc = out
+	return nil
+}
