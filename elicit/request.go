@@ -1,0 +1,201 @@
+package elicit
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+)
+
+// The elicitation modes of the 2026-07-28 specification.
+const (
+	// ModeForm asks for structured data through a form described by a
+	// [Schema]. A request without a mode is a form request.
+	ModeForm = "form"
+	// ModeURL asks the user to open a URL for an out-of-band interaction
+	// (sign-in, payment, entering a secret).
+	ModeURL = "url"
+)
+
+// Request is the params object of an elicitation/create request, as placed
+// in an MRTR inputRequests entry ({"method":"elicitation/create",
+// "params": Request}).
+//
+// Build one with [NewForm] or [NewURL], or decode one from JSON and call
+// [Request.Validate]. Unknown JSON fields (such as _meta) are ignored when
+// decoding and take no part in [Request.Digest].
+type Request struct {
+	// Mode is ModeForm or ModeURL. Empty means form mode.
+	Mode string `json:"mode,omitempty"`
+	// Message tells the user what is asked and why.
+	Message string `json:"message"`
+	// RequestedSchema describes the form (form mode only).
+	RequestedSchema *Schema `json:"requestedSchema,omitempty"`
+	// URL is the page the user is asked to open (URL mode only).
+	URL string `json:"url,omitempty"`
+	// ElicitationID exists only for the legacy 2025-11-25 URL mode, where
+	// it correlated notifications/elicitation/complete. Modern
+	// (2026-07-28) servers MUST NOT set it: URL mode is exactly mode,
+	// message and url, and correlation goes through requestState.
+	ElicitationID string `json:"elicitationId,omitempty"`
+}
+
+// NewForm builds and validates a form-mode request. Fields appear in the
+// form in the given order; see [NewSchema] for the rules enforced.
+//
+// Form mode must never ask for secrets (passwords, API keys, tokens,
+// payment data); use [NewURL] for those.
+func NewForm(message string, fields ...*Field) (*Request, error) {
+	s, errs := buildSchema(fields)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("elicit: invalid form: %w", errors.Join(errs...))
+	}
+	r := &Request{Mode: ModeForm, Message: message, RequestedSchema: s}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// NewURL builds and validates a URL-mode request. rawURL must be an
+// absolute http or https URL with a host and without user credentials.
+// Use https outside development, and never put secrets, personal data or
+// pre-authenticated tokens in the URL.
+func NewURL(message, rawURL string) (*Request, error) {
+	r := &Request{Mode: ModeURL, Message: message, URL: rawURL}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// mode returns the effective mode: empty means form.
+func (r *Request) mode() string {
+	if r.Mode == "" {
+		return ModeForm
+	}
+	return r.Mode
+}
+
+// Validate checks a request built by hand or decoded from JSON:
+//   - form mode (or no mode) needs a non-empty message and a
+//     requestedSchema, and no url or elicitationId;
+//   - URL mode needs a non-empty message and an absolute http(s) url, and
+//     no requestedSchema. A legacy elicitationId is tolerated here (it is
+//     valid on the 2025-11-25 path) but must not be sent by modern servers;
+//   - any other mode is an error.
+//
+// A *Schema is valid by construction, so a decoded request whose schema
+// breaks the rules already failed to decode.
+func (r *Request) Validate() error {
+	if r == nil {
+		return errors.New("elicit: nil request")
+	}
+	if r.Message == "" {
+		return errors.New("elicit: request needs a message")
+	}
+	switch r.mode() {
+	case ModeForm:
+		if r.RequestedSchema == nil {
+			return errors.New("elicit: form request needs a requestedSchema")
+		}
+		if r.URL != "" {
+			return errors.New("elicit: form request must not carry a url")
+		}
+		if r.ElicitationID != "" {
+			return errors.New("elicit: form request must not carry an elicitationId")
+		}
+	case ModeURL:
+		if r.RequestedSchema != nil {
+			return errors.New("elicit: url request must not carry a requestedSchema")
+		}
+		if err := checkURL(r.URL); err != nil {
+			return fmt.Errorf("elicit: url request: %w", err)
+		}
+	default:
+		return fmt.Errorf("elicit: unknown elicitation mode %q (want %q or %q)", r.Mode, ModeForm, ModeURL)
+	}
+	return nil
+}
+
+func checkURL(raw string) error {
+	if raw == "" {
+		return errors.New("url is required")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("invalid url: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("url %q must be an absolute http or https URL", raw)
+	}
+	if u.Hostname() == "" {
+		return fmt.Errorf("url %q has no host", raw)
+	}
+	if u.User != nil {
+		return fmt.Errorf("url %q must not embed user credentials", raw)
+	}
+	return nil
+}
+
+// Digest returns the SHA-256 of the request's canonical JSON encoding,
+// with an absent mode normalised to "form". It is stable across runs,
+// processes and a JSON round trip (decoding the wire form and encoding it
+// again yields the same digest), so a server can bind an answer to the
+// exact question asked, for example inside its requestState.
+func (r *Request) Digest() [32]byte {
+	if r == nil {
+		return sha256.Sum256([]byte("null"))
+	}
+	c := *r
+	c.Mode = c.mode()
+	b, err := json.Marshal(&c)
+	if err != nil {
+		// Unreachable: strings always encode and a *Schema encodes
+		// without error. Keep the digest distinct from any real one.
+		return sha256.Sum256([]byte("elicit: unencodable request: " + err.Error()))
+	}
+	return sha256.Sum256(b)
+}
+
+// CheckResult parses the client's ElicitResult for this request and, when
+// it accepts a form, validates its content against RequestedSchema. An
+// accepted form without content is checked as an empty object, so it
+// fails if any property is required. Properties the schema does not define
+// are ignored: they are removed from the returned Result's Content, so
+// [Result.Decode] only ever sees validated values. An accepted URL request
+// must carry no content. Decline and cancel are returned as they are,
+// never validated.
+//
+// Content problems are reported as [*ValidationError] values (see
+// [Schema.ValidateContent]); a malformed result yields a plain error.
+func (r *Request) CheckResult(data []byte) (*Result, error) {
+	if r == nil {
+		return nil, errors.New("elicit: CheckResult on a nil request")
+	}
+	res, doc, keys, err := parseResult(data)
+	if err != nil {
+		return nil, err
+	}
+	if res.Action != ActionAccept {
+		return res, nil
+	}
+	switch r.mode() {
+	case ModeForm:
+		if r.RequestedSchema == nil {
+			return nil, errors.New("elicit: form request has no requestedSchema to validate against")
+		}
+		if err := r.RequestedSchema.validateContentDoc(doc); err != nil {
+			return nil, err
+		}
+		res.Content = r.RequestedSchema.keepDefined(res.Content, keys, doc)
+	case ModeURL:
+		if res.Content != nil {
+			return nil, errors.New("elicit: an accepted url elicitation must not carry content")
+		}
+	default:
+		return nil, fmt.Errorf("elicit: unknown elicitation mode %q", r.Mode)
+	}
+	return res, nil
+}

@@ -1,0 +1,112 @@
+package elicit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Action is the user's response to an elicitation.
+type Action string
+
+// The three actions of an ElicitResult.
+const (
+	// ActionAccept means the user submitted the form, or, in URL mode,
+	// consented to open the URL (which says nothing about completion).
+	ActionAccept Action = "accept"
+	// ActionDecline means the user explicitly refused.
+	ActionDecline Action = "decline"
+	// ActionCancel means the user dismissed the request without choosing.
+	ActionCancel Action = "cancel"
+)
+
+// Valid reports whether a is one of the three defined actions.
+func (a Action) Valid() bool {
+	return a == ActionAccept || a == ActionDecline || a == ActionCancel
+}
+
+// Result is an ElicitResult: the client's answer to an elicitation. It is
+// not an MCP Result, so it has no resultType; a _meta field and unknown
+// fields are ignored when parsing.
+type Result struct {
+	// Action is what the user did.
+	Action Action `json:"action"`
+	// Content holds the submitted values (accepted form requests only): a
+	// JSON object whose values are strings, numbers, booleans or arrays
+	// of strings.
+	Content json.RawMessage `json:"content,omitempty"`
+}
+
+// ParseResult parses and shape-checks an ElicitResult: data must be a JSON
+// object without duplicate keys; action must be accept, decline or cancel;
+// content, if present (and not null), must be an object of string, number,
+// boolean or string-array values, and is only allowed with accept. Keys
+// are matched exactly (case-sensitively). It does not check content
+// against any schema; use [Request.CheckResult] for that.
+func ParseResult(data []byte) (*Result, error) {
+	res, _, _, err := parseResult(data)
+	return res, err
+}
+
+// parseResult also returns the decoded content (an empty map when absent)
+// and its keys in document order. Keys match exactly: encoding/json's
+// case-insensitive matching would let "ACTION" override "action".
+func parseResult(data []byte) (*Result, map[string]any, []string, error) {
+	if firstByte(data) != '{' {
+		return nil, nil, nil, errors.New("elicit: invalid result: must be a JSON object")
+	}
+	members, err := decodeObject(data, "result")
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("elicit: invalid result: %w", err)
+	}
+	var rawAction, rawContent json.RawMessage
+	for _, m := range members {
+		switch m.key {
+		case "action":
+			rawAction = m.value
+		case "content":
+			rawContent = m.value
+		}
+	}
+	if rawAction == nil {
+		return nil, nil, nil, errors.New("elicit: invalid result: missing action")
+	}
+	a, err := parseString(rawAction)
+	if err != nil || !Action(a).Valid() {
+		return nil, nil, nil, fmt.Errorf("elicit: invalid result: action must be %q, %q or %q", ActionAccept, ActionDecline, ActionCancel)
+	}
+	res := &Result{Action: Action(a)}
+	if c := bytes.TrimSpace(rawContent); len(c) > 0 && string(c) != "null" {
+		if res.Action != ActionAccept {
+			return nil, nil, nil, fmt.Errorf("elicit: invalid result: content is only allowed with %q, not %q", ActionAccept, res.Action)
+		}
+		res.Content = c
+	}
+	doc, keys, err := decodeContent(res.Content)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("elicit: invalid result: %w", err)
+	}
+	return res, doc, keys, nil
+}
+
+// Decode unmarshals the accepted content into v (a pointer to a struct or
+// map), as encoding/json would. It returns an error wrapping
+// [ErrNotAccepted] for decline and cancel. An accepted result without
+// content decodes as an empty object.
+func (r *Result) Decode(v any) error {
+	if r == nil {
+		return errors.New("elicit: Decode on a nil result")
+	}
+	if r.Action != ActionAccept {
+		return fmt.Errorf("elicit: cannot decode a %q result: %w", r.Action, ErrNotAccepted)
+	}
+	content := r.Content
+	if len(bytes.TrimSpace(content)) == 0 {
+		content = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(content, v); err != nil {
+		return fmt.Errorf("elicit: decoding content: %w", err)
+	}
+	return nil
+}
