@@ -1,0 +1,146 @@
+package mrtr
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/baton-mcp/baton/jsonrpc"
+)
+
+// Empty is a capability flag: present (non-nil) means declared. It encodes
+// as {}.
+type Empty struct{}
+
+// ClientCapabilities are the capabilities a client declares on one request
+// (in _meta "io.modelcontextprotocol/clientCapabilities"). They are never
+// carried over from an earlier request.
+type ClientCapabilities struct {
+	Elicitation  *ElicitationCapability     `json:"elicitation,omitempty"`
+	Sampling     *SamplingCapability        `json:"sampling,omitempty"`
+	Roots        *RootsCapability           `json:"roots,omitempty"`
+	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
+	Extensions   map[string]json.RawMessage `json:"extensions,omitempty"`
+}
+
+// ElicitationCapability declares elicitation modes. Declaring neither mode
+// ({}) means form mode only.
+type ElicitationCapability struct {
+	Form *Empty `json:"form,omitempty"`
+	URL  *Empty `json:"url,omitempty"`
+}
+
+// SamplingCapability declares sampling and its optional features.
+type SamplingCapability struct {
+	Context *Empty `json:"context,omitempty"`
+	Tools   *Empty `json:"tools,omitempty"`
+}
+
+// RootsCapability declares roots.
+type RootsCapability struct {
+	ListChanged bool `json:"listChanged,omitempty"`
+}
+
+// CanElicitForm reports whether form-mode elicitation was declared.
+func (c ClientCapabilities) CanElicitForm() bool {
+	e := c.Elicitation
+	return e != nil && (e.Form != nil || e.URL == nil)
+}
+
+// CanElicitURL reports whether URL-mode elicitation was declared.
+func (c ClientCapabilities) CanElicitURL() bool {
+	return c.Elicitation != nil && c.Elicitation.URL != nil
+}
+
+// CanSample reports whether sampling was declared.
+func (c ClientCapabilities) CanSample() bool { return c.Sampling != nil }
+
+// CanListRoots reports whether roots were declared.
+func (c ClientCapabilities) CanListRoots() bool { return c.Roots != nil }
+
+// MissingCapabilityError reports that a request needs a client capability
+// the client did not declare. The server answers it with -32021 and
+// data.requiredCapabilities.
+type MissingCapabilityError struct {
+	// Required lists the capabilities that are needed.
+	Required ClientCapabilities
+	// What says which operation needed them.
+	What string
+}
+
+// Error names the missing capability.
+func (e *MissingCapabilityError) Error() string {
+	return fmt.Sprintf("%s needs the client capability %s, which this request did not declare", e.What, e.Required.names())
+}
+
+// RPCError converts the error to its wire form.
+func (e *MissingCapabilityError) RPCError() *jsonrpc.Error {
+	return &jsonrpc.Error{
+		Code:    jsonrpc.MissingRequiredClientCapability,
+		Message: "Missing required client capability: " + e.Error(),
+		Data:    map[string]any{"requiredCapabilities": e.Required},
+	}
+}
+
+func (c ClientCapabilities) names() string {
+	var n []string
+	if e := c.Elicitation; e != nil {
+		switch {
+		case e.URL != nil:
+			n = append(n, "elicitation.url")
+		case e.Form != nil:
+			n = append(n, "elicitation.form")
+		default:
+			n = append(n, "elicitation")
+		}
+	}
+	if s := c.Sampling; s != nil {
+		switch {
+		case s.Tools != nil:
+			n = append(n, "sampling.tools")
+		case s.Context != nil:
+			n = append(n, "sampling.context")
+		default:
+			n = append(n, "sampling")
+		}
+	}
+	if c.Roots != nil {
+		n = append(n, "roots")
+	}
+	if len(n) == 0 {
+		return "(none)"
+	}
+	return strings.Join(n, ", ")
+}
+
+// RequireSampling returns a *MissingCapabilityError unless sampling was
+// declared. what names the operation for the message.
+func (c ClientCapabilities) RequireSampling(what string) error {
+	if c.CanSample() {
+		return nil
+	}
+	return &MissingCapabilityError{Required: ClientCapabilities{Sampling: &SamplingCapability{}}, What: what}
+}
+
+// RequireElicitation returns a *MissingCapabilityError unless elicitation
+// in the given mode ("form" or "url") was declared.
+func (c ClientCapabilities) RequireElicitation(what, mode string) error {
+	if mode == "url" {
+		if c.CanElicitURL() {
+			return nil
+		}
+		return &MissingCapabilityError{Required: ClientCapabilities{Elicitation: &ElicitationCapability{URL: &Empty{}}}, What: what}
+	}
+	if c.CanElicitForm() {
+		return nil
+	}
+	return &MissingCapabilityError{Required: ClientCapabilities{Elicitation: &ElicitationCapability{}}, What: what}
+}
+
+// RequireRoots returns a *MissingCapabilityError unless roots were declared.
+func (c ClientCapabilities) RequireRoots(what string) error {
+	if c.CanListRoots() {
+		return nil
+	}
+	return &MissingCapabilityError{Required: ClientCapabilities{Roots: &RootsCapability{}}, What: what}
+}

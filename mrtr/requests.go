@@ -1,0 +1,500 @@
+package mrtr
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/elicit"
+)
+
+// The methods an input request may carry.
+const (
+	MethodElicit    = "elicitation/create"
+	MethodSample    = "sampling/createMessage"
+	MethodListRoots = "roots/list"
+)
+
+// Digest is a SHA-256 digest.
+type Digest [32]byte
+
+// InputRequest is one request a server embeds in an input_required result:
+// an elicitation, a sampling request or a roots listing. Build one with
+// ElicitRequest, SampleRequest or RootsRequest.
+type InputRequest struct {
+	method string
+	elicit *elicit.Request
+	sample *CreateMessageParams
+}
+
+// ElicitRequest wraps an elicitation request.
+func ElicitRequest(r *elicit.Request) InputRequest {
+	return InputRequest{method: MethodElicit, elicit: r}
+}
+
+// SampleRequest wraps a sampling request.
+func SampleRequest(p *CreateMessageParams) InputRequest {
+	return InputRequest{method: MethodSample, sample: p}
+}
+
+// RootsRequest returns a roots/list request.
+func RootsRequest() InputRequest { return InputRequest{method: MethodListRoots} }
+
+// Method returns the JSON-RPC method of the request.
+func (r InputRequest) Method() string { return r.method }
+
+// Elicitation returns the elicitation request, or nil.
+func (r InputRequest) Elicitation() *elicit.Request { return r.elicit }
+
+// Sampling returns the sampling request, or nil.
+func (r InputRequest) Sampling() *CreateMessageParams { return r.sample }
+
+// Params returns the request's params, ready to marshal (nil for roots).
+func (r InputRequest) Params() any {
+	switch r.method {
+	case MethodElicit:
+		return r.elicit
+	case MethodSample:
+		return r.sample
+	}
+	return nil
+}
+
+// Validate checks that the request is well formed.
+func (r InputRequest) Validate() error {
+	switch r.method {
+	case MethodElicit:
+		if r.elicit == nil {
+			return errors.New("elicitation request without params")
+		}
+		if err := r.elicit.Validate(); err != nil {
+			return fmt.Errorf("elicitation request: %w", err)
+		}
+	case MethodSample:
+		if r.sample == nil {
+			return errors.New("sampling request without params")
+		}
+		if err := r.sample.Validate(); err != nil {
+			return fmt.Errorf("sampling request: %w", err)
+		}
+	case MethodListRoots:
+	case "":
+		return errors.New("empty input request")
+	default:
+		return fmt.Errorf("method %q cannot be an input request", r.method)
+	}
+	return nil
+}
+
+// CheckCapabilities returns a *MissingCapabilityError when caps do not
+// declare what the request needs.
+func (r InputRequest) CheckCapabilities(caps ClientCapabilities) error {
+	switch r.method {
+	case MethodElicit:
+		mode := r.elicit.Mode
+		if mode == "" {
+			mode = elicit.ModeForm
+		}
+		return caps.RequireElicitation("an "+mode+"-mode elicitation/create input request", mode)
+	case MethodSample:
+		if err := caps.RequireSampling("a sampling/createMessage input request"); err != nil {
+			return err
+		}
+		if (len(r.sample.Tools) > 0 || r.sample.ToolChoice != nil) && caps.Sampling.Tools == nil {
+			return &MissingCapabilityError{
+				Required: ClientCapabilities{Sampling: &SamplingCapability{Tools: &Empty{}}},
+				What:     "a sampling request with tools",
+			}
+		}
+		if ic := r.sample.IncludeContext; ic != "" && ic != "none" && caps.Sampling.Context == nil {
+			return &MissingCapabilityError{
+				Required: ClientCapabilities{Sampling: &SamplingCapability{Context: &Empty{}}},
+				What:     "a sampling request with includeContext " + ic,
+			}
+		}
+		return nil
+	case MethodListRoots:
+		return caps.RequireRoots("a roots/list input request")
+	}
+	return fmt.Errorf("method %q cannot be an input request", r.method)
+}
+
+// Digest returns a digest of the method and params. The same question has
+// the same digest in every process, so a retry can prove that an answer is
+// for exactly the question that was issued.
+func (r InputRequest) Digest() (Digest, error) {
+	h := sha256.New()
+	h.Write([]byte(r.method))
+	h.Write([]byte{0})
+	switch r.method {
+	case MethodElicit:
+		d := r.elicit.Digest()
+		h.Write(d[:])
+	case MethodSample:
+		b, err := json.Marshal(r.sample)
+		if err != nil {
+			return Digest{}, fmt.Errorf("digest sampling request: %w", err)
+		}
+		h.Write(b)
+	}
+	var d Digest
+	h.Sum(d[:0])
+	return d, nil
+}
+
+type inputRequestWire struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// MarshalJSON writes the bare {method, params} form.
+func (r InputRequest) MarshalJSON() ([]byte, error) {
+	w := inputRequestWire{Method: r.method}
+	if p := r.Params(); p != nil {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s params: %w", r.method, err)
+		}
+		w.Params = b
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads the bare {method, params} form and validates it.
+func (r *InputRequest) UnmarshalJSON(data []byte) error {
+	var w inputRequestWire
+	if err := json.Unmarshal(data, &w); err != nil {
+		return fmt.Errorf("input request: %w", err)
+	}
+	out := InputRequest{method: w.Method}
+	switch w.Method {
+	case MethodElicit:
+		out.elicit = new(elicit.Request)
+		if err := json.Unmarshal(w.Params, out.elicit); err != nil {
+			return fmt.Errorf("elicitation request params: %w", err)
+		}
+	case MethodSample:
+		out.sample = new(CreateMessageParams)
+		if err := json.Unmarshal(w.Params, out.sample); err != nil {
+			return fmt.Errorf("sampling request params: %w", err)
+		}
+	}
+	if err := out.Validate(); err != nil {
+		return err
+	}
+	*r = out
+	return nil
+}
+
+// KeyedRequest is an input request under the key the server chose for it.
+type KeyedRequest struct {
+	Key     string
+	Request InputRequest
+}
+
+// InputRequests is the inputRequests map of an input_required result, kept
+// in the order the handler asked.
+type InputRequests []KeyedRequest
+
+// MarshalJSON writes the requests as a JSON object in order.
+func (rs InputRequests) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, kr := range rs {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		k, err := json.Marshal(kr.Key)
+		if err != nil {
+			return nil, err
+		}
+		buf.Write(k)
+		buf.WriteByte(':')
+		v, err := kr.Request.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("input request %q: %w", kr.Key, err)
+		}
+		buf.Write(v)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// UnmarshalJSON reads the object form. Key order is not preserved.
+func (rs *InputRequests) UnmarshalJSON(data []byte) error {
+	var m map[string]InputRequest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return fmt.Errorf("inputRequests: %w", err)
+	}
+	out := make(InputRequests, 0, len(m))
+	for k, v := range m {
+		out = append(out, KeyedRequest{Key: k, Request: v})
+	}
+	*rs = out
+	return nil
+}
+
+// MaxKeyLength bounds input request keys.
+const MaxKeyLength = 128
+
+func checkKey(key string) error {
+	if key == "" {
+		return errors.New("input request key is empty")
+	}
+	if len(key) > MaxKeyLength {
+		return fmt.Errorf("input request key %.16q… is longer than %d bytes", key, MaxKeyLength)
+	}
+	if strings.ContainsFunc(key, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return fmt.Errorf("input request key %q contains control characters", key)
+	}
+	return nil
+}
+
+// CreateMessageParams are the params of sampling/createMessage.
+type CreateMessageParams struct {
+	Messages         []SamplingMessage `json:"messages"`
+	ModelPreferences *ModelPreferences `json:"modelPreferences,omitempty"`
+	SystemPrompt     string            `json:"systemPrompt,omitempty"`
+	IncludeContext   string            `json:"includeContext,omitempty"`
+	Temperature      *float64          `json:"temperature,omitempty"`
+	MaxTokens        int               `json:"maxTokens"`
+	StopSequences    []string          `json:"stopSequences,omitempty"`
+	Metadata         map[string]any    `json:"metadata,omitempty"`
+	Tools            []json.RawMessage `json:"tools,omitempty"`
+	ToolChoice       *ToolChoice       `json:"toolChoice,omitempty"`
+}
+
+// Validate checks the sampling request.
+func (p *CreateMessageParams) Validate() error {
+	if len(p.Messages) == 0 {
+		return errors.New("no messages")
+	}
+	if p.MaxTokens <= 0 {
+		return fmt.Errorf("maxTokens must be positive, got %d", p.MaxTokens)
+	}
+	for i, m := range p.Messages {
+		if m.Role != content.RoleUser && m.Role != content.RoleAssistant {
+			return fmt.Errorf("message %d: role %q is neither user nor assistant", i, m.Role)
+		}
+		if len(m.Content) == 0 {
+			return fmt.Errorf("message %d: no content", i)
+		}
+	}
+	switch p.IncludeContext {
+	case "", "none", "thisServer", "allServers":
+	default:
+		return fmt.Errorf("includeContext %q is not none, thisServer or allServers", p.IncludeContext)
+	}
+	return nil
+}
+
+// ModelPreferences guide the client's model choice.
+type ModelPreferences struct {
+	Hints                []ModelHint `json:"hints,omitempty"`
+	CostPriority         *float64    `json:"costPriority,omitempty"`
+	SpeedPriority        *float64    `json:"speedPriority,omitempty"`
+	IntelligencePriority *float64    `json:"intelligencePriority,omitempty"`
+}
+
+// ModelHint names a model family.
+type ModelHint struct {
+	Name string `json:"name,omitempty"`
+}
+
+// ToolChoice says how a sampled model may use tools.
+type ToolChoice struct {
+	Mode string `json:"mode,omitempty"`
+}
+
+// SamplingMessage is one message of a sampling conversation. On the wire
+// its content is a single block or an array of blocks.
+type SamplingMessage struct {
+	Role    content.Role
+	Content []content.Block
+}
+
+// UserText returns a user message holding text.
+func UserText(text string) SamplingMessage {
+	return SamplingMessage{Role: content.RoleUser, Content: []content.Block{content.Text(text)}}
+}
+
+type samplingMessageWire struct {
+	Role    content.Role    `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// MarshalJSON writes one block as an object and several as an array.
+func (m SamplingMessage) MarshalJSON() ([]byte, error) {
+	c, err := marshalBlocks(m.Content)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(samplingMessageWire{Role: m.Role, Content: c})
+}
+
+// UnmarshalJSON reads either content form.
+func (m *SamplingMessage) UnmarshalJSON(data []byte) error {
+	var w samplingMessageWire
+	if err := json.Unmarshal(data, &w); err != nil {
+		return fmt.Errorf("sampling message: %w", err)
+	}
+	blocks, err := unmarshalBlocks(w.Content)
+	if err != nil {
+		return fmt.Errorf("sampling message: %w", err)
+	}
+	*m = SamplingMessage{Role: w.Role, Content: blocks}
+	return nil
+}
+
+// CreateMessageResult is the client's answer to a sampling request.
+type CreateMessageResult struct {
+	Role       content.Role
+	Content    []content.Block
+	Model      string
+	StopReason string
+}
+
+// Text returns the concatenated text of the result's text blocks.
+func (r *CreateMessageResult) Text() string {
+	var sb strings.Builder
+	for _, b := range r.Content {
+		if b.Type == content.TypeText {
+			sb.WriteString(b.Text)
+		}
+	}
+	return sb.String()
+}
+
+type createMessageResultWire struct {
+	Role       content.Role    `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Model      string          `json:"model"`
+	StopReason string          `json:"stopReason,omitempty"`
+}
+
+// MarshalJSON writes the result.
+func (r CreateMessageResult) MarshalJSON() ([]byte, error) {
+	c, err := marshalBlocks(r.Content)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(createMessageResultWire{r.Role, c, r.Model, r.StopReason})
+}
+
+// ParseCreateMessageResult reads and checks a sampling answer.
+func ParseCreateMessageResult(data []byte) (*CreateMessageResult, error) {
+	if err := requireObject(data); err != nil {
+		return nil, fmt.Errorf("sampling result: %w", err)
+	}
+	var w createMessageResultWire
+	if err := json.Unmarshal(data, &w); err != nil {
+		return nil, fmt.Errorf("sampling result: %w", err)
+	}
+	if w.Role != content.RoleUser && w.Role != content.RoleAssistant {
+		return nil, fmt.Errorf("sampling result: role %q is neither user nor assistant", w.Role)
+	}
+	if w.Model == "" {
+		return nil, errors.New(`sampling result: missing "model"`)
+	}
+	blocks, err := unmarshalBlocks(w.Content)
+	if err != nil {
+		return nil, fmt.Errorf("sampling result: %w", err)
+	}
+	if len(blocks) == 0 {
+		return nil, errors.New("sampling result: no content")
+	}
+	return &CreateMessageResult{Role: w.Role, Content: blocks, Model: w.Model, StopReason: w.StopReason}, nil
+}
+
+// Root is a root the client exposes.
+type Root struct {
+	URI  string `json:"uri"`
+	Name string `json:"name,omitempty"`
+}
+
+// ListRootsResult is the client's answer to roots/list.
+type ListRootsResult struct {
+	Roots []Root `json:"roots"`
+}
+
+// ParseListRootsResult reads and checks a roots answer: an object with a
+// roots array whose URIs are file:// URIs.
+func ParseListRootsResult(data []byte) (*ListRootsResult, error) {
+	if err := requireObject(data); err != nil {
+		return nil, fmt.Errorf("roots result: %w", err)
+	}
+	var w struct {
+		Roots *[]Root `json:"roots"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return nil, fmt.Errorf("roots result: %w", err)
+	}
+	if w.Roots == nil {
+		return nil, errors.New(`roots result: missing "roots"`)
+	}
+	for i, r := range *w.Roots {
+		if !strings.HasPrefix(r.URI, "file://") {
+			return nil, fmt.Errorf("roots result: root %d: uri %q is not a file:// URI", i, r.URI)
+		}
+	}
+	return &ListRootsResult{Roots: *w.Roots}, nil
+}
+
+func marshalBlocks(bs []content.Block) (json.RawMessage, error) {
+	if len(bs) == 1 {
+		return json.Marshal(bs[0])
+	}
+	if bs == nil {
+		bs = []content.Block{}
+	}
+	return json.Marshal(bs)
+}
+
+func unmarshalBlocks(data json.RawMessage) ([]content.Block, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, errors.New(`missing "content"`)
+	}
+	if data[0] == '[' {
+		var bs []content.Block
+		if err := json.Unmarshal(data, &bs); err != nil {
+			return nil, err
+		}
+		return bs, nil
+	}
+	var b content.Block
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, err
+	}
+	return []content.Block{b}, nil
+}
+
+func requireObject(data []byte) error {
+	t := bytes.TrimSpace(data)
+	if len(t) == 0 || t[0] != '{' {
+		return fmt.Errorf("expected a JSON object, got %s", describeJSON(t))
+	}
+	return nil
+}
+
+func describeJSON(t []byte) string {
+	if len(t) == 0 {
+		return "nothing"
+	}
+	switch t[0] {
+	case '"':
+		return "a string"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}

@@ -1,0 +1,82 @@
+package mrtr
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestInputRequestJSONRoundTrip(t *testing.T) {
+	form := confirmForm(t, "ok?")
+	sample := &CreateMessageParams{Messages: []SamplingMessage{UserText("hi")}, MaxTokens: 5}
+	for _, ir := range []InputRequest{ElicitRequest(form), SampleRequest(sample), RootsRequest()} {
+		b, err := json.Marshal(ir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back InputRequest
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		d1, _ := ir.Digest()
+		d2, _ := back.Digest()
+		if back.Method() != ir.Method() || d1 != d2 {
+			t.Fatalf("%s did not survive a JSON round trip", b)
+		}
+	}
+	for _, bad := range []string{
+		`{"method":"tools/call"}`,
+		`{"method":"elicitation/create","params":{"message":"x","requestedSchema":{"type":"object","properties":{"a":{"type":"object"}}}}}`,
+		`{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}`,
+		`{"method":"sampling/createMessage","params":{"messages":[{"role":"system","content":{"type":"text","text":"x"}}],"maxTokens":5}}`,
+	} {
+		var ir InputRequest
+		if err := json.Unmarshal([]byte(bad), &ir); err == nil {
+			t.Errorf("%s should be refused", bad)
+		}
+	}
+}
+
+func TestDigestDistinguishesRequests(t *testing.T) {
+	a, _ := ElicitRequest(confirmForm(t, "a")).Digest()
+	b, _ := ElicitRequest(confirmForm(t, "b")).Digest()
+	r, _ := RootsRequest().Digest()
+	s1, _ := SampleRequest(&CreateMessageParams{Messages: []SamplingMessage{UserText("x")}, MaxTokens: 5}).Digest()
+	s2, _ := SampleRequest(&CreateMessageParams{Messages: []SamplingMessage{UserText("x")}, MaxTokens: 6}).Digest()
+	seen := map[Digest]bool{}
+	for _, d := range []Digest{a, b, r, s1, s2} {
+		if seen[d] {
+			t.Fatal("two different requests share a digest")
+		}
+		seen[d] = true
+	}
+}
+
+func TestParseCreateMessageResult(t *testing.T) {
+	res, err := ParseCreateMessageResult([]byte(`{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"m","stopReason":"endTurn"}`))
+	if err != nil || res.Text() != "Paris" || res.Model != "m" {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	res, err = ParseCreateMessageResult([]byte(`{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}],"model":"m"}`))
+	if err != nil || res.Text() != "ab" {
+		t.Fatalf("array content: %+v, %v", res, err)
+	}
+	for _, bad := range []string{`12`, `null`, `{"role":"assistant","model":"m"}`, `{"role":"robot","content":{"type":"text","text":"x"},"model":"m"}`, `{"role":"assistant","content":{"type":"text","text":"x"}}`} {
+		if _, err := ParseCreateMessageResult([]byte(bad)); err == nil {
+			t.Errorf("%s should be refused", bad)
+		}
+	}
+}
+
+func TestParseListRootsResult(t *testing.T) {
+	res, err := ParseListRootsResult([]byte(`{"roots":[{"uri":"file:///a","name":"A"}]}`))
+	if err != nil || len(res.Roots) != 1 || res.Roots[0].Name != "A" {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	for _, bad := range []string{`{}`, `{"roots":[{"uri":"https://x"}]}`, `[]`, `"x"`} {
+		_, err := ParseListRootsResult([]byte(bad))
+		if err == nil || !strings.Contains(err.Error(), "roots result") {
+			t.Errorf("%s: err = %v", bad, err)
+		}
+	}
+}

@@ -1,0 +1,283 @@
+package mrtr
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/jsonrpc"
+)
+
+// ErrInputRequired is wrapped by the error a Round returns when the handler
+// asked a question whose answer is not known yet. A handler passes it up;
+// the server turns it into an input_required result.
+var ErrInputRequired = errors.New("input required")
+
+// inputRequiredError names the question that was not answered yet.
+type inputRequiredError struct{ key string }
+
+func (e *inputRequiredError) Error() string { return fmt.Sprintf("input required: %q", e.key) }
+func (e *inputRequiredError) Is(target error) bool {
+	return target == ErrInputRequired
+}
+
+// InvalidResponseError reports an answer that is malformed or does not fit
+// the question (for example form content that fails the schema). The server
+// answers it with -32602.
+type InvalidResponseError struct {
+	Key string
+	Err error
+}
+
+// Error names the key and the problem.
+func (e *InvalidResponseError) Error() string {
+	return fmt.Sprintf("input response %q: %v", e.Key, e.Err)
+}
+
+// Unwrap returns the underlying problem.
+func (e *InvalidResponseError) Unwrap() error { return e.Err }
+
+// RPCError converts the error to its wire form.
+func (e *InvalidResponseError) RPCError() *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: e.Error()}
+}
+
+// ParseResponses reads the inputResponses member of a retry. Absent means
+// none; anything but a JSON object (null included) is an error.
+func ParseResponses(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	if err := requireObject(raw); err != nil {
+		return nil, fmt.Errorf("inputResponses: %w", err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("inputResponses: %w", err)
+	}
+	return m, nil
+}
+
+// RoundOptions configure a Round.
+type RoundOptions struct {
+	// AnswersWithoutState lets answers count when the retry carries no
+	// requestState at all: an answer is then matched to a question by key
+	// alone. By default such answers are ignored and the question is asked
+	// again, so only answers to questions a verified state issued reach the
+	// handler. Enable it only where an answer grants nothing a client could
+	// not get by answering the question when asked.
+	AnswersWithoutState bool
+}
+
+// Round is one request's view of a multi round-trip exchange: the client's
+// capabilities, the answers the request carries, the verified state it
+// resumes, and the questions the handler asks next. A Round is used by one
+// handler invocation at a time and is not safe for concurrent use.
+type Round struct {
+	caps      ClientCapabilities
+	responses map[string]json.RawMessage
+	state     *State
+	opts      RoundOptions
+
+	next    json.RawMessage
+	pending InputRequests
+	digests map[string]Digest
+	suspend bool
+}
+
+// NewRound returns a Round for a request with capabilities caps, answers
+// responses (from ParseResponses) and state (from Sealer.Open, or nil when
+// the request carried none).
+func NewRound(caps ClientCapabilities, responses map[string]json.RawMessage, state *State, opts RoundOptions) *Round {
+	return &Round{caps: caps, responses: responses, state: state, opts: opts}
+}
+
+// Capabilities returns the client capabilities declared on this request.
+func (r *Round) Capabilities() ClientCapabilities { return r.caps }
+
+// Resumed reports whether the request carried a verified requestState.
+func (r *Round) Resumed() bool { return r.state != nil }
+
+// StateID returns the unique ID of the verified state this request resumes,
+// or "" when there is none. Use it to make a confirmation redeemable once.
+func (r *Round) StateID() string {
+	if r.state == nil {
+		return ""
+	}
+	return r.state.ID
+}
+
+// LoadState decodes the payload the previous round stored with SaveState
+// into v. It reports false, leaving v alone, when there is none.
+func (r *Round) LoadState(v any) (bool, error) {
+	if r.state == nil || len(r.state.Payload) == 0 {
+		return false, nil
+	}
+	if err := json.Unmarshal(r.state.Payload, v); err != nil {
+		return false, fmt.Errorf("decode requestState payload into %T: %w", v, err)
+	}
+	return true, nil
+}
+
+// SaveState stores v (as JSON) to be sealed into the requestState of the
+// input_required result this round ends with. The next round reads it back
+// with LoadState. Keep it small: it travels with every retry.
+func (r *Round) SaveState(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode requestState payload %T: %w", v, err)
+	}
+	r.next = b
+	return nil
+}
+
+// Suspend ends the round with an input_required result that carries only a
+// requestState (for example to shed load: the client retries at once and
+// any instance resumes from the payload). It returns an error wrapping
+// ErrInputRequired for the handler to return.
+func (r *Round) Suspend() error {
+	r.suspend = true
+	return fmt.Errorf("suspend: %w", ErrInputRequired)
+}
+
+// Elicit returns the client's answer to the elicitation req under key, or
+// records the question and returns an error wrapping ErrInputRequired. An
+// accepted answer has been validated against req's schema. Decline and
+// cancel come back as results with that action, not as errors. The error
+// is a *MissingCapabilityError if the client did not declare the
+// elicitation mode req needs, and an *InvalidResponseError if the answer
+// is malformed.
+func (r *Round) Elicit(key string, req *elicit.Request) (*elicit.Result, error) {
+	if req == nil {
+		return nil, errors.New("elicit: nil request")
+	}
+	raw, err := r.ask(key, ElicitRequest(req))
+	if err != nil {
+		return nil, err
+	}
+	res, err := req.CheckResult(raw)
+	if err != nil {
+		return nil, &InvalidResponseError{Key: key, Err: err}
+	}
+	return res, nil
+}
+
+// Sample returns the client's answer to the sampling request p under key,
+// or records the question; see Elicit.
+func (r *Round) Sample(key string, p *CreateMessageParams) (*CreateMessageResult, error) {
+	if p == nil {
+		return nil, errors.New("sample: nil request")
+	}
+	raw, err := r.ask(key, SampleRequest(p))
+	if err != nil {
+		return nil, err
+	}
+	res, err := ParseCreateMessageResult(raw)
+	if err != nil {
+		return nil, &InvalidResponseError{Key: key, Err: err}
+	}
+	return res, nil
+}
+
+// ListRoots returns the client's roots under key, or records the question;
+// see Elicit.
+func (r *Round) ListRoots(key string) (*ListRootsResult, error) {
+	raw, err := r.ask(key, RootsRequest())
+	if err != nil {
+		return nil, err
+	}
+	res, err := ParseListRootsResult(raw)
+	if err != nil {
+		return nil, &InvalidResponseError{Key: key, Err: err}
+	}
+	return res, nil
+}
+
+// Ask is the general form of Elicit, Sample and ListRoots: it returns the
+// raw answer to req under key, unvalidated, or records the question.
+func (r *Round) Ask(key string, req InputRequest) (json.RawMessage, error) {
+	return r.ask(key, req)
+}
+
+func (r *Round) ask(key string, req InputRequest) (json.RawMessage, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
+		return nil, fmt.Errorf("input request %q: %w", key, err)
+	}
+	if err := req.CheckCapabilities(r.caps); err != nil {
+		return nil, err
+	}
+	d, err := req.Digest()
+	if err != nil {
+		return nil, err
+	}
+	if prev, dup := r.digests[key]; dup && prev != d {
+		return nil, fmt.Errorf("input request key %q was asked twice with different requests", key)
+	}
+	if raw, ok := r.answer(key, d); ok {
+		return raw, nil
+	}
+	if r.digests == nil {
+		r.digests = make(map[string]Digest)
+	}
+	if _, dup := r.digests[key]; !dup {
+		r.digests[key] = d
+		r.pending = append(r.pending, KeyedRequest{Key: key, Request: req})
+	}
+	return nil, &inputRequiredError{key: key}
+}
+
+// answer returns the raw answer under key if it may be handed over: it
+// answers a question the verified state issued with the same digest, or
+// there is no state and AnswersWithoutState is set.
+func (r *Round) answer(key string, d Digest) (json.RawMessage, bool) {
+	raw, ok := r.responses[key]
+	if !ok {
+		return nil, false
+	}
+	if r.state == nil {
+		if !r.opts.AnswersWithoutState {
+			return nil, false
+		}
+	} else if issued, ok := r.state.Issued[key]; !ok || issued != d {
+		return nil, false
+	}
+	return bytes.TrimSpace(raw), true
+}
+
+// Pending returns the questions asked and not answered in this round, in
+// the order they were asked.
+func (r *Round) Pending() InputRequests { return r.pending }
+
+// InputRequiredResult is a suspended call: the questions to ask and the
+// sealed state to echo.
+type InputRequiredResult struct {
+	InputRequests InputRequests
+	RequestState  string
+}
+
+// Suspended builds the input_required result that ends this round: it
+// re-checks every pending request against the client's capabilities, and
+// seals a state bound to b that records the issued requests and the payload
+// from SaveState. It fails if the handler neither asked anything nor called
+// Suspend.
+func (r *Round) Suspended(s *Sealer, b Binding) (*InputRequiredResult, error) {
+	if len(r.pending) == 0 && !r.suspend {
+		return nil, errors.New("handler returned ErrInputRequired without asking for input")
+	}
+	for _, kr := range r.pending {
+		if err := kr.Request.CheckCapabilities(r.caps); err != nil {
+			return nil, err
+		}
+	}
+	st := &State{Binding: b, Payload: r.next, Issued: r.digests}
+	tok, err := s.Seal(st)
+	if err != nil {
+		return nil, err
+	}
+	return &InputRequiredResult{InputRequests: r.pending, RequestState: tok}, nil
+}

@@ -1,0 +1,341 @@
+package mrtr
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+func testKey(id string, fill byte) Key {
+	return Key{ID: id, Secret: []byte(strings.Repeat(string(fill), MinKeySize))}
+}
+
+func testRing(t testing.TB, keys ...Key) *KeyRing {
+	t.Helper()
+	r, err := NewKeyRing(keys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func testSealer(t testing.TB, opts SealerOptions, keys ...Key) *Sealer {
+	t.Helper()
+	if len(keys) == 0 {
+		keys = []Key{testKey("k1", 'a')}
+	}
+	s, err := NewSealer(testRing(t, keys...), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func testBinding(t testing.TB) Binding {
+	t.Helper()
+	d, err := ArgumentsDigest(json.RawMessage(`{"to":"bob","amount":25}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Binding{Method: "tools/call", Target: "confirm_transfer", Arguments: d, Principal: "alice"}
+}
+
+func seal(t testing.TB, s *Sealer, b Binding) string {
+	t.Helper()
+	tok, err := s.Seal(&State{Binding: b, Issued: map[string]Digest{"confirm": {1, 2, 3}}, Payload: json.RawMessage(`{"round":1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// wantRefused asserts that err is a *StateError whose reason contains want.
+func wantRefused(t *testing.T, err error, want string) {
+	t.Helper()
+	var se *StateError
+	if !errors.As(err, &se) {
+		t.Fatalf("error = %v, want a *StateError", err)
+	}
+	if !strings.Contains(se.Reason, want) {
+		t.Fatalf("reason = %q, want it to contain %q", se.Reason, want)
+	}
+	if rpc := se.RPCError(); rpc.Code != -32602 || !strings.Contains(rpc.Message, want) {
+		t.Fatalf("RPCError = %+v, want -32602 naming %q", rpc, want)
+	}
+}
+
+func TestSealOpenRoundTrip(t *testing.T) {
+	s := testSealer(t, SealerOptions{TTL: time.Minute})
+	b := testBinding(t)
+	tok := seal(t, s, b)
+	st, err := s.Open(tok, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Binding != b {
+		t.Fatalf("binding = %+v, want %+v", st.Binding, b)
+	}
+	if st.Issued["confirm"] != (Digest{1, 2, 3}) || len(st.Issued) != 1 {
+		t.Fatalf("issued = %v", st.Issued)
+	}
+	if string(st.Payload) != `{"round":1}` {
+		t.Fatalf("payload = %s", st.Payload)
+	}
+	if st.ID == "" || st.ExpiresAt.Sub(st.IssuedAt) != time.Minute {
+		t.Fatalf("id %q, issued %v, expires %v", st.ID, st.IssuedAt, st.ExpiresAt)
+	}
+	if tok2 := seal(t, s, b); tok2 == tok {
+		t.Fatal("two seals of the same state gave the same token; the jti must differ")
+	}
+}
+
+func TestOpenRefusesTampering(t *testing.T) {
+	s := testSealer(t, SealerOptions{})
+	b := testBinding(t)
+	tok := seal(t, s, b)
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		t.Fatalf("token has %d parts", len(parts))
+	}
+	claims := func() map[string]any {
+		raw, err := base64.RawURLEncoding.DecodeString(parts[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	encode := func(v any) string {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return base64.RawURLEncoding.EncodeToString(raw)
+	}
+
+	t.Run("suffix", func(t *testing.T) {
+		_, err := s.Open(tok+"-TAMPERED", b)
+		wantRefused(t, err, "")
+	})
+	t.Run("flipped signature byte", func(t *testing.T) {
+		sig := []byte(parts[2])
+		if sig[0] == 'A' {
+			sig[0] = 'B'
+		} else {
+			sig[0] = 'A'
+		}
+		_, err := s.Open(parts[0]+"."+parts[1]+"."+string(sig), b)
+		wantRefused(t, err, "signature")
+	})
+	t.Run("claim edited", func(t *testing.T) {
+		m := claims()
+		m["tgt"] = "other_tool"
+		_, err := s.Open(parts[0]+"."+encode(m)+"."+parts[2], b)
+		wantRefused(t, err, "signature")
+	})
+	t.Run("payload edited", func(t *testing.T) {
+		m := claims()
+		m["pld"] = map[string]any{"round": 99}
+		_, err := s.Open(parts[0]+"."+encode(m)+"."+parts[2], b)
+		wantRefused(t, err, "signature")
+	})
+	t.Run("re-signed with none", func(t *testing.T) {
+		m := claims()
+		none := jwt.NewWithClaims(jwt.SigningMethodNone, jwt.MapClaims(m))
+		none.Header["kid"] = "k1"
+		forged, err := none.SignedString(jwt.UnsafeAllowNoneSignatureType)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.Open(forged, b)
+		wantRefused(t, err, "signing method none is invalid")
+	})
+	t.Run("re-signed with HS512 and the right secret", func(t *testing.T) {
+		m := claims()
+		other := jwt.NewWithClaims(jwt.SigningMethodHS512, jwt.MapClaims(m))
+		other.Header["kid"] = "k1"
+		forged, err := other.SignedString(testKey("k1", 'a').Secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.Open(forged, b)
+		wantRefused(t, err, "HS512 is invalid")
+	})
+	t.Run("signed with another key under the same id", func(t *testing.T) {
+		other := testSealer(t, SealerOptions{}, testKey("k1", 'b'))
+		_, err := s.Open(seal(t, other, b), b)
+		wantRefused(t, err, "signature")
+	})
+	t.Run("unknown key id", func(t *testing.T) {
+		other := testSealer(t, SealerOptions{}, testKey("k9", 'a'))
+		_, err := s.Open(seal(t, other, b), b)
+		wantRefused(t, err, `unknown key id "k9"`)
+	})
+	t.Run("not a JWT", func(t *testing.T) {
+		_, err := s.Open("hello", b)
+		wantRefused(t, err, "malformed")
+	})
+	t.Run("empty", func(t *testing.T) {
+		_, err := s.Open("", b)
+		wantRefused(t, err, "malformed")
+	})
+}
+
+func TestOpenRefusesOtherBindings(t *testing.T) {
+	s := testSealer(t, SealerOptions{})
+	b := testBinding(t)
+	tok := seal(t, s, b)
+	otherArgs, err := ArgumentsDigest(json.RawMessage(`{"to":"mallory","amount":25}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		edit   func(*Binding)
+		reason string
+	}{
+		{"other method", func(b *Binding) { b.Method = "prompts/get" }, "issued for tools/call, not prompts/get"},
+		{"other tool", func(b *Binding) { b.Target = "other_tool" }, `issued for "confirm_transfer", not "other_tool"`},
+		{"other arguments", func(b *Binding) { b.Arguments = otherArgs }, "different arguments"},
+		{"other principal", func(b *Binding) { b.Principal = "mallory" }, "another principal"},
+		{"anonymous", func(b *Binding) { b.Principal = "" }, "another principal"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := b
+			tc.edit(&want)
+			_, err := s.Open(tok, want)
+			wantRefused(t, err, tc.reason)
+		})
+	}
+}
+
+func TestOpenRefusesExpired(t *testing.T) {
+	past := time.Now().Add(-time.Hour)
+	old := testSealer(t, SealerOptions{TTL: time.Minute, Now: func() time.Time { return past }})
+	b := testBinding(t)
+	tok := seal(t, old, b)
+	_, err := testSealer(t, SealerOptions{}).Open(tok, b)
+	wantRefused(t, err, "expired")
+}
+
+func TestOpenRefusesFutureState(t *testing.T) {
+	future := time.Now().Add(time.Hour)
+	ahead := testSealer(t, SealerOptions{Now: func() time.Time { return future }})
+	b := testBinding(t)
+	_, err := testSealer(t, SealerOptions{}).Open(seal(t, ahead, b), b)
+	wantRefused(t, err, "future")
+}
+
+func TestAudience(t *testing.T) {
+	b := testBinding(t)
+	a := testSealer(t, SealerOptions{Audience: "fleet-a"})
+	tok := seal(t, a, b)
+	if _, err := a.Open(tok, b); err != nil {
+		t.Fatalf("same audience: %v", err)
+	}
+	_, err := testSealer(t, SealerOptions{Audience: "fleet-b"}).Open(tok, b)
+	wantRefused(t, err, "another audience")
+	_, err = a.Open(seal(t, testSealer(t, SealerOptions{}), b), b)
+	wantRefused(t, err, "another audience")
+}
+
+func TestKeyRotation(t *testing.T) {
+	b := testBinding(t)
+	s := testSealer(t, SealerOptions{}, testKey("old", 'o'))
+	oldTok := seal(t, s, b)
+
+	// Rotate: the new key signs, the old one still verifies.
+	if err := s.SetKeys(testRing(t, testKey("new", 'n'), testKey("old", 'o'))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Open(oldTok, b); err != nil {
+		t.Fatalf("state signed before the rotation: %v", err)
+	}
+	newTok := seal(t, s, b)
+	tok, _, err := jwt.NewParser().ParseUnverified(newTok, jwt.MapClaims{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kid := tok.Header["kid"]; kid != "new" {
+		t.Fatalf("new state signed with %v, want the newest key", kid)
+	}
+
+	// Retire the old key: its state is refused, the new state is not.
+	if err := s.SetKeys(testRing(t, testKey("new", 'n'))); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Open(oldTok, b)
+	wantRefused(t, err, `unknown key id "old"`)
+	if _, err := s.Open(newTok, b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSizeLimit(t *testing.T) {
+	s := testSealer(t, SealerOptions{MaxSize: 600})
+	b := testBinding(t)
+	big := json.RawMessage(`"` + strings.Repeat("x", 1000) + `"`)
+	if _, err := s.Seal(&State{Binding: b, Payload: big}); err == nil || !strings.Contains(err.Error(), "600-byte limit") {
+		t.Fatalf("Seal of oversized state: err = %v", err)
+	}
+	_, err := s.Open(strings.Repeat("a", 601), b)
+	wantRefused(t, err, "over the 600-byte limit")
+}
+
+func TestKeyRingValidation(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		keys []Key
+		want string
+	}{
+		{"none", nil, "no keys"},
+		{"short", []Key{{ID: "a", Secret: []byte("short")}}, "at least 32"},
+		{"no id", []Key{{Secret: make([]byte, 32)}}, "no ID"},
+		{"duplicate", []Key{testKey("a", 'x'), testKey("a", 'y')}, "duplicate"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewKeyRing(tc.keys...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	secret := make([]byte, 32)
+	r := testRing(t, Key{ID: "a", Secret: secret})
+	secret[0] = 1
+	if s, _ := r.lookup("a"); s[0] != 0 {
+		t.Fatal("the ring must copy secrets, not alias the caller's slice")
+	}
+}
+
+func BenchmarkSeal(b *testing.B) {
+	s := testSealer(b, SealerOptions{})
+	bind := testBinding(b)
+	st := &State{Binding: bind, Issued: map[string]Digest{"confirm": {1}}, Payload: json.RawMessage(`{"round":1}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Seal(st); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkOpen(b *testing.B) {
+	s := testSealer(b, SealerOptions{})
+	bind := testBinding(b)
+	tok := seal(b, s, bind)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Open(tok, bind); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
