@@ -74,6 +74,9 @@ func (r InputRequest) Validate() error {
 		if err := r.elicit.Validate(); err != nil {
 			return fmt.Errorf("elicitation request: %w", err)
 		}
+		if r.elicit.ElicitationID != "" {
+			return errors.New("elicitation request: elicitationId belongs to the 2025-11-25 protocol; a modern URL elicitation is exactly mode, message and url")
+		}
 	case MethodSample:
 		if r.sample == nil {
 			return errors.New("sampling request without params")

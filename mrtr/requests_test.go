@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/baton-mcp/baton/elicit"
 )
 
 func TestInputRequestJSONRoundTrip(t *testing.T) {
@@ -78,5 +80,16 @@ func TestParseListRootsResult(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "roots result") {
 			t.Errorf("%s: err = %v", bad, err)
 		}
+	}
+}
+
+func TestModernElicitationHasNoID(t *testing.T) {
+	req, err := elicit.NewURL("Sign in", "https://example.com/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ElicitationID = "legacy-1"
+	if err := ElicitRequest(req).Validate(); err == nil || !strings.Contains(err.Error(), "elicitationId") {
+		t.Fatalf("err = %v", err)
 	}
 }
