@@ -144,3 +144,34 @@ func (c ClientCapabilities) RequireRoots(what string) error {
 	}
 	return &MissingCapabilityError{Required: ClientCapabilities{Roots: &RootsCapability{}}, What: what}
 }
+
+// Missing returns the part of required that c does not declare, and
+// whether anything is missing. Elicitation modes, sampling features and
+// roots are compared one by one.
+func (c ClientCapabilities) Missing(required ClientCapabilities) (ClientCapabilities, bool) {
+	var m ClientCapabilities
+	if r := required.Elicitation; r != nil {
+		switch {
+		case c.Elicitation == nil:
+			m.Elicitation = r
+		case r.URL != nil && !c.CanElicitURL():
+			m.Elicitation = &ElicitationCapability{URL: &Empty{}}
+		case (r.Form != nil || r.URL == nil) && !c.CanElicitForm():
+			m.Elicitation = &ElicitationCapability{Form: &Empty{}}
+		}
+	}
+	if r := required.Sampling; r != nil {
+		switch {
+		case c.Sampling == nil:
+			m.Sampling = r
+		case r.Tools != nil && c.Sampling.Tools == nil:
+			m.Sampling = &SamplingCapability{Tools: &Empty{}}
+		case r.Context != nil && c.Sampling.Context == nil:
+			m.Sampling = &SamplingCapability{Context: &Empty{}}
+		}
+	}
+	if required.Roots != nil && c.Roots == nil {
+		m.Roots = required.Roots
+	}
+	return m, m.Elicitation != nil || m.Sampling != nil || m.Roots != nil
+}

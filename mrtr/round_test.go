@@ -338,3 +338,35 @@ func TestRoundMisuse(t *testing.T) {
 		t.Fatalf("payload = %q, %v, %v", payload, ok, err)
 	}
 }
+
+func TestMissing(t *testing.T) {
+	url := ClientCapabilities{Elicitation: &ElicitationCapability{URL: &Empty{}}}
+	for _, tc := range []struct {
+		name      string
+		have, req ClientCapabilities
+		missing   string // JSON of the missing part, "" when nothing
+	}{
+		{"nothing required", ClientCapabilities{}, ClientCapabilities{}, ""},
+		{"sampling", ClientCapabilities{}, ClientCapabilities{Sampling: &SamplingCapability{}}, `{"sampling":{}}`},
+		{"sampling present", ClientCapabilities{Sampling: &SamplingCapability{}}, ClientCapabilities{Sampling: &SamplingCapability{}}, ""},
+		{"sampling tools", ClientCapabilities{Sampling: &SamplingCapability{}}, ClientCapabilities{Sampling: &SamplingCapability{Tools: &Empty{}}}, `{"sampling":{"tools":{}}}`},
+		{"form by {}", formCaps, ClientCapabilities{Elicitation: &ElicitationCapability{}}, ""},
+		{"url from form-only", formCaps, url, `{"elicitation":{"url":{}}}`},
+		{"form from url-only", url, ClientCapabilities{Elicitation: &ElicitationCapability{}}, `{"elicitation":{"form":{}}}`},
+		{"roots", formCaps, ClientCapabilities{Roots: &RootsCapability{}}, `{"roots":{}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, ok := tc.have.Missing(tc.req)
+			if tc.missing == "" {
+				if ok {
+					t.Fatalf("reported missing %+v", m)
+				}
+				return
+			}
+			b, _ := json.Marshal(m)
+			if !ok || string(b) != tc.missing {
+				t.Fatalf("missing = %s (%v), want %s", b, ok, tc.missing)
+			}
+		})
+	}
+}
