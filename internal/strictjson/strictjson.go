@@ -1,0 +1,28 @@
+// Package strictjson decodes untrusted JSON the way JSON-RPC and MCP define
+// it: object keys match struct fields exactly, so "NAME" or "Name" never
+// fills a field tagged "name". encoding/json matches case-insensitively,
+// which lets a peer smuggle a second value past a check that read the
+// first (the class of bug behind CVE-2026-27896); every Baton decoder of
+// peer input goes through Unmarshal instead.
+package strictjson
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/segmentio/encoding/json"
+)
+
+// Unmarshal decodes data into v like encoding/json.Unmarshal, except that
+// object keys must match struct field names exactly. Trailing data after
+// the value is an error.
+func Unmarshal(data []byte, v any) error {
+	rest, err := json.Parse(data, v, json.DontMatchCaseInsensitiveStructFields)
+	if err != nil {
+		return err
+	}
+	if rest = bytes.TrimLeft(rest, " \t\r\n"); len(rest) > 0 {
+		return fmt.Errorf("invalid character %q after top-level value", rest[0])
+	}
+	return nil
+}
