@@ -14,6 +14,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/baton-mcp/baton/internal/strictjson"
 )
 
 // Block types.
@@ -202,7 +204,7 @@ type blockIn struct {
 // UnmarshalJSON reads a block and checks the members its type requires.
 func (b *Block) UnmarshalJSON(data []byte) error {
 	var in blockIn
-	if err := json.Unmarshal(data, &in); err != nil {
+	if err := strictjson.Unmarshal(data, &in); err != nil {
 		return fmt.Errorf("content block: %w", err)
 	}
 	out := Block{
@@ -298,7 +300,7 @@ func (rc *ResourceContents) UnmarshalJSON(data []byte) error {
 		Blob     *string        `json:"blob"`
 		Meta     map[string]any `json:"_meta"`
 	}
-	if err := json.Unmarshal(data, &in); err != nil {
+	if err := strictjson.Unmarshal(data, &in); err != nil {
 		return fmt.Errorf("resource contents: %w", err)
 	}
 	if in.URI == "" {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/baton-mcp/baton/internal/strictjson"
 )
 
 // Action is the user's response to an elicitation.
@@ -105,7 +107,7 @@ func (r *Result) Decode(v any) error {
 	if len(bytes.TrimSpace(content)) == 0 {
 		content = json.RawMessage("{}")
 	}
-	if err := json.Unmarshal(content, v); err != nil {
+	if err := strictjson.Unmarshal(content, v); err != nil {
 		return fmt.Errorf("elicit: decoding content: %w", err)
 	}
 	return nil

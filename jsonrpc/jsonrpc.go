@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/baton-mcp/baton/internal/strictjson"
 )
 
 // Version is the value of the "jsonrpc" member of every message.
@@ -135,7 +137,7 @@ func Decode(data []byte, lim Limits) (*Message, *Error) {
 		return nil, &Error{Code: InvalidRequest, Message: "a JSON-RPC message must be a JSON object"}
 	}
 	var m Message
-	if err := json.Unmarshal(data, &m); err != nil {
+	if err := strictjson.Unmarshal(data, &m); err != nil {
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) {
 			return nil, &Error{Code: ParseError, Message: fmt.Sprintf("invalid JSON at offset %d: %v", syn.Offset, err)}

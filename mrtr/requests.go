@@ -10,6 +10,7 @@ import (
 
 	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/internal/strictjson"
 )
 
 // The methods an input request may carry.
@@ -170,19 +171,19 @@ func (r InputRequest) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads the bare {method, params} form and validates it.
 func (r *InputRequest) UnmarshalJSON(data []byte) error {
 	var w inputRequestWire
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return fmt.Errorf("input request: %w", err)
 	}
 	out := InputRequest{method: w.Method}
 	switch w.Method {
 	case MethodElicit:
 		out.elicit = new(elicit.Request)
-		if err := json.Unmarshal(w.Params, out.elicit); err != nil {
+		if err := strictjson.Unmarshal(w.Params, out.elicit); err != nil {
 			return fmt.Errorf("elicitation request params: %w", err)
 		}
 	case MethodSample:
 		out.sample = new(CreateMessageParams)
-		if err := json.Unmarshal(w.Params, out.sample); err != nil {
+		if err := strictjson.Unmarshal(w.Params, out.sample); err != nil {
 			return fmt.Errorf("sampling request params: %w", err)
 		}
 	}
@@ -230,7 +231,7 @@ func (rs InputRequests) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads the object form. Key order is not preserved.
 func (rs *InputRequests) UnmarshalJSON(data []byte) error {
 	var m map[string]InputRequest
-	if err := json.Unmarshal(data, &m); err != nil {
+	if err := strictjson.Unmarshal(data, &m); err != nil {
 		return fmt.Errorf("inputRequests: %w", err)
 	}
 	out := make(InputRequests, 0, len(m))
@@ -342,7 +343,7 @@ func (m SamplingMessage) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads either content form.
 func (m *SamplingMessage) UnmarshalJSON(data []byte) error {
 	var w samplingMessageWire
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return fmt.Errorf("sampling message: %w", err)
 	}
 	blocks, err := unmarshalBlocks(w.Content)
@@ -394,7 +395,7 @@ func ParseCreateMessageResult(data []byte) (*CreateMessageResult, error) {
 		return nil, fmt.Errorf("sampling result: %w", err)
 	}
 	var w createMessageResultWire
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return nil, fmt.Errorf("sampling result: %w", err)
 	}
 	if w.Role != content.RoleUser && w.Role != content.RoleAssistant {
@@ -433,7 +434,7 @@ func ParseListRootsResult(data []byte) (*ListRootsResult, error) {
 	var w struct {
 		Roots *[]Root `json:"roots"`
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return nil, fmt.Errorf("roots result: %w", err)
 	}
 	if w.Roots == nil {
@@ -464,13 +465,13 @@ func unmarshalBlocks(data json.RawMessage) ([]content.Block, error) {
 	}
 	if data[0] == '[' {
 		var bs []content.Block
-		if err := json.Unmarshal(data, &bs); err != nil {
+		if err := strictjson.Unmarshal(data, &bs); err != nil {
 			return nil, err
 		}
 		return bs, nil
 	}
 	var b content.Block
-	if err := json.Unmarshal(data, &b); err != nil {
+	if err := strictjson.Unmarshal(data, &b); err != nil {
 		return nil, err
 	}
 	return []content.Block{b}, nil

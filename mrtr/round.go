@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
 
@@ -54,7 +55,7 @@ func ParseResponses(raw json.RawMessage) (map[string]json.RawMessage, error) {
 		return nil, fmt.Errorf("inputResponses: %w", err)
 	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := strictjson.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("inputResponses: %w", err)
 	}
 	return m, nil
@@ -115,7 +116,7 @@ func (r *Round) LoadState(v any) (bool, error) {
 	if r.state == nil || len(r.state.Payload) == 0 {
 		return false, nil
 	}
-	if err := json.Unmarshal(r.state.Payload, v); err != nil {
+	if err := strictjson.Unmarshal(r.state.Payload, v); err != nil {
 		return false, fmt.Errorf("decode requestState payload into %T: %w", v, err)
 	}
 	return true, nil

@@ -87,7 +87,9 @@ func TestElicitTwoRounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ans struct{ Confirm bool }
+	var ans struct {
+		Confirm bool `json:"confirm"`
+	}
 	if res.Action != elicit.ActionAccept || res.Decode(&ans) != nil || !ans.Confirm {
 		t.Fatalf("answer = %+v", res)
 	}
