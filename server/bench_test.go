@@ -1,0 +1,93 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// BenchmarkToolsCall serves a plain tools/call returning text through
+// ServeHTTP.
+func BenchmarkToolsCall(b *testing.B) {
+	s := newTestServer(b, nil)
+	mustAddTool(b, s, Tool{
+		Name:        "echo",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`),
+	}, func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
+		var a struct {
+			Text string `json:"text"`
+		}
+		if err := req.Bind(&a); err != nil {
+			return nil, err
+		}
+		return TextResult(a.Text), nil
+	})
+	c := toolCall(1, "echo", map[string]any{"text": "hello"})
+	body := c.encode(b)
+	header := http.Header{}
+	c.applyHeaders(header)
+	want := []byte(`"text":"hello"`)
+
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
+		r.Header = header
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, r)
+		if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), want) {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+	}
+}
+
+// BenchmarkMRTRTwoRounds runs a full two-round flow in process: round 1
+// answers input_required, round 2 carries the answer and the state and
+// completes. The form has one boolean field.
+func BenchmarkMRTRTwoRounds(b *testing.B) {
+	s := newTestServer(b, nil)
+	form := confirmForm(b, "Proceed?")
+	mustAddTool(b, s, Tool{Name: "confirm", InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}}}`)},
+		func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
+			res, err := req.Round.Elicit("confirm", form)
+			if err != nil {
+				return nil, err
+			}
+			return TextResult("confirmed " + string(res.Action)), nil
+		})
+	args := map[string]any{"id": 42}
+	c1 := toolCall(1, "confirm", args).caps(elicitCaps)
+	body1 := c1.encode(b)
+	header := http.Header{}
+	c1.applyHeaders(header)
+	answer := map[string]any{"confirm": accept(true)}
+	done := []byte(`"text":"confirmed accept"`)
+
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body1))
+		r.Header = header
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, r)
+		var round1 struct {
+			Result struct {
+				ResultType   string `json:"resultType"`
+				RequestState string `json:"requestState"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &round1); err != nil || round1.Result.ResultType != "input_required" {
+			b.Fatalf("round 1: %v %s", err, rec.Body)
+		}
+
+		body2 := toolCall(2, "confirm", args).caps(elicitCaps).retry(round1.Result.RequestState, answer).encode(b)
+		r = httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body2))
+		r.Header = header
+		rec = httptest.NewRecorder()
+		s.ServeHTTP(rec, r)
+		if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), done) {
+			b.Fatalf("round 2: status %d: %s", rec.Code, rec.Body)
+		}
+	}
+}

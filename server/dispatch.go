@@ -1,0 +1,711 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/internal/strictjson"
+	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mrtr"
+)
+
+// _meta keys.
+const (
+	metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+	metaClientCaps      = "io.modelcontextprotocol/clientCapabilities"
+	metaServerInfo      = "io.modelcontextprotocol/serverInfo"
+	metaSubscriptionID  = "io.modelcontextprotocol/subscriptionId"
+)
+
+// errNoResponse marks a request that must not be answered: it was
+// cancelled, or its stream is gone.
+var errNoResponse = &jsonrpc.Error{Code: jsonrpc.RequestCancelled, Message: "request cancelled"}
+
+type metaIn struct {
+	ProtocolVersion    *string                  `json:"io.modelcontextprotocol/protocolVersion"`
+	ClientCapabilities *mrtr.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+	ClientInfo         *Implementation          `json:"io.modelcontextprotocol/clientInfo"`
+	LogLevel           *string                  `json:"io.modelcontextprotocol/logLevel"`
+	ProgressToken      json.RawMessage          `json:"progressToken"`
+}
+
+// paramsIn is the union of the params of every modern method, decoded once.
+type paramsIn struct {
+	Meta           *metaIn             `json:"_meta"`
+	Name           *string             `json:"name"`
+	URI            *string             `json:"uri"`
+	Arguments      json.RawMessage     `json:"arguments"`
+	InputResponses json.RawMessage     `json:"inputResponses"`
+	RequestState   *string             `json:"requestState"`
+	Cursor         *string             `json:"cursor"`
+	Ref            *CompletionRef      `json:"ref"`
+	Argument       *CompletionArgument `json:"argument"`
+	Context        *struct {
+		Arguments map[string]string `json:"arguments"`
+	} `json:"context"`
+	Notifications *SubscriptionFilter `json:"notifications"`
+}
+
+// request is a decoded modern request.
+type request struct {
+	id     jsonrpc.ID
+	method string
+	p      paramsIn
+	meta   RequestMeta
+	header http.Header // HTTP only: for Mcp-Param checks
+}
+
+func invalidParams(format string, args ...any) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Invalid params: " + fmt.Sprintf(format, args...)}
+}
+
+// decodeRequest reads params and the _meta envelope. It does not check the
+// version; see checkVersion.
+func decodeRequest(msg *jsonrpc.Message) (*request, *jsonrpc.Error) {
+	r := &request{id: msg.ID, method: msg.Method}
+	if len(msg.Params) == 0 {
+		return r, invalidParams("params with _meta (%s and %s) are required", metaProtocolVersion, metaClientCaps)
+	}
+	if err := strictjson.Unmarshal(msg.Params, &r.p); err != nil {
+		return r, invalidParams("%v", describeUnmarshal(err))
+	}
+	m := r.p.Meta
+	switch {
+	case m == nil:
+		return r, invalidParams("params._meta is required (with %s and %s)", metaProtocolVersion, metaClientCaps)
+	case m.ProtocolVersion == nil || *m.ProtocolVersion == "":
+		return r, invalidParams("params._meta is missing %s", metaProtocolVersion)
+	case m.ClientCapabilities == nil:
+		return r, invalidParams("params._meta is missing %s", metaClientCaps)
+	}
+	r.meta = RequestMeta{ProtocolVersion: *m.ProtocolVersion, ClientCapabilities: *m.ClientCapabilities, ClientInfo: m.ClientInfo}
+	if m.LogLevel != nil {
+		l := LogLevel(*m.LogLevel)
+		if !l.Valid() {
+			return r, invalidParams("unknown log level %q", *m.LogLevel)
+		}
+		r.meta.LogLevel = l
+	}
+	if tok := bytes.TrimSpace(m.ProgressToken); len(tok) > 0 && !bytes.Equal(tok, []byte("null")) {
+		var id jsonrpc.ID
+		if err := id.UnmarshalJSON(tok); err != nil {
+			return r, invalidParams("progressToken must be a string or an integer")
+		}
+		r.meta.ProgressToken = id.Raw()
+	}
+	return r, nil
+}
+
+func describeUnmarshal(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Sprintf("%s must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+	}
+	return err.Error()
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "map", "struct", "ptr":
+		return "an object"
+	case "slice":
+		return "an array"
+	case "bool":
+		return "a boolean"
+	default:
+		return "a " + goKind
+	}
+}
+
+// supportedVersions lists the protocol versions this server serves.
+func (s *Server) supportedVersions() []string {
+	v := []string{ProtocolVersion}
+	if s.legacy != nil {
+		v = append(v, s.legacy.Versions()...)
+	}
+	return v
+}
+
+func (s *Server) checkVersion(v string) *jsonrpc.Error {
+	if v == ProtocolVersion {
+		return nil
+	}
+	return &jsonrpc.Error{
+		Code:    jsonrpc.UnsupportedProtocolVersion,
+		Message: "Unsupported protocol version",
+		Data:    map[string]any{"supported": s.supportedVersions(), "requested": v},
+	}
+}
+
+// rpcErrorer is implemented by errors that choose their wire form.
+type rpcErrorer interface{ RPCError() *jsonrpc.Error }
+
+func asRPCError(err error) (*jsonrpc.Error, bool) {
+	if e, ok := jsonrpc.AsError(err); ok {
+		return e, true
+	}
+	var re rpcErrorer
+	if errors.As(err, &re) {
+		return re.RPCError(), true
+	}
+	return nil, false
+}
+
+// handle dispatches a decoded modern request (other than
+// subscriptions/listen) and returns the encoded result.
+func (s *Server) handle(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
+	switch r.method {
+	case "server/discover":
+		return s.discover()
+	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+		return s.list(r)
+	case "tools/call":
+		return s.callTool(ctx, r, n)
+	case "prompts/get":
+		return s.getPrompt(ctx, r, n)
+	case "resources/read":
+		return s.readResource(ctx, r, n)
+	case "completion/complete":
+		return s.complete(ctx, r, n)
+	}
+	return nil, methodNotFound(r.method)
+}
+
+func methodNotFound(method string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: " + method}
+}
+
+// resultMeta returns the result _meta: serverInfo plus extra keys.
+func (s *Server) resultMeta(extra map[string]any) json.RawMessage {
+	if len(extra) == 0 {
+		return s.infoMeta
+	}
+	m := make(map[string]any, len(extra)+1)
+	for k, v := range extra {
+		m[k] = v
+	}
+	m[metaServerInfo] = s.info
+	b, err := json.Marshal(m)
+	if err != nil {
+		s.log.Error("encode result _meta", "err", err)
+		return s.infoMeta
+	}
+	return b
+}
+
+func (s *Server) encode(v any) (json.RawMessage, *jsonrpc.Error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.log.Error("encode result", "err", err)
+		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the result could not be encoded"}
+	}
+	return b, nil
+}
+
+// capabilities computes the server capabilities from what is registered.
+type serverCaps struct {
+	Tools       *listCap     `json:"tools,omitempty"`
+	Prompts     *listCap     `json:"prompts,omitempty"`
+	Resources   *resourceCap `json:"resources,omitempty"`
+	Completions *struct{}    `json:"completions,omitempty"`
+	Logging     *struct{}    `json:"logging,omitempty"`
+}
+
+type listCap struct {
+	ListChanged bool `json:"listChanged"`
+}
+
+type resourceCap struct {
+	Subscribe   bool `json:"subscribe"`
+	ListChanged bool `json:"listChanged"`
+}
+
+func (s *Server) capabilities() serverCaps {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var c serverCaps
+	if len(s.tools) > 0 {
+		c.Tools = &listCap{ListChanged: true}
+	}
+	if len(s.prompts) > 0 {
+		c.Prompts = &listCap{ListChanged: true}
+	}
+	if len(s.resources) > 0 || len(s.templates) > 0 {
+		c.Resources = &resourceCap{Subscribe: true, ListChanged: true}
+	}
+	if s.completion != nil {
+		c.Completions = &struct{}{}
+	}
+	if s.opts.Logging {
+		c.Logging = &struct{}{}
+	}
+	return c
+}
+
+type discoverWire struct {
+	ResultType        string          `json:"resultType"`
+	SupportedVersions []string        `json:"supportedVersions"`
+	Capabilities      serverCaps      `json:"capabilities"`
+	Instructions      string          `json:"instructions,omitempty"`
+	TTL               int64           `json:"ttlMs"`
+	Scope             string          `json:"cacheScope"`
+	Meta              json.RawMessage `json:"_meta"`
+}
+
+func (s *Server) discover() (json.RawMessage, *jsonrpc.Error) {
+	return s.encode(discoverWire{
+		ResultType:        "complete",
+		SupportedVersions: s.supportedVersions(),
+		Capabilities:      s.capabilities(),
+		Instructions:      s.opts.Instructions,
+		TTL:               s.opts.ListCache.TTL,
+		Scope:             s.opts.ListCache.Scope,
+		Meta:              s.infoMeta,
+	})
+}
+
+// page cuts a list by cursor and page size. The cursor is the offset of the
+// next item, base64url-encoded.
+func (s *Server) page(n int, cursor *string) (start, end int, next string, e *jsonrpc.Error) {
+	if cursor != nil {
+		b, err := base64.RawURLEncoding.DecodeString(*cursor)
+		off, err2 := strconv.Atoi(string(b))
+		if err != nil || err2 != nil || off < 0 || off > n {
+			return 0, 0, "", invalidParams("invalid cursor %q", *cursor)
+		}
+		start = off
+	}
+	end = n
+	if ps := s.opts.PageSize; ps > 0 && start+ps < n {
+		end = start + ps
+		next = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(end)))
+	}
+	return start, end, next, nil
+}
+
+type listWire struct {
+	ResultType string             `json:"resultType"`
+	Tools      *[]json.RawMessage `json:"tools,omitempty"`
+	Prompts    *[]json.RawMessage `json:"prompts,omitempty"`
+	Resources  *[]json.RawMessage `json:"resources,omitempty"`
+	Templates  *[]json.RawMessage `json:"resourceTemplates,omitempty"`
+	NextCursor string             `json:"nextCursor,omitempty"`
+	TTL        int64              `json:"ttlMs"`
+	Scope      string             `json:"cacheScope"`
+	Meta       json.RawMessage    `json:"_meta"`
+}
+
+// list encodes one page of a category. An empty category is -32601: its
+// capability is not advertised. tools/list and prompts/list count only their
+// own items; the two resource lists answer while either resources or
+// templates exist.
+func (s *Server) list(r *request) (json.RawMessage, *jsonrpc.Error) {
+	s.mu.RLock()
+	var (
+		n     int
+		item  func(i int) json.RawMessage
+		field **[]json.RawMessage
+		w     = listWire{ResultType: "complete", TTL: s.opts.ListCache.TTL, Scope: s.opts.ListCache.Scope, Meta: s.infoMeta}
+		avail bool
+	)
+	switch r.method {
+	case "tools/list":
+		n, avail, field = len(s.toolOrder), len(s.toolOrder) > 0, &w.Tools
+		item = func(i int) json.RawMessage { return s.tools[s.toolOrder[i]].wire }
+	case "prompts/list":
+		n, avail, field = len(s.promptOrd), len(s.promptOrd) > 0, &w.Prompts
+		item = func(i int) json.RawMessage { return s.prompts[s.promptOrd[i]].wire }
+	case "resources/list":
+		n, field = len(s.resOrder), &w.Resources
+		item = func(i int) json.RawMessage { return s.resources[s.resOrder[i]].wire }
+		avail = len(s.resources)+len(s.templates) > 0
+	case "resources/templates/list":
+		n, field = len(s.templates), &w.Templates
+		item = func(i int) json.RawMessage { return s.templates[i].wire }
+		avail = len(s.resources)+len(s.templates) > 0
+	}
+	if !avail {
+		s.mu.RUnlock()
+		return nil, methodNotFound(r.method)
+	}
+	start, end, next, e := s.page(n, r.p.Cursor)
+	if e != nil {
+		s.mu.RUnlock()
+		return nil, e
+	}
+	items := make([]json.RawMessage, 0, end-start)
+	for i := start; i < end; i++ {
+		items = append(items, item(i))
+	}
+	s.mu.RUnlock()
+	*field, w.NextCursor = &items, next
+	return s.encode(w)
+}
+
+// mrtrCall holds what the three MRTR methods share: the round and the
+// binding its state must match.
+type mrtrCall struct {
+	round   *mrtr.Round
+	binding func() (mrtr.Binding, error)
+}
+
+// openRound parses inputResponses, verifies requestState against the
+// request, and returns the round. A refused state is -32602.
+func (s *Server) openRound(ctx context.Context, r *request, target string, args json.RawMessage, opts mrtr.RoundOptions) (*mrtrCall, *jsonrpc.Error) {
+	responses, err := mrtr.ParseResponses(r.p.InputResponses)
+	if err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	var (
+		bound  *mrtr.Binding
+		bindEr error
+	)
+	binding := func() (mrtr.Binding, error) {
+		if bound == nil && bindEr == nil {
+			d, err := mrtr.ArgumentsDigest(args)
+			if err != nil {
+				bindEr = err
+			} else {
+				bound = &mrtr.Binding{Method: r.method, Target: target, Arguments: d, Principal: mrtr.PrincipalFromContext(ctx)}
+			}
+		}
+		if bindEr != nil {
+			return mrtr.Binding{}, bindEr
+		}
+		return *bound, nil
+	}
+	var st *mrtr.State
+	if r.p.RequestState != nil {
+		b, err := binding()
+		if err != nil {
+			return nil, invalidParams("%v", err)
+		}
+		st, err = s.sealer.Open(*r.p.RequestState, b)
+		if err != nil {
+			if e, ok := asRPCError(err); ok {
+				return nil, e
+			}
+			return nil, invalidParams("%v", err)
+		}
+	}
+	return &mrtrCall{round: mrtr.NewRound(r.meta.ClientCapabilities, responses, st, opts), binding: binding}, nil
+}
+
+// suspend turns a handler's ErrInputRequired into an input_required result.
+func (s *Server) suspend(mc *mrtrCall) (json.RawMessage, *jsonrpc.Error) {
+	b, err := mc.binding()
+	if err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	irr, err := mc.round.Suspended(s.sealer, b)
+	if err != nil {
+		if e, ok := asRPCError(err); ok {
+			return nil, e
+		}
+		s.log.Error("suspend call", "err", err)
+		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
+	}
+	return s.encode(irrWire{ResultType: "input_required", InputRequests: irr.InputRequests, RequestState: irr.RequestState, Meta: s.infoMeta})
+}
+
+type irrWire struct {
+	ResultType    string             `json:"resultType"`
+	InputRequests mrtr.InputRequests `json:"inputRequests,omitempty"`
+	RequestState  string             `json:"requestState,omitempty"`
+	Meta          json.RawMessage    `json:"_meta"`
+}
+
+// invoke runs a handler and turns a panic into -32603, so one faulty
+// handler cannot take the server down.
+func invoke[R any](s *Server, what string, f func() (R, error)) (res R, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("handler panicked", "handler", what, "panic", p, "stack", string(debug.Stack()))
+			err = &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the " + what + " handler failed"}
+		}
+	}()
+	return f()
+}
+
+// handlerError maps an error from a prompt, resource or completion handler.
+func (s *Server) handlerError(ctx context.Context, what string, err error) *jsonrpc.Error {
+	if ctx.Err() != nil {
+		return errNoResponse
+	}
+	if e, ok := asRPCError(err); ok {
+		return e
+	}
+	s.log.Error("handler failed", "handler", what, "err", err)
+	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
+}
+
+type toolResultWire struct {
+	ResultType        string          `json:"resultType"`
+	Content           []content.Block `json:"content"`
+	StructuredContent any             `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError,omitempty"`
+	Meta              json.RawMessage `json:"_meta"`
+}
+
+func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
+	if r.p.Name == nil || *r.p.Name == "" {
+		return nil, invalidParams("tools/call needs a tool name")
+	}
+	name := *r.p.Name
+	s.mu.RLock()
+	e := s.tools[name]
+	s.mu.RUnlock()
+	if e == nil {
+		return nil, invalidParams("unknown tool %q", name)
+	}
+	if missing, ok := r.meta.ClientCapabilities.Missing(e.opts.Requires); ok {
+		return nil, (&mrtr.MissingCapabilityError{Required: missing, What: "tool " + name}).RPCError()
+	}
+	args := r.p.Arguments
+	if t := bytes.TrimSpace(args); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		args = json.RawMessage("{}")
+	} else if t[0] != '{' {
+		return nil, invalidParams("tools/call arguments must be a JSON object")
+	}
+	if r.header != nil && len(e.headers) > 0 {
+		var m map[string]json.RawMessage
+		if err := strictjson.Unmarshal(args, &m); err != nil {
+			return nil, invalidParams("tools/call arguments: %v", err)
+		}
+		if he := checkParamHeaders(r.header, e.headers, m); he != nil {
+			return nil, he
+		}
+	}
+	mc, re := s.openRound(ctx, r, name, args, mrtr.RoundOptions{AnswersWithoutState: e.opts.AnswersWithoutState})
+	if re != nil {
+		return nil, re
+	}
+	if !e.opts.SkipInputValidation {
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+		if err != nil {
+			return nil, invalidParams("tools/call arguments: %v", err)
+		}
+		if msg := validateArguments(e.input, inst); msg != "" {
+			return s.encodeToolResult(ErrorResult(msg))
+		}
+	}
+	call := NewCall(r.id, r.method, r.meta, mc.round, n)
+	res, err := invoke(s, "tool "+name, func() (*ToolResult, error) {
+		return e.handler(ctx, &ToolRequest{Call: call, Name: name, Arguments: args})
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, errNoResponse
+		}
+		if errors.Is(err, mrtr.ErrInputRequired) {
+			return s.suspend(mc)
+		}
+		if re, ok := asRPCError(err); ok {
+			return nil, re
+		}
+		return s.encodeToolResult(ErrorResult(err.Error()))
+	}
+	if res == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: fmt.Sprintf("Internal error: tool %q returned no result", name)}
+	}
+	return s.encodeToolResult(res)
+}
+
+func (s *Server) encodeToolResult(res *ToolResult) (json.RawMessage, *jsonrpc.Error) {
+	c := res.Content
+	if c == nil {
+		c = []content.Block{}
+	}
+	return s.encode(toolResultWire{
+		ResultType:        "complete",
+		Content:           c,
+		StructuredContent: res.StructuredContent,
+		IsError:           res.IsError,
+		Meta:              s.resultMeta(res.Meta),
+	})
+}
+
+type promptResultWire struct {
+	ResultType  string          `json:"resultType"`
+	Description string          `json:"description,omitempty"`
+	Messages    []PromptMessage `json:"messages"`
+	Meta        json.RawMessage `json:"_meta"`
+}
+
+func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
+	if r.p.Name == nil || *r.p.Name == "" {
+		return nil, invalidParams("prompts/get needs a prompt name")
+	}
+	name := *r.p.Name
+	s.mu.RLock()
+	e := s.prompts[name]
+	s.mu.RUnlock()
+	if e == nil {
+		return nil, invalidParams("unknown prompt %q", name)
+	}
+	var args map[string]string
+	if t := bytes.TrimSpace(r.p.Arguments); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+		if err := strictjson.Unmarshal(t, &args); err != nil {
+			return nil, invalidParams("prompts/get arguments must be an object of strings")
+		}
+	}
+	for _, a := range e.prompt.Arguments {
+		if _, ok := args[a.Name]; a.Required && !ok {
+			return nil, invalidParams("prompt %q needs argument %q", name, a.Name)
+		}
+	}
+	argsJSON, err := json.Marshal(args)
+	if err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	mc, re := s.openRound(ctx, r, name, argsJSON, mrtr.RoundOptions{AnswersWithoutState: e.opts.AnswersWithoutState})
+	if re != nil {
+		return nil, re
+	}
+	call := NewCall(r.id, r.method, r.meta, mc.round, n)
+	res, err := invoke(s, "prompt "+name, func() (*PromptResult, error) {
+		return e.handler(ctx, &PromptRequest{Call: call, Name: name, Arguments: args})
+	})
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, mrtr.ErrInputRequired) {
+			return s.suspend(mc)
+		}
+		return nil, s.handlerError(ctx, "prompt "+name, err)
+	}
+	if res == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: fmt.Sprintf("Internal error: prompt %q returned no result", name)}
+	}
+	msgs := res.Messages
+	if msgs == nil {
+		msgs = []PromptMessage{}
+	}
+	return s.encode(promptResultWire{ResultType: "complete", Description: res.Description, Messages: msgs, Meta: s.resultMeta(res.Meta)})
+}
+
+type readResultWire struct {
+	ResultType string                     `json:"resultType"`
+	Contents   []content.ResourceContents `json:"contents"`
+	TTL        int64                      `json:"ttlMs"`
+	Scope      string                     `json:"cacheScope"`
+	Meta       json.RawMessage            `json:"_meta"`
+}
+
+func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
+	if r.p.URI == nil || *r.p.URI == "" {
+		return nil, invalidParams("resources/read needs a uri")
+	}
+	uri := *r.p.URI
+	var (
+		h      ResourceHandler
+		opts   ResourceOptions
+		params map[string]string
+	)
+	s.mu.RLock()
+	if e := s.resources[uri]; e != nil {
+		h, opts = e.handler, e.opts
+	} else {
+		for _, t := range s.templates {
+			if vals, ok := t.pattern.match(uri); ok {
+				h, opts, params = t.handler, t.opts, vals
+				break
+			}
+		}
+	}
+	s.mu.RUnlock()
+	if h == nil {
+		return nil, ResourceNotFound(uri)
+	}
+	mc, re := s.openRound(ctx, r, uri, nil, mrtr.RoundOptions{AnswersWithoutState: opts.AnswersWithoutState})
+	if re != nil {
+		return nil, re
+	}
+	call := NewCall(r.id, r.method, r.meta, mc.round, n)
+	res, err := invoke(s, "resource "+uri, func() (*ResourceResult, error) {
+		return h(ctx, &ResourceRequest{Call: call, URI: uri, Params: params})
+	})
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, mrtr.ErrInputRequired) {
+			return s.suspend(mc)
+		}
+		return nil, s.handlerError(ctx, "resource "+uri, err)
+	}
+	if res == nil {
+		return nil, ResourceNotFound(uri)
+	}
+	cache := s.opts.ReadCache
+	if res.Cache != nil {
+		cache = *res.Cache
+		if cache.Scope == "" {
+			cache.Scope = "public"
+		}
+		if err := cache.validate(); err != nil {
+			return nil, s.handlerError(ctx, "resource "+uri, err)
+		}
+	}
+	contents := res.Contents
+	if contents == nil {
+		contents = []content.ResourceContents{}
+	}
+	return s.encode(readResultWire{ResultType: "complete", Contents: contents, TTL: cache.TTL, Scope: cache.Scope, Meta: s.resultMeta(res.Meta)})
+}
+
+type completeWire struct {
+	ResultType string          `json:"resultType"`
+	Completion Completion      `json:"completion"`
+	Meta       json.RawMessage `json:"_meta"`
+}
+
+func (s *Server) complete(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
+	s.mu.RLock()
+	h := s.completion
+	s.mu.RUnlock()
+	if h == nil {
+		return nil, methodNotFound(r.method)
+	}
+	if r.p.Ref == nil || r.p.Argument == nil {
+		return nil, invalidParams("completion/complete needs ref and argument")
+	}
+	switch r.p.Ref.Type {
+	case "ref/prompt":
+		if r.p.Ref.Name == "" {
+			return nil, invalidParams("ref/prompt needs a name")
+		}
+	case "ref/resource":
+		if r.p.Ref.URI == "" {
+			return nil, invalidParams("ref/resource needs a uri")
+		}
+	default:
+		return nil, invalidParams("unknown ref type %q", r.p.Ref.Type)
+	}
+	req := &CompletionRequest{Call: NewCall(r.id, r.method, r.meta, nil, n), Ref: *r.p.Ref, Argument: *r.p.Argument}
+	if r.p.Context != nil {
+		req.Context = r.p.Context.Arguments
+	}
+	c, err := invoke(s, "completion", func() (*Completion, error) { return h(ctx, req) })
+	if err != nil {
+		return nil, s.handlerError(ctx, "completion", err)
+	}
+	if c == nil {
+		c = &Completion{}
+	}
+	out := *c
+	if out.Values == nil {
+		out.Values = []string{}
+	}
+	if len(out.Values) > 100 {
+		out.Values, out.HasMore = out.Values[:100], true
+	}
+	return s.encode(completeWire{ResultType: "complete", Completion: out, Meta: s.infoMeta})
+}

@@ -1,0 +1,20 @@
+// Package server is Baton's MCP server: the registry of tools, prompts,
+// resources and completions, the stateless 2026-07-28 dispatch, and the
+// transports (Streamable HTTP on echo, mountable on net/http, and stdio).
+//
+// One request travels like this: the HTTP layer checks Origin and Host, the
+// body size and the JSON nesting depth; the message is decoded and its
+// _meta envelope read (protocol version and client capabilities are
+// required); the MCP headers are compared with the body; the version is
+// checked; the method is dispatched. A tools/call, prompts/get or
+// resources/read handler receives an mrtr.Round: when it asks for input the
+// server answers with an input_required result whose requestState the
+// mrtr.Sealer signs, and a retry's state is verified before the handler
+// runs. Results carry resultType and serverInfo; lists and reads carry
+// caching hints. Progress and log notifications stream on the request's own
+// SSE response as they happen.
+//
+// Import direction: server uses mrtr, elicit, content and jsonrpc. The
+// legacy package (2025-11-25 sessions) plugs in through the LegacyHandler
+// interface, so server never imports it.
+package server

@@ -1,0 +1,66 @@
+package server
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/baton-mcp/baton/jsonrpc"
+)
+
+// FuzzDecodeRequest runs the envelope parser on arbitrary input: it must
+// never panic, and whatever it accepts must satisfy the envelope rules.
+func FuzzDecodeRequest(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x","arguments":{"a":[1,{"b":null}]},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}},"progressToken":7,"io.modelcontextprotocol/logLevel":"info"}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"progressToken":1.5}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{"_meta":{}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"server/discover"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		msg, derr := jsonrpc.Decode(data, jsonrpc.Limits{MaxDepth: 64})
+		if derr != nil {
+			if derr.Code != jsonrpc.ParseError && derr.Code != jsonrpc.InvalidRequest {
+				t.Fatalf("Decode error code %d", derr.Code)
+			}
+			return
+		}
+		if !msg.IsRequest() {
+			return
+		}
+		r, e := decodeRequest(msg)
+		if r == nil {
+			t.Fatal("decodeRequest returned no request")
+		}
+		if !r.id.Equal(msg.ID) || r.method != msg.Method {
+			t.Fatalf("id/method not kept: %s %q", r.id, r.method)
+		}
+		if e != nil {
+			if e.Code != jsonrpc.InvalidParams {
+				t.Fatalf("decodeRequest error code %d: %s", e.Code, e.Message)
+			}
+			if _, err := jsonrpc.AppendError(nil, msg.ID, e); err != nil {
+				t.Fatalf("error does not encode: %v", err)
+			}
+			return
+		}
+		if r.meta.ProtocolVersion == "" {
+			t.Fatal("accepted a request without a protocol version")
+		}
+		if r.meta.LogLevel != "" && !r.meta.LogLevel.Valid() {
+			t.Fatalf("accepted log level %q", r.meta.LogLevel)
+		}
+		if tok := r.meta.ProgressToken; tok != nil {
+			var id jsonrpc.ID
+			if err := id.UnmarshalJSON(tok); err != nil {
+				t.Fatalf("accepted progress token %s", tok)
+			}
+		}
+		if r.p.Meta == nil || r.p.Meta.ClientCapabilities == nil {
+			t.Fatal("accepted a request without client capabilities")
+		}
+		if _, err := json.Marshal(r.meta.ClientCapabilities); err != nil {
+			t.Fatalf("capabilities do not re-encode: %v", err)
+		}
+		_, _ = mcpName(r)
+		_ = hasModernMeta(msg.Params)
+	})
+}

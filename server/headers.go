@@ -1,0 +1,230 @@
+package server
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"net/http"
+	"strings"
+
+	"github.com/baton-mcp/baton/jsonrpc"
+)
+
+// The MCP HTTP headers.
+const (
+	HeaderProtocolVersion = "MCP-Protocol-Version"
+	HeaderMethod          = "Mcp-Method"
+	HeaderName            = "Mcp-Name"
+	HeaderParamPrefix     = "Mcp-Param-"
+	HeaderSessionID       = "Mcp-Session-Id"
+)
+
+// paramHeader is a tool argument mirrored into an Mcp-Param-{Name} header
+// because its schema carries "x-mcp-header".
+type paramHeader struct {
+	arg    string // property name in the arguments
+	header string // canonical header name
+	typ    string // string, integer, number or boolean
+}
+
+// paramHeaders finds the x-mcp-header annotations among the top-level
+// properties of an input schema.
+func paramHeaders(schema json.RawMessage) ([]paramHeader, error) {
+	var s struct {
+		Properties map[string]struct {
+			Header *string `json:"x-mcp-header"`
+			Type   any     `json:"type"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return nil, nil // not an object schema with properties: nothing mirrored
+	}
+	var out []paramHeader
+	seen := map[string]string{}
+	for arg, p := range s.Properties {
+		if p.Header == nil {
+			continue
+		}
+		name := *p.Header
+		if name == "" || !validTokenName(name) {
+			return nil, fmt.Errorf("property %q: x-mcp-header %q is not a valid header name suffix", arg, name)
+		}
+		typ, _ := p.Type.(string)
+		switch typ {
+		case "string", "integer", "number", "boolean":
+		default:
+			return nil, fmt.Errorf("property %q: x-mcp-header needs a primitive string, integer, number or boolean type", arg)
+		}
+		h := http.CanonicalHeaderKey(HeaderParamPrefix + name)
+		if other, dup := seen[h]; dup {
+			return nil, fmt.Errorf("properties %q and %q both map to header %s", other, arg, h)
+		}
+		seen[h] = arg
+		out = append(out, paramHeader{arg: arg, header: h, typ: typ})
+	}
+	return out, nil
+}
+
+func validTokenName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// headerValue returns the trimmed value of a header and whether it was
+// present. A value in the =?base64?…?= form is decoded; a malformed
+// encoding or a control character is an error.
+func headerValue(h http.Header, name string) (string, bool, error) {
+	vs := h.Values(name)
+	if len(vs) == 0 {
+		return "", false, nil
+	}
+	if len(vs) > 1 {
+		return "", true, fmt.Errorf("header %s appears more than once", name)
+	}
+	v := strings.Trim(vs[0], " \t")
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return "", true, fmt.Errorf("header %s contains a control character", name)
+		}
+	}
+	if strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?=") && len(v) >= len("=?base64??=") {
+		enc := v[len("=?base64?") : len(v)-len("?=")]
+		dec, err := base64.StdEncoding.Strict().DecodeString(enc)
+		if err != nil {
+			return "", true, fmt.Errorf("header %s: invalid base64 value: %v", name, err)
+		}
+		return string(dec), true, nil
+	}
+	return v, true, nil
+}
+
+func headerMismatch(format string, args ...any) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.HeaderMismatch, Message: "Header mismatch: " + fmt.Sprintf(format, args...)}
+}
+
+// checkStandardHeaders compares MCP-Protocol-Version, Mcp-Method and
+// Mcp-Name with the body.
+func checkStandardHeaders(h http.Header, method, version, name string, hasName bool) *jsonrpc.Error {
+	pv, ok, err := headerValue(h, HeaderProtocolVersion)
+	switch {
+	case err != nil:
+		return headerMismatch("%v", err)
+	case !ok:
+		return headerMismatch("the %s header is required", HeaderProtocolVersion)
+	case pv != version:
+		return headerMismatch("%s is %q but _meta declares %q", HeaderProtocolVersion, pv, version)
+	}
+	mv, ok, err := headerValue(h, HeaderMethod)
+	switch {
+	case err != nil:
+		return headerMismatch("%v", err)
+	case !ok:
+		return headerMismatch("the %s header is required", HeaderMethod)
+	case mv != method:
+		return headerMismatch("%s is %q but the body's method is %q", HeaderMethod, mv, method)
+	}
+	nv, ok, err := headerValue(h, HeaderName)
+	switch {
+	case err != nil:
+		return headerMismatch("%v", err)
+	case hasName && !ok:
+		return headerMismatch("the %s header is required for %s", HeaderName, method)
+	case hasName && nv != name:
+		return headerMismatch("%s is %q but the body names %q", HeaderName, nv, name)
+	case !hasName && ok:
+		return headerMismatch("%s is not expected for %s", HeaderName, method)
+	}
+	return nil
+}
+
+// checkParamHeaders compares each Mcp-Param header a tool declares with
+// the argument it mirrors.
+func checkParamHeaders(h http.Header, params []paramHeader, args map[string]json.RawMessage) *jsonrpc.Error {
+	for _, p := range params {
+		hv, present, err := headerValue(h, p.header)
+		if err != nil {
+			return headerMismatch("%v", err)
+		}
+		raw, inBody := args[p.arg]
+		if inBody && bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			inBody = false
+		}
+		switch {
+		case !inBody && !present:
+			continue
+		case !inBody && present:
+			return headerMismatch("%s is set but argument %q is absent", p.header, p.arg)
+		case inBody && !present:
+			return headerMismatch("argument %q requires the %s header", p.arg, p.header)
+		}
+		if !paramMatches(p.typ, raw, hv) {
+			return headerMismatch("%s does not match argument %q", p.header, p.arg)
+		}
+	}
+	return nil
+}
+
+func paramMatches(typ string, raw json.RawMessage, hv string) bool {
+	switch typ {
+	case "string":
+		var s string
+		return json.Unmarshal(raw, &s) == nil && s == hv
+	case "boolean":
+		var b bool
+		if json.Unmarshal(raw, &b) != nil {
+			return false
+		}
+		return (b && hv == "true") || (!b && hv == "false")
+	default: // integer, number: compare numerically
+		body := bytes.TrimSpace(raw)
+		if !isJSONNumber(body) || !isJSONNumber([]byte(hv)) {
+			return false
+		}
+		a, ok1 := new(big.Rat).SetString(string(body))
+		b, ok2 := new(big.Rat).SetString(hv)
+		return ok1 && ok2 && a.Cmp(b) == 0
+	}
+}
+
+// isJSONNumber reports whether b is a number in JSON syntax (no fractions
+// like 6/2, no hex, no leading '+').
+func isJSONNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i, n = i+1, n+1
+		}
+		return n
+	}
+	start := i
+	if n := digits(); n == 0 || (n > 1 && b[start] == '0') {
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(b)
+}

@@ -1,0 +1,68 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// compileSchema compiles a JSON Schema (2020-12 unless it names another
+// draft). With object set, the root must declare "type": "object".
+func compileSchema(what string, raw json.RawMessage, object bool) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("%s schema is not valid JSON: %w", what, err)
+	}
+	m, ok := doc.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s schema must be a JSON object", what)
+	}
+	if object && m["type"] != "object" {
+		return nil, fmt.Errorf(`%s schema must have "type": "object"`, what)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	const loc = "mem:///schema.json"
+	if err := c.AddResource(loc, doc); err != nil {
+		return nil, fmt.Errorf("%s schema: %w", what, err)
+	}
+	sch, err := c.Compile(loc)
+	if err != nil {
+		return nil, fmt.Errorf("%s schema does not compile: %w", what, err)
+	}
+	return sch, nil
+}
+
+// validateArguments checks decoded arguments against a compiled schema and
+// returns a message fit for a model to read, or "".
+func validateArguments(sch *jsonschema.Schema, args any) string {
+	err := sch.Validate(args)
+	if err == nil {
+		return ""
+	}
+	if ve, ok := err.(*jsonschema.ValidationError); ok {
+		var msgs []string
+		collectLeaves(message.NewPrinter(language.English), ve, &msgs)
+		if len(msgs) > 0 {
+			return "invalid arguments: " + strings.Join(msgs, "; ")
+		}
+	}
+	return "invalid arguments: " + err.Error()
+}
+
+func collectLeaves(p *message.Printer, ve *jsonschema.ValidationError, out *[]string) {
+	if len(ve.Causes) == 0 {
+		loc := "/" + strings.Join(ve.InstanceLocation, "/")
+		*out = append(*out, fmt.Sprintf("at %s: %s", loc, ve.ErrorKind.LocalizedString(p)))
+		return
+	}
+	for _, c := range ve.Causes {
+		collectLeaves(p, c, out)
+	}
+}

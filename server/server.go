@@ -1,0 +1,454 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/baton-mcp/baton/mrtr"
+)
+
+// Options configure a Server. The zero value is usable: a random state key
+// per process, loopback-only Host and Origin checks, 4 MiB requests, 64
+// levels of JSON nesting.
+type Options struct {
+	// Instructions are sent in server/discover.
+	Instructions string
+
+	// StateKeys sign and verify requestState. When nil a random key is made
+	// for this process and a warning logged: flows then cannot move to
+	// another instance or survive a restart.
+	StateKeys *mrtr.KeyRing
+	// StateTTL is how long a requestState stays valid (default 10 minutes).
+	StateTTL time.Duration
+	// StateAudience, if set, binds state to this deployment (JWT "aud").
+	StateAudience string
+	// MaxStateSize bounds a requestState token in bytes (default 64 KiB).
+	MaxStateSize int
+
+	// AllowedHosts lists Host header values (host or host:port) that are
+	// accepted. When empty, a server reached on a loopback address accepts
+	// only loopback host names (DNS-rebinding protection) and a server on
+	// any other address accepts any Host.
+	AllowedHosts []string
+	// AllowedOrigins lists browser origins (scheme://host[:port]) that are
+	// accepted; "*" accepts any. Requests without Origin are accepted. When
+	// empty, only loopback origins (on a loopback listener) and origins
+	// whose host equals the Host header are accepted.
+	AllowedOrigins []string
+
+	// MaxRequestBytes bounds a request body (default 4 MiB).
+	MaxRequestBytes int64
+	// MaxJSONDepth bounds JSON nesting (default 64).
+	MaxJSONDepth int
+
+	// ListCache is the caching hint on server/discover and the list
+	// results (default: TTL 0, scope "public").
+	ListCache CachePolicy
+	// ReadCache is the default caching hint on resources/read (default:
+	// TTL 0, scope "public").
+	ReadCache CachePolicy
+	// PageSize bounds the items per list page; 0 returns everything at once.
+	PageSize int
+
+	// Logging advertises the (deprecated) logging capability.
+	Logging bool
+
+	// Logger receives the server's own diagnostics (nil: slog to stderr).
+	Logger *slog.Logger
+}
+
+// Server is an MCP server. Create one with New, register tools, prompts and
+// resources, and serve it with Handler, Mount or ServeStdio. All methods
+// are safe for concurrent use; tools and prompts may be added and removed
+// while serving, and listeners are told.
+type Server struct {
+	info     Implementation
+	opts     Options
+	sealer   *mrtr.Sealer
+	log      *slog.Logger
+	infoMeta json.RawMessage // {"io.modelcontextprotocol/serverInfo":{...}}
+
+	mu         sync.RWMutex
+	tools      map[string]*toolEntry
+	toolOrder  []string
+	prompts    map[string]*promptEntry
+	promptOrd  []string
+	resources  map[string]*resourceEntry
+	resOrder   []string
+	templates  []*templateEntry
+	completion CompletionHandler
+
+	hub    *hub
+	legacy LegacyHandler
+}
+
+// New returns a server that identifies itself as info.
+func New(info Implementation, opts *Options) (*Server, error) {
+	if info.Name == "" || info.Version == "" {
+		return nil, errors.New("server: Implementation needs a name and a version")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxRequestBytes <= 0 {
+		o.MaxRequestBytes = 4 << 20
+	}
+	if o.MaxJSONDepth <= 0 {
+		o.MaxJSONDepth = 64
+	}
+	for _, cp := range []*CachePolicy{&o.ListCache, &o.ReadCache} {
+		if cp.Scope == "" {
+			cp.Scope = "public"
+		}
+		if err := cp.validate(); err != nil {
+			return nil, err
+		}
+	}
+	if o.PageSize < 0 {
+		return nil, fmt.Errorf("server: negative PageSize %d", o.PageSize)
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	ring := o.StateKeys
+	if ring == nil {
+		k, err := mrtr.RandomKey()
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		if ring, err = mrtr.NewKeyRing(k); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		log.Warn("no state key configured: using a random key for this process; input_required flows cannot move between instances or survive a restart")
+	}
+	sealer, err := mrtr.NewSealer(ring, mrtr.SealerOptions{TTL: o.StateTTL, Audience: o.StateAudience, MaxSize: o.MaxStateSize})
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	infoJSON, err := json.Marshal(map[string]any{metaServerInfo: info})
+	if err != nil {
+		return nil, fmt.Errorf("server: encode server info: %w", err)
+	}
+	s := &Server{
+		info:      info,
+		opts:      o,
+		sealer:    sealer,
+		log:       log,
+		infoMeta:  infoJSON,
+		tools:     make(map[string]*toolEntry),
+		prompts:   make(map[string]*promptEntry),
+		resources: make(map[string]*resourceEntry),
+	}
+	s.hub = newHub()
+	return s, nil
+}
+
+func (c CachePolicy) validate() error {
+	if c.TTL < 0 {
+		return fmt.Errorf("server: negative cache TTL %d", c.TTL)
+	}
+	if c.Scope != "public" && c.Scope != "private" {
+		return fmt.Errorf("server: cache scope %q is neither public nor private", c.Scope)
+	}
+	return nil
+}
+
+// Info returns the server's identity.
+func (s *Server) Info() Implementation { return s.info }
+
+// Sealer returns the sealer that signs this server's requestState. Use its
+// SetKeys to rotate keys while serving.
+func (s *Server) Sealer() *mrtr.Sealer { return s.sealer }
+
+// ToolOptions tune how a tool is served.
+type ToolOptions struct {
+	// AnswersWithoutState lets a retry that carries inputResponses but no
+	// requestState answer this tool's questions, matched by key. See
+	// mrtr.RoundOptions.
+	AnswersWithoutState bool
+	// SkipInputValidation turns off validating arguments against the
+	// input schema.
+	SkipInputValidation bool
+	// Requires lists client capabilities the tool cannot work without. A
+	// call that does not declare them is refused with -32021 before the
+	// handler runs.
+	Requires mrtr.ClientCapabilities
+}
+
+type toolEntry struct {
+	tool    Tool
+	wire    json.RawMessage // the encoded Tool
+	handler ToolHandler
+	opts    ToolOptions
+	input   *jsonschema.Schema
+	headers []paramHeader
+}
+
+// AddTool registers a tool, replacing any tool of the same name. The input
+// schema must be a JSON object schema (a missing schema means {"type":
+// "object"}); it is compiled now and arguments are validated against it on
+// every call, a mismatch being an isError result the model can correct.
+func (s *Server) AddTool(t Tool, h ToolHandler, opts ...ToolOptions) error {
+	if err := checkToolName(t.Name); err != nil {
+		return fmt.Errorf("add tool: %w", err)
+	}
+	if h == nil {
+		return fmt.Errorf("add tool %q: nil handler", t.Name)
+	}
+	if len(t.InputSchema) == 0 {
+		t.InputSchema = json.RawMessage(`{"type":"object"}`)
+	}
+	e := &toolEntry{tool: t, handler: h}
+	if len(opts) > 0 {
+		e.opts = opts[0]
+	}
+	var err error
+	if e.input, err = compileSchema("tool "+t.Name+" input", t.InputSchema, true); err != nil {
+		return fmt.Errorf("add tool: %w", err)
+	}
+	if len(t.OutputSchema) > 0 {
+		if _, err = compileSchema("tool "+t.Name+" output", t.OutputSchema, true); err != nil {
+			return fmt.Errorf("add tool: %w", err)
+		}
+	}
+	if e.headers, err = paramHeaders(t.InputSchema); err != nil {
+		return fmt.Errorf("add tool %q: %w", t.Name, err)
+	}
+	if e.wire, err = marshalNoEscape(t); err != nil {
+		return fmt.Errorf("add tool %q: encode: %w", t.Name, err)
+	}
+	s.mu.Lock()
+	if _, exists := s.tools[t.Name]; !exists {
+		s.toolOrder = append(s.toolOrder, t.Name)
+	}
+	s.tools[t.Name] = e
+	s.mu.Unlock()
+	s.hub.publish(Change{Kind: ToolsChanged})
+	return nil
+}
+
+// RemoveTool unregisters a tool and reports whether it existed.
+func (s *Server) RemoveTool(name string) bool {
+	s.mu.Lock()
+	_, ok := s.tools[name]
+	if ok {
+		delete(s.tools, name)
+		s.toolOrder = removeName(s.toolOrder, name)
+	}
+	s.mu.Unlock()
+	if ok {
+		s.hub.publish(Change{Kind: ToolsChanged})
+	}
+	return ok
+}
+
+// PromptOptions tune how a prompt is served.
+type PromptOptions struct {
+	// AnswersWithoutState: see ToolOptions.
+	AnswersWithoutState bool
+}
+
+type promptEntry struct {
+	prompt  Prompt
+	wire    json.RawMessage
+	handler PromptHandler
+	opts    PromptOptions
+}
+
+// AddPrompt registers a prompt, replacing any prompt of the same name.
+func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...PromptOptions) error {
+	if p.Name == "" {
+		return errors.New("add prompt: empty name")
+	}
+	if h == nil {
+		return fmt.Errorf("add prompt %q: nil handler", p.Name)
+	}
+	seen := map[string]bool{}
+	for _, a := range p.Arguments {
+		if a.Name == "" || seen[a.Name] {
+			return fmt.Errorf("add prompt %q: argument names must be non-empty and unique", p.Name)
+		}
+		seen[a.Name] = true
+	}
+	e := &promptEntry{prompt: p, handler: h}
+	if len(opts) > 0 {
+		e.opts = opts[0]
+	}
+	var err error
+	if e.wire, err = json.Marshal(p); err != nil {
+		return fmt.Errorf("add prompt %q: encode: %w", p.Name, err)
+	}
+	s.mu.Lock()
+	if _, exists := s.prompts[p.Name]; !exists {
+		s.promptOrd = append(s.promptOrd, p.Name)
+	}
+	s.prompts[p.Name] = e
+	s.mu.Unlock()
+	s.hub.publish(Change{Kind: PromptsChanged})
+	return nil
+}
+
+// RemovePrompt unregisters a prompt and reports whether it existed.
+func (s *Server) RemovePrompt(name string) bool {
+	s.mu.Lock()
+	_, ok := s.prompts[name]
+	if ok {
+		delete(s.prompts, name)
+		s.promptOrd = removeName(s.promptOrd, name)
+	}
+	s.mu.Unlock()
+	if ok {
+		s.hub.publish(Change{Kind: PromptsChanged})
+	}
+	return ok
+}
+
+// ResourceOptions tune how a resource or template is served.
+type ResourceOptions struct {
+	// AnswersWithoutState: see ToolOptions.
+	AnswersWithoutState bool
+}
+
+type resourceEntry struct {
+	res     Resource
+	wire    json.RawMessage
+	handler ResourceHandler
+	opts    ResourceOptions
+}
+
+type templateEntry struct {
+	tmpl    ResourceTemplate
+	wire    json.RawMessage
+	pattern *uriTemplate
+	handler ResourceHandler
+	opts    ResourceOptions
+}
+
+// AddResource registers a static resource, replacing any with the same URI.
+func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...ResourceOptions) error {
+	if r.URI == "" || r.Name == "" {
+		return errors.New("add resource: URI and name are required")
+	}
+	if h == nil {
+		return fmt.Errorf("add resource %q: nil handler", r.URI)
+	}
+	e := &resourceEntry{res: r, handler: h}
+	if len(opts) > 0 {
+		e.opts = opts[0]
+	}
+	var err error
+	if e.wire, err = json.Marshal(r); err != nil {
+		return fmt.Errorf("add resource %q: encode: %w", r.URI, err)
+	}
+	s.mu.Lock()
+	if _, exists := s.resources[r.URI]; !exists {
+		s.resOrder = append(s.resOrder, r.URI)
+	}
+	s.resources[r.URI] = e
+	s.mu.Unlock()
+	s.hub.publish(Change{Kind: ResourcesChanged})
+	return nil
+}
+
+// RemoveResource unregisters a static resource and reports whether it
+// existed.
+func (s *Server) RemoveResource(uri string) bool {
+	s.mu.Lock()
+	_, ok := s.resources[uri]
+	if ok {
+		delete(s.resources, uri)
+		s.resOrder = removeName(s.resOrder, uri)
+	}
+	s.mu.Unlock()
+	if ok {
+		s.hub.publish(Change{Kind: ResourcesChanged})
+	}
+	return ok
+}
+
+// AddResourceTemplate registers a URI template. A resources/read whose URI
+// matches no static resource is matched against templates in the order they
+// were added.
+func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler, opts ...ResourceOptions) error {
+	if t.URITemplate == "" || t.Name == "" {
+		return errors.New("add resource template: URI template and name are required")
+	}
+	if h == nil {
+		return fmt.Errorf("add resource template %q: nil handler", t.URITemplate)
+	}
+	p, err := parseURITemplate(t.URITemplate)
+	if err != nil {
+		return fmt.Errorf("add resource template: %w", err)
+	}
+	e := &templateEntry{tmpl: t, pattern: p, handler: h}
+	if len(opts) > 0 {
+		e.opts = opts[0]
+	}
+	if e.wire, err = json.Marshal(t); err != nil {
+		return fmt.Errorf("add resource template %q: encode: %w", t.URITemplate, err)
+	}
+	s.mu.Lock()
+	s.templates = append(s.templates, e)
+	s.mu.Unlock()
+	s.hub.publish(Change{Kind: ResourcesChanged})
+	return nil
+}
+
+// SetCompletion installs the completion/complete handler and advertises
+// the completions capability.
+func (s *Server) SetCompletion(h CompletionHandler) {
+	s.mu.Lock()
+	s.completion = h
+	s.mu.Unlock()
+}
+
+// NotifyResourceUpdated tells listeners subscribed to uri that it changed.
+func (s *Server) NotifyResourceUpdated(uri string) {
+	s.hub.publish(Change{Kind: ResourceUpdated, URI: uri})
+}
+
+func removeName(list []string, name string) []string {
+	for i, n := range list {
+		if n == name {
+			return append(list[:i:i], list[i+1:]...)
+		}
+	}
+	return list
+}
+
+// checkToolName applies the naming rule of the specification: 1 to 128
+// characters from A-Z, a-z, 0-9, '_', '-' and '.'.
+func checkToolName(name string) error {
+	if name == "" || len(name) > 128 {
+		return fmt.Errorf("tool name %q must be 1 to 128 characters long", name)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return fmt.Errorf("tool name %q may contain only letters, digits, '_', '-' and '.'", name)
+		}
+	}
+	return nil
+}
+
+// marshalNoEscape encodes v without HTML-escaping strings, so schemas and
+// descriptions read back as they were written.
+func marshalNoEscape(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}

@@ -1,0 +1,279 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/baton-mcp/baton/internal/strictjson"
+	"github.com/baton-mcp/baton/jsonrpc"
+)
+
+// StdioSession is the legacy era's hook into the stdio transport: once a
+// client sends initialize, the process belongs to that legacy session.
+type StdioSession interface {
+	// HandleMessage handles one message of the legacy session. write sends
+	// a line to the client.
+	HandleMessage(ctx context.Context, msg *jsonrpc.Message, write func([]byte) error)
+	// Close ends the session (end of input).
+	Close()
+}
+
+// StdioLegacy creates legacy stdio sessions. A LegacyHandler that also
+// implements it serves legacy clients on stdio.
+type StdioLegacy interface {
+	NewStdioSession(ctx context.Context) StdioSession
+}
+
+// ServeStdio serves newline-delimited JSON-RPC on in and out until in ends
+// or ctx is cancelled. Requests run concurrently; a
+// notifications/cancelled naming a request cancels its context and no
+// response is written for it.
+//
+// At end of input, listen streams (and a legacy session) end, requests
+// still running finish and their responses are written, and ServeStdio
+// returns nil. Cancelling ctx cancels every request and returns ctx.Err()
+// at once; a read still blocked in in is abandoned, and its goroutine ends
+// when in returns.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	ctx, cancelAll := context.WithCancel(ctx)
+	defer cancelAll()
+	// Listen streams never end by themselves: end of input ends them.
+	listenCtx, endListens := context.WithCancel(ctx)
+	t := &stdioConn{out: out, inflight: make(map[string]context.CancelFunc), listenCtx: listenCtx}
+	var (
+		legacy StdioSession
+		wg     sync.WaitGroup
+	)
+	finish := func() {
+		endListens()
+		if legacy != nil {
+			legacy.Close()
+		}
+		wg.Wait()
+	}
+
+	type read struct {
+		line []byte
+		err  error
+	}
+	lines := make(chan read)
+	go func() {
+		br := bufio.NewReaderSize(in, 64<<10)
+		for {
+			line, err := readLine(br, s.opts.MaxRequestBytes)
+			select {
+			case lines <- read{line, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil && !errors.Is(err, errLineTooLong) {
+				return
+			}
+		}
+	}()
+
+	for {
+		var r read
+		select {
+		case <-ctx.Done():
+			cancelAll()
+			finish()
+			return ctx.Err()
+		case r = <-lines:
+		}
+		if len(bytes.TrimSpace(r.line)) > 0 {
+			s.stdioMessage(ctx, t, &wg, &legacy, r.line)
+		}
+		switch {
+		case r.err == nil:
+		case errors.Is(r.err, errLineTooLong):
+			t.write(mustError(jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "message exceeds the %d-byte limit", s.opts.MaxRequestBytes)))
+		case errors.Is(r.err, io.EOF):
+			finish()
+			return nil
+		default:
+			finish()
+			return fmt.Errorf("stdio: read: %w", r.err)
+		}
+	}
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads one line of at most max bytes. A longer line is consumed
+// and reported as errLineTooLong.
+func readLine(br *bufio.Reader, max int64) ([]byte, error) {
+	var line []byte
+	tooLong := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			if int64(len(line)+len(chunk)) > max+1 {
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		switch {
+		case err == nil:
+			if tooLong {
+				return nil, errLineTooLong
+			}
+			return line, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			if tooLong {
+				return nil, errLineTooLong
+			}
+			return line, err
+		}
+	}
+}
+
+type stdioConn struct {
+	mu        sync.Mutex
+	out       io.Writer
+	imu       sync.Mutex
+	inflight  map[string]context.CancelFunc
+	listenCtx context.Context
+}
+
+func (t *stdioConn) write(b []byte) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, err := t.out.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("stdio: write: %w", err)
+	}
+	return nil
+}
+
+func mustError(id jsonrpc.ID, e *jsonrpc.Error) []byte {
+	b, _ := jsonrpc.AppendError(nil, id, e)
+	return b
+}
+
+// stdioNotifier sends one request's notifications until it is answered.
+type stdioNotifier struct {
+	t    *stdioConn
+	mu   sync.Mutex
+	done bool
+}
+
+func (n *stdioNotifier) Notify(ctx context.Context, method string, params any) error {
+	b, err := jsonrpc.EncodeNotification(method, params)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.done || ctx.Err() != nil {
+		return errStreamClosed
+	}
+	return n.t.write(b)
+}
+
+func (n *stdioNotifier) close() {
+	n.mu.Lock()
+	n.done = true
+	n.mu.Unlock()
+}
+
+func (s *Server) stdioMessage(ctx context.Context, t *stdioConn, wg *sync.WaitGroup, legacy *StdioSession, line []byte) {
+	msg, derr := jsonrpc.Decode(line, jsonrpc.Limits{MaxDepth: s.opts.MaxJSONDepth})
+	if derr != nil {
+		var id jsonrpc.ID
+		if msg != nil {
+			id = msg.ID
+		}
+		t.write(mustError(id, derr))
+		return
+	}
+	if *legacy == nil && msg.Method == "initialize" && !hasModernMeta(msg.Params) {
+		if sl, ok := s.legacy.(StdioLegacy); ok {
+			*legacy = sl.NewStdioSession(ctx)
+		} else {
+			t.write(mustError(msg.ID, s.initializeRefusal(msg)))
+			return
+		}
+	}
+	if *legacy != nil && !hasModernMeta(msg.Params) {
+		(*legacy).HandleMessage(ctx, msg, t.write)
+		return
+	}
+	switch {
+	case msg.IsResponse():
+		return // modern servers send no requests; nothing to match
+	case msg.IsNotification():
+		if msg.Method == "notifications/cancelled" {
+			var p struct {
+				RequestID jsonrpc.ID `json:"requestId"`
+			}
+			if strictjson.Unmarshal(msg.Params, &p) == nil && !p.RequestID.IsZero() {
+				t.imu.Lock()
+				if cancel, ok := t.inflight[p.RequestID.String()]; ok {
+					cancel()
+				}
+				t.imu.Unlock()
+			}
+		}
+		return
+	}
+	req, e := decodeRequest(msg)
+	if e == nil {
+		e = s.checkVersion(req.meta.ProtocolVersion)
+	}
+	if e != nil {
+		t.write(mustError(msg.ID, e))
+		return
+	}
+	key := msg.ID.String()
+	t.imu.Lock()
+	if _, dup := t.inflight[key]; dup {
+		t.imu.Unlock()
+		t.write(mustError(msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", key)))
+		return
+	}
+	parent := ctx
+	if req.method == "subscriptions/listen" {
+		parent = t.listenCtx
+	}
+	rctx, cancel := context.WithCancel(parent)
+	t.inflight[key] = cancel
+	t.imu.Unlock()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer func() {
+			t.imu.Lock()
+			delete(t.inflight, key)
+			t.imu.Unlock()
+			cancel()
+		}()
+		if req.method == "subscriptions/listen" {
+			f, e := s.agreeFilter(req)
+			if e != nil {
+				t.write(mustError(msg.ID, e))
+				return
+			}
+			s.listen(rctx, msg.ID, f, t.write, nil)
+			return
+		}
+		n := &stdioNotifier{t: t}
+		res, e := s.handle(rctx, req, n)
+		n.close()
+		if rctx.Err() != nil || e == errNoResponse {
+			return
+		}
+		if e != nil {
+			t.write(mustError(msg.ID, e))
+			return
+		}
+		t.write(jsonrpc.AppendResult(nil, msg.ID, res))
+	}()
+}

@@ -1,0 +1,89 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/baton-mcp/baton/jsonrpc"
+)
+
+// Case variants of a member name must never fill a field (the message
+// smuggling class of CVE-2026-27896).
+func TestCaseVariantsAreNotSmuggled(t *testing.T) {
+	s := newTestServer(t, nil)
+	var got int
+	mustAddTool(t, s, Tool{Name: "pay", InputSchema: json.RawMessage(`{"type":"object","properties":{"amount":{"type":"integer","maximum":100}}}`)},
+		func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
+			var in struct {
+				Amount int `json:"amount"`
+			}
+			if err := req.Bind(&in); err != nil {
+				return nil, err
+			}
+			got = in.Amount
+			return TextResult("paid"), nil
+		})
+	textTool(s, t, "a", "tool a")
+	textTool(s, t, "b", "tool b")
+
+	completeResult(t, do(t, s, toolCall(1, "pay", json.RawMessage(`{"amount":10,"AMOUNT":100000}`))), "1")
+	if got != 10 {
+		t.Fatalf("handler saw amount %d; a case variant overrode the validated value", got)
+	}
+	completeResult(t, do(t, s, toolCall(2, "pay", json.RawMessage(`{"Amount":100000}`))), "2")
+	if got != 0 {
+		t.Fatalf("handler saw amount %d from an unvalidated case variant", got)
+	}
+
+	// "NAME" does not rename the call: tool a runs, and Mcp-Name must say a.
+	rec := do(t, s, toolCall(3, "a", nil).withParam("NAME", "b"))
+	if text, _ := toolText(t, completeResult(t, rec, "3")); text != "tool a" {
+		t.Fatalf("ran %q", text)
+	}
+	// An upper-case _META is not the envelope.
+	rec = do(t, s, call(4, "tools/list", nil).withoutMeta().withParam("_META", map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+	}))
+	wantError(t, rec, 400, jsonrpc.InvalidParams, "4")
+}
+
+func TestHandlerPanicIsAnError(t *testing.T) {
+	s := newTestServer(t, nil)
+	mustAddTool(t, s, Tool{Name: "boom"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
+		var m map[string]int
+		m["x"] = 1 // nil map write
+		return nil, nil
+	})
+	rec := do(t, s, toolCall(1, "boom", nil))
+	e := wantError(t, rec, 200, jsonrpc.InternalError, "1")
+	if !strings.Contains(e.Message, "tool boom") {
+		t.Fatalf("message = %q", e.Message)
+	}
+	// The server keeps serving.
+	textTool(s, t, "ok", "fine")
+	completeResult(t, do(t, s, toolCall(2, "ok", nil)), "2")
+}
+
+func TestParamNumbersAreJSONNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		body, header string
+		ok           bool
+	}{
+		{"3", "3", true},
+		{"3", "3.0", true},
+		{"3", "3e0", true},
+		{"3", "6/2", false},
+		{"3", "0x3", false},
+		{"3", "+3", false},
+		{"3", "03", false},
+		{`"3"`, "3", false},
+		{"-1.5", "-1.50", true},
+	} {
+		if got := paramMatches("integer", json.RawMessage(tc.body), tc.header); got != tc.ok {
+			t.Errorf("body %s, header %q: match = %v, want %v", tc.body, tc.header, got, tc.ok)
+		}
+	}
+}

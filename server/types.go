@@ -1,0 +1,348 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/internal/strictjson"
+	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mrtr"
+)
+
+// ProtocolVersion is the protocol revision the modern dispatch serves.
+const ProtocolVersion = "2026-07-28"
+
+// Implementation identifies a client or server.
+type Implementation struct {
+	Name        string         `json:"name"`
+	Version     string         `json:"version"`
+	Title       string         `json:"title,omitempty"`
+	Description string         `json:"description,omitempty"`
+	WebsiteURL  string         `json:"websiteUrl,omitempty"`
+	Icons       []content.Icon `json:"icons,omitempty"`
+}
+
+// Tool describes a tool. InputSchema and OutputSchema are sent as given
+// (JSON Schema 2020-12 with $schema, $defs, $ref, $anchor and every other
+// keyword, in their order; only insignificant whitespace is compacted) and
+// compiled once when the tool is added.
+type Tool struct {
+	Name         string           `json:"name"`
+	Title        string           `json:"title,omitempty"`
+	Description  string           `json:"description,omitempty"`
+	InputSchema  json.RawMessage  `json:"inputSchema"`
+	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
+	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
+	Icons        []content.Icon   `json:"icons,omitempty"`
+	Meta         map[string]any   `json:"_meta,omitempty"`
+}
+
+// ToolAnnotations are hints about a tool's behaviour.
+type ToolAnnotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+// ToolResult is the complete result of a tools/call.
+type ToolResult struct {
+	Content           []content.Block
+	StructuredContent any
+	IsError           bool
+	Meta              map[string]any
+}
+
+// TextResult returns a result holding one text block.
+func TextResult(text string) *ToolResult {
+	return &ToolResult{Content: []content.Block{content.Text(text)}}
+}
+
+// ErrorResult returns an isError result holding one text block: a tool
+// execution failure the model can see, not a protocol error.
+func ErrorResult(text string) *ToolResult {
+	return &ToolResult{Content: []content.Block{content.Text(text)}, IsError: true}
+}
+
+// Prompt describes a prompt.
+type Prompt struct {
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Arguments   []PromptArgument `json:"arguments,omitempty"`
+	Icons       []content.Icon   `json:"icons,omitempty"`
+	Meta        map[string]any   `json:"_meta,omitempty"`
+}
+
+// PromptArgument describes one argument of a prompt.
+type PromptArgument struct {
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+}
+
+// PromptMessage is one message of a prompt.
+type PromptMessage struct {
+	Role    content.Role  `json:"role"`
+	Content content.Block `json:"content"`
+}
+
+// PromptResult is the complete result of a prompts/get.
+type PromptResult struct {
+	Description string
+	Messages    []PromptMessage
+	Meta        map[string]any
+}
+
+// Resource describes a static resource.
+type Resource struct {
+	URI         string               `json:"uri"`
+	Name        string               `json:"name"`
+	Title       string               `json:"title,omitempty"`
+	Description string               `json:"description,omitempty"`
+	MimeType    string               `json:"mimeType,omitempty"`
+	Size        *int64               `json:"size,omitempty"`
+	Annotations *content.Annotations `json:"annotations,omitempty"`
+	Icons       []content.Icon       `json:"icons,omitempty"`
+	Meta        map[string]any       `json:"_meta,omitempty"`
+}
+
+// ResourceTemplate describes a family of resources by an RFC 6570 URI
+// template (level 1: {name} expands to one path segment or query value).
+type ResourceTemplate struct {
+	URITemplate string               `json:"uriTemplate"`
+	Name        string               `json:"name"`
+	Title       string               `json:"title,omitempty"`
+	Description string               `json:"description,omitempty"`
+	MimeType    string               `json:"mimeType,omitempty"`
+	Annotations *content.Annotations `json:"annotations,omitempty"`
+	Icons       []content.Icon       `json:"icons,omitempty"`
+	Meta        map[string]any       `json:"_meta,omitempty"`
+}
+
+// ResourceResult is the complete result of a resources/read.
+type ResourceResult struct {
+	Contents []content.ResourceContents
+	// Cache overrides the server's caching hint for this read.
+	Cache *CachePolicy
+	Meta  map[string]any
+}
+
+// LogLevel is a syslog severity for log notifications.
+type LogLevel string
+
+// The log levels, least severe first.
+const (
+	LevelDebug     LogLevel = "debug"
+	LevelInfo      LogLevel = "info"
+	LevelNotice    LogLevel = "notice"
+	LevelWarning   LogLevel = "warning"
+	LevelError     LogLevel = "error"
+	LevelCritical  LogLevel = "critical"
+	LevelAlert     LogLevel = "alert"
+	LevelEmergency LogLevel = "emergency"
+)
+
+var levelRank = map[LogLevel]int{
+	LevelDebug: 0, LevelInfo: 1, LevelNotice: 2, LevelWarning: 3,
+	LevelError: 4, LevelCritical: 5, LevelAlert: 6, LevelEmergency: 7,
+}
+
+// Valid reports whether l is one of the eight levels.
+func (l LogLevel) Valid() bool { _, ok := levelRank[l]; return ok }
+
+// Enables reports whether a message at level m passes a threshold l.
+func (l LogLevel) Enables(m LogLevel) bool {
+	lr, ok1 := levelRank[l]
+	mr, ok2 := levelRank[m]
+	return ok1 && ok2 && mr >= lr
+}
+
+// RequestMeta is what a request's _meta envelope declares.
+type RequestMeta struct {
+	// ProtocolVersion is the requested protocol revision.
+	ProtocolVersion string
+	// ClientCapabilities are the capabilities declared on this request.
+	ClientCapabilities mrtr.ClientCapabilities
+	// ClientInfo is the self-reported client identity, if sent. Do not base
+	// decisions on it.
+	ClientInfo *Implementation
+	// LogLevel is the requested log threshold; "" means no log
+	// notifications may be sent for this request.
+	LogLevel LogLevel
+	// ProgressToken is the request's progress token (JSON string or
+	// integer), or nil.
+	ProgressToken json.RawMessage
+}
+
+// Notifier sends notifications that belong to one request.
+type Notifier interface {
+	// Notify sends a notification on the request's stream. It fails once
+	// the request has been answered or its stream has closed.
+	Notify(ctx context.Context, method string, params any) error
+}
+
+// Call is what every request handler receives besides its own parameters:
+// the envelope, the MRTR round (for tools/call, prompts/get and
+// resources/read), and the request's notification stream.
+type Call struct {
+	// ID is the JSON-RPC id of the request.
+	ID jsonrpc.ID
+	// Method is the JSON-RPC method.
+	Method string
+	// Meta is the request's envelope.
+	Meta RequestMeta
+	// Round is the MRTR view of the request; nil for methods that cannot
+	// return input_required.
+	Round *mrtr.Round
+
+	notifier Notifier
+}
+
+// NewCall returns a Call; transports and adapters use it to invoke handlers
+// outside the HTTP and stdio paths of this package.
+func NewCall(id jsonrpc.ID, method string, meta RequestMeta, round *mrtr.Round, n Notifier) *Call {
+	return &Call{ID: id, Method: method, Meta: meta, Round: round, notifier: n}
+}
+
+// Progress sends notifications/progress for this request. It does nothing
+// when the request carried no progress token. total and message are
+// omitted when zero.
+func (c *Call) Progress(ctx context.Context, progress, total float64, message string) error {
+	if c.Meta.ProgressToken == nil || c.notifier == nil {
+		return nil
+	}
+	p := progressParams{Token: c.Meta.ProgressToken, Progress: progress, Message: message}
+	if total > 0 {
+		p.Total = &total
+	}
+	if err := c.notifier.Notify(ctx, "notifications/progress", p); err != nil {
+		return fmt.Errorf("send progress: %w", err)
+	}
+	return nil
+}
+
+// Log sends notifications/message for this request when the request set a
+// log level and level meets it; otherwise it does nothing.
+func (c *Call) Log(ctx context.Context, level LogLevel, logger string, data any) error {
+	if c.Meta.LogLevel == "" || c.notifier == nil || !c.Meta.LogLevel.Enables(level) {
+		return nil
+	}
+	if err := c.notifier.Notify(ctx, "notifications/message", logParams{Level: level, Logger: logger, Data: data}); err != nil {
+		return fmt.Errorf("send log message: %w", err)
+	}
+	return nil
+}
+
+// Notifier returns the request's notifier (nil if it has none).
+func (c *Call) Notifier() Notifier { return c.notifier }
+
+type progressParams struct {
+	Token    json.RawMessage `json:"progressToken"`
+	Progress float64         `json:"progress"`
+	Total    *float64        `json:"total,omitempty"`
+	Message  string          `json:"message,omitempty"`
+}
+
+type logParams struct {
+	Level  LogLevel `json:"level"`
+	Logger string   `json:"logger,omitempty"`
+	Data   any      `json:"data"`
+}
+
+// ToolRequest is a tools/call as a handler sees it.
+type ToolRequest struct {
+	*Call
+	// Name is the tool name.
+	Name string
+	// Arguments is the arguments object as sent ({} when absent).
+	Arguments json.RawMessage
+}
+
+// Bind decodes the arguments into v.
+func (r *ToolRequest) Bind(v any) error {
+	if err := strictjson.Unmarshal(r.Arguments, v); err != nil {
+		return fmt.Errorf("tool %s: decode arguments: %w", r.Name, err)
+	}
+	return nil
+}
+
+// PromptRequest is a prompts/get as a handler sees it.
+type PromptRequest struct {
+	*Call
+	Name      string
+	Arguments map[string]string
+}
+
+// ResourceRequest is a resources/read as a handler sees it.
+type ResourceRequest struct {
+	*Call
+	// URI is the requested URI.
+	URI string
+	// Params holds the template variables when the URI matched a template.
+	Params map[string]string
+}
+
+// CompletionRequest is a completion/complete as a handler sees it.
+type CompletionRequest struct {
+	*Call
+	// Ref is the prompt or resource template being completed.
+	Ref CompletionRef
+	// Argument is the argument being completed and its partial value.
+	Argument CompletionArgument
+	// Context holds previously resolved arguments.
+	Context map[string]string
+}
+
+// CompletionRef names what is being completed.
+type CompletionRef struct {
+	Type string `json:"type"` // "ref/prompt" or "ref/resource"
+	Name string `json:"name,omitempty"`
+	URI  string `json:"uri,omitempty"`
+}
+
+// CompletionArgument is the argument being completed.
+type CompletionArgument struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Completion is a completion/complete answer. At most 100 values are sent.
+type Completion struct {
+	Values  []string `json:"values"`
+	Total   *int     `json:"total,omitempty"`
+	HasMore bool     `json:"hasMore,omitempty"`
+}
+
+// Handler types.
+type (
+	// ToolHandler handles tools/call. Returning an error wrapping
+	// mrtr.ErrInputRequired suspends the call; returning a *jsonrpc.Error
+	// (or an error with an RPCError method) sends that error; any other
+	// error becomes an isError result carrying its text.
+	ToolHandler func(ctx context.Context, req *ToolRequest) (*ToolResult, error)
+	// PromptHandler handles prompts/get; errors as for ToolHandler, except
+	// that other errors become -32603.
+	PromptHandler func(ctx context.Context, req *PromptRequest) (*PromptResult, error)
+	// ResourceHandler handles resources/read for one resource or template.
+	ResourceHandler func(ctx context.Context, req *ResourceRequest) (*ResourceResult, error)
+	// CompletionHandler handles completion/complete.
+	CompletionHandler func(ctx context.Context, req *CompletionRequest) (*Completion, error)
+)
+
+// ResourceNotFound returns the error for an unknown resource URI: -32602
+// with data.uri.
+func ResourceNotFound(uri string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Resource not found: " + uri, Data: map[string]string{"uri": uri}}
+}
+
+// CachePolicy is a caching hint: how long (TTL, whole milliseconds) and
+// how widely (Scope "public" or "private") a result may be cached.
+type CachePolicy struct {
+	TTL   int64  // milliseconds, >= 0
+	Scope string // "public" or "private"
+}
