@@ -1,0 +1,104 @@
+// Command everything is Baton's example server. It exposes every fixture the
+// official MCP conformance suite calls, plus two realistic tools:
+// confirm_transfer, which asks the user to confirm a transfer, and the
+// fixtures' multi-round flows.
+//
+// Usage:
+//
+//	go run ./examples/everything [-addr 127.0.0.1:8080] [-state-ttl 10m] [-stdio]
+//
+// It serves http://ADDR/mcp, or newline-delimited JSON-RPC on stdin and
+// stdout with -stdio. The requestState key comes from BATON_STATE_KEY (at
+// least 32 bytes); instances that share it finish each other's flows.
+// Without it a random key is made for the process, with a warning.
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "everything:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	addr := flag.String("addr", "127.0.0.1:8080", "HTTP listen address (HOST:PORT)")
+	ttl := flag.Duration("state-ttl", 10*time.Minute, "how long a requestState stays valid")
+	stdio := flag.Bool("stdio", false, "serve JSON-RPC on stdin/stdout instead of HTTP")
+	flag.Parse()
+
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	keys, err := stateKeys(os.Getenv("BATON_STATE_KEY"))
+	if err != nil {
+		return err
+	}
+	srv, err := newServer(keys, *ttl, log)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *stdio {
+		return srv.ServeStdio(ctx, os.Stdin, os.Stdout)
+	}
+	return serveHTTP(ctx, srv, *addr, log)
+}
+
+// stateKeys builds the key ring from BATON_STATE_KEY. The key ID is derived
+// from the key, so every instance given the same key names it the same way.
+// An empty value means no ring (the server makes a random key and warns).
+func stateKeys(secret string) (*mrtr.KeyRing, error) {
+	if secret == "" {
+		return nil, nil
+	}
+	if len(secret) < mrtr.MinKeySize {
+		return nil, fmt.Errorf("BATON_STATE_KEY is %d bytes; at least %d are required", len(secret), mrtr.MinKeySize)
+	}
+	sum := sha256.Sum256([]byte(secret))
+	return mrtr.NewKeyRing(mrtr.Key{ID: "k-" + hex.EncodeToString(sum[:6]), Secret: []byte(secret)})
+}
+
+func serveHTTP(ctx context.Context, srv *server.Server, addr string, log *slog.Logger) error {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	srv.Mount(e, "/mcp")
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	hs := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
+	log.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}

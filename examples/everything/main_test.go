@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+const testKey = "0123456789abcdef0123456789abcdef-test"
+
+func newTestServer(t *testing.T, key string) *httptest.Server {
+	t.Helper()
+	keys, err := stateKeys(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := newServer(keys, time.Minute, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+type rpcResponse struct {
+	Result map[string]json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// call sends tools/call confirm_transfer with optional retry fields.
+func call(t *testing.T, url string, extra map[string]any) rpcResponse {
+	t.Helper()
+	params := map[string]any{
+		"name":      "confirm_transfer",
+		"arguments": map[string]any{"to": "bob", "amount": 25.5},
+		"_meta": map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
+		},
+	}
+	for k, v := range extra {
+		params[k] = v
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "confirm_transfer")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out rpcResponse
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func text(t *testing.T, r rpcResponse) (string, bool) {
+	t.Helper()
+	if r.Error != nil {
+		t.Fatalf("error %d: %s", r.Error.Code, r.Error.Message)
+	}
+	var res struct {
+		Content []struct{ Text string }
+		IsError bool
+	}
+	raw, _ := json.Marshal(r.Result)
+	if err := json.Unmarshal(raw, &res); err != nil || len(res.Content) == 0 {
+		t.Fatalf("not a tool result: %s", raw)
+	}
+	return res.Content[0].Text, res.IsError
+}
+
+func TestConfirmTransfer(t *testing.T) {
+	ts := newTestServer(t, testKey)
+	r1 := call(t, ts.URL, nil)
+	if r1.Error != nil || string(r1.Result["resultType"]) != `"input_required"` {
+		t.Fatalf("round 1: %+v", r1)
+	}
+	var state string
+	if err := json.Unmarshal(r1.Result["requestState"], &state); err != nil || state == "" {
+		t.Fatalf("requestState: %s", r1.Result["requestState"])
+	}
+	if !strings.Contains(string(r1.Result["inputRequests"]), `"confirm":{"type":"boolean"`) {
+		t.Fatalf("inputRequests: %s", r1.Result["inputRequests"])
+	}
+	for _, tc := range []struct {
+		name, answer string
+		want         string
+		isError      bool
+	}{
+		{"accepted", `{"action":"accept","content":{"confirm":true}}`, "Transferred 25.5 to bob", false},
+		{"accepted but false", `{"action":"accept","content":{"confirm":false}}`, "Transfer declined", true},
+		{"declined", `{"action":"decline"}`, "Transfer declined", true},
+		{"cancelled", `{"action":"cancel"}`, "Transfer declined", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r2 := call(t, ts.URL, map[string]any{"inputResponses": map[string]json.RawMessage{"confirm": json.RawMessage(tc.answer)}, "requestState": state})
+			got, isErr := text(t, r2)
+			if got != tc.want || isErr != tc.isError {
+				t.Fatalf("got %q (isError %v), want %q (isError %v)", got, isErr, tc.want, tc.isError)
+			}
+		})
+	}
+}
+
+func TestConfirmTransferRefusesForeignState(t *testing.T) {
+	a := newTestServer(t, testKey)
+	other := newTestServer(t, "another-key-another-key-another-key!")
+	r1 := call(t, a.URL, nil)
+	var state string
+	_ = json.Unmarshal(r1.Result["requestState"], &state)
+	r2 := call(t, other.URL, map[string]any{"inputResponses": map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}, "requestState": state})
+	if r2.Error == nil || r2.Error.Code != -32602 || !strings.Contains(r2.Error.Message, "requestState") {
+		t.Fatalf("state from a server with another key: %+v", r2)
+	}
+}
+
+// Two servers that share nothing but the key finish each other's flows.
+func TestTwoInstancesShareFlows(t *testing.T) {
+	a := newTestServer(t, testKey)
+	b := newTestServer(t, testKey)
+	r1 := call(t, a.URL, nil)
+	var state string
+	_ = json.Unmarshal(r1.Result["requestState"], &state)
+	r2 := call(t, b.URL, map[string]any{"inputResponses": map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}, "requestState": state})
+	if got, isErr := text(t, r2); got != "Transferred 25.5 to bob" || isErr {
+		t.Fatalf("round 2 on the other instance: %q", got)
+	}
+}
+
+func TestStateKeyValidation(t *testing.T) {
+	if _, err := stateKeys("short"); err == nil {
+		t.Fatal("a short BATON_STATE_KEY must be refused")
+	}
+	if r, err := stateKeys(""); err != nil || r != nil {
+		t.Fatalf("no key: %v, %v", r, err)
+	}
+	a, _ := stateKeys(testKey)
+	b, _ := stateKeys(testKey)
+	if a.SigningKeyID() != b.SigningKeyID() {
+		t.Fatal("the key id must be derived from the key so instances agree")
+	}
+}

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server"
+)
+
+// askText returns a form asking for one required string field.
+func askText(message, field string) (*elicit.Request, error) {
+	return elicit.NewForm(message, elicit.String(field).Required())
+}
+
+// acceptedString returns the string field of an accepted answer.
+func acceptedString(res *elicit.Result, field string) (string, bool) {
+	if res.Action != elicit.ActionAccept {
+		return "", false
+	}
+	var m map[string]any
+	if err := res.Decode(&m); err != nil {
+		return "", false
+	}
+	s, ok := m[field].(string)
+	return s, ok
+}
+
+func registerMRTRTools(srv *server.Server, add func(error)) {
+	nameForm, err := askText("What is your name?", "name")
+	add(err)
+	okForm, err := elicit.NewForm("Please confirm", elicit.Boolean("ok").Required())
+	add(err)
+	step1, err := askText("Step 1: What is your name?", "name")
+	add(err)
+	step2, err := askText("Step 2: What is your favorite color?", "color")
+	add(err)
+	contextForm, err := askText("What context should the prompt use?", "context")
+	add(err)
+	streamForm, err := askText("Anything to add?", "note")
+	add(err)
+	capital := &mrtr.CreateMessageParams{Messages: []mrtr.SamplingMessage{mrtr.UserText("What is the capital of France?")}, MaxTokens: 100}
+	greeting := &mrtr.CreateMessageParams{Messages: []mrtr.SamplingMessage{mrtr.UserText("Generate a greeting")}, MaxTokens: 50}
+	if nameForm == nil || okForm == nil || step1 == nil || step2 == nil || contextForm == nil || streamForm == nil {
+		return
+	}
+
+	// The conformance suite also sends this tool's answer without the
+	// requestState of a first round; answers here grant nothing, so the
+	// tool opts in to matching them by key.
+	add(srv.AddTool(noArgs("test_input_required_result_elicitation", "Asks for a name, then greets"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		res, err := req.Round.Elicit("user_name", nameForm)
+		if err != nil {
+			return nil, err
+		}
+		name, ok := acceptedString(res, "name")
+		if !ok {
+			return server.ErrorResult("No name given (" + string(res.Action) + ")"), nil
+		}
+		return server.TextResult("Hello, " + name + "!"), nil
+	}, server.ToolOptions{AnswersWithoutState: true}))
+
+	add(srv.AddTool(noArgs("test_input_required_result_sampling", "Asks the client's model a question"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		res, err := req.Round.Sample("sample_request", capital)
+		if err != nil {
+			return nil, err
+		}
+		return server.TextResult("Sampled: " + res.Text()), nil
+	}))
+
+	add(srv.AddTool(noArgs("test_input_required_result_list_roots", "Asks for the client's roots"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		res, err := req.Round.ListRoots("roots_request")
+		if err != nil {
+			return nil, err
+		}
+		return server.TextResult("Roots: " + rootURIs(res)), nil
+	}))
+
+	add(srv.AddTool(noArgs("test_input_required_result_request_state", "Round-trips a requestState"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		var st struct {
+			Marker string `json:"marker"`
+		}
+		resumed, err := req.Round.LoadState(&st)
+		if err != nil {
+			return nil, err
+		}
+		res, err := req.Round.Elicit("confirm", okForm)
+		if err != nil {
+			if errors.Is(err, mrtr.ErrInputRequired) {
+				if err := req.Round.SaveState(struct {
+					Marker string `json:"marker"`
+				}{"issued"}); err != nil {
+					return nil, err
+				}
+			}
+			return nil, err
+		}
+		if !resumed || st.Marker != "issued" {
+			return server.ErrorResult("requestState missing"), nil
+		}
+		return server.TextResult(fmt.Sprintf("state-ok: confirmation %s", res.Action)), nil
+	}))
+
+	add(srv.AddTool(noArgs("test_input_required_result_multiple_inputs", "Asks three questions at once"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		name, e1 := req.Round.Elicit("user_name", nameForm)
+		greet, e2 := req.Round.Sample("greeting", greeting)
+		roots, e3 := req.Round.ListRoots("client_roots")
+		if err := errors.Join(e1, e2, e3); err != nil {
+			return nil, err
+		}
+		n, _ := acceptedString(name, "name")
+		return server.TextResult(fmt.Sprintf("Name: %s; greeting: %s; roots: %s", n, greet.Text(), rootURIs(roots))), nil
+	}))
+
+	type multiRound struct {
+		Round int    `json:"round"`
+		Name  string `json:"name,omitempty"`
+	}
+	add(srv.AddTool(noArgs("test_input_required_result_multi_round", "Asks two questions in two rounds"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		var st multiRound
+		if _, err := req.Round.LoadState(&st); err != nil {
+			return nil, err
+		}
+		if st.Round < 2 {
+			res, err := req.Round.Elicit("user_name", step1)
+			if err != nil {
+				if errors.Is(err, mrtr.ErrInputRequired) {
+					if err := req.Round.SaveState(multiRound{Round: 1}); err != nil {
+						return nil, err
+					}
+				}
+				return nil, err
+			}
+			st.Name, _ = acceptedString(res, "name")
+			if err := req.Round.SaveState(multiRound{Round: 2, Name: st.Name}); err != nil {
+				return nil, err
+			}
+		}
+		res, err := req.Round.Elicit("favorite_color", step2)
+		if err != nil {
+			return nil, err
+		}
+		color, _ := acceptedString(res, "color")
+		return server.TextResult(fmt.Sprintf("%s likes %s", st.Name, color)), nil
+	}))
+
+	add(srv.AddTool(noArgs("test_input_required_result_tampered_state", "Refuses a tampered requestState"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		if _, err := req.Round.Elicit("confirm", okForm); err != nil {
+			return nil, err
+		}
+		return server.TextResult("state verified"), nil
+	}))
+
+	add(srv.AddTool(noArgs("test_input_required_result_capabilities", "Asks only what the client can answer"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		caps := req.Round.Capabilities()
+		var errs []error
+		var parts []string
+		if caps.CanElicitForm() {
+			res, err := req.Round.Elicit("elicit_input", nameForm)
+			if err == nil {
+				n, _ := acceptedString(res, "name")
+				parts = append(parts, "name="+n)
+			}
+			errs = append(errs, err)
+		}
+		if caps.CanSample() {
+			res, err := req.Round.Sample("sample_input", capital)
+			if err == nil {
+				parts = append(parts, "sampled="+res.Text())
+			}
+			errs = append(errs, err)
+		}
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+		if len(parts) == 0 {
+			return server.TextResult("The client declared neither elicitation nor sampling"), nil
+		}
+		return server.TextResult(strings.Join(parts, "; ")), nil
+	}))
+
+	add(srv.AddTool(noArgs("test_missing_capability", "Needs sampling"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		res, err := req.Round.Sample("sample_request", capital)
+		if err != nil {
+			return nil, err
+		}
+		return server.TextResult("Sampled: " + res.Text()), nil
+	}))
+
+	add(srv.AddTool(noArgs("test_streaming_elicitation", "Streams progress, then asks through input_required"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		if err := req.Progress(ctx, 1, 2, "preparing the question"); err != nil {
+			return nil, err
+		}
+		res, err := req.Round.Elicit("note", streamForm)
+		if err != nil {
+			return nil, err
+		}
+		return server.TextResult("Elicitation " + string(res.Action)), nil
+	}))
+
+	add(srv.AddPrompt(server.Prompt{Name: "test_input_required_result_prompt", Description: "Asks for context before building the prompt"}, func(ctx context.Context, req *server.PromptRequest) (*server.PromptResult, error) {
+		res, err := req.Round.Elicit("user_context", contextForm)
+		if err != nil {
+			return nil, err
+		}
+		c, _ := acceptedString(res, "context")
+		return &server.PromptResult{Messages: []server.PromptMessage{{Role: content.RoleUser, Content: content.Text("Context: " + c)}}}, nil
+	}))
+}
+
+func rootURIs(res *mrtr.ListRootsResult) string {
+	uris := make([]string, len(res.Roots))
+	for i, r := range res.Roots {
+		uris[i] = r.URI
+	}
+	return strings.Join(uris, ", ")
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+
+	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/server"
+)
+
+// registerTransfer adds confirm_transfer: it asks the user to confirm with
+// a form before it moves any money.
+func registerTransfer(srv *server.Server, add func(error)) {
+	tool := server.Tool{
+		Name:        "confirm_transfer",
+		Description: "Transfers an amount to a recipient after the user confirms",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"to":{"type":"string","minLength":1},"amount":{"type":"number","exclusiveMinimum":0}},"required":["to","amount"],"additionalProperties":false}`),
+	}
+	add(srv.AddTool(tool, func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		var in struct {
+			To     string  `json:"to"`
+			Amount float64 `json:"amount"`
+		}
+		if err := req.Bind(&in); err != nil {
+			return nil, err
+		}
+		amount := strconv.FormatFloat(in.Amount, 'f', -1, 64)
+		form, err := elicit.NewForm("Transfer "+amount+" to "+in.To+"?",
+			elicit.Boolean("confirm").Title("Confirm the transfer").Required())
+		if err != nil {
+			return nil, err
+		}
+		res, err := req.Round.Elicit("confirm", form)
+		if err != nil {
+			return nil, err
+		}
+		var answer struct {
+			Confirm bool `json:"confirm"`
+		}
+		if res.Action != elicit.ActionAccept || res.Decode(&answer) != nil || !answer.Confirm {
+			return server.ErrorResult("Transfer declined"), nil
+		}
+		return server.TextResult("Transferred " + amount + " to " + in.To), nil
+	}))
+}
