@@ -202,7 +202,23 @@ func (r *Round) Ask(key string, req InputRequest) (json.RawMessage, error) {
 	return r.ask(key, req)
 }
 
+// Require records req under key as a question of the next round whatever
+// answer this request carries for it: the handler has looked at the answer
+// (for a URL elicitation, accept means only consent) and must ask again.
+// It returns an error wrapping ErrInputRequired, or the same failures as
+// Ask.
+func (r *Round) Require(key string, req InputRequest) error {
+	_, err := r.record(key, req, false)
+	return err
+}
+
 func (r *Round) ask(key string, req InputRequest) (json.RawMessage, error) {
+	return r.record(key, req, true)
+}
+
+// record checks key and req, returns the answer when lookup is set and one
+// may be handed over, and otherwise records the question.
+func (r *Round) record(key string, req InputRequest, lookup bool) (json.RawMessage, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
@@ -219,8 +235,10 @@ func (r *Round) ask(key string, req InputRequest) (json.RawMessage, error) {
 	if prev, dup := r.digests[key]; dup && prev != d {
 		return nil, fmt.Errorf("input request key %q was asked twice with different requests", key)
 	}
-	if raw, ok := r.answer(key, d); ok {
-		return raw, nil
+	if lookup {
+		if raw, ok := r.answer(key, d); ok {
+			return raw, nil
+		}
 	}
 	if r.digests == nil {
 		r.digests = make(map[string]Digest)
