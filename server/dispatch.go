@@ -27,9 +27,12 @@ const (
 	metaSubscriptionID  = "io.modelcontextprotocol/subscriptionId"
 )
 
-// errNoResponse marks a request that must not be answered: it was
-// cancelled, or its stream is gone.
-var errNoResponse = &jsonrpc.Error{Code: jsonrpc.RequestCancelled, Message: "request cancelled"}
+// ErrNoResponse is returned (by identity) by Dispatch for a request that
+// must not be answered: it was cancelled, or its stream is gone.
+var ErrNoResponse = &jsonrpc.Error{Code: jsonrpc.RequestCancelled, Message: "request cancelled"}
+
+// errNoResponse is the package-internal name of ErrNoResponse.
+var errNoResponse = ErrNoResponse
 
 type metaIn struct {
 	ProtocolVersion    *string                  `json:"io.modelcontextprotocol/protocolVersion"`
@@ -56,13 +59,27 @@ type paramsIn struct {
 	Notifications *SubscriptionFilter `json:"notifications"`
 }
 
-// request is a decoded modern request.
+// request is a decoded request.
 type request struct {
 	id     jsonrpc.ID
 	method string
 	p      paramsIn
 	meta   RequestMeta
 	header http.Header // HTTP only: for Mcp-Param checks
+	legacy bool        // encode results for the 2025-11-25 era
+	peer   Peer        // server-to-client requests (legacy sessions)
+
+	// suspended is set instead of an encoded result when a legacy
+	// request's handler asked for input: the caller bridges it.
+	suspended *mrtr.InputRequiredResult
+}
+
+// resultType is "complete" for modern requests and omitted for legacy ones.
+func (r *request) resultType() string {
+	if r.legacy {
+		return ""
+	}
+	return "complete"
 }
 
 func invalidParams(format string, args ...any) *jsonrpc.Error {
@@ -187,8 +204,20 @@ func methodNotFound(method string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: " + method}
 }
 
-// resultMeta returns the result _meta: serverInfo plus extra keys.
-func (s *Server) resultMeta(extra map[string]any) json.RawMessage {
+// resultMeta returns the result _meta: serverInfo plus extra keys for a
+// modern request, only the extra keys (or nothing) for a legacy one.
+func (s *Server) resultMeta(r *request, extra map[string]any) json.RawMessage {
+	if r.legacy {
+		if len(extra) == 0 {
+			return nil
+		}
+		b, err := json.Marshal(extra)
+		if err != nil {
+			s.log.Error("encode result _meta", "err", err)
+			return nil
+		}
+		return b
+	}
 	if len(extra) == 0 {
 		return s.infoMeta
 	}
@@ -214,8 +243,9 @@ func (s *Server) encode(v any) (json.RawMessage, *jsonrpc.Error) {
 	return b, nil
 }
 
-// capabilities computes the server capabilities from what is registered.
-type serverCaps struct {
+// ServerCapabilities are the capabilities a server advertises, derived
+// from what is registered.
+type ServerCapabilities struct {
 	Tools       *listCap     `json:"tools,omitempty"`
 	Prompts     *listCap     `json:"prompts,omitempty"`
 	Resources   *resourceCap `json:"resources,omitempty"`
@@ -232,10 +262,13 @@ type resourceCap struct {
 	ListChanged bool `json:"listChanged"`
 }
 
-func (s *Server) capabilities() serverCaps {
+// Capabilities returns what the server advertises now: tools, prompts and
+// resources while any are registered (each with listChanged), completions
+// when a handler is set, logging when Options.Logging is on.
+func (s *Server) Capabilities() ServerCapabilities {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var c serverCaps
+	var c ServerCapabilities
 	if len(s.tools) > 0 {
 		c.Tools = &listCap{ListChanged: true}
 	}
@@ -255,20 +288,20 @@ func (s *Server) capabilities() serverCaps {
 }
 
 type discoverWire struct {
-	ResultType        string          `json:"resultType"`
-	SupportedVersions []string        `json:"supportedVersions"`
-	Capabilities      serverCaps      `json:"capabilities"`
-	Instructions      string          `json:"instructions,omitempty"`
-	TTL               int64           `json:"ttlMs"`
-	Scope             string          `json:"cacheScope"`
-	Meta              json.RawMessage `json:"_meta"`
+	ResultType        string             `json:"resultType"`
+	SupportedVersions []string           `json:"supportedVersions"`
+	Capabilities      ServerCapabilities `json:"capabilities"`
+	Instructions      string             `json:"instructions,omitempty"`
+	TTL               int64              `json:"ttlMs"`
+	Scope             string             `json:"cacheScope"`
+	Meta              json.RawMessage    `json:"_meta"`
 }
 
 func (s *Server) discover() (json.RawMessage, *jsonrpc.Error) {
 	return s.encode(discoverWire{
 		ResultType:        "complete",
 		SupportedVersions: s.supportedVersions(),
-		Capabilities:      s.capabilities(),
+		Capabilities:      s.Capabilities(),
 		Instructions:      s.opts.Instructions,
 		TTL:               s.opts.ListCache.TTL,
 		Scope:             s.opts.ListCache.Scope,
@@ -296,15 +329,25 @@ func (s *Server) page(n int, cursor *string) (start, end int, next string, e *js
 }
 
 type listWire struct {
-	ResultType string             `json:"resultType"`
+	ResultType string             `json:"resultType,omitempty"`
 	Tools      *[]json.RawMessage `json:"tools,omitempty"`
 	Prompts    *[]json.RawMessage `json:"prompts,omitempty"`
 	Resources  *[]json.RawMessage `json:"resources,omitempty"`
 	Templates  *[]json.RawMessage `json:"resourceTemplates,omitempty"`
 	NextCursor string             `json:"nextCursor,omitempty"`
-	TTL        int64              `json:"ttlMs"`
-	Scope      string             `json:"cacheScope"`
-	Meta       json.RawMessage    `json:"_meta"`
+	TTL        *int64             `json:"ttlMs,omitempty"`
+	Scope      string             `json:"cacheScope,omitempty"`
+	Meta       json.RawMessage    `json:"_meta,omitempty"`
+}
+
+// cacheHint returns the caching fields for a modern result; legacy results
+// carry none.
+func cacheHint(r *request, c CachePolicy) (*int64, string) {
+	if r.legacy {
+		return nil, ""
+	}
+	ttl := c.TTL
+	return &ttl, c.Scope
 }
 
 // list encodes one page of a category. An empty category is -32601: its
@@ -317,9 +360,10 @@ func (s *Server) list(r *request) (json.RawMessage, *jsonrpc.Error) {
 		n     int
 		item  func(i int) json.RawMessage
 		field **[]json.RawMessage
-		w     = listWire{ResultType: "complete", TTL: s.opts.ListCache.TTL, Scope: s.opts.ListCache.Scope, Meta: s.infoMeta}
+		w     = listWire{ResultType: r.resultType(), Meta: s.resultMeta(r, nil)}
 		avail bool
 	)
+	w.TTL, w.Scope = cacheHint(r, s.opts.ListCache)
 	switch r.method {
 	case "tools/list":
 		n, avail, field = len(s.toolOrder), len(s.toolOrder) > 0, &w.Tools
@@ -404,7 +448,7 @@ func (s *Server) openRound(ctx context.Context, r *request, target string, args 
 }
 
 // suspend turns a handler's ErrInputRequired into an input_required result.
-func (s *Server) suspend(mc *mrtrCall) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *jsonrpc.Error) {
 	b, err := mc.binding()
 	if err != nil {
 		return nil, invalidParams("%v", err)
@@ -416,6 +460,10 @@ func (s *Server) suspend(mc *mrtrCall) (json.RawMessage, *jsonrpc.Error) {
 		}
 		s.log.Error("suspend call", "err", err)
 		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
+	}
+	if r.legacy {
+		r.suspended = irr
+		return nil, nil
 	}
 	return s.encode(irrWire{ResultType: "input_required", InputRequests: irr.InputRequests, RequestState: irr.RequestState, Meta: s.infoMeta})
 }
@@ -452,11 +500,11 @@ func (s *Server) handlerError(ctx context.Context, what string, err error) *json
 }
 
 type toolResultWire struct {
-	ResultType        string          `json:"resultType"`
+	ResultType        string          `json:"resultType,omitempty"`
 	Content           []content.Block `json:"content"`
 	StructuredContent any             `json:"structuredContent,omitempty"`
 	IsError           bool            `json:"isError,omitempty"`
-	Meta              json.RawMessage `json:"_meta"`
+	Meta              json.RawMessage `json:"_meta,omitempty"`
 }
 
 func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
@@ -498,10 +546,11 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 			return nil, invalidParams("tools/call arguments: %v", err)
 		}
 		if msg := validateArguments(e.input, inst); msg != "" {
-			return s.encodeToolResult(ErrorResult(msg))
+			return s.encodeToolResult(r, ErrorResult(msg))
 		}
 	}
 	call := NewCall(r.id, r.method, r.meta, mc.round, n)
+	call.peer = r.peer
 	res, err := invoke(s, "tool "+name, func() (*ToolResult, error) {
 		return e.handler(ctx, &ToolRequest{Call: call, Name: name, Arguments: args})
 	})
@@ -510,38 +559,42 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 			return nil, errNoResponse
 		}
 		if errors.Is(err, mrtr.ErrInputRequired) {
-			return s.suspend(mc)
+			return s.suspend(r, mc)
+		}
+		var ue *URLElicitationRequiredError
+		if errors.As(err, &ue) {
+			return s.urlRequired(r, mc, ue)
 		}
 		if re, ok := asRPCError(err); ok {
 			return nil, re
 		}
-		return s.encodeToolResult(ErrorResult(err.Error()))
+		return s.encodeToolResult(r, ErrorResult(err.Error()))
 	}
 	if res == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: fmt.Sprintf("Internal error: tool %q returned no result", name)}
 	}
-	return s.encodeToolResult(res)
+	return s.encodeToolResult(r, res)
 }
 
-func (s *Server) encodeToolResult(res *ToolResult) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) encodeToolResult(r *request, res *ToolResult) (json.RawMessage, *jsonrpc.Error) {
 	c := res.Content
 	if c == nil {
 		c = []content.Block{}
 	}
 	return s.encode(toolResultWire{
-		ResultType:        "complete",
+		ResultType:        r.resultType(),
 		Content:           c,
 		StructuredContent: res.StructuredContent,
 		IsError:           res.IsError,
-		Meta:              s.resultMeta(res.Meta),
+		Meta:              s.resultMeta(r, res.Meta),
 	})
 }
 
 type promptResultWire struct {
-	ResultType  string          `json:"resultType"`
+	ResultType  string          `json:"resultType,omitempty"`
 	Description string          `json:"description,omitempty"`
 	Messages    []PromptMessage `json:"messages"`
-	Meta        json.RawMessage `json:"_meta"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
 }
 
 func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
@@ -575,12 +628,16 @@ func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.Ra
 		return nil, re
 	}
 	call := NewCall(r.id, r.method, r.meta, mc.round, n)
+	call.peer = r.peer
 	res, err := invoke(s, "prompt "+name, func() (*PromptResult, error) {
 		return e.handler(ctx, &PromptRequest{Call: call, Name: name, Arguments: args})
 	})
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(err, mrtr.ErrInputRequired) {
-			return s.suspend(mc)
+			return s.suspend(r, mc)
+		}
+		if ue := (*URLElicitationRequiredError)(nil); ctx.Err() == nil && errors.As(err, &ue) {
+			return s.urlRequired(r, mc, ue)
 		}
 		return nil, s.handlerError(ctx, "prompt "+name, err)
 	}
@@ -591,15 +648,15 @@ func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.Ra
 	if msgs == nil {
 		msgs = []PromptMessage{}
 	}
-	return s.encode(promptResultWire{ResultType: "complete", Description: res.Description, Messages: msgs, Meta: s.resultMeta(res.Meta)})
+	return s.encode(promptResultWire{ResultType: r.resultType(), Description: res.Description, Messages: msgs, Meta: s.resultMeta(r, res.Meta)})
 }
 
 type readResultWire struct {
-	ResultType string                     `json:"resultType"`
+	ResultType string                     `json:"resultType,omitempty"`
 	Contents   []content.ResourceContents `json:"contents"`
-	TTL        int64                      `json:"ttlMs"`
-	Scope      string                     `json:"cacheScope"`
-	Meta       json.RawMessage            `json:"_meta"`
+	TTL        *int64                     `json:"ttlMs,omitempty"`
+	Scope      string                     `json:"cacheScope,omitempty"`
+	Meta       json.RawMessage            `json:"_meta,omitempty"`
 }
 
 func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
@@ -632,12 +689,16 @@ func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json
 		return nil, re
 	}
 	call := NewCall(r.id, r.method, r.meta, mc.round, n)
+	call.peer = r.peer
 	res, err := invoke(s, "resource "+uri, func() (*ResourceResult, error) {
 		return h(ctx, &ResourceRequest{Call: call, URI: uri, Params: params})
 	})
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(err, mrtr.ErrInputRequired) {
-			return s.suspend(mc)
+			return s.suspend(r, mc)
+		}
+		if ue := (*URLElicitationRequiredError)(nil); ctx.Err() == nil && errors.As(err, &ue) {
+			return s.urlRequired(r, mc, ue)
 		}
 		return nil, s.handlerError(ctx, "resource "+uri, err)
 	}
@@ -658,13 +719,15 @@ func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json
 	if contents == nil {
 		contents = []content.ResourceContents{}
 	}
-	return s.encode(readResultWire{ResultType: "complete", Contents: contents, TTL: cache.TTL, Scope: cache.Scope, Meta: s.resultMeta(res.Meta)})
+	w := readResultWire{ResultType: r.resultType(), Contents: contents, Meta: s.resultMeta(r, res.Meta)}
+	w.TTL, w.Scope = cacheHint(r, cache)
+	return s.encode(w)
 }
 
 type completeWire struct {
-	ResultType string          `json:"resultType"`
+	ResultType string          `json:"resultType,omitempty"`
 	Completion Completion      `json:"completion"`
-	Meta       json.RawMessage `json:"_meta"`
+	Meta       json.RawMessage `json:"_meta,omitempty"`
 }
 
 func (s *Server) complete(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
@@ -690,6 +753,7 @@ func (s *Server) complete(ctx context.Context, r *request, n Notifier) (json.Raw
 		return nil, invalidParams("unknown ref type %q", r.p.Ref.Type)
 	}
 	req := &CompletionRequest{Call: NewCall(r.id, r.method, r.meta, nil, n), Ref: *r.p.Ref, Argument: *r.p.Argument}
+	req.peer = r.peer
 	if r.p.Context != nil {
 		req.Context = r.p.Context.Arguments
 	}
@@ -707,5 +771,5 @@ func (s *Server) complete(ctx context.Context, r *request, n Notifier) (json.Raw
 	if len(out.Values) > 100 {
 		out.Values, out.HasMore = out.Values[:100], true
 	}
-	return s.encode(completeWire{ResultType: "complete", Completion: out, Meta: s.infoMeta})
+	return s.encode(completeWire{ResultType: r.resultType(), Completion: out, Meta: s.resultMeta(r, nil)})
 }

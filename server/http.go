@@ -10,11 +10,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
@@ -117,9 +117,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.listenHTTP(w, r, req)
 		return
 	}
-	st := newHTTPStream(w, r)
-	res, e := s.handle(r.Context(), req, st)
-	st.finish(msg.ID, res, e)
+	st := sse.New(w, r)
+	res, e := s.handle(r.Context(), req, streamNotifier{st})
+	finishStream(st, msg.ID, res, e)
 }
 
 // initializeRefusal answers a legacy initialize when no legacy handler is
@@ -223,104 +223,38 @@ func hostAllowed(host string, allowed []string) bool {
 }
 
 // errStreamClosed is returned by Notify once a request has been answered.
-var errStreamClosed = errors.New("the request's stream is closed")
+var errStreamClosed = sse.ErrClosed
 
-// httpStream answers one POST. It stays a plain JSON response until a
-// notification is sent; then it switches to an SSE stream that carries the
-// notifications as they happen and finally the response.
-type httpStream struct {
-	mu     sync.Mutex
-	w      http.ResponseWriter
-	rc     *http.ResponseController
-	ctx    context.Context
-	canSSE bool
-	sse    bool
-	done   bool
-}
+// streamNotifier sends a request's notifications on its response stream.
+// When the client did not accept text/event-stream they are dropped: the
+// response can only be the final JSON body.
+type streamNotifier struct{ st *sse.Stream }
 
-func newHTTPStream(w http.ResponseWriter, r *http.Request) *httpStream {
-	return &httpStream{w: w, rc: http.NewResponseController(w), ctx: r.Context(), canSSE: acceptsSSE(r.Header.Get("Accept"))}
-}
-
-func acceptsSSE(accept string) bool {
-	for _, part := range strings.Split(accept, ",") {
-		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err == nil && (mt == "text/event-stream" || mt == "*/*" || mt == "text/*") {
-			return true
-		}
-	}
-	return false
-}
-
-func (h *httpStream) startSSE() {
-	hd := h.w.Header()
-	hd.Set("Content-Type", "text/event-stream")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("X-Accel-Buffering", "no")
-	h.w.WriteHeader(http.StatusOK)
-	h.sse = true
-}
-
-func (h *httpStream) writeEvent(data []byte) error {
-	buf := make([]byte, 0, len(data)+24)
-	buf = append(buf, "event: message\ndata: "...)
-	buf = append(buf, data...)
-	buf = append(buf, "\n\n"...)
-	if _, err := h.w.Write(buf); err != nil {
-		return err
-	}
-	return h.rc.Flush()
-}
-
-// Notify sends a notification as an SSE event, switching the response to
-// SSE first. Notifications are dropped when the client did not accept
-// text/event-stream.
-func (h *httpStream) Notify(ctx context.Context, method string, params any) error {
-	if !h.canSSE {
+// Notify implements Notifier.
+func (n streamNotifier) Notify(ctx context.Context, method string, params any) error {
+	if !n.st.CanSend() {
 		return nil
 	}
 	b, err := jsonrpc.EncodeNotification(method, params)
 	if err != nil {
 		return err
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.done || h.ctx.Err() != nil {
-		return errStreamClosed
-	}
-	if !h.sse {
-		h.startSSE()
-	}
-	return h.writeEvent(b)
+	return n.st.Send(b)
 }
 
-// finish writes the response: as JSON with the status its error code maps
-// to, or as the last SSE event.
-func (h *httpStream) finish(id jsonrpc.ID, result json.RawMessage, e *jsonrpc.Error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.done {
-		return
-	}
-	h.done = true
+// finishStream writes the final response, or nothing for a cancelled
+// request.
+func finishStream(st *sse.Stream, id jsonrpc.ID, result json.RawMessage, e *jsonrpc.Error) {
 	if e == errNoResponse {
+		st.Abandon()
 		return
 	}
-	var body []byte
-	status := http.StatusOK
 	if e != nil {
-		body, _ = jsonrpc.AppendError(nil, id, e)
-		status = jsonrpc.HTTPStatus(e.Code)
-	} else {
-		body = jsonrpc.AppendResult(make([]byte, 0, len(result)+48), id, result)
-	}
-	if h.sse {
-		_ = h.writeEvent(body)
+		body, _ := jsonrpc.AppendError(nil, id, e)
+		st.Finish(jsonrpc.HTTPStatus(e.Code), body)
 		return
 	}
-	h.w.Header().Set("Content-Type", "application/json")
-	h.w.WriteHeader(status)
-	_, _ = h.w.Write(body)
+	st.Finish(http.StatusOK, jsonrpc.AppendResult(make([]byte, 0, len(result)+48), id, result))
 }
 
 // listenKeepAlive is how often an idle listen stream sends an SSE comment.
@@ -333,23 +267,7 @@ func (s *Server) listenHTTP(w http.ResponseWriter, r *http.Request, req *request
 		writeError(w, jsonrpc.HTTPStatus(e.Code), req.id, e)
 		return
 	}
-	st := newHTTPStream(w, r)
-	st.canSSE = true
-	st.mu.Lock()
-	st.startSSE()
-	st.mu.Unlock()
-	send := func(b []byte) error {
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		return st.writeEvent(b)
-	}
-	keepAlive := func() error {
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
-			return err
-		}
-		return st.rc.Flush()
-	}
-	s.listen(r.Context(), req.id, agreed, send, keepAlive)
+	st := sse.New(w, r)
+	st.Open()
+	s.listen(r.Context(), req.id, agreed, st.Send, st.KeepAlive)
 }

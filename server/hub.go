@@ -38,9 +38,26 @@ type SubscriptionFilter struct {
 type hub struct {
 	mu        sync.Mutex
 	listeners map[*listener]struct{}
+	watchers  map[*watcher]struct{}
 }
 
-func newHub() *hub { return &hub{listeners: make(map[*listener]struct{})} }
+type watcher struct{ f func(Change) }
+
+func newHub() *hub {
+	return &hub{listeners: make(map[*listener]struct{}), watchers: make(map[*watcher]struct{})}
+}
+
+func (h *hub) watch(f func(Change)) func() {
+	w := &watcher{f: f}
+	h.mu.Lock()
+	h.watchers[w] = struct{}{}
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		delete(h.watchers, w)
+		h.mu.Unlock()
+	}
+}
 
 type listener struct {
 	filter SubscriptionFilter
@@ -91,6 +108,9 @@ func (h *hub) publish(c Change) {
 	defer h.mu.Unlock()
 	for l := range h.listeners {
 		l.offer(c)
+	}
+	for w := range h.watchers {
+		w.f(c)
 	}
 }
 

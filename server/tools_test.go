@@ -261,7 +261,7 @@ func TestAddToolErrors(t *testing.T) {
 			}
 		})
 	}
-	if s.capabilities().Tools != nil {
+	if s.Capabilities().Tools != nil {
 		t.Error("a failed AddTool registered a tool")
 	}
 }

@@ -201,6 +201,7 @@ type Call struct {
 	Round *mrtr.Round
 
 	notifier Notifier
+	peer     Peer
 }
 
 // NewCall returns a Call; transports and adapters use it to invoke handlers

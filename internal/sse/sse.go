@@ -1,0 +1,166 @@
+// Package sse writes the response to one HTTP POST of the Streamable HTTP
+// transport. A Stream stays a plain JSON response until something must be
+// sent before the final message (a notification, or in the legacy era a
+// server-to-client request); then it switches to Server-Sent Events and
+// carries every message as it happens, the final response last.
+package sse
+
+import (
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+)
+
+// ErrClosed is returned once the final response has been written or the
+// client has gone.
+var ErrClosed = errors.New("the request's stream is closed")
+
+// ErrNoSSE is returned by Send when the client did not accept
+// text/event-stream, so nothing can precede the final response.
+var ErrNoSSE = errors.New("the client does not accept text/event-stream")
+
+// Stream is the response to one request. It is safe for concurrent use.
+type Stream struct {
+	mu     sync.Mutex
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	ctx    context.Context
+	canSSE bool
+	sse    bool
+	done   bool
+	header func(http.Header)
+}
+
+// New returns a stream answering r on w. Its context is r's.
+func New(w http.ResponseWriter, r *http.Request) *Stream {
+	return &Stream{w: w, rc: http.NewResponseController(w), ctx: r.Context(), canSSE: AcceptsSSE(r.Header.Get("Accept"))}
+}
+
+// SetHeader registers a function that adds headers to the response when it
+// is first written (for example Mcp-Session-Id).
+func (s *Stream) SetHeader(f func(http.Header)) { s.header = f }
+
+// AcceptsSSE reports whether an Accept header admits text/event-stream.
+func AcceptsSSE(accept string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err == nil && (mt == "text/event-stream" || mt == "*/*" || mt == "text/*") {
+			return true
+		}
+	}
+	return false
+}
+
+// CanSend reports whether messages may precede the final response.
+func (s *Stream) CanSend() bool { return s.canSSE }
+
+func (s *Stream) start() {
+	h := s.w.Header()
+	if s.header != nil {
+		s.header(h)
+	}
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	s.w.WriteHeader(http.StatusOK)
+	s.sse = true
+}
+
+// Open switches to SSE at once (for streams that carry only events, such
+// as a listen or GET stream).
+func (s *Stream) Open() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.sse && !s.done {
+		s.start()
+		_ = s.rc.Flush()
+	}
+}
+
+func (s *Stream) event(data []byte) error {
+	buf := make([]byte, 0, len(data)+24)
+	buf = append(buf, "event: message\ndata: "...)
+	buf = append(buf, data...)
+	buf = append(buf, "\n\n"...)
+	if _, err := s.w.Write(buf); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// Send writes one message as an SSE event, switching to SSE first. It
+// fails with ErrNoSSE when the client does not accept SSE and with
+// ErrClosed after Finish or once the client has gone.
+func (s *Stream) Send(msg []byte) error {
+	if !s.canSSE {
+		return ErrNoSSE
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done || s.ctx.Err() != nil {
+		return ErrClosed
+	}
+	if !s.sse {
+		s.start()
+	}
+	if err := s.event(msg); err != nil {
+		return errors.Join(ErrClosed, err)
+	}
+	return nil
+}
+
+// KeepAlive writes an SSE comment if the stream is already SSE, so proxies
+// and clients keep a quiet stream open. It is a no-op otherwise.
+func (s *Stream) KeepAlive() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.sse || s.done {
+		return nil
+	}
+	if _, err := io.WriteString(s.w, ": keep-alive\n\n"); err != nil {
+		return err
+	}
+	return s.rc.Flush()
+}
+
+// Finish writes the final message: as the last SSE event, or as a JSON
+// body with the given status when nothing was streamed. Later calls do
+// nothing.
+func (s *Stream) Finish(status int, msg []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return
+	}
+	s.done = true
+	if s.sse {
+		_ = s.event(msg)
+		return
+	}
+	h := s.w.Header()
+	if s.header != nil {
+		s.header(h)
+	}
+	h.Set("Content-Type", "application/json")
+	s.w.WriteHeader(status)
+	_, _ = s.w.Write(msg)
+}
+
+// Abandon marks the stream finished without writing anything (the request
+// was cancelled). Nothing more is sent.
+func (s *Stream) Abandon() {
+	s.mu.Lock()
+	s.done = true
+	s.mu.Unlock()
+}
+
+// Done reports whether the final response was written or abandoned.
+func (s *Stream) Done() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.done
+}
