@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
@@ -45,10 +46,12 @@ func newServer(keys *mrtr.KeyRing, ttl time.Duration, log *slog.Logger) (*server
 	registerPrompts(srv, add)
 	registerResources(srv, add)
 	registerTransfer(srv, add)
+	registerLegacyFixtures(srv, add)
 	srv.SetCompletion(complete)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	legacy.Attach(srv, nil)
 	return srv, nil
 }
 

@@ -1,0 +1,358 @@
+package legacy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/baton-mcp/baton/internal/sse"
+	"github.com/baton-mcp/baton/internal/strictjson"
+	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server"
+)
+
+// wire carries the messages of one client request before its response:
+// the POST's SSE stream on HTTP, stdout on stdio.
+type wire interface {
+	send(msg []byte) error
+	keepAlive() error
+}
+
+// reply is a client's answer to a server-to-client request.
+type reply struct {
+	id     string
+	result json.RawMessage
+	err    *jsonrpc.Error
+}
+
+// session is one legacy client: an HTTP session or a stdio process.
+type session struct {
+	h          *Handler
+	id         string
+	version    string
+	caps       mrtr.ClientCapabilities
+	clientInfo *server.Implementation
+
+	ctx    context.Context // ends when the session closes
+	cancel context.CancelCauseFunc
+	calls  sync.WaitGroup // requests being served
+
+	mu       sync.Mutex
+	logLevel server.LogLevel
+	subs     map[string]bool
+	lastUsed time.Time
+	active   int                                // requests in flight and open GET streams
+	inflight map[string]context.CancelCauseFunc // client request id → cancel
+	pending  map[string]chan<- reply            // server request id → waiter
+	nextID   int64
+	get      chan []byte // the open GET stream's queue, or nil
+	out      func([]byte) error
+}
+
+func newSession(h *Handler, id string, p *initializeParams, out func([]byte) error) *session {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &session{
+		h: h, id: id, version: p.ProtocolVersion, caps: *p.Capabilities, clientInfo: p.ClientInfo,
+		ctx: ctx, cancel: cancel,
+		logLevel: server.LevelInfo,
+		subs:     make(map[string]bool),
+		lastUsed: time.Now(),
+		inflight: make(map[string]context.CancelCauseFunc),
+		pending:  make(map[string]chan<- reply),
+		out:      out,
+	}
+}
+
+func (s *session) touch() {
+	s.mu.Lock()
+	s.lastUsed = time.Now()
+	s.mu.Unlock()
+}
+
+// idleSince returns how long the session has been idle; a session with a
+// request in flight or an open GET stream is never idle.
+func (s *session) idleSince(now time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active > 0 {
+		return 0
+	}
+	return now.Sub(s.lastUsed)
+}
+
+func (s *session) subscribed(uri string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.subs[uri]
+}
+
+// close ends the session: waits fail with cause, requests are cancelled.
+func (s *session) close(cause error) {
+	s.cancel(cause)
+}
+
+// sendSession sends a message that belongs to no request: on the GET
+// stream (HTTP) or stdout (stdio). Without a GET stream it is dropped, as
+// the specification allows.
+func (s *session) sendSession(msg []byte) {
+	s.mu.Lock()
+	out, get := s.out, s.get
+	s.mu.Unlock()
+	if out != nil {
+		_ = out(msg)
+		return
+	}
+	if get != nil {
+		select {
+		case get <- msg:
+		default:
+			s.h.srv.Logger().Warn("legacy session GET stream is full; dropping a notification", "session", s.id)
+		}
+	}
+}
+
+// serveGET holds the session's GET stream open for session notifications.
+func (s *session) serveGET(w http.ResponseWriter, r *http.Request) {
+	if !sse.AcceptsSSE(r.Header.Get("Accept")) {
+		writeJSONError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "the GET stream needs Accept: text/event-stream"))
+		return
+	}
+	q := make(chan []byte, 64)
+	s.mu.Lock()
+	if s.get != nil {
+		s.mu.Unlock()
+		writeJSONError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "this session already has a GET stream"))
+		return
+	}
+	s.get = q
+	s.active++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.get = nil
+		s.active--
+		s.lastUsed = time.Now()
+		s.mu.Unlock()
+	}()
+	st := sse.New(w, r)
+	st.Open()
+	tick := time.NewTicker(s.h.opts.KeepAlive)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.ctx.Done():
+			return
+		case <-tick.C:
+			if st.KeepAlive() != nil {
+				return
+			}
+		case msg := <-q:
+			if st.Send(msg) != nil {
+				return
+			}
+		}
+	}
+}
+
+// deliver routes a client's response to the waiting server request.
+func (s *session) deliver(msg *jsonrpc.Message) {
+	id := msg.ID.String()
+	s.mu.Lock()
+	ch, ok := s.pending[id]
+	delete(s.pending, id)
+	s.mu.Unlock()
+	if ok {
+		ch <- reply{id: id, result: msg.Result, err: msg.Error}
+	}
+}
+
+// notification handles a client notification.
+func (s *session) notification(msg *jsonrpc.Message) {
+	if msg.Method != "notifications/cancelled" {
+		return // notifications/initialized, roots/list_changed, …
+	}
+	var p struct {
+		RequestID jsonrpc.ID `json:"requestId"`
+		Reason    string     `json:"reason"`
+	}
+	if strictjson.Unmarshal(msg.Params, &p) != nil || p.RequestID.IsZero() {
+		return
+	}
+	id := p.RequestID.String()
+	reason := "the client cancelled the request"
+	if p.Reason != "" {
+		reason += ": " + p.Reason
+	}
+	s.mu.Lock()
+	cancel, isCall := s.inflight[id]
+	ch, isWait := s.pending[id]
+	delete(s.pending, id)
+	s.mu.Unlock()
+	if isCall {
+		cancel(errors.New(reason))
+	}
+	if isWait {
+		ch <- reply{id: id, err: &jsonrpc.Error{Code: jsonrpc.RequestCancelled, Message: reason}}
+	}
+}
+
+// serveRequest runs one client request. finish writes the response;
+// abandon ends the stream without one (the request was cancelled).
+func (s *session) serveRequest(parent context.Context, msg *jsonrpc.Message, w wire, finish func([]byte), abandon func()) {
+	key := msg.ID.String()
+	ctx, cancel := context.WithCancelCause(parent)
+	stop := context.AfterFunc(s.ctx, func() { cancel(context.Cause(s.ctx)) })
+	s.mu.Lock()
+	if _, dup := s.inflight[key]; dup {
+		s.mu.Unlock()
+		stop()
+		cancel(nil)
+		b, _ := jsonrpc.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", key))
+		finish(b)
+		return
+	}
+	s.inflight[key] = cancel
+	s.active++
+	s.mu.Unlock()
+	s.calls.Add(1)
+	defer func() {
+		s.mu.Lock()
+		delete(s.inflight, key)
+		s.active--
+		s.lastUsed = time.Now()
+		s.mu.Unlock()
+		stop()
+		cancel(nil)
+		s.calls.Done()
+	}()
+
+	res, e := s.run(ctx, msg, w)
+	switch {
+	case e == server.ErrNoResponse || (e != nil && ctx.Err() != nil):
+		abandon()
+	case e != nil:
+		b, _ := jsonrpc.AppendError(nil, msg.ID, e)
+		finish(b)
+	default:
+		finish(jsonrpc.AppendResult(nil, msg.ID, res))
+	}
+}
+
+func (s *session) meta() server.RequestMeta {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return server.RequestMeta{ProtocolVersion: s.version, ClientCapabilities: s.caps, ClientInfo: s.clientInfo, LogLevel: s.logLevel}
+}
+
+// run serves one request and returns its result.
+func (s *session) run(ctx context.Context, msg *jsonrpc.Message, w wire) (json.RawMessage, *jsonrpc.Error) {
+	switch msg.Method {
+	case "ping":
+		return json.RawMessage("{}"), nil
+	case "initialize":
+		return nil, jsonrpc.Errorf(jsonrpc.InvalidRequest, "the session is already initialized")
+	case "logging/setLevel":
+		if s.h.srv.Capabilities().Logging == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: logging/setLevel"}
+		}
+		var p struct {
+			Level server.LogLevel `json:"level"`
+		}
+		if strictjson.Unmarshal(msg.Params, &p) != nil || !p.Level.Valid() {
+			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "logging/setLevel needs a level: debug, info, notice, warning, error, critical, alert or emergency")
+		}
+		s.mu.Lock()
+		s.logLevel = p.Level
+		s.mu.Unlock()
+		return json.RawMessage("{}"), nil
+	case "resources/subscribe", "resources/unsubscribe":
+		if s.h.srv.Capabilities().Resources == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: " + msg.Method}
+		}
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if strictjson.Unmarshal(msg.Params, &p) != nil || p.URI == "" {
+			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "%s needs a uri", msg.Method)
+		}
+		s.mu.Lock()
+		if msg.Method == "resources/subscribe" {
+			s.subs[p.URI] = true
+		} else {
+			delete(s.subs, p.URI)
+		}
+		s.mu.Unlock()
+		return json.RawMessage("{}"), nil
+	case "server/discover", "subscriptions/listen":
+		return nil, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: " + msg.Method + " is not part of protocol " + s.version}
+	}
+	p := &peer{s: s, w: w}
+	return s.bridge(ctx, msg, p)
+}
+
+// bridge dispatches a request and serves input_required results by asking
+// the client for real, up to MaxRounds times.
+func (s *session) bridge(ctx context.Context, msg *jsonrpc.Message, p *peer) (json.RawMessage, *jsonrpc.Error) {
+	params := msg.Params
+	for round := 0; ; round++ {
+		out, e := s.h.srv.Dispatch(ctx, &server.Dispatch{
+			ID: msg.ID, Method: msg.Method, Params: params, Meta: s.meta(),
+			Era: server.Legacy, Notifier: p, Peer: p,
+		})
+		if e != nil {
+			return nil, e
+		}
+		if out.InputRequired == nil {
+			return out.Result, nil
+		}
+		if round >= s.h.opts.MaxRounds {
+			return nil, jsonrpc.Errorf(jsonrpc.InternalError, "%s asked for input more than %d times; giving up", msg.Method, s.h.opts.MaxRounds)
+		}
+		answers, err := p.askAll(ctx, out.InputRequired.InputRequests, 0)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, server.ErrNoResponse
+			}
+			return nil, jsonrpc.Errorf(jsonrpc.InternalError, "%s could not get its input from the client: %v", msg.Method, err)
+		}
+		if params, err = withAnswers(params, answers, out.InputRequired.RequestState); err != nil {
+			return nil, jsonrpc.Errorf(jsonrpc.InternalError, "%s: %v", msg.Method, err)
+		}
+	}
+}
+
+// withAnswers returns params with inputResponses and requestState set.
+func withAnswers(params json.RawMessage, answers map[string]json.RawMessage, state string) (json.RawMessage, error) {
+	m := map[string]json.RawMessage{}
+	if len(params) > 0 {
+		if err := strictjson.Unmarshal(params, &m); err != nil {
+			return nil, fmt.Errorf("params: %w", err)
+		}
+	}
+	a, err := json.Marshal(answers)
+	if err != nil {
+		return nil, fmt.Errorf("encode answers: %w", err)
+	}
+	st, err := json.Marshal(state)
+	if err != nil {
+		return nil, err
+	}
+	m["inputResponses"], m["requestState"] = a, st
+	return json.Marshal(m)
+}
+
+// describeCause turns a context cause into readable text.
+func describeCause(err error) string {
+	if err == nil {
+		return ""
+	}
+	return strings.TrimPrefix(err.Error(), "context canceled: ")
+}

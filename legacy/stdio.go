@@ -1,0 +1,88 @@
+package legacy
+
+import (
+	"context"
+	"errors"
+
+	"sync"
+
+	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/server"
+)
+
+// ErrEndOfInput is the cause of every wait that a stdio session's end of
+// input ends: the client can no longer answer.
+var ErrEndOfInput = errors.New("the client closed its input (end of stdin)")
+
+// NewStdioSession implements server.StdioLegacy: the process becomes one
+// legacy session once its client sends initialize.
+func (h *Handler) NewStdioSession(ctx context.Context) server.StdioSession {
+	return &stdioSession{h: h, ctx: ctx}
+}
+
+type stdioSession struct {
+	h   *Handler
+	ctx context.Context
+
+	mu sync.Mutex
+	s  *session
+}
+
+// stdioWire carries a call's messages on stdout.
+type stdioWire struct{ write func([]byte) error }
+
+func (w stdioWire) send(msg []byte) error { return w.write(msg) }
+func (w stdioWire) keepAlive() error      { return nil }
+
+// HandleMessage implements server.StdioSession.
+func (ss *stdioSession) HandleMessage(ctx context.Context, msg *jsonrpc.Message, write func([]byte) error) {
+	ss.mu.Lock()
+	s := ss.s
+	ss.mu.Unlock()
+	if s == nil {
+		if msg.Method != "initialize" || !msg.IsRequest() {
+			b, _ := jsonrpc.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "the session is not initialized"))
+			_ = write(b)
+			return
+		}
+		p, res, e := ss.h.negotiate(msg)
+		if e != nil {
+			b, _ := jsonrpc.AppendError(nil, msg.ID, e)
+			_ = write(b)
+			return
+		}
+		s = newSession(ss.h, randomID("stdio-"), p, write)
+		ss.mu.Lock()
+		ss.s = s
+		ss.mu.Unlock()
+		_ = write(jsonrpc.AppendResult(nil, msg.ID, res))
+		return
+	}
+	switch {
+	case msg.IsResponse():
+		s.deliver(msg)
+	case msg.IsNotification():
+		s.notification(msg)
+	default:
+		s.calls.Add(1)
+		go func() {
+			defer s.calls.Done()
+			finish := func(b []byte) { _ = write(b) }
+			s.serveRequest(ctx, msg, stdioWire{write}, finish, func() {})
+		}()
+	}
+}
+
+// Close implements server.StdioSession: end of input. Every wait for the
+// client fails with ErrEndOfInput, and Close returns once the requests in
+// flight have answered.
+func (ss *stdioSession) Close() {
+	ss.mu.Lock()
+	s := ss.s
+	ss.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.close(ErrEndOfInput)
+	s.calls.Wait()
+}
