@@ -42,19 +42,27 @@ func (p *peer) Notify(ctx context.Context, method string, params any) error {
 }
 
 // Request implements server.Peer.
-func (p *peer) Request(ctx context.Context, method string, params any, timeout time.Duration) (json.RawMessage, error) {
-	b, err := json.Marshal(params)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s params: %w", method, err)
+func (p *peer) Request(ctx context.Context, reqs []server.PeerRequest, timeout time.Duration) ([]json.RawMessage, error) {
+	out := make([]outgoing, len(reqs))
+	for i, r := range reqs {
+		out[i] = outgoing{key: strconv.Itoa(i), method: r.Method}
+		if r.Params != nil {
+			b, err := json.Marshal(r.Params)
+			if err != nil {
+				return nil, fmt.Errorf("encode %s params: %w", r.Method, err)
+			}
+			out[i].params = b
+		}
 	}
-	if params == nil {
-		b = nil
-	}
-	res, err := p.exchange(ctx, []outgoing{{key: method, method: method, params: b}}, timeout)
+	answers, err := p.exchange(ctx, out, timeout)
 	if err != nil {
 		return nil, err
 	}
-	return res[method], nil
+	res := make([]json.RawMessage, len(reqs))
+	for i := range reqs {
+		res[i] = answers[strconv.Itoa(i)]
+	}
+	return res, nil
 }
 
 // outgoing is one server-to-client request of an exchange.

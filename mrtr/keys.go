@@ -1,7 +1,11 @@
 package mrtr
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hkdf"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -35,9 +39,44 @@ func RandomKey() (Key, error) {
 // state; every key verifies. To rotate, build a new ring with the new key
 // first and the old ones after it, and hand it to Sealer.SetKeys; drop an
 // old key once the state it signed has expired.
+//
+// Each secret is never used directly: HKDF-SHA256 derives from it one key
+// for the HS256 signature and one for the AES-256-GCM encryption of the
+// state's content.
 type KeyRing struct {
-	keys []Key
-	byID map[string][]byte
+	keys []derivedKey
+	byID map[string]*derivedKey
+}
+
+type derivedKey struct {
+	id   string
+	mac  []byte
+	aead cipher.AEAD
+}
+
+const (
+	hkdfMAC = "baton requestState HS256"
+	hkdfEnc = "baton requestState AES-256-GCM"
+)
+
+func derive(k Key) (derivedKey, error) {
+	mac, err := hkdf.Key(sha256.New, k.Secret, nil, hkdfMAC, 32)
+	if err != nil {
+		return derivedKey{}, err
+	}
+	enc, err := hkdf.Key(sha256.New, k.Secret, nil, hkdfEnc, 32)
+	if err != nil {
+		return derivedKey{}, err
+	}
+	block, err := aes.NewCipher(enc)
+	if err != nil {
+		return derivedKey{}, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return derivedKey{}, err
+	}
+	return derivedKey{id: k.ID, mac: mac, aead: aead}, nil
 }
 
 // NewKeyRing returns a ring of the given keys, newest first. Every key needs
@@ -46,7 +85,7 @@ func NewKeyRing(keys ...Key) (*KeyRing, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("key ring: no keys")
 	}
-	r := &KeyRing{byID: make(map[string][]byte, len(keys))}
+	r := &KeyRing{keys: make([]derivedKey, 0, len(keys)), byID: make(map[string]*derivedKey, len(keys))}
 	for i, k := range keys {
 		if k.ID == "" {
 			return nil, fmt.Errorf("key ring: key %d has no ID", i)
@@ -57,28 +96,31 @@ func NewKeyRing(keys ...Key) (*KeyRing, error) {
 		if _, dup := r.byID[k.ID]; dup {
 			return nil, fmt.Errorf("key ring: duplicate key ID %q", k.ID)
 		}
-		secret := append([]byte(nil), k.Secret...)
-		r.byID[k.ID] = secret
-		r.keys = append(r.keys, Key{ID: k.ID, Secret: secret})
+		d, err := derive(k)
+		if err != nil {
+			return nil, fmt.Errorf("key ring: key %q: %w", k.ID, err)
+		}
+		r.keys = append(r.keys, d)
+		r.byID[k.ID] = &r.keys[len(r.keys)-1]
 	}
 	return r, nil
 }
 
 // SigningKeyID returns the ID of the key that signs new state.
-func (r *KeyRing) SigningKeyID() string { return r.keys[0].ID }
+func (r *KeyRing) SigningKeyID() string { return r.keys[0].id }
 
 // IDs returns the key IDs, newest first.
 func (r *KeyRing) IDs() []string {
 	ids := make([]string, len(r.keys))
 	for i, k := range r.keys {
-		ids[i] = k.ID
+		ids[i] = k.id
 	}
 	return ids
 }
 
-func (r *KeyRing) signing() Key { return r.keys[0] }
+func (r *KeyRing) signing() *derivedKey { return &r.keys[0] }
 
-func (r *KeyRing) lookup(id string) ([]byte, bool) {
-	s, ok := r.byID[id]
-	return s, ok
+func (r *KeyRing) lookup(id string) (*derivedKey, bool) {
+	k, ok := r.byID[id]
+	return k, ok
 }

@@ -2,9 +2,13 @@ package mrtr
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"sync"
+	"time"
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/strictjson"
@@ -86,6 +90,11 @@ type Round struct {
 	pending InputRequests
 	digests map[string]Digest
 	suspend bool
+
+	// Blocking-style replay: answers handed over in this run, and whether
+	// the run has left the script the recorded answers belong to.
+	replayed []Recorded
+	diverged bool
 }
 
 // NewRound returns a Round for a request with capabilities caps, answers
@@ -293,10 +302,148 @@ func (r *Round) Suspended(s *Sealer, b Binding) (*InputRequiredResult, error) {
 			return nil, err
 		}
 	}
-	st := &State{Binding: b, Payload: r.next, Issued: r.digests}
+	st := &State{Binding: b, Payload: r.next, Issued: r.digests, Answers: r.replayed}
 	tok, err := s.Seal(st)
 	if err != nil {
 		return nil, err
 	}
 	return &InputRequiredResult{InputRequests: r.pending, RequestState: tok}, nil
+}
+
+// ReplayKey returns the input request key under which the pos-th
+// blocking-style question is issued: "q0", "q1", … Handlers that mix
+// blocking calls with Round.Ask should not use keys of that form.
+func ReplayKey(pos int) string { return "q" + strconv.Itoa(pos) }
+
+// Replay serves the pos-th question (counting from 0) of a handler written
+// in the blocking style, which runs again from the top on every round:
+//
+//   - if an earlier round recorded an answer at pos for a question with the
+//     same digest, and no earlier position of this run diverged from the
+//     recording, that answer is returned again;
+//   - otherwise, if this request answers the question issued at pos (key
+//     ReplayKey(pos), same digest), that answer is checked with check,
+//     recorded and returned;
+//   - otherwise the question is recorded for the next round and an error
+//     wrapping ErrInputRequired is returned.
+//
+// A question that differs from the one recorded or issued at its position
+// is asked again rather than handed an answer meant for another question,
+// and recordings after it are dropped. Every answer handed over is sealed
+// (encrypted) into the next state, so later rounds replay it. Positions
+// must be asked in increasing order.
+func (r *Round) Replay(pos int, req InputRequest, check func(json.RawMessage) error) (json.RawMessage, error) {
+	if n := r.lastReplayed(); pos <= n {
+		return nil, fmt.Errorf("replay position %d asked after position %d; blocking calls must be asked in order", pos, n)
+	}
+	if err := req.Validate(); err != nil {
+		return nil, fmt.Errorf("question %d: %w", pos, err)
+	}
+	if err := req.CheckCapabilities(r.caps); err != nil {
+		return nil, err
+	}
+	d, err := req.Digest()
+	if err != nil {
+		return nil, err
+	}
+	if !r.diverged && r.state != nil {
+		for _, rec := range r.state.Answers {
+			if rec.Pos != pos {
+				continue
+			}
+			if rec.Digest == d {
+				if err := check(rec.Answer); err != nil {
+					return nil, &InvalidResponseError{Key: ReplayKey(pos), Err: err}
+				}
+				r.replayed = append(r.replayed, rec)
+				return rec.Answer, nil
+			}
+			r.diverged = true // the handler asks something else now
+		}
+	}
+	if r.state != nil {
+		if issued, ok := r.state.Issued[ReplayKey(pos)]; ok && issued != d {
+			r.diverged = true // the question issued at pos was another one
+		}
+	}
+	raw, err := r.record(ReplayKey(pos), req, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := check(raw); err != nil {
+		return nil, &InvalidResponseError{Key: ReplayKey(pos), Err: err}
+	}
+	r.replayed = append(r.replayed, Recorded{Pos: pos, Digest: d, Answer: raw})
+	return raw, nil
+}
+
+func (r *Round) lastReplayed() int {
+	if len(r.replayed) == 0 {
+		return -1
+	}
+	return r.replayed[len(r.replayed)-1].Pos
+}
+
+// ErrAlreadyRedeemed is returned by Redeem for a state whose confirmation
+// was redeemed before.
+var ErrAlreadyRedeemed = errors.New("this confirmation was already redeemed")
+
+// Ledger remembers single-use redemptions. The specification leaves
+// single use to the server ("not single use; where that matters the server
+// MUST enforce it"); a Ledger shared by every instance (such as the Redis
+// one in package redisledger) makes a confirmation redeemable once across
+// a fleet.
+type Ledger interface {
+	// Redeem marks id as redeemed until expires (after which it cannot be
+	// presented anyway). It returns ErrAlreadyRedeemed if id was redeemed
+	// before.
+	Redeem(ctx context.Context, id string, expires time.Time) error
+}
+
+// Redeem marks the verified state this request resumes as used, so that
+// replaying the same retry (the same requestState and answers) fails with
+// ErrAlreadyRedeemed, on this instance or any other sharing the ledger.
+// Call it after the user's confirmation is known and before acting on it.
+func (r *Round) Redeem(ctx context.Context, l Ledger) error {
+	if r.state == nil {
+		return errors.New("redeem: the request carries no verified requestState")
+	}
+	return l.Redeem(ctx, "baton:state:"+r.state.ID, r.state.ExpiresAt)
+}
+
+// MemoryLedger is a Ledger for one process. It is safe for concurrent use
+// and forgets entries once they expire.
+type MemoryLedger struct {
+	mu        sync.Mutex
+	used      map[string]time.Time
+	now       func() time.Time
+	lastSweep time.Time
+}
+
+// NewMemoryLedger returns an empty MemoryLedger.
+func NewMemoryLedger() *MemoryLedger {
+	return &MemoryLedger{used: make(map[string]time.Time), now: time.Now}
+}
+
+// Redeem implements Ledger.
+func (m *MemoryLedger) Redeem(ctx context.Context, id string, expires time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if now.Sub(m.lastSweep) > time.Minute {
+		for k, exp := range m.used {
+			if now.After(exp) {
+				delete(m.used, k)
+			}
+		}
+		m.lastSweep = now
+	}
+	if exp, ok := m.used[id]; ok && !now.After(exp) {
+		return ErrAlreadyRedeemed
+	}
+	m.used[id] = expires
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
 
@@ -44,6 +45,9 @@ type State struct {
 	Issued map[string]Digest
 	// Payload is the handler's own data, as JSON.
 	Payload json.RawMessage
+	// Answers are the answers a blocking-style handler has been given so
+	// far, by the position of its question (see Round.Replay).
+	Answers []Recorded
 	// ID is a random identifier unique to this state (the JWT "jti"), for
 	// single-use enforcement.
 	ID string
@@ -51,8 +55,20 @@ type State struct {
 	IssuedAt, ExpiresAt time.Time
 }
 
+// Recorded is an answer a blocking-style handler received at one position
+// of its run, with the digest of the question it answered.
+type Recorded struct {
+	Pos    int
+	Digest Digest
+	Answer json.RawMessage
+}
+
 // SealerOptions configure a Sealer. The zero value is usable.
 type SealerOptions struct {
+	// Plaintext leaves the state's content readable (base64 JSON) inside
+	// the signed token. By default it is encrypted with AES-256-GCM, since
+	// recorded answers and payloads can be personal data.
+	Plaintext bool
 	// TTL is how long sealed state stays valid (DefaultStateTTL if zero).
 	TTL time.Duration
 	// Audience, if set, is written as the JWT "aud" claim and required on
@@ -69,12 +85,13 @@ type SealerOptions struct {
 // Sealer signs and verifies requestState tokens. It is safe for concurrent
 // use; SetKeys swaps the key ring atomically.
 type Sealer struct {
-	ring    atomic.Pointer[KeyRing]
-	ttl     time.Duration
-	aud     string
-	maxSize int
-	now     func() time.Time
-	parser  *jwt.Parser
+	ring      atomic.Pointer[KeyRing]
+	plaintext bool
+	ttl       time.Duration
+	aud       string
+	maxSize   int
+	now       func() time.Time
+	parser    *jwt.Parser
 }
 
 // NewSealer returns a Sealer using ring.
@@ -85,7 +102,7 @@ func NewSealer(ring *KeyRing, opts SealerOptions) (*Sealer, error) {
 	if opts.TTL < 0 {
 		return nil, fmt.Errorf("sealer: negative TTL %v", opts.TTL)
 	}
-	s := &Sealer{ttl: opts.TTL, aud: opts.Audience, maxSize: opts.MaxSize, now: opts.Now}
+	s := &Sealer{ttl: opts.TTL, aud: opts.Audience, maxSize: opts.MaxSize, now: opts.Now, plaintext: opts.Plaintext}
 	if s.ttl == 0 {
 		s.ttl = DefaultStateTTL
 	}
@@ -123,19 +140,34 @@ func (s *Sealer) SetKeys(ring *KeyRing) error {
 // TTL returns the lifetime of newly sealed state.
 func (s *Sealer) TTL() time.Duration { return s.ttl }
 
+// stateClaims are the JWT claims: the registered ones in the clear, the
+// rest in Body (plaintext mode) or sealed in Enc.
 type stateClaims struct {
 	jwt.RegisteredClaims
-	Method  string            `json:"mth"`
-	Target  string            `json:"tgt"`
-	Args    string            `json:"arg"`
-	Issued  map[string]string `json:"req,omitempty"`
-	Payload json.RawMessage   `json:"pld,omitempty"`
+	Body *stateBody `json:"st,omitempty"`
+	Enc  string     `json:"enc,omitempty"`
+}
+
+type stateBody struct {
+	Method    string            `json:"mth"`
+	Target    string            `json:"tgt"`
+	Args      string            `json:"arg"`
+	Principal string            `json:"sub,omitempty"`
+	Issued    map[string]string `json:"req,omitempty"`
+	Payload   json.RawMessage   `json:"pld,omitempty"`
+	Answers   []recordedWire    `json:"ans,omitempty"`
+}
+
+type recordedWire struct {
+	Pos    int             `json:"p"`
+	Digest string          `json:"d"`
+	Answer json.RawMessage `json:"a"`
 }
 
 var b64 = base64.RawURLEncoding
 
-// Seal signs st with the newest key. It fills st.ID, st.IssuedAt and
-// st.ExpiresAt.
+// Seal signs st with the newest key, encrypting its content unless the
+// sealer is in plaintext mode. It fills st.ID, st.IssuedAt and st.ExpiresAt.
 func (s *Sealer) Seal(st *State) (string, error) {
 	if st.Method == "" || st.Target == "" {
 		return "", errors.New("seal state: method and target are required")
@@ -148,36 +180,52 @@ func (s *Sealer) Seal(st *State) (string, error) {
 	st.ID = b64.EncodeToString(id)
 	st.IssuedAt = now
 	st.ExpiresAt = now.Add(s.ttl)
-	c := stateClaims{
-		RegisteredClaims: jwt.RegisteredClaims{
-			Subject:   st.Principal,
-			ID:        st.ID,
-			IssuedAt:  jwt.NewNumericDate(st.IssuedAt),
-			ExpiresAt: jwt.NewNumericDate(st.ExpiresAt),
-		},
-		Method:  st.Method,
-		Target:  st.Target,
-		Args:    b64.EncodeToString(st.Arguments[:]),
-		Payload: st.Payload,
+	body := &stateBody{
+		Method:    st.Method,
+		Target:    st.Target,
+		Args:      b64.EncodeToString(st.Arguments[:]),
+		Principal: st.Principal,
+		Payload:   st.Payload,
 	}
+	if len(st.Issued) > 0 {
+		body.Issued = make(map[string]string, len(st.Issued))
+		for k, d := range st.Issued {
+			body.Issued[k] = b64.EncodeToString(d[:])
+		}
+	}
+	for _, a := range st.Answers {
+		body.Answers = append(body.Answers, recordedWire{Pos: a.Pos, Digest: b64.EncodeToString(a.Digest[:]), Answer: a.Answer})
+	}
+	c := stateClaims{RegisteredClaims: jwt.RegisteredClaims{
+		ID:        st.ID,
+		IssuedAt:  jwt.NewNumericDate(st.IssuedAt),
+		ExpiresAt: jwt.NewNumericDate(st.ExpiresAt),
+	}}
 	if s.aud != "" {
 		c.Audience = jwt.ClaimStrings{s.aud}
 	}
-	if len(st.Issued) > 0 {
-		c.Issued = make(map[string]string, len(st.Issued))
-		for k, d := range st.Issued {
-			c.Issued[k] = b64.EncodeToString(d[:])
-		}
-	}
 	key := s.ring.Load().signing()
+	if s.plaintext {
+		c.Body = body
+	} else {
+		plain, err := json.Marshal(body)
+		if err != nil {
+			return "", fmt.Errorf("seal state: %w", err)
+		}
+		nonce := make([]byte, key.aead.NonceSize(), key.aead.NonceSize()+len(plain)+key.aead.Overhead())
+		if _, err := rand.Read(nonce); err != nil {
+			return "", fmt.Errorf("seal state: %w", err)
+		}
+		c.Enc = b64.EncodeToString(key.aead.Seal(nonce, nonce, plain, []byte(st.ID)))
+	}
 	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, c)
-	tok.Header["kid"] = key.ID
-	signed, err := tok.SignedString(key.Secret)
+	tok.Header["kid"] = key.id
+	signed, err := tok.SignedString(key.mac)
 	if err != nil {
 		return "", fmt.Errorf("seal state: %w", err)
 	}
 	if len(signed) > s.maxSize {
-		return "", fmt.Errorf("seal state: token is %d bytes, over the %d-byte limit; keep less in the payload", len(signed), s.maxSize)
+		return "", fmt.Errorf("seal state: the requestState would be %d bytes, over the %d-byte limit; keep less in the payload and the answers", len(signed), s.maxSize)
 	}
 	return signed, nil
 }
@@ -204,31 +252,55 @@ func refuse(reason string, err error) *StateError { return &StateError{Reason: r
 
 // Open verifies token and checks that it is bound to want. Any failure is a
 // *StateError naming the reason: malformed, too large, unknown key, bad
-// signature, wrong algorithm, expired, wrong audience, or issued for another
-// method, target, set of arguments or principal.
+// signature, wrong algorithm, expired, wrong audience, undecryptable, or
+// issued for another method, target, set of arguments or principal.
 func (s *Sealer) Open(token string, want Binding) (*State, error) {
 	if len(token) > s.maxSize {
 		return nil, refuse(fmt.Sprintf("token is %d bytes, over the %d-byte limit", len(token), s.maxSize), nil)
 	}
 	ring := s.ring.Load()
-	var c stateClaims
+	var (
+		c   stateClaims
+		key *derivedKey
+	)
 	_, err := s.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
 		kid, _ := t.Header["kid"].(string)
 		if kid == "" {
 			return nil, errors.New("no key id")
 		}
-		secret, ok := ring.lookup(kid)
+		k, ok := ring.lookup(kid)
 		if !ok {
 			return nil, fmt.Errorf("unknown key id %q", kid)
 		}
-		return secret, nil
+		key = k
+		return k.mac, nil
 	})
 	if err != nil {
 		return nil, classify(err)
 	}
+	body := c.Body
+	switch {
+	case c.Enc != "" && body == nil:
+		sealed, err := b64.DecodeString(c.Enc)
+		if err != nil || len(sealed) < key.aead.NonceSize() {
+			return nil, refuse("malformed encrypted content", err)
+		}
+		n := key.aead.NonceSize()
+		plain, err := key.aead.Open(nil, sealed[:n], sealed[n:], []byte(c.ID))
+		if err != nil {
+			return nil, refuse("encrypted content does not decrypt", err)
+		}
+		body = new(stateBody)
+		if err := strictjson.Unmarshal(plain, body); err != nil {
+			return nil, refuse("malformed content", err)
+		}
+	case c.Enc == "" && body != nil:
+	default:
+		return nil, refuse("malformed token: it needs exactly one of st and enc", nil)
+	}
 	st := &State{
-		Binding: Binding{Method: c.Method, Target: c.Target, Principal: c.Subject},
-		Payload: c.Payload,
+		Binding: Binding{Method: body.Method, Target: body.Target, Principal: body.Principal},
+		Payload: body.Payload,
 		ID:      c.ID,
 	}
 	if c.IssuedAt != nil {
@@ -237,18 +309,25 @@ func (s *Sealer) Open(token string, want Binding) (*State, error) {
 	if c.ExpiresAt != nil {
 		st.ExpiresAt = c.ExpiresAt.Time
 	}
-	if err := decodeDigest(c.Args, &st.Arguments); err != nil {
+	if err := decodeDigest(body.Args, &st.Arguments); err != nil {
 		return nil, refuse("malformed argument digest", err)
 	}
-	if len(c.Issued) > 0 {
-		st.Issued = make(map[string]Digest, len(c.Issued))
-		for k, v := range c.Issued {
+	if len(body.Issued) > 0 {
+		st.Issued = make(map[string]Digest, len(body.Issued))
+		for k, v := range body.Issued {
 			var d Digest
 			if err := decodeDigest(v, &d); err != nil {
 				return nil, refuse(fmt.Sprintf("malformed digest for input request %q", k), err)
 			}
 			st.Issued[k] = d
 		}
+	}
+	for _, a := range body.Answers {
+		r := Recorded{Pos: a.Pos, Answer: a.Answer}
+		if err := decodeDigest(a.Digest, &r.Digest); err != nil || a.Pos < 0 {
+			return nil, refuse("malformed recorded answer", err)
+		}
+		st.Answers = append(st.Answers, r)
 	}
 	switch {
 	case st.Method != want.Method:

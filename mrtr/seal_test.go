@@ -95,7 +95,14 @@ func TestSealOpenRoundTrip(t *testing.T) {
 }
 
 func TestOpenRefusesTampering(t *testing.T) {
-	s := testSealer(t, SealerOptions{})
+	for _, plain := range []bool{false, true} {
+		t.Run(map[bool]string{false: "encrypted", true: "plaintext"}[plain], func(t *testing.T) {
+			testTampering(t, testSealer(t, SealerOptions{Plaintext: plain}), plain)
+		})
+	}
+}
+
+func testTampering(t *testing.T, s *Sealer, plain bool) {
 	b := testBinding(t)
 	tok := seal(t, s, b)
 	parts := strings.Split(tok, ".")
@@ -135,15 +142,23 @@ func TestOpenRefusesTampering(t *testing.T) {
 		_, err := s.Open(parts[0]+"."+parts[1]+"."+string(sig), b)
 		wantRefused(t, err, "signature")
 	})
-	t.Run("claim edited", func(t *testing.T) {
+	t.Run("expiry extended", func(t *testing.T) {
 		m := claims()
-		m["tgt"] = "other_tool"
+		m["exp"] = 4102444800
 		_, err := s.Open(parts[0]+"."+encode(m)+"."+parts[2], b)
 		wantRefused(t, err, "signature")
 	})
-	t.Run("payload edited", func(t *testing.T) {
+	t.Run("content edited", func(t *testing.T) {
 		m := claims()
-		m["pld"] = map[string]any{"round": 99}
+		if plain {
+			st := m["st"].(map[string]any)
+			st["tgt"] = "other_tool"
+			st["pld"] = map[string]any{"round": 99}
+		} else {
+			enc := []byte(m["enc"].(string))
+			enc[len(enc)/2] ^= 1
+			m["enc"] = string(enc)
+		}
 		_, err := s.Open(parts[0]+"."+encode(m)+"."+parts[2], b)
 		wantRefused(t, err, "signature")
 	})
@@ -162,7 +177,7 @@ func TestOpenRefusesTampering(t *testing.T) {
 		m := claims()
 		other := jwt.NewWithClaims(jwt.SigningMethodHS512, jwt.MapClaims(m))
 		other.Header["kid"] = "k1"
-		forged, err := other.SignedString(testKey("k1", 'a').Secret)
+		forged, err := other.SignedString(s.ring.Load().signing().mac)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -309,10 +324,15 @@ func TestKeyRingValidation(t *testing.T) {
 		})
 	}
 	secret := make([]byte, 32)
-	r := testRing(t, Key{ID: "a", Secret: secret})
-	secret[0] = 1
-	if s, _ := r.lookup("a"); s[0] != 0 {
-		t.Fatal("the ring must copy secrets, not alias the caller's slice")
+	s, err := NewSealer(testRing(t, Key{ID: "a", Secret: secret}), SealerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := testBinding(t)
+	tok := seal(t, s, b)
+	secret[0] = 1 // the caller reuses its buffer
+	if _, err := s.Open(tok, b); err != nil {
+		t.Fatalf("the ring must not alias the caller's secret: %v", err)
 	}
 }
 
@@ -338,4 +358,91 @@ func BenchmarkOpen(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func TestContentIsConfidential(t *testing.T) {
+	b := testBinding(t)
+	st := func() *State {
+		return &State{Binding: b, Payload: json.RawMessage(`{"email":"alice@example.com"}`),
+			Answers: []Recorded{{Pos: 0, Digest: Digest{9}, Answer: json.RawMessage(`{"action":"accept","content":{"name":"Alice Liddell"}}`)}}}
+	}
+	readable := func(tok string) string {
+		parts := strings.Split(tok, ".")
+		raw, err := base64.RawURLEncoding.DecodeString(parts[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	enc := testSealer(t, SealerOptions{})
+	tok, err := enc.Seal(st())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"Alice", "alice@example.com", "confirm_transfer", "tools/call"} {
+		if strings.Contains(readable(tok), secret) {
+			t.Fatalf("%q is readable in the encrypted state: %s", secret, readable(tok))
+		}
+	}
+	got, err := enc.Open(tok, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Answers) != 1 || got.Answers[0].Digest != (Digest{9}) || !strings.Contains(string(got.Answers[0].Answer), "Alice Liddell") {
+		t.Fatalf("answers = %+v", got.Answers)
+	}
+
+	plain := testSealer(t, SealerOptions{Plaintext: true})
+	ptok, err := plain.Seal(st())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(readable(ptok), "Alice Liddell") {
+		t.Fatal("plaintext mode should leave the content readable")
+	}
+	// Either sealer opens either form: the signature is what authenticates.
+	if _, err := enc.Open(ptok, b); err != nil {
+		t.Fatal(err)
+	}
+	// Content sealed under one key cannot be opened with another key of
+	// the same id (the signature fails first).
+	other := testSealer(t, SealerOptions{}, testKey("k1", 'z'))
+	if _, err := other.Open(tok, b); err == nil {
+		t.Fatal("opened with another key")
+	}
+}
+
+// Tokens signed with the right key but with content that is not a sealed
+// state (as a leaked signing key could produce) are refused with a reason.
+func TestOpenRefusesBadContent(t *testing.T) {
+	s := testSealer(t, SealerOptions{})
+	b := testBinding(t)
+	sign := func(claims jwt.MapClaims) string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodHS256, claims)
+		tok.Header["kid"] = "k1"
+		out, err := tok.SignedString(s.ring.Load().signing().mac)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	base := func() jwt.MapClaims {
+		now := time.Now().Unix()
+		return jwt.MapClaims{"iat": now, "exp": now + 60, "jti": "x"}
+	}
+	c := base()
+	_, err := s.Open(sign(c), b)
+	wantRefused(t, err, "exactly one of st and enc")
+	c = base()
+	c["enc"] = "AAAA"
+	_, err = s.Open(sign(c), b)
+	wantRefused(t, err, "malformed encrypted content")
+	c = base()
+	c["enc"] = base64.RawURLEncoding.EncodeToString(make([]byte, 64))
+	_, err = s.Open(sign(c), b)
+	wantRefused(t, err, "does not decrypt")
+	c = base()
+	c["st"] = map[string]any{"mth": "tools/call", "tgt": "confirm_transfer", "arg": "short"}
+	_, err = s.Open(sign(c), b)
+	wantRefused(t, err, "malformed argument digest")
 }

@@ -18,23 +18,32 @@ import (
 // (2026-07-28) calls have none: that protocol forbids server-to-client
 // requests, and handlers ask through their Round instead.
 type Peer interface {
-	// Request sends method with params to the client and waits for its
-	// answer. A timeout of zero means the peer's default. On expiry the
-	// peer cancels the nested request with the client and returns an error
-	// wrapping ErrTimeout; when ctx ends first it returns ctx's error.
-	Request(ctx context.Context, method string, params any, timeout time.Duration) (json.RawMessage, error)
+	// Request sends the requests to the client at once and waits for all
+	// their answers, in order. A timeout of zero means the peer's default.
+	// On expiry the peer cancels the outstanding requests with the client
+	// and returns an error wrapping ErrTimeout; when ctx ends first it
+	// returns an error wrapping ctx's cause; a client error answer is a
+	// *ClientError.
+	Request(ctx context.Context, reqs []PeerRequest, timeout time.Duration) ([]json.RawMessage, error)
 	// Notify sends a notification that belongs to the call, or to the
 	// session once the call's stream has closed.
 	Notify(ctx context.Context, method string, params any) error
+}
+
+// PeerRequest is one server-to-client request.
+type PeerRequest struct {
+	Method string
+	Params any
 }
 
 // ErrTimeout is wrapped by the error of a blocking client call that got no
 // answer in time.
 var ErrTimeout = errors.New("timed out waiting for the client")
 
-// ErrNoPeer is returned by the blocking client calls of a request that
-// cannot send requests to its client.
-var ErrNoPeer = errors.New("this request cannot send requests to its client: the 2026-07-28 protocol forbids it; ask through the request's Round")
+// ErrNoPeer is returned by the blocking client calls of a request that has
+// neither a legacy session to send requests on nor a Round to replay
+// through (for example completion/complete).
+var ErrNoPeer = errors.New("this request cannot ask its client for input")
 
 // CallOption tunes one blocking client call.
 type CallOption func(*callOptions)
@@ -67,40 +76,121 @@ func (e *ClientError) Error() string {
 	return fmt.Sprintf("the client answered %s with error %d: %s", e.Method, e.Err.Code, e.Err.Message)
 }
 
-// Elicit asks the client to elicit req from the user and waits for the
+// Blocking client calls.
+//
+// A handler may ask its client for input in the blocking style:
+//
+//	res, err := req.CreateFormElicitation(ctx, "Your name?", schema)
+//	if err != nil {
+//		return nil, err
+//	}
+//
+// For a 2025-11-25 session the call is a real round trip: a request on the
+// stream of the client request being served (SEP-2260), checked against
+// the session's capabilities, waiting at most the server-wide timeout (600
+// s by default) or WithTimeout.
+//
+// For a 2026-07-28 request, where no server may wait for its client, the
+// call replays: when its answer is not known yet it returns an error
+// wrapping mrtr.ErrInputRequired, which the handler passes up like any
+// error; the server answers input_required with the question and seals
+// (encrypts) every answer given so far into the requestState. On the retry
+// the handler runs again from the top and each call returns its recorded
+// answer, in order, until it reaches the new one. Answers are keyed by the
+// call's position and the digest of its question, so a handler whose
+// questions changed between rounds is asked again rather than handed the
+// wrong answer. The contract: code before a question runs again on every
+// round, so it must be safe to repeat (read, compute, ask; act only at the
+// end, and make the action single-use with mrtr.Round.Redeem where it
+// matters).
+
+// Elicit asks the client to elicit req from the user and returns the
 // answer, validated against the schema that was sent. Decline and cancel
 // are results, not errors. It fails with a *mrtr.MissingCapabilityError
-// (and sends nothing) when the client did not declare the mode, and with
-// an error wrapping ErrTimeout or the context's error when no answer comes.
+// (and asks nothing) when the client did not declare the mode; see the
+// blocking client calls above for the rest.
 func (c *Call) Elicit(ctx context.Context, req *elicit.Request, opts ...CallOption) (*elicit.Result, error) {
-	if req == nil {
-		return nil, errors.New("elicit: nil request")
-	}
-	if err := req.Validate(); err != nil {
-		return nil, fmt.Errorf("elicit: %w", err)
-	}
-	mode := req.Mode
-	if mode == "" {
-		mode = elicit.ModeForm
-	}
-	if err := c.Meta.ClientCapabilities.RequireElicitation("elicitation/create ("+mode+" mode)", mode); err != nil {
-		return nil, err
-	}
-	if c.peer == nil {
-		return nil, ErrNoPeer
-	}
-	if mode == elicit.ModeURL && req.ElicitationID == "" {
-		return nil, errors.New("elicit: a URL elicitation to a 2025-11-25 client needs an elicitationId")
-	}
-	raw, err := c.peer.Request(ctx, mrtr.MethodElicit, req, collect(opts).timeout)
+	res, err := c.ElicitAll(ctx, []*elicit.Request{req}, opts...)
 	if err != nil {
 		return nil, err
 	}
-	res, err := req.CheckResult(raw)
-	if err != nil {
-		return nil, fmt.Errorf("elicitation/create: the client's answer is invalid: %w", err)
+	return res[0], nil
+}
+
+// ElicitAll asks several questions at once (in one round, or concurrently
+// on a legacy session) and returns the answers in order.
+func (c *Call) ElicitAll(ctx context.Context, reqs []*elicit.Request, opts ...CallOption) ([]*elicit.Result, error) {
+	irs := make([]mrtr.InputRequest, len(reqs))
+	for i, req := range reqs {
+		if req == nil {
+			return nil, errors.New("elicit: nil request")
+		}
+		if err := req.Validate(); err != nil {
+			return nil, fmt.Errorf("elicit: %w", err)
+		}
+		mode := req.Mode
+		if mode == "" {
+			mode = elicit.ModeForm
+		}
+		if err := c.Meta.ClientCapabilities.RequireElicitation("elicitation/create ("+mode+" mode)", mode); err != nil {
+			return nil, err
+		}
+		if c.peer != nil {
+			if mode == elicit.ModeURL && req.ElicitationID == "" {
+				return nil, errors.New("elicit: a URL elicitation to a 2025-11-25 client needs an elicitationId")
+			}
+			irs[i] = mrtr.ElicitRequest(req)
+		} else {
+			modern := *req
+			modern.ElicitationID = "" // not part of 2026-07-28
+			irs[i] = mrtr.ElicitRequest(&modern)
+		}
 	}
-	return res, nil
+	out := make([]*elicit.Result, len(reqs))
+	err := c.ask(ctx, irs, opts, func(i int, raw json.RawMessage) error {
+		res, err := reqs[i].CheckResult(raw)
+		out[i] = res
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ask runs blocking questions: over the legacy peer, or by replay through
+// the Round. check validates the i-th raw answer.
+func (c *Call) ask(ctx context.Context, irs []mrtr.InputRequest, opts []CallOption, check func(i int, raw json.RawMessage) error) error {
+	switch {
+	case c.peer != nil:
+		preqs := make([]PeerRequest, len(irs))
+		for i, ir := range irs {
+			preqs[i] = PeerRequest{Method: ir.Method(), Params: ir.Params()}
+		}
+		raws, err := c.peer.Request(ctx, preqs, collect(opts).timeout)
+		if err != nil {
+			return err
+		}
+		for i, raw := range raws {
+			if err := check(i, raw); err != nil {
+				return fmt.Errorf("%s: the client's answer is invalid: %w", irs[i].Method(), err)
+			}
+		}
+		return nil
+	case c.Round != nil:
+		c.mu.Lock()
+		first := c.pos
+		c.pos += len(irs)
+		c.mu.Unlock()
+		var errs []error
+		for i, ir := range irs {
+			_, err := c.Round.Replay(first+i, ir, func(raw json.RawMessage) error { return check(i, raw) })
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
+	default:
+		return ErrNoPeer
+	}
 }
 
 // CreateFormElicitation asks the user to fill a form; see Elicit.
@@ -110,26 +200,30 @@ func (c *Call) CreateFormElicitation(ctx context.Context, message string, schema
 
 // CreateURLElicitation asks the user to open url; see Elicit. Accept means
 // only that the user agreed to open it. elicitationID names the
-// interaction so that NotifyElicitationComplete can close it later.
+// interaction for a 2025-11-25 client, so that NotifyElicitationComplete
+// can close it later; 2026-07-28 clients never see it.
 func (c *Call) CreateURLElicitation(ctx context.Context, elicitationID, message, url string, opts ...CallOption) (*elicit.Result, error) {
 	return c.Elicit(ctx, &elicit.Request{Mode: elicit.ModeURL, Message: message, URL: url, ElicitationID: elicitationID}, opts...)
 }
 
+// ErrLegacyOnly is returned by NotifyElicitationComplete outside a
+// 2025-11-25 session: the notification does not exist in 2026-07-28.
+var ErrLegacyOnly = errors.New("notifications/elicitation/complete exists only in the 2025-11-25 protocol")
+
 // NotifyElicitationComplete tells a 2025-11-25 client that the URL
-// elicitation elicitationID has completed. It is not part of the
-// 2026-07-28 protocol and fails with ErrNoPeer there.
+// elicitation elicitationID has completed.
 func (c *Call) NotifyElicitationComplete(ctx context.Context, elicitationID string) error {
 	if elicitationID == "" {
 		return errors.New("notify elicitation complete: empty elicitationId")
 	}
 	if c.peer == nil {
-		return ErrNoPeer
+		return ErrLegacyOnly
 	}
 	return c.peer.Notify(ctx, "notifications/elicitation/complete", map[string]string{"elicitationId": elicitationID})
 }
 
-// CreateMessage asks the client to sample its model and waits for the
-// answer; see Elicit for the failures.
+// CreateMessage asks the client to sample its model; see Elicit for the
+// failures.
 func (c *Call) CreateMessage(ctx context.Context, p *mrtr.CreateMessageParams, opts ...CallOption) (*mrtr.CreateMessageResult, error) {
 	if p == nil {
 		return nil, errors.New("create message: nil params")
@@ -141,36 +235,31 @@ func (c *Call) CreateMessage(ctx context.Context, p *mrtr.CreateMessageParams, o
 	if err := ir.CheckCapabilities(c.Meta.ClientCapabilities); err != nil {
 		return nil, err
 	}
-	if c.peer == nil {
-		return nil, ErrNoPeer
-	}
-	raw, err := c.peer.Request(ctx, mrtr.MethodSample, p, collect(opts).timeout)
+	var res *mrtr.CreateMessageResult
+	err := c.ask(ctx, []mrtr.InputRequest{ir}, opts, func(_ int, raw json.RawMessage) error {
+		var err error
+		res, err = mrtr.ParseCreateMessageResult(raw)
+		return err
+	})
 	if err != nil {
 		return nil, err
-	}
-	res, err := mrtr.ParseCreateMessageResult(raw)
-	if err != nil {
-		return nil, fmt.Errorf("sampling/createMessage: %w", err)
 	}
 	return res, nil
 }
 
-// ListRoots asks the client for its roots and waits for the answer; see
-// Elicit for the failures.
+// ListRoots asks the client for its roots; see Elicit for the failures.
 func (c *Call) ListRoots(ctx context.Context, opts ...CallOption) (*mrtr.ListRootsResult, error) {
 	if err := c.Meta.ClientCapabilities.RequireRoots("roots/list"); err != nil {
 		return nil, err
 	}
-	if c.peer == nil {
-		return nil, ErrNoPeer
-	}
-	raw, err := c.peer.Request(ctx, mrtr.MethodListRoots, nil, collect(opts).timeout)
+	var res *mrtr.ListRootsResult
+	err := c.ask(ctx, []mrtr.InputRequest{mrtr.RootsRequest()}, opts, func(_ int, raw json.RawMessage) error {
+		var err error
+		res, err = mrtr.ParseListRootsResult(raw)
+		return err
+	})
 	if err != nil {
 		return nil, err
-	}
-	res, err := mrtr.ParseListRootsResult(raw)
-	if err != nil {
-		return nil, fmt.Errorf("roots/list: %w", err)
 	}
 	return res, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/internal/strictjson"
@@ -202,6 +203,9 @@ type Call struct {
 
 	notifier Notifier
 	peer     Peer
+
+	mu  sync.Mutex
+	pos int // next blocking-call position (replay)
 }
 
 // NewCall returns a Call; transports and adapters use it to invoke handlers
