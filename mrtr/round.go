@@ -95,6 +95,7 @@ type Round struct {
 	// the run has left the script the recorded answers belong to.
 	replayed []Recorded
 	diverged bool
+	asked    int // highest replay position asked so far, plus one
 }
 
 // NewRound returns a Round for a request with capabilities caps, answers
@@ -333,9 +334,10 @@ func ReplayKey(pos int) string { return "q" + strconv.Itoa(pos) }
 // (encrypted) into the next state, so later rounds replay it. Positions
 // must be asked in increasing order.
 func (r *Round) Replay(pos int, req InputRequest, check func(json.RawMessage) error) (json.RawMessage, error) {
-	if n := r.lastReplayed(); pos <= n {
-		return nil, fmt.Errorf("replay position %d asked after position %d; blocking calls must be asked in order", pos, n)
+	if pos < r.asked {
+		return nil, fmt.Errorf("replay position %d asked after position %d; blocking calls must be asked in order", pos, r.asked-1)
 	}
+	r.asked = pos + 1
 	if err := req.Validate(); err != nil {
 		return nil, fmt.Errorf("question %d: %w", pos, err)
 	}
@@ -375,13 +377,6 @@ func (r *Round) Replay(pos int, req InputRequest, check func(json.RawMessage) er
 	}
 	r.replayed = append(r.replayed, Recorded{Pos: pos, Digest: d, Answer: raw})
 	return raw, nil
-}
-
-func (r *Round) lastReplayed() int {
-	if len(r.replayed) == 0 {
-		return -1
-	}
-	return r.replayed[len(r.replayed)-1].Pos
 }
 
 // ErrAlreadyRedeemed is returned by Redeem for a state whose confirmation
