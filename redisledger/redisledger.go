@@ -1,0 +1,51 @@
+// Package redisledger is an mrtr.Ledger backed by Redis, so that a
+// confirmation is redeemable once across every instance of a deployment.
+// It lives in its own package so that the core packages do not depend on
+// the Redis client.
+package redisledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/baton-mcp/baton/mrtr"
+)
+
+// Ledger records redemptions as Redis keys that expire with the state they
+// name (SET NX PXAT: atomic, so two instances racing on the same state see
+// exactly one success).
+type Ledger struct {
+	client redis.UniversalClient
+	prefix string
+}
+
+// New returns a Ledger that stores its keys under prefix (for example
+// "baton:redeemed:") in client.
+func New(client redis.UniversalClient, prefix string) *Ledger {
+	return &Ledger{client: client, prefix: prefix}
+}
+
+// Redeem implements mrtr.Ledger.
+func (l *Ledger) Redeem(ctx context.Context, id string, expires time.Time) error {
+	if !expires.After(time.Now()) {
+		// Nothing to remember: the state it names is dead. Keep a short
+		// entry anyway so that a racing duplicate still sees it.
+		expires = time.Now().Add(time.Second)
+	}
+	ok, err := l.client.SetArgs(ctx, l.prefix+id, "1", redis.SetArgs{Mode: "NX", ExpireAt: expires}).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return mrtr.ErrAlreadyRedeemed
+	case err != nil:
+		return fmt.Errorf("redis ledger: %w", err)
+	case ok != "OK":
+		return mrtr.ErrAlreadyRedeemed
+	}
+	return nil
+}
+
+var _ mrtr.Ledger = (*Ledger)(nil)
