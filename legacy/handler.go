@@ -215,6 +215,9 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 		id = msg.ID
 	}
 	s := h.lookup(sid)
+	if s != nil && s.principal != mrtr.PrincipalFromContext(r.Context()) {
+		s = nil // another subject's session does not exist for this one
+	}
 	if s == nil {
 		writeJSONError(w, http.StatusNotFound, id, &jsonrpc.Error{Code: codeSessionNotFound, Message: "Session not found: initialize a new session"})
 		return
@@ -302,6 +305,7 @@ func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *js
 		return
 	}
 	s := newSession(h, id, p, nil)
+	s.principal = mrtr.PrincipalFromContext(r.Context())
 	h.mu.Lock()
 	if len(h.sessions) >= h.opts.MaxSessions {
 		h.mu.Unlock()

@@ -38,6 +38,7 @@ type session struct {
 	version    string
 	caps       mrtr.ClientCapabilities
 	clientInfo *server.Implementation
+	principal  string // the authenticated subject that opened the session
 
 	ctx    context.Context // ends when the session closes
 	cancel context.CancelCauseFunc
