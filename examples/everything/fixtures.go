@@ -27,8 +27,19 @@ var (
 	wavBlock = content.Block{Type: content.TypeAudio, Data: wavBase64, MimeType: "audio/wav"}
 )
 
-// newServer builds the example server with every fixture registered.
+// newServer builds the example server with every fixture registered and a
+// confirmation ledger for this process.
 func newServer(keys *mrtr.KeyRing, ttl time.Duration, log *slog.Logger) (*server.Server, error) {
+	return newServerWithLedger(keys, ttl, nil, log)
+}
+
+// newServerWithLedger is newServer with the ledger that redeems
+// confirmations once (nil: one for this process; share one, such as
+// Redis, across instances).
+func newServerWithLedger(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, log *slog.Logger) (*server.Server, error) {
+	if ledger == nil {
+		ledger = mrtr.NewMemoryLedger()
+	}
 	srv, err := server.New(server.Implementation{Name: "baton-everything", Version: "0.1.0"}, &server.Options{
 		Instructions: "Baton's example server: the conformance fixtures and a transfer that asks for confirmation.",
 		StateKeys:    keys,
@@ -45,7 +56,8 @@ func newServer(keys *mrtr.KeyRing, ttl time.Duration, log *slog.Logger) (*server
 	registerMRTRTools(srv, add)
 	registerPrompts(srv, add)
 	registerResources(srv, add)
-	registerTransfer(srv, add)
+	registerTransfer(srv, ledger, add)
+	registerOnboarding(srv, add)
 	registerLegacyFixtures(srv, add)
 	srv.SetCompletion(complete)
 	if err := errors.Join(errs...); err != nil {

@@ -10,7 +10,8 @@
 // It serves http://ADDR/mcp, or newline-delimited JSON-RPC on stdin and
 // stdout with -stdio. The requestState key comes from BATON_STATE_KEY (at
 // least 32 bytes); instances that share it finish each other's flows.
-// Without it a random key is made for the process, with a warning.
+// Without it a random key is made for the process, with a warning. With
+// BATON_REDIS_URL set, confirmations are redeemed once across instances.
 package main
 
 import (
@@ -29,8 +30,10 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/redisledger"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -52,7 +55,11 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	srv, err := newServer(keys, *ttl, log)
+	ledger, err := ledgerFromEnv(os.Getenv("BATON_REDIS_URL"))
+	if err != nil {
+		return err
+	}
+	srv, err := newServerWithLedger(keys, *ttl, ledger, log)
 	if err != nil {
 		return err
 	}
@@ -62,6 +69,20 @@ func run() error {
 		return srv.ServeStdio(ctx, os.Stdin, os.Stdout)
 	}
 	return serveHTTP(ctx, srv, *addr, log)
+}
+
+// ledgerFromEnv returns a Redis ledger when BATON_REDIS_URL is set
+// (redis://host:port/db or unix:///path), so that every instance redeems a
+// confirmation once; otherwise nil (a ledger for this process).
+func ledgerFromEnv(url string) (mrtr.Ledger, error) {
+	if url == "" {
+		return nil, nil
+	}
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("BATON_REDIS_URL: %w", err)
+	}
+	return redisledger.New(redis.NewClient(opts), "baton:redeemed:"), nil
 }
 
 // stateKeys builds the key ring from BATON_STATE_KEY. The key ID is derived

@@ -3,15 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
 
 // registerTransfer adds confirm_transfer: it asks the user to confirm with
-// a form before it moves any money.
-func registerTransfer(srv *server.Server, add func(error)) {
+// a form before it moves any money, and redeems each confirmation once
+// (ledger shared by every instance, so a replayed retry transfers nothing
+// anywhere).
+func registerTransfer(srv *server.Server, ledger mrtr.Ledger, add func(error)) {
 	tool := server.Tool{
 		Name:        "confirm_transfer",
 		Description: "Transfers an amount to a recipient after the user confirms",
@@ -40,6 +44,14 @@ func registerTransfer(srv *server.Server, add func(error)) {
 		}
 		if res.Action != elicit.ActionAccept || res.Decode(&answer) != nil || !answer.Confirm {
 			return server.ErrorResult("Transfer declined"), nil
+		}
+		// On a legacy session the bridge holds the state, so the round is
+		// resumed there too.
+		if err := req.Round.Redeem(ctx, ledger); err != nil {
+			if errors.Is(err, mrtr.ErrAlreadyRedeemed) {
+				return server.ErrorResult("This confirmation was already used; nothing transferred"), nil
+			}
+			return nil, err
 		}
 		return server.TextResult("Transferred " + amount + " to " + in.To), nil
 	}))
