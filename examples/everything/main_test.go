@@ -40,9 +40,15 @@ type rpcResponse struct {
 // call sends tools/call confirm_transfer with optional retry fields.
 func call(t *testing.T, url string, extra map[string]any) rpcResponse {
 	t.Helper()
+	return callTool(t, url, "confirm_transfer", map[string]any{"to": "bob", "amount": 25.5}, extra)
+}
+
+// callTool sends a modern tools/call with optional retry fields.
+func callTool(t *testing.T, url, name string, args any, extra map[string]any) rpcResponse {
+	t.Helper()
 	params := map[string]any{
-		"name":      "confirm_transfer",
-		"arguments": map[string]any{"to": "bob", "amount": 25.5},
+		"name":      name,
+		"arguments": args,
 		"_meta": map[string]any{
 			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 			"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
@@ -57,7 +63,7 @@ func call(t *testing.T, url string, extra map[string]any) rpcResponse {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", "confirm_transfer")
+	req.Header.Set("Mcp-Name", name)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
