@@ -323,7 +323,7 @@ func (s *Server) urlRequired(r *request, mc *mrtrCall, e *URLElicitationRequired
 	for _, req := range e.Elicitations {
 		modern := *req
 		modern.ElicitationID = ""
-		if err := mc.round.Require(req.ElicitationID, mrtr.ElicitRequest(&modern)); err != nil {
+		if err := mc.round.Require(req.ElicitationID, mrtr.ElicitRequest(&modern)); err != nil && !errors.Is(err, mrtr.ErrInputRequired) {
 			if re, ok := asRPCError(err); ok {
 				return nil, re
 			}
