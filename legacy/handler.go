@@ -59,7 +59,8 @@ type Handler struct {
 	opts Options
 
 	mu        sync.Mutex
-	sessions  map[string]*session
+	sessions  map[string]*session   // HTTP sessions by id
+	stdio     map[*session]struct{} // stdio sessions (one per process)
 	lastSweep time.Time
 	stopWatch func()
 }
@@ -86,7 +87,7 @@ func Attach(srv *server.Server, opts *Options) *Handler {
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = DefaultMaxSessions
 	}
-	h := &Handler{srv: srv, opts: o, sessions: make(map[string]*session), lastSweep: time.Now()}
+	h := &Handler{srv: srv, opts: o, sessions: make(map[string]*session), stdio: make(map[*session]struct{}), lastSweep: time.Now()}
 	h.stopWatch = srv.Watch(h.changed)
 	srv.SetLegacy(h)
 	return h
@@ -155,8 +156,16 @@ func (h *Handler) changed(c server.Change) {
 		return
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	targets := make([]*session, 0, len(h.sessions)+len(h.stdio))
 	for _, s := range h.sessions {
+		targets = append(targets, s)
+	}
+	for s := range h.stdio {
+		targets = append(targets, s)
+	}
+	h.mu.Unlock()
+	// Sending may block on a stdio write: never under h.mu.
+	for _, s := range targets {
 		if c.Kind == server.ResourceUpdated && !s.subscribed(c.URI) {
 			continue
 		}

@@ -134,7 +134,11 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 	}()
 	for i := range reqs {
 		r := &reqs[i]
-		msg, err := json.Marshal(jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.IntID(r.id), Method: r.method, Params: r.params})
+		req := jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.IntID(r.id), Method: r.method}
+		if len(r.params) > 0 {
+			req.Params = r.params // never "params": null (roots/list has none)
+		}
+		msg, err := json.Marshal(req)
 		if err != nil {
 			return nil, fmt.Errorf("encode %s: %w", r.method, err)
 		}
@@ -168,10 +172,10 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 			p.cancelOutstanding(open, fmt.Sprintf("timed out after %v", timeout))
 			return nil, fmt.Errorf("%s: %w after %v", methods(open), server.ErrTimeout, timeout)
 		case <-ctx.Done():
+			// The call's context also ends when the session does (DELETE,
+			// expiry, end of input); its cause says which.
 			p.cancelOutstanding(open, "the request that caused it was cancelled")
 			return nil, fmt.Errorf("%s: the call was cancelled: %w", methods(open), context.Cause(ctx))
-		case <-s.ctx.Done():
-			return nil, fmt.Errorf("%s: %w", methods(open), context.Cause(s.ctx))
 		}
 	}
 	return answers, nil

@@ -192,16 +192,13 @@ func (s *session) notification(msg *jsonrpc.Message) {
 	if p.Reason != "" {
 		reason += ": " + p.Reason
 	}
+	// A client cancels only its own requests; server request ids are
+	// another id space.
 	s.mu.Lock()
-	cancel, isCall := s.inflight[id]
-	ch, isWait := s.pending[id]
-	delete(s.pending, id)
+	cancel, ok := s.inflight[id]
 	s.mu.Unlock()
-	if isCall {
+	if ok {
 		cancel(errors.New(reason))
-	}
-	if isWait {
-		ch <- reply{id: id, err: &jsonrpc.Error{Code: jsonrpc.RequestCancelled, Message: reason}}
 	}
 }
 
@@ -237,8 +234,8 @@ func (s *session) serveRequest(parent context.Context, msg *jsonrpc.Message, w w
 
 	res, e := s.run(ctx, msg, w)
 	switch {
-	case e == server.ErrNoResponse || (e != nil && ctx.Err() != nil):
-		abandon()
+	case e == server.ErrNoResponse || ctx.Err() != nil:
+		abandon() // cancelled: no response, whatever the handler returned
 	case e != nil:
 		b, _ := jsonrpc.AppendError(nil, msg.ID, e)
 		finish(b)

@@ -55,6 +55,9 @@ func (ss *stdioSession) HandleMessage(ctx context.Context, msg *jsonrpc.Message,
 		ss.mu.Lock()
 		ss.s = s
 		ss.mu.Unlock()
+		ss.h.mu.Lock()
+		ss.h.stdio[s] = struct{}{}
+		ss.h.mu.Unlock()
 		_ = write(jsonrpc.AppendResult(nil, msg.ID, res))
 		return
 	}
@@ -83,6 +86,9 @@ func (ss *stdioSession) Close() {
 	if s == nil {
 		return
 	}
+	ss.h.mu.Lock()
+	delete(ss.h.stdio, s)
+	ss.h.mu.Unlock()
 	s.close(ErrEndOfInput)
 	s.calls.Wait()
 }
