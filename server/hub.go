@@ -16,6 +16,32 @@ const (
 	ResourceUpdated
 )
 
+var kindNames = map[ChangeKind]string{
+	ToolsChanged:     "tools",
+	PromptsChanged:   "prompts",
+	ResourcesChanged: "resources",
+	ResourceUpdated:  "resource-updated",
+}
+
+// String names the kind ("tools", "prompts", "resources",
+// "resource-updated").
+func (k ChangeKind) String() string {
+	if n, ok := kindNames[k]; ok {
+		return n
+	}
+	return "unknown"
+}
+
+// ParseChangeKind returns the kind String names.
+func ParseChangeKind(s string) (ChangeKind, bool) {
+	for k, n := range kindNames {
+		if n == s {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
 // Change is one event for subscriptions/listen streams.
 type Change struct {
 	Kind ChangeKind

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,6 +62,11 @@ type Options struct {
 	// Logging advertises the (deprecated) logging capability.
 	Logging bool
 
+	// Fanout, if set, carries list and resource changes to and from the
+	// other instances of the deployment. The server receives in one
+	// goroutine until Close.
+	Fanout Fanout
+
 	// Logger receives the server's own diagnostics (nil: slog to stderr).
 	Logger *slog.Logger
 }
@@ -88,6 +94,11 @@ type Server struct {
 
 	hub    *hub
 	legacy LegacyHandler
+
+	fanout    Fanout
+	life      context.Context // ends at Close
+	stop      context.CancelFunc
+	relayDone chan struct{}
 }
 
 // New returns a server that identifies itself as info.
@@ -150,6 +161,12 @@ func New(info Implementation, opts *Options) (*Server, error) {
 		resources: make(map[string]*resourceEntry),
 	}
 	s.hub = newHub()
+	s.life, s.stop = context.WithCancel(context.Background())
+	if o.Fanout != nil {
+		s.fanout = o.Fanout
+		s.relayDone = make(chan struct{})
+		go s.relay()
+	}
 	return s, nil
 }
 
@@ -233,7 +250,7 @@ func (s *Server) AddTool(t Tool, h ToolHandler, opts ...ToolOptions) error {
 	}
 	s.tools[t.Name] = e
 	s.mu.Unlock()
-	s.hub.publish(Change{Kind: ToolsChanged})
+	s.changed(Change{Kind: ToolsChanged})
 	return nil
 }
 
@@ -247,7 +264,7 @@ func (s *Server) RemoveTool(name string) bool {
 	}
 	s.mu.Unlock()
 	if ok {
-		s.hub.publish(Change{Kind: ToolsChanged})
+		s.changed(Change{Kind: ToolsChanged})
 	}
 	return ok
 }
@@ -294,7 +311,7 @@ func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...PromptOptions) err
 	}
 	s.prompts[p.Name] = e
 	s.mu.Unlock()
-	s.hub.publish(Change{Kind: PromptsChanged})
+	s.changed(Change{Kind: PromptsChanged})
 	return nil
 }
 
@@ -308,7 +325,7 @@ func (s *Server) RemovePrompt(name string) bool {
 	}
 	s.mu.Unlock()
 	if ok {
-		s.hub.publish(Change{Kind: PromptsChanged})
+		s.changed(Change{Kind: PromptsChanged})
 	}
 	return ok
 }
@@ -356,7 +373,7 @@ func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...ResourceOpti
 	}
 	s.resources[r.URI] = e
 	s.mu.Unlock()
-	s.hub.publish(Change{Kind: ResourcesChanged})
+	s.changed(Change{Kind: ResourcesChanged})
 	return nil
 }
 
@@ -371,7 +388,7 @@ func (s *Server) RemoveResource(uri string) bool {
 	}
 	s.mu.Unlock()
 	if ok {
-		s.hub.publish(Change{Kind: ResourcesChanged})
+		s.changed(Change{Kind: ResourcesChanged})
 	}
 	return ok
 }
@@ -400,7 +417,7 @@ func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler, opts
 	s.mu.Lock()
 	s.templates = append(s.templates, e)
 	s.mu.Unlock()
-	s.hub.publish(Change{Kind: ResourcesChanged})
+	s.changed(Change{Kind: ResourcesChanged})
 	return nil
 }
 
@@ -414,7 +431,7 @@ func (s *Server) SetCompletion(h CompletionHandler) {
 
 // NotifyResourceUpdated tells listeners subscribed to uri that it changed.
 func (s *Server) NotifyResourceUpdated(uri string) {
-	s.hub.publish(Change{Kind: ResourceUpdated, URI: uri})
+	s.changed(Change{Kind: ResourceUpdated, URI: uri})
 }
 
 func removeName(list []string, name string) []string {

@@ -1,0 +1,88 @@
+// Package redisfanout is a server.Fanout on Redis pub/sub: a tool, prompt
+// or resource change made on one instance reaches the subscriptions/listen
+// streams (and legacy GET streams) open on every instance. It lives in its
+// own package so that the core packages do not depend on the Redis client.
+//
+// Pub/sub is fire-and-forget: an instance that is disconnected when a
+// change is published misses it. List-changed notifications are hints that
+// a client re-lists, so a missed one costs freshness, not correctness.
+package redisfanout
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/baton-mcp/baton/server"
+)
+
+// Fanout publishes and receives changes on one Redis channel.
+type Fanout struct {
+	client  redis.UniversalClient
+	channel string
+	origin  string // this instance, to drop its own messages
+}
+
+// New returns a Fanout on channel (for example "baton:changes"); every
+// instance of a deployment uses the same channel.
+func New(client redis.UniversalClient, channel string) *Fanout {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // crypto/rand never fails
+	return &Fanout{client: client, channel: channel, origin: base64.RawURLEncoding.EncodeToString(b)}
+}
+
+type message struct {
+	Origin string `json:"o"`
+	Kind   string `json:"k"`
+	URI    string `json:"u,omitempty"`
+}
+
+// Publish implements server.Fanout.
+func (f *Fanout) Publish(ctx context.Context, c server.Change) error {
+	b, err := json.Marshal(message{Origin: f.origin, Kind: c.Kind.String(), URI: c.URI})
+	if err != nil {
+		return fmt.Errorf("redis fan-out: %w", err)
+	}
+	if err := f.client.Publish(ctx, f.channel, b).Err(); err != nil {
+		return fmt.Errorf("redis fan-out: publish: %w", err)
+	}
+	return nil
+}
+
+// Receive implements server.Fanout.
+func (f *Fanout) Receive(ctx context.Context, deliver func(server.Change)) error {
+	sub := f.client.Subscribe(ctx, f.channel)
+	defer sub.Close()
+	// A blocked receive does not watch ctx: closing the subscription ends it.
+	stop := context.AfterFunc(ctx, func() { _ = sub.Close() })
+	defer stop()
+	// Wait for the subscription to be confirmed, so a failure to reach
+	// Redis is reported instead of hanging silently.
+	if _, err := sub.Receive(ctx); err != nil {
+		return fmt.Errorf("redis fan-out: subscribe: %w", err)
+	}
+	for {
+		msg, err := sub.ReceiveMessage(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("redis fan-out: receive: %w", err)
+		}
+		var m message
+		if json.Unmarshal([]byte(msg.Payload), &m) != nil || m.Origin == f.origin {
+			continue // malformed, or our own
+		}
+		kind, ok := server.ParseChangeKind(m.Kind)
+		if !ok {
+			continue
+		}
+		deliver(server.Change{Kind: kind, URI: m.URI})
+	}
+}
+
+var _ server.Fanout = (*Fanout)(nil)
