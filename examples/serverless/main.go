@@ -1,0 +1,128 @@
+// Command serverless is a Baton MCP server run as an AWS Lambda function.
+// Its one tool, greet, asks the user's name with a form and greets them: a
+// two-round Multi Round-Trip Request in which any instance of the function
+// may serve either round.
+//
+// Configuration (environment):
+//
+//	BATON_STATE_KEY      the requestState key, at least 32 bytes (required:
+//	                     every instance must share it)
+//	BATON_ALLOWED_HOSTS  comma-separated Host values to accept, for example
+//	                     the function URL's domain (recommended: without it
+//	                     any Host is accepted)
+//	BATON_LAMBDA_EVENT   "url" (function URL, the default) or "httpapi"
+//	                     (API Gateway HTTP API, payload format 2.0)
+//
+// Build for the provided.al2023 runtime:
+//
+//	GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -o bootstrap ./examples/serverless
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/lambda"
+	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server"
+)
+
+func main() {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	srv, trigger, err := fromEnv(os.Getenv, log)
+	if err != nil {
+		log.Error("serverless: " + err.Error())
+		os.Exit(1)
+	}
+	if err := lambda.Start(srv, trigger); err != nil {
+		log.Error("serverless: " + err.Error())
+		os.Exit(1)
+	}
+}
+
+// fromEnv builds the server and chooses the trigger from the environment.
+func fromEnv(getenv func(string) string, log *slog.Logger) (*server.Server, lambda.Trigger, error) {
+	event := getenv("BATON_LAMBDA_EVENT")
+	if event == "" {
+		event = string(lambda.TriggerFunctionURL)
+	}
+	trigger, err := lambda.ParseTrigger(event)
+	if err != nil {
+		return nil, "", fmt.Errorf("BATON_LAMBDA_EVENT: %w", err)
+	}
+	keys, err := stateKeys(getenv("BATON_STATE_KEY"))
+	if err != nil {
+		return nil, "", err
+	}
+	hosts := allowedHosts(getenv("BATON_ALLOWED_HOSTS"))
+	if len(hosts) == 0 {
+		log.Warn("BATON_ALLOWED_HOSTS is not set: requests for any Host are accepted")
+	}
+	srv, err := newServer(keys, hosts, log)
+	if err != nil {
+		return nil, "", err
+	}
+	return srv, trigger, nil
+}
+
+// stateKeys builds the key ring from BATON_STATE_KEY; the key ID is derived
+// from the key, so every instance names it the same way. A function has
+// many instances, so the key is required.
+func stateKeys(secret string) (*mrtr.KeyRing, error) {
+	if secret == "" {
+		return nil, fmt.Errorf("BATON_STATE_KEY is required: every instance must share the requestState key")
+	}
+	if len(secret) < mrtr.MinKeySize {
+		return nil, fmt.Errorf("BATON_STATE_KEY is %d bytes; at least %d are required", len(secret), mrtr.MinKeySize)
+	}
+	sum := sha256.Sum256([]byte(secret))
+	return mrtr.NewKeyRing(mrtr.Key{ID: "k-" + hex.EncodeToString(sum[:6]), Secret: []byte(secret)})
+}
+
+// allowedHosts splits a comma-separated list, dropping empty entries.
+func allowedHosts(list string) []string {
+	var hosts []string
+	for _, h := range strings.Split(list, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
+}
+
+// newServer returns the server with its greet tool.
+func newServer(keys *mrtr.KeyRing, hosts []string, log *slog.Logger) (*server.Server, error) {
+	srv, err := server.New(server.Implementation{Name: "baton-serverless", Version: "1.0.0"},
+		&server.Options{StateKeys: keys, AllowedHosts: hosts, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	ask, err := elicit.NewForm("What is your name?", elicit.String("name").Title("Your name").MinLength(1).Required())
+	if err != nil {
+		return nil, err
+	}
+	err = srv.AddTool(server.Tool{Name: "greet", Description: "Asks the user's name, then greets them"},
+		func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+			answer, err := req.Round.Elicit("name", ask) // input_required on the first round
+			if err != nil {
+				return nil, err
+			}
+			var a struct {
+				Name string `json:"name"`
+			}
+			if answer.Action != elicit.ActionAccept || answer.Decode(&a) != nil || a.Name == "" {
+				return server.ErrorResult("No name given"), nil
+			}
+			return server.TextResult("Hello, " + a.Name + "!"), nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return srv, nil
+}

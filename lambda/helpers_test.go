@@ -1,0 +1,284 @@
+package lambda
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server"
+)
+
+// testSecret is the state key every instance of the test function shares,
+// as a real deployment would through its environment.
+const testSecret = "baton-lambda-test-secret-0123456789abcdef"
+
+// The domains of the recorded events.
+const (
+	urlDomain = "k7xq3mlv2ghd5rb4ytcxw6ozfe0pinua.lambda-url.eu-west-1.on.aws"
+	apiDomain = "mcp.example.com"
+)
+
+// newServer builds one instance of the function's server, as a cold start
+// does: the key ring from the shared secret, the server, the greet tool.
+// hosts become AllowedHosts.
+func newServer(tb testing.TB, hosts ...string) *server.Server {
+	tb.Helper()
+	srv, err := buildServer(hosts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return srv
+}
+
+func buildServer(hosts []string) (*server.Server, error) {
+	return buildServerWithKey(testSecret, hosts)
+}
+
+// buildServerWithKey builds an instance whose state key is secret.
+func buildServerWithKey(secret string, hosts []string) (*server.Server, error) {
+	ring, err := mrtr.NewKeyRing(mrtr.Key{ID: "k1", Secret: []byte(secret)})
+	if err != nil {
+		return nil, err
+	}
+	srv, err := server.New(server.Implementation{Name: "baton-lambda-test", Version: "1.0.0"},
+		&server.Options{StateKeys: ring, AllowedHosts: hosts, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, err
+	}
+	ask, err := elicit.NewForm("What is your name?", elicit.String("name").MinLength(1).Required())
+	if err != nil {
+		return nil, err
+	}
+	err = srv.AddTool(server.Tool{Name: "greet", Description: "Asks a name, then greets"},
+		func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+			answer, err := req.Round.Elicit("name", ask)
+			if err != nil {
+				return nil, err
+			}
+			var a struct {
+				Name string `json:"name"`
+			}
+			if answer.Action != elicit.ActionAccept || answer.Decode(&a) != nil {
+				return server.ErrorResult("No name given"), nil
+			}
+			return server.TextResult("Hello, " + a.Name + "!"), nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
+
+// fields points into a decoded event of either kind, so a test can edit a
+// recorded event before serving it.
+type fields struct {
+	Method  *string
+	RawPath *string
+	Domain  *string
+	Body    *string
+	Base64  *bool
+	Headers map[string]string
+	Cookies *[]string
+}
+
+// setBody replaces the body, keeping the template's encoding, and updates
+// content-length.
+func (f *fields) setBody(body []byte) {
+	if *f.Base64 {
+		*f.Body = base64.StdEncoding.EncodeToString(body)
+	} else {
+		*f.Body = string(body)
+	}
+	f.Headers["content-length"] = strconv.Itoa(len(body))
+}
+
+// body returns the decoded body.
+func (f *fields) body(tb testing.TB) []byte {
+	tb.Helper()
+	if !*f.Base64 {
+		return []byte(*f.Body)
+	}
+	b, err := base64.StdEncoding.DecodeString(*f.Body)
+	if err != nil {
+		tb.Fatalf("recorded body: %v", err)
+	}
+	return b
+}
+
+// result is a response of either kind.
+type result struct {
+	Status  int
+	Headers map[string]string
+	Cookies []string
+	Body    string
+	Base64  bool
+}
+
+// decoded returns the body, decoded if it was base64.
+func (r result) decoded(tb testing.TB) []byte {
+	tb.Helper()
+	if !r.Base64 {
+		return []byte(r.Body)
+	}
+	b, err := base64.StdEncoding.DecodeString(r.Body)
+	if err != nil {
+		tb.Fatalf("response body is not base64: %v", err)
+	}
+	return b
+}
+
+// kind is one event kind and its recorded events.
+type kind struct {
+	name    string
+	trigger Trigger
+	round1  string // testdata file: round 1 of the greet flow
+	upload  string // testdata file: a binary PUT with query, cookies, multi-value header
+	domain  string // domainName of round1
+	// serve decodes the file into the kind's events type, lets edit change
+	// it, and serves it through the kind's adapter around h.
+	serve func(tb testing.TB, ctx context.Context, h http.Handler, file string, edit func(*fields)) result
+}
+
+var kinds = []kind{
+	{name: "function-url", trigger: TriggerFunctionURL, round1: "function-url-round1.json", upload: "function-url-upload.json", domain: urlDomain, serve: serveFunctionURL},
+	{name: "http-api", trigger: TriggerHTTPAPI, round1: "httpapi-round1.json", upload: "httpapi-upload.json", domain: apiDomain, serve: serveHTTPAPI},
+}
+
+func serveFunctionURL(tb testing.TB, ctx context.Context, h http.Handler, file string, edit func(*fields)) result {
+	tb.Helper()
+	var ev events.LambdaFunctionURLRequest
+	load(tb, file, &ev)
+	if edit != nil {
+		edit(&fields{Method: &ev.RequestContext.HTTP.Method, RawPath: &ev.RawPath, Domain: &ev.RequestContext.DomainName,
+			Body: &ev.Body, Base64: &ev.IsBase64Encoded, Headers: ev.Headers, Cookies: &ev.Cookies})
+	}
+	res, err := FunctionURL(h)(ctx, ev)
+	if err != nil {
+		tb.Fatalf("FunctionURL returned a Lambda error: %v", err)
+	}
+	return result{res.StatusCode, res.Headers, res.Cookies, res.Body, res.IsBase64Encoded}
+}
+
+func serveHTTPAPI(tb testing.TB, ctx context.Context, h http.Handler, file string, edit func(*fields)) result {
+	tb.Helper()
+	var ev events.APIGatewayV2HTTPRequest
+	load(tb, file, &ev)
+	if edit != nil {
+		edit(&fields{Method: &ev.RequestContext.HTTP.Method, RawPath: &ev.RawPath, Domain: &ev.RequestContext.DomainName,
+			Body: &ev.Body, Base64: &ev.IsBase64Encoded, Headers: ev.Headers, Cookies: &ev.Cookies})
+	}
+	res, err := HTTPAPI(h)(ctx, ev)
+	if err != nil {
+		tb.Fatalf("HTTPAPI returned a Lambda error: %v", err)
+	}
+	return result{res.StatusCode, res.Headers, res.Cookies, res.Body, res.IsBase64Encoded}
+}
+
+// readFile returns a recorded event.
+func readFile(tb testing.TB, name string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// load decodes a recorded event into v.
+func load(tb testing.TB, name string, v any) {
+	tb.Helper()
+	if err := json.Unmarshal(readFile(tb, name), v); err != nil {
+		tb.Fatalf("%s: %v", name, err)
+	}
+}
+
+// retryBody returns the recorded round-1 JSON-RPC body with the retry
+// members added.
+func retryBody(tb testing.TB, round1 []byte, state string, responses string) []byte {
+	tb.Helper()
+	var msg map[string]any
+	if err := json.Unmarshal(round1, &msg); err != nil {
+		tb.Fatalf("round 1 body: %v", err)
+	}
+	params := msg["params"].(map[string]any)
+	params["requestState"] = state
+	params["inputResponses"] = json.RawMessage(responses)
+	msg["id"] = 2
+	b, err := json.Marshal(msg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// rpcError is a JSON-RPC error object as received.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// rpcResponse is a JSON-RPC response as received.
+type rpcResponse struct {
+	ID     json.RawMessage            `json:"id"`
+	Result map[string]json.RawMessage `json:"result"`
+	Error  *rpcError                  `json:"error"`
+}
+
+// parse decodes a plain-JSON response, checking the content type.
+func parse(tb testing.TB, r result) rpcResponse {
+	tb.Helper()
+	if ct := r.Headers["Content-Type"]; ct != "application/json" {
+		tb.Errorf("Content-Type = %q, want application/json", ct)
+	}
+	if r.Base64 {
+		tb.Errorf("a JSON response was base64-encoded")
+	}
+	var out rpcResponse
+	if err := json.Unmarshal(r.decoded(tb), &out); err != nil {
+		tb.Fatalf("response is not JSON: %v\n%s", err, r.Body)
+	}
+	return out
+}
+
+// wantRPCError checks an error response's status and code.
+func wantRPCError(tb testing.TB, r result, status, code int) *rpcError {
+	tb.Helper()
+	if r.Status != status {
+		tb.Errorf("status = %d, want %d; body %s", r.Status, status, r.Body)
+	}
+	out := parse(tb, r)
+	if out.Error == nil {
+		tb.Fatalf("want JSON-RPC error %d, got %s", code, r.Body)
+	}
+	if out.Error.Code != code {
+		tb.Errorf("error code = %d, want %d (%s)", out.Error.Code, code, out.Error.Message)
+	}
+	return out.Error
+}
+
+// toolText returns a tool result's first text and isError.
+func toolText(tb testing.TB, out rpcResponse) (string, bool) {
+	tb.Helper()
+	if out.Error != nil {
+		tb.Fatalf("error %d: %s", out.Error.Code, out.Error.Message)
+	}
+	var content []struct{ Text string }
+	if err := json.Unmarshal(out.Result["content"], &content); err != nil || len(content) == 0 {
+		tb.Fatalf("not a tool result: %v", out.Result)
+	}
+	var isError bool
+	if raw, ok := out.Result["isError"]; ok {
+		_ = json.Unmarshal(raw, &isError)
+	}
+	return content[0].Text, isError
+}
