@@ -12,6 +12,12 @@
 // least 32 bytes); instances that share it finish each other's flows.
 // Without it a random key is made for the process, with a warning. With
 // BATON_REDIS_URL set, confirmations are redeemed once across instances.
+//
+// To rotate the key, start each instance with the new key in
+// BATON_STATE_KEY and the previous ones, comma-separated, in
+// BATON_STATE_KEYS_OLD: new state is signed with the new key, state signed
+// with an old key still verifies. Drop an old key once the state it signed
+// has expired (-state-ttl after the last instance stopped signing with it).
 package main
 
 import (
@@ -26,6 +32,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -51,9 +58,12 @@ func run() error {
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	keys, err := stateKeys(os.Getenv("BATON_STATE_KEY"))
+	keys, err := stateKeysFromEnv(os.Getenv)
 	if err != nil {
 		return err
+	}
+	if keys != nil {
+		log.Info("requestState keys", "signing", keys.SigningKeyID(), "verifying", strings.Join(keys.IDs(), ","))
 	}
 	ledger, err := ledgerFromEnv(os.Getenv("BATON_REDIS_URL"))
 	if err != nil {
@@ -85,18 +95,63 @@ func ledgerFromEnv(url string) (mrtr.Ledger, error) {
 	return redisledger.New(redis.NewClient(opts), "baton:redeemed:"), nil
 }
 
-// stateKeys builds the key ring from BATON_STATE_KEY. The key ID is derived
-// from the key, so every instance given the same key names it the same way.
-// An empty value means no ring (the server makes a random key and warns).
+// stateKeysFromEnv builds the key ring from BATON_STATE_KEY and
+// BATON_STATE_KEYS_OLD, read with getenv.
+func stateKeysFromEnv(getenv func(string) string) (*mrtr.KeyRing, error) {
+	return stateKeyRing(getenv("BATON_STATE_KEY"), getenv("BATON_STATE_KEYS_OLD"))
+}
+
+// stateKeys builds the key ring from BATON_STATE_KEY alone. An empty value
+// means no ring (the server makes a random key and warns).
 func stateKeys(secret string) (*mrtr.KeyRing, error) {
+	return stateKeyRing(secret, "")
+}
+
+// stateKeyRing builds the key ring from BATON_STATE_KEY (the signing key)
+// and BATON_STATE_KEYS_OLD (older keys, comma-separated, kept to verify
+// state they signed), the signing key first. Each key ID is derived from
+// the key, so every instance given the same keys names them the same way.
+// Blanks around an old key are trimmed and empty entries skipped; an old
+// key equal to the signing key or to an earlier one is listed once. Old
+// keys without a signing key are refused: the ring needs one to sign.
+// With neither there is no ring (the server makes a random key and warns).
+func stateKeyRing(secret, old string) (*mrtr.KeyRing, error) {
+	var olds []string
+	for _, k := range strings.Split(old, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			olds = append(olds, k)
+		}
+	}
 	if secret == "" {
+		if len(olds) > 0 {
+			return nil, errors.New("BATON_STATE_KEYS_OLD is set but BATON_STATE_KEY is not: old keys only verify, a signing key is required")
+		}
 		return nil, nil
 	}
 	if len(secret) < mrtr.MinKeySize {
 		return nil, fmt.Errorf("BATON_STATE_KEY is %d bytes; at least %d are required", len(secret), mrtr.MinKeySize)
 	}
+	keys := []mrtr.Key{stateKey(secret)}
+	seen := map[string]bool{keys[0].ID: true}
+	for i, k := range olds {
+		if len(k) < mrtr.MinKeySize {
+			return nil, fmt.Errorf("BATON_STATE_KEYS_OLD: key %d is %d bytes; at least %d are required", i+1, len(k), mrtr.MinKeySize)
+		}
+		key := stateKey(k)
+		if seen[key.ID] {
+			continue
+		}
+		seen[key.ID] = true
+		keys = append(keys, key)
+	}
+	return mrtr.NewKeyRing(keys...)
+}
+
+// stateKey names a secret by a digest of it: "k-" and the first 6 bytes of
+// its SHA-256, in hex.
+func stateKey(secret string) mrtr.Key {
 	sum := sha256.Sum256([]byte(secret))
-	return mrtr.NewKeyRing(mrtr.Key{ID: "k-" + hex.EncodeToString(sum[:6]), Secret: []byte(secret)})
+	return mrtr.Key{ID: "k-" + hex.EncodeToString(sum[:6]), Secret: []byte(secret)}
 }
 
 func serveHTTP(ctx context.Context, srv *server.Server, addr string, log *slog.Logger) error {
