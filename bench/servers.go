@@ -1,0 +1,290 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The texts every server answers with; the load generator checks them.
+const (
+	echoText    = "hello"
+	confirmText = "confirmed"
+	stateTTL    = 10 * time.Minute
+)
+
+// benchKey is the fixed state key of the Baton server and of the go-sdk
+// server's sealer (32 bytes, so mrtr.MinKeySize is met).
+var benchKey = []byte("baton-bench-fixed-state-key-0001")
+
+// listen serves h on 127.0.0.1:0 with plain net/http and returns the
+// endpoint URL.
+func listen(h http.Handler) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	return "http://" + ln.Addr().String() + "/mcp", nil
+}
+
+// ---------------------------------------------------------------- Baton
+
+// newBaton builds the Baton server: a fixed key ring, a discard logger,
+// otherwise the defaults (Host/Origin checks, 4 MiB and 64-level limits,
+// 10-minute state TTL). echo validates its arguments against the input
+// schema; confirm asks with req.Round.Elicit, so round 1 seals the state
+// and round 2 verifies it and validates the answer before the handler
+// sees it.
+func newBaton() (*server.Server, error) {
+	ring, err := mrtr.NewKeyRing(mrtr.Key{ID: "bench-1", Secret: benchKey})
+	if err != nil {
+		return nil, err
+	}
+	srv, err := server.New(server.Implementation{Name: "baton-bench", Version: "1.0.0"}, &server.Options{
+		StateKeys: ring,
+		StateTTL:  stateTTL,
+		Logger:    slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = srv.AddTool(server.Tool{
+		Name:        "echo",
+		Description: "Returns its text",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`),
+	}, func(_ context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		var a struct {
+			Text string `json:"text"`
+		}
+		if err := req.Bind(&a); err != nil {
+			return nil, err
+		}
+		return server.TextResult(a.Text), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	form, err := elicit.NewForm("Proceed?", elicit.Boolean("confirm").Required())
+	if err != nil {
+		return nil, err
+	}
+	err = srv.AddTool(server.Tool{
+		Name:        "confirm",
+		Description: "Asks for a confirmation, then answers",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"],"additionalProperties":false}`),
+	}, func(_ context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		answer, err := req.Round.Elicit("confirm", form)
+		if err != nil {
+			return nil, err
+		}
+		var a struct {
+			Confirm bool `json:"confirm"`
+		}
+		if answer.Action != elicit.ActionAccept || answer.Decode(&a) != nil || !a.Confirm {
+			return server.ErrorResult("not confirmed"), nil
+		}
+		return server.TextResult(confirmText), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
+
+// ---------------------------------------------------------------- go-sdk
+
+type sdkEchoIn struct {
+	Text string `json:"text"`
+}
+
+type sdkConfirmIn struct {
+	ID int `json:"id"`
+}
+
+// newGoSDK builds the go-sdk v1.8.0 server, served by its Streamable HTTP
+// handler in stateless mode with JSON responses and no logger (nil: no
+// logging). Tools are added with the typed mcp.AddTool, so arguments are
+// unmarshalled and validated against the schema inferred from the input
+// struct.
+//
+// The SDK's MRTR support (v1.8.0, SEP-2322) is the wire shape only: a
+// handler returns a CallToolResult with InputRequests and an opaque
+// RequestState, and a retry's InputResponses arrive decoded in
+// req.Params. The SDK neither seals nor verifies requestState nor
+// validates answers against the schema that was sent. The confirm handler
+// therefore does it itself with the closest equivalent (sdkSealer): an
+// AES-256-GCM sealed state bound to the method, tool, a digest of the
+// decoded arguments, a digest of the question and an expiry, verified on
+// the retry; and the accepted content is validated with the SDK's own
+// schema library (google/jsonschema-go, resolved once).
+func newGoSDK() (http.Handler, error) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "gosdk-bench", Version: "1.0.0"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns its text"},
+		func(_ context.Context, _ *mcp.CallToolRequest, in sdkEchoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+		})
+
+	schema := &jsonschema.Schema{
+		Type:       "object",
+		Properties: map[string]*jsonschema.Schema{"confirm": {Type: "boolean"}},
+		Required:   []string{"confirm"},
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		return nil, err
+	}
+	question := &mcp.ElicitParams{Mode: "form", Message: "Proceed?", RequestedSchema: schema}
+	qjson, err := json.Marshal(question)
+	if err != nil {
+		return nil, err
+	}
+	sealer, err := newSDKSealer(benchKey, stateTTL)
+	if err != nil {
+		return nil, err
+	}
+	qdigest := digest(qjson)
+
+	mcp.AddTool(s, &mcp.Tool{Name: "confirm", Description: "Asks for a confirmation, then answers"},
+		func(_ context.Context, req *mcp.CallToolRequest, in sdkConfirmIn) (*mcp.CallToolResult, any, error) {
+			args, err := json.Marshal(in) // canonical for this struct
+			if err != nil {
+				return nil, nil, err
+			}
+			bind := stateBinding{Method: "tools/call", Tool: "confirm", Args: digest(args), Questions: qdigest}
+			ask := func() (*mcp.CallToolResult, any, error) {
+				st, err := sealer.seal(bind)
+				if err != nil {
+					return nil, nil, err
+				}
+				return &mcp.CallToolResult{
+					InputRequests: mcp.InputRequestMap{"confirm": question},
+					RequestState:  st,
+				}, nil, nil
+			}
+			if req.Params.RequestState == "" {
+				return ask()
+			}
+			if err := sealer.open(req.Params.RequestState, bind); err != nil {
+				return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid requestState: " + err.Error()}
+			}
+			resp, ok := req.Params.InputResponses["confirm"].(*mcp.ElicitResult)
+			if !ok || resp == nil {
+				return ask() // missing answer: ask again (SEP-2322)
+			}
+			if resp.Action != "accept" {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "not confirmed"}}}, nil, nil
+			}
+			if err := resolved.Validate(resp.Content); err != nil {
+				return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid answer: " + err.Error()}
+			}
+			if ok, _ := resp.Content["confirm"].(bool); !ok {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "not confirmed"}}}, nil, nil
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: confirmText}}}, nil, nil
+		})
+
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}), nil
+}
+
+// ---------------------------------------------------------------- floor
+
+// floorRequest is all the floor decodes: the JSON-RPC frame with id,
+// method and params kept raw.
+type floorRequest struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// floorParams tells the floor which tool and which round it is.
+type floorParams struct {
+	Name         string `json:"name"`
+	RequestState string `json:"requestState"`
+}
+
+var (
+	floorEcho    = []byte(`,"result":{"resultType":"complete","content":[{"type":"text","text":"hello"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"floor","version":"1.0.0"}}}}`)
+	floorRound1  = []byte(`,"result":{"resultType":"input_required","inputRequests":{"confirm":{"method":"elicitation/create","params":{"mode":"form","message":"Proceed?","requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}}}},"requestState":"floor-fixed-state","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"floor","version":"1.0.0"}}}}`)
+	floorRound2  = []byte(`,"result":{"resultType":"complete","content":[{"type":"text","text":"confirmed"}],"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"floor","version":"1.0.0"}}}}`)
+	floorUnknown = []byte(`,"error":{"code":-32602,"message":"unknown tool"}}`)
+)
+
+// floorHandler is the bare net/http floor: decode the frame (and the two
+// params fields it dispatches on) with encoding/json and write a fixed
+// result. It ignores headers and _meta, verifies nothing and keeps no
+// state.
+func floorHandler(w http.ResponseWriter, r *http.Request) {
+	var req floorRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Method != "tools/call" {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	var p floorParams
+	if err := json.Unmarshal(req.Params, &p); err != nil {
+		http.Error(w, "bad params", http.StatusBadRequest)
+		return
+	}
+	body := floorUnknown
+	switch {
+	case p.Name == "echo":
+		body = floorEcho
+	case p.Name == "confirm" && p.RequestState == "":
+		body = floorRound1
+	case p.Name == "confirm":
+		body = floorRound2
+	}
+	w.Header().Set("Content-Type", "application/json")
+	buf := make([]byte, 0, 32+len(req.ID)+len(body))
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = append(buf, req.ID...)
+	buf = append(buf, body...)
+	w.Write(buf)
+}
+
+// ---------------------------------------------------------------- all
+
+// serverNames are the servers in their default order.
+var serverNames = []string{"baton", "baton-echo", "gosdk", "floor"}
+
+// startServers starts every server on its own listener.
+func startServers() (map[string]string, *server.Server, error) {
+	b, err := newBaton()
+	if err != nil {
+		return nil, nil, fmt.Errorf("baton: %w", err)
+	}
+	sdk, err := newGoSDK()
+	if err != nil {
+		return nil, nil, fmt.Errorf("gosdk: %w", err)
+	}
+	handlers := map[string]http.Handler{
+		"baton":      b,           // *server.Server as http.Handler
+		"baton-echo": b.Handler(), // the same server behind echo
+		"gosdk":      sdk,
+		"floor":      http.HandlerFunc(floorHandler),
+	}
+	urls := map[string]string{}
+	for _, name := range serverNames {
+		u, err := listen(handlers[name])
+		if err != nil {
+			return nil, nil, errors.Join(fmt.Errorf("%s: listen", name), err)
+		}
+		urls[name] = u
+	}
+	return urls, b, nil
+}
