@@ -2,7 +2,7 @@ package elicit
 
 import (
 	"crypto/sha256"
-	"encoding/json"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/url"
@@ -148,16 +148,63 @@ func (r *Request) Digest() [32]byte {
 	if r == nil {
 		return sha256.Sum256([]byte("null"))
 	}
-	c := *r
-	c.Mode = c.mode()
-	b, err := json.Marshal(&c)
-	if err != nil {
-		// Unreachable: strings always encode and a *Schema encodes
-		// without error. Keep the digest distinct from any real one.
-		return sha256.Sum256([]byte("elicit: unencodable request: " + err.Error()))
+	// Length-prefixed fields, then the schema's own (cached) digest: no
+	// encoding of the whole request on every call.
+	h := sha256.New()
+	var n [8]byte
+	field := func(s string) {
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
 	}
-	return sha256.Sum256(b)
+	field("elicit.Request/v1")
+	field(r.mode())
+	field(r.Message)
+	field(r.URL)
+	field(r.ElicitationID)
+	if r.RequestedSchema != nil {
+		_, d := r.RequestedSchema.wire()
+		h.Write([]byte{1})
+		h.Write(d[:])
+	} else {
+		h.Write([]byte{0})
+	}
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
 }
+
+// AppendJSON appends the request's wire encoding (the params of
+// elicitation/create) to dst, using the schema's cached encoding.
+func (r *Request) AppendJSON(dst []byte) []byte {
+	if r == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '{')
+	if r.Mode != "" {
+		dst = append(dst, `"mode":`...)
+		dst = appendString(dst, r.Mode)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"message":`...)
+	dst = appendString(dst, r.Message)
+	if r.RequestedSchema != nil {
+		dst = append(dst, `,"requestedSchema":`...)
+		dst = r.RequestedSchema.AppendJSON(dst)
+	}
+	if r.URL != "" {
+		dst = append(dst, `,"url":`...)
+		dst = appendString(dst, r.URL)
+	}
+	if r.ElicitationID != "" {
+		dst = append(dst, `,"elicitationId":`...)
+		dst = appendString(dst, r.ElicitationID)
+	}
+	return append(dst, '}')
+}
+
+// MarshalJSON writes the wire encoding (see AppendJSON).
+func (r *Request) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil }
 
 // CheckResult parses the client's ElicitResult for this request and, when
 // it accepts a form, validates its content against RequestedSchema. An

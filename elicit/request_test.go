@@ -117,8 +117,12 @@ func TestDigest(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Golden value: the digest must not change across runs or releases
-	// without a deliberate decision (it binds answers in requestState).
-	const golden = "9977ed5c6a86dfad35ea0bb5c9661c8f1721acad1a7cbe6263b5f7ddb745adc9"
+	// without a deliberate decision (it binds answers in requestState). It
+	// was computed independently: SHA-256 over the length-prefixed
+	// (8-byte big-endian) fields "elicit.Request/v1", mode, message, url,
+	// elicitationId, then 0x01 and the SHA-256 of the schema's canonical
+	// encoding.
+	const golden = "1af88d818b8be930249b498828ea5eb0ae517c677744c0def3baa005441736ef"
 	got := digestHex(form)
 	t.Logf("digest %s", got)
 	if got != golden {

@@ -2,10 +2,10 @@ package elicit
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strings"
@@ -101,7 +101,33 @@ func (s *Schema) MarshalJSON() ([]byte, error) {
 	if s == nil {
 		return []byte("null"), nil
 	}
-	return s.appendJSON(nil, true), nil
+	w, _ := s.wire()
+	return append([]byte(nil), w...), nil
+}
+
+// AppendJSON appends the schema's canonical encoding to dst. It is
+// computed once per Schema.
+func (s *Schema) AppendJSON(dst []byte) []byte {
+	if s == nil {
+		return append(dst, "null"...)
+	}
+	w, _ := s.wire()
+	return append(dst, w...)
+}
+
+// wire returns the canonical encoding and its digest, computed once.
+// A Schema is immutable, so the cache never goes stale.
+func (s *Schema) wire() ([]byte, [32]byte) {
+	if s.cache == nil { // zero Schema: nothing to cache in
+		w := s.appendJSON(nil, true)
+		return w, sha256.Sum256(w)
+	}
+	c := s.cache
+	c.wireOnce.Do(func() {
+		c.wire = s.appendJSON(nil, true)
+		c.digest = sha256.Sum256(c.wire)
+	})
+	return c.wire, c.digest
 }
 
 // appendJSON writes the canonical encoding of s. withDialect controls
@@ -483,44 +509,7 @@ type member struct {
 // decodeObject splits a JSON object into its members, in order, rejecting
 // duplicate keys and trailing data. what names the object in errors.
 func decodeObject(data []byte, what string) ([]member, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, fmt.Errorf("%s must be a JSON object", what)
-	}
-	var out []member
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		key, ok := tok.(string)
-		if !ok {
-			return nil, fmt.Errorf("%s: malformed object key", what)
-		}
-		if seen[key] {
-			return nil, fmt.Errorf("%s: duplicate key %q", what, key)
-		}
-		seen[key] = true
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, fmt.Errorf("%s: key %q: %w", what, key, err)
-		}
-		out = append(out, member{key, raw})
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	if _, err := dec.Token(); err == nil {
-		return nil, fmt.Errorf("%s: unexpected data after the object", what)
-	} else if !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: unexpected data after the object: %w", what, err)
-	}
-	return out, nil
+	return splitObject(data, what)
 }
 
 func parseSchema(data []byte) (*Schema, error) {

@@ -25,6 +25,10 @@ type compiled struct {
 	once sync.Once
 	sch  *jsonschema.Schema
 	err  error
+
+	wireOnce sync.Once
+	wire     []byte   // the canonical encoding, "$schema" included
+	digest   [32]byte // SHA-256 of wire
 }
 
 // validator returns the compiled validator, compiling it on first use.
@@ -126,34 +130,23 @@ func decodeContent(content []byte) (map[string]any, []string, error) {
 	if trimmed[0] != '{' {
 		return nil, nil, &ValidationError{Keyword: "content", Reason: "must be a JSON object"}
 	}
-	// The input is valid JSON holding exactly one object, so the token
-	// stream below cannot fail; errors are still checked defensively.
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	dec.UseNumber()
-	if _, err := dec.Token(); err != nil {
-		return nil, nil, fmt.Errorf("content: %w", err)
+	members, err := splitObject(trimmed, "content")
+	if err != nil {
+		return nil, nil, err
 	}
-	doc := map[string]any{}
-	var keys []string
+	doc := make(map[string]any, len(members))
+	keys := make([]string, 0, len(members))
 	var errs []error
-	for dec.More() {
-		tok, err := dec.Token()
+	for _, m := range members {
+		v, err := decodeValue(m.value)
 		if err != nil {
-			return nil, nil, fmt.Errorf("content: %w", err)
-		}
-		key, _ := tok.(string)
-		if _, dup := doc[key]; dup {
-			return nil, nil, fmt.Errorf("content: duplicate key %q", key)
-		}
-		var v any
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, fmt.Errorf("content: key %q: %w", key, err)
+			return nil, nil, fmt.Errorf("content: key %q: %w", m.key, err)
 		}
 		if reason := checkValue(v); reason != "" {
-			errs = append(errs, &ValidationError{Field: key, Keyword: "content", Reason: reason})
+			errs = append(errs, &ValidationError{Field: m.key, Keyword: "content", Reason: reason})
 		}
-		doc[key] = v
-		keys = append(keys, key)
+		doc[m.key] = v
+		keys = append(keys, m.key)
 	}
 	if len(errs) > 0 {
 		return nil, nil, errors.Join(errs...)
