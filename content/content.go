@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/strictjson"
 )
 
@@ -317,4 +318,68 @@ func (rc *ResourceContents) UnmarshalJSON(data []byte) error {
 	}
 	*rc = out
 	return nil
+}
+
+// AppendJSON appends the block's JSON encoding to dst. Text, image, audio,
+// resource-link and embedded-resource blocks without annotations or _meta
+// are written directly; anything else goes through MarshalJSON.
+func (b Block) AppendJSON(dst []byte) ([]byte, error) {
+	if b.Annotations != nil || b.Meta != nil {
+		return appendMarshal(dst, b)
+	}
+	switch b.Type {
+	case TypeText:
+		dst = append(dst, `{"type":"text","text":`...)
+		dst = jsonw.String(dst, b.Text)
+		return append(dst, '}'), nil
+	case TypeImage, TypeAudio:
+		dst = append(dst, `{"type":`...)
+		dst = jsonw.String(dst, b.Type)
+		dst = append(dst, `,"data":`...)
+		dst = jsonw.String(dst, b.Data)
+		dst = append(dst, `,"mimeType":`...)
+		dst = jsonw.String(dst, b.MimeType)
+		return append(dst, '}'), nil
+	case TypeResource:
+		if b.Resource == nil || b.Resource.Meta != nil {
+			return appendMarshal(dst, b)
+		}
+		dst = append(dst, `{"type":"resource","resource":`...)
+		dst = b.Resource.AppendJSON(dst)
+		return append(dst, '}'), nil
+	default:
+		return appendMarshal(dst, b)
+	}
+}
+
+// AppendJSON appends the contents' JSON encoding to dst.
+func (rc ResourceContents) AppendJSON(dst []byte) []byte {
+	if rc.Meta != nil {
+		b, err := rc.MarshalJSON()
+		if err == nil {
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, `{"uri":`...)
+	dst = jsonw.String(dst, rc.URI)
+	if rc.MimeType != "" {
+		dst = append(dst, `,"mimeType":`...)
+		dst = jsonw.String(dst, rc.MimeType)
+	}
+	if rc.IsBlob {
+		dst = append(dst, `,"blob":`...)
+		dst = jsonw.String(dst, rc.Blob)
+	} else {
+		dst = append(dst, `,"text":`...)
+		dst = jsonw.String(dst, rc.Text)
+	}
+	return append(dst, '}')
+}
+
+func appendMarshal(dst []byte, v json.Marshaler) ([]byte, error) {
+	b, err := v.MarshalJSON()
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, b...), nil
 }

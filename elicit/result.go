@@ -64,11 +64,11 @@ func parseResult(data []byte) (*Result, map[string]any, []string, error) {
 	}
 	var rawAction, rawContent json.RawMessage
 	for _, m := range members {
-		switch m.key {
+		switch m.Key {
 		case "action":
-			rawAction = m.value
+			rawAction = m.Value
 		case "content":
-			rawContent = m.value
+			rawContent = m.Value
 		}
 	}
 	if rawAction == nil {

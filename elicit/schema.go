@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/baton-mcp/baton/internal/jsonscan"
 )
 
 // Schema is the requestedSchema of a form: a flat JSON object schema
@@ -500,16 +502,10 @@ func (s *Schema) keepDefined(content json.RawMessage, keys []string, doc map[str
 
 // --- parsing ---
 
-// member is one key/value pair of a JSON object, in document order.
-type member struct {
-	key   string
-	value json.RawMessage
-}
-
 // decodeObject splits a JSON object into its members, in order, rejecting
 // duplicate keys and trailing data. what names the object in errors.
-func decodeObject(data []byte, what string) ([]member, error) {
-	return splitObject(data, what)
+func decodeObject(data []byte, what string) ([]jsonscan.Member, error) {
+	return jsonscan.SplitObject(data, what)
 }
 
 func parseSchema(data []byte) (*Schema, error) {
@@ -520,25 +516,25 @@ func parseSchema(data []byte) (*Schema, error) {
 	s := &Schema{cache: new(compiled)}
 	var haveType, haveProps bool
 	for _, m := range members {
-		switch m.key {
+		switch m.Key {
 		case "$schema":
-			if s.dialect, err = parseString(m.value); err != nil {
+			if s.dialect, err = parseString(m.Value); err != nil {
 				return nil, &SchemaError{Reason: "$schema " + err.Error()}
 			}
 		case "type":
-			t, err := parseString(m.value)
+			t, err := parseString(m.Value)
 			if err != nil || t != "object" {
 				return nil, &SchemaError{Reason: `type must be "object"`}
 			}
 			haveType = true
 		case "properties":
-			props, err := decodeObject(m.value, "properties")
+			props, err := decodeObject(m.Value, "properties")
 			if err != nil {
 				return nil, &SchemaError{Reason: err.Error()}
 			}
 			var errs []error
 			for _, p := range props {
-				f, err := parseField(p.key, p.value)
+				f, err := parseField(p.Key, p.Value)
 				if err != nil {
 					errs = append(errs, err)
 					continue
@@ -550,11 +546,11 @@ func parseSchema(data []byte) (*Schema, error) {
 			}
 			haveProps = true
 		case "required":
-			if s.required, err = parseStrings(m.value); err != nil {
+			if s.required, err = parseStrings(m.Value); err != nil {
 				return nil, &SchemaError{Reason: "required " + err.Error()}
 			}
 		default:
-			return nil, &SchemaError{Reason: fmt.Sprintf("keyword %q is not allowed at the top level (allowed: $schema, type, properties, required)", m.key)}
+			return nil, &SchemaError{Reason: fmt.Sprintf("keyword %q is not allowed at the top level (allowed: $schema, type, properties, required)", m.Key)}
 		}
 	}
 	if !haveType {
@@ -580,7 +576,7 @@ func parseField(name string, data []byte) (*Field, error) {
 	}
 	kw := make(map[string]json.RawMessage, len(members))
 	for _, m := range members {
-		kw[m.key] = m.value
+		kw[m.Key] = m.Value
 	}
 	rawType, ok := kw["type"]
 	if !ok {
@@ -631,49 +627,49 @@ func parseField(name string, data []byte) (*Field, error) {
 	}
 	allowed := f.kind.allowedKeywords()
 	for _, m := range members {
-		if !slices.Contains(allowed, m.key) {
-			return nil, fail("keyword %q is not allowed on a %s property (allowed: %s)", m.key, f.kind, strings.Join(allowed, ", "))
+		if !slices.Contains(allowed, m.Key) {
+			return nil, fail("keyword %q is not allowed on a %s property (allowed: %s)", m.Key, f.kind, strings.Join(allowed, ", "))
 		}
 	}
 	for _, m := range members {
 		var err error
-		switch m.key {
+		switch m.Key {
 		case "type", "items":
 			// handled above
 		case "title":
-			f.title, err = parseStringPtr(m.value)
+			f.title, err = parseStringPtr(m.Value)
 		case "description":
-			f.description, err = parseStringPtr(m.value)
+			f.description, err = parseStringPtr(m.Value)
 		case "minLength":
-			f.minLength, err = parseCount(m.value)
+			f.minLength, err = parseCount(m.Value)
 		case "maxLength":
-			f.maxLength, err = parseCount(m.value)
+			f.maxLength, err = parseCount(m.Value)
 		case "minItems":
-			f.minItems, err = parseCount(m.value)
+			f.minItems, err = parseCount(m.Value)
 		case "maxItems":
-			f.maxItems, err = parseCount(m.value)
+			f.maxItems, err = parseCount(m.Value)
 		case "minimum":
-			f.minimum, err = parseFloatPtr(m.value)
+			f.minimum, err = parseFloatPtr(m.Value)
 		case "maximum":
-			f.maximum, err = parseFloatPtr(m.value)
+			f.maximum, err = parseFloatPtr(m.Value)
 		case "format":
 			var s string
-			if s, err = parseString(m.value); err == nil {
+			if s, err = parseString(m.Value); err == nil {
 				if f.format = Format(s); !f.format.valid() {
 					err = fmt.Errorf("%q is not allowed (allowed: email, uri, date, date-time)", s)
 				}
 			}
 		case "enum":
-			f.values, err = parseStrings(m.value)
+			f.values, err = parseStrings(m.Value)
 		case "enumNames":
-			f.names, err = parseStrings(m.value)
+			f.names, err = parseStrings(m.Value)
 		case "oneOf":
-			f.options, err = parseOptions(m.value)
+			f.options, err = parseOptions(m.Value)
 		case "default":
-			f.def, err = f.parseDefault(m.value)
+			f.def, err = f.parseDefault(m.Value)
 		}
 		if err != nil {
-			return nil, fail("%s %v", m.key, err)
+			return nil, fail("%s %v", m.Key, err)
 		}
 	}
 	return f, nil
@@ -688,7 +684,7 @@ func (f *Field) parseItems(data []byte) (kind, error) {
 	}
 	kw := make(map[string]json.RawMessage, len(members))
 	for _, m := range members {
-		kw[m.key] = m.value
+		kw[m.Key] = m.Value
 	}
 	if raw, ok := kw["anyOf"]; ok {
 		if len(kw) != 1 {
@@ -704,8 +700,8 @@ func (f *Field) parseItems(data []byte) (kind, error) {
 		return 0, errors.New("arrays are only allowed as multi-select enums: items need enum or anyOf")
 	}
 	for _, m := range members {
-		if m.key != "type" && m.key != "enum" {
-			return 0, fmt.Errorf("keyword %q is not allowed in items (allowed: type, enum)", m.key)
+		if m.Key != "type" && m.Key != "enum" {
+			return 0, fmt.Errorf("keyword %q is not allowed in items (allowed: type, enum)", m.Key)
 		}
 	}
 	if t, err := parseString(kw["type"]); err != nil || t != "string" {
@@ -826,19 +822,19 @@ func parseOptions(data []byte) ([]Option, error) {
 		var o Option
 		var haveConst, haveTitle bool
 		for _, m := range members {
-			switch m.key {
+			switch m.Key {
 			case "const":
-				if o.Const, err = parseString(m.value); err != nil {
+				if o.Const, err = parseString(m.Value); err != nil {
 					return nil, fmt.Errorf("entry %d: const %w", i, err)
 				}
 				haveConst = true
 			case "title":
-				if o.Title, err = parseString(m.value); err != nil {
+				if o.Title, err = parseString(m.Value); err != nil {
 					return nil, fmt.Errorf("entry %d: title %w", i, err)
 				}
 				haveTitle = true
 			default:
-				return nil, fmt.Errorf("entry %d: keyword %q is not allowed (allowed: const, title)", i, m.key)
+				return nil, fmt.Errorf("entry %d: keyword %q is not allowed (allowed: const, title)", i, m.Key)
 			}
 		}
 		if !haveConst || !haveTitle {

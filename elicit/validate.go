@@ -14,6 +14,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	jskind "github.com/santhosh-tekuri/jsonschema/v6/kind"
+
+	"github.com/baton-mcp/baton/internal/jsonscan"
 )
 
 // schemaURL names the in-memory resource a Schema is compiled from. It is
@@ -130,7 +132,7 @@ func decodeContent(content []byte) (map[string]any, []string, error) {
 	if trimmed[0] != '{' {
 		return nil, nil, &ValidationError{Keyword: "content", Reason: "must be a JSON object"}
 	}
-	members, err := splitObject(trimmed, "content")
+	members, err := jsonscan.SplitObject(trimmed, "content")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -138,15 +140,15 @@ func decodeContent(content []byte) (map[string]any, []string, error) {
 	keys := make([]string, 0, len(members))
 	var errs []error
 	for _, m := range members {
-		v, err := decodeValue(m.value)
+		v, err := decodeValue(m.Value)
 		if err != nil {
-			return nil, nil, fmt.Errorf("content: key %q: %w", m.key, err)
+			return nil, nil, fmt.Errorf("content: key %q: %w", m.Key, err)
 		}
 		if reason := checkValue(v); reason != "" {
-			errs = append(errs, &ValidationError{Field: m.key, Keyword: "content", Reason: reason})
+			errs = append(errs, &ValidationError{Field: m.Key, Keyword: "content", Reason: reason})
 		}
-		doc[m.key] = v
-		keys = append(keys, m.key)
+		doc[m.Key] = v
+		keys = append(keys, m.Key)
 	}
 	if len(errs) > 0 {
 		return nil, nil, errors.Join(errs...)

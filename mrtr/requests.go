@@ -10,6 +10,7 @@ import (
 
 	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/strictjson"
 )
 
@@ -156,17 +157,7 @@ type inputRequestWire struct {
 }
 
 // MarshalJSON writes the bare {method, params} form.
-func (r InputRequest) MarshalJSON() ([]byte, error) {
-	w := inputRequestWire{Method: r.method}
-	if p := r.Params(); p != nil {
-		b, err := json.Marshal(p)
-		if err != nil {
-			return nil, fmt.Errorf("encode %s params: %w", r.method, err)
-		}
-		w.Params = b
-	}
-	return json.Marshal(w)
-}
+func (r InputRequest) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil) }
 
 // UnmarshalJSON reads the bare {method, params} form and validates it.
 func (r *InputRequest) UnmarshalJSON(data []byte) error {
@@ -205,27 +196,41 @@ type KeyedRequest struct {
 type InputRequests []KeyedRequest
 
 // MarshalJSON writes the requests as a JSON object in order.
-func (rs InputRequests) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
+func (rs InputRequests) MarshalJSON() ([]byte, error) { return rs.AppendJSON(nil) }
+
+// AppendJSON appends the requests as a JSON object, in order, to dst.
+func (rs InputRequests) AppendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, '{')
 	for i, kr := range rs {
 		if i > 0 {
-			buf.WriteByte(',')
+			dst = append(dst, ',')
 		}
-		k, err := json.Marshal(kr.Key)
-		if err != nil {
-			return nil, err
-		}
-		buf.Write(k)
-		buf.WriteByte(':')
-		v, err := kr.Request.MarshalJSON()
-		if err != nil {
+		dst = jsonw.Key(dst, kr.Key)
+		var err error
+		if dst, err = kr.Request.AppendJSON(dst); err != nil {
 			return nil, fmt.Errorf("input request %q: %w", kr.Key, err)
 		}
-		buf.Write(v)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return append(dst, '}'), nil
+}
+
+// AppendJSON appends the bare {method, params} form to dst.
+func (r InputRequest) AppendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"method":`...)
+	dst = jsonw.String(dst, r.method)
+	switch r.method {
+	case MethodElicit:
+		dst = append(dst, `,"params":`...)
+		dst = r.elicit.AppendJSON(dst)
+	case MethodSample:
+		b, err := json.Marshal(r.sample)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s params: %w", r.method, err)
+		}
+		dst = append(dst, `,"params":`...)
+		dst = append(dst, b...)
+	}
+	return append(dst, '}'), nil
 }
 
 // UnmarshalJSON reads the object form. Key order is not preserved.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
@@ -58,9 +59,13 @@ func ParseResponses(raw json.RawMessage) (map[string]json.RawMessage, error) {
 	if err := requireObject(raw); err != nil {
 		return nil, fmt.Errorf("inputResponses: %w", err)
 	}
-	var m map[string]json.RawMessage
-	if err := strictjson.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("inputResponses: %w", err)
+	members, err := jsonscan.SplitObject(bytes.TrimSpace(raw), "inputResponses")
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]json.RawMessage, len(members))
+	for _, mb := range members {
+		m[mb.Key] = mb.Value
 	}
 	return m, nil
 }

@@ -1,17 +1,21 @@
 package mrtr
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	segjson "github.com/segmentio/encoding/json"
 
+	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
@@ -117,7 +121,6 @@ func NewSealer(ring *KeyRing, opts SealerOptions) (*Sealer, error) {
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
 		jwt.WithTimeFunc(s.now),
-		jwt.WithJSONNumber(),
 	}
 	if s.aud != "" {
 		popts = append(popts, jwt.WithAudience(s.aud))
@@ -141,21 +144,117 @@ func (s *Sealer) SetKeys(ring *KeyRing) error {
 func (s *Sealer) TTL() time.Duration { return s.ttl }
 
 // stateClaims are the JWT claims: the registered ones in the clear, the
-// rest in Body (plaintext mode) or sealed in Enc.
+// rest in Body (plaintext mode) or sealed in Enc. They implement
+// jwt.Claims with their own JSON coding: golang-jwt still verifies the
+// signature, the algorithm and the registered claims, but decoding skips
+// encoding/json's reflection (this runs on every MRTR retry).
 type stateClaims struct {
-	jwt.RegisteredClaims
-	Body *stateBody `json:"st,omitempty"`
-	Enc  string     `json:"enc,omitempty"`
+	ExpiresAt int64      `json:"exp"`
+	IssuedAt  int64      `json:"iat"`
+	ID        string     `json:"jti"`
+	Audience  []string   `json:"aud,omitempty"`
+	Body      *stateBody `json:"st,omitempty"`
+	Enc       string     `json:"enc,omitempty"`
 }
 
+// stateClaimsWire decodes numbers as JSON numbers: a token is foreign
+// input even when signed.
+type stateClaimsWire struct {
+	ExpiresAt *float64        `json:"exp"`
+	IssuedAt  *float64        `json:"iat"`
+	ID        string          `json:"jti"`
+	Audience  json.RawMessage `json:"aud"`
+	Body      *stateBody      `json:"st"`
+	Enc       string          `json:"enc"`
+}
+
+// UnmarshalJSON decodes the claims case-sensitively (strictjson).
+func (c *stateClaims) UnmarshalJSON(b []byte) error {
+	var w stateClaimsWire
+	if err := strictjson.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*c = stateClaims{ID: w.ID, Body: w.Body, Enc: w.Enc}
+	if w.ExpiresAt != nil {
+		c.ExpiresAt = int64(*w.ExpiresAt)
+	}
+	if w.IssuedAt != nil {
+		c.IssuedAt = int64(*w.IssuedAt)
+	}
+	if a := bytes.TrimSpace(w.Audience); len(a) > 0 && !bytes.Equal(a, []byte("null")) {
+		var aud jwt.ClaimStrings
+		if err := aud.UnmarshalJSON(a); err != nil {
+			return err
+		}
+		c.Audience = aud
+	}
+	return nil
+}
+
+// MarshalJSON encodes the claims by hand.
+func (c stateClaims) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 96+len(c.Enc))
+	b = append(b, `{"exp":`...)
+	b = strconv.AppendInt(b, c.ExpiresAt, 10)
+	b = append(b, `,"iat":`...)
+	b = strconv.AppendInt(b, c.IssuedAt, 10)
+	b = append(b, `,"jti":`...)
+	b = jsonw.String(b, c.ID)
+	if len(c.Audience) > 0 {
+		b = append(b, `,"aud":[`...)
+		for i, a := range c.Audience {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonw.String(b, a)
+		}
+		b = append(b, ']')
+	}
+	if c.Body != nil {
+		body, err := json.Marshal(c.Body)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"st":`...)
+		b = append(b, body...)
+	}
+	if c.Enc != "" {
+		b = append(b, `,"enc":`...)
+		b = jsonw.String(b, c.Enc)
+	}
+	return append(b, '}'), nil
+}
+
+func numericDate(sec int64) *jwt.NumericDate {
+	if sec == 0 {
+		return nil
+	}
+	return jwt.NewNumericDate(time.Unix(sec, 0))
+}
+
+// The jwt.Claims methods golang-jwt validates with.
+func (c *stateClaims) GetExpirationTime() (*jwt.NumericDate, error) {
+	return numericDate(c.ExpiresAt), nil
+}
+func (c *stateClaims) GetIssuedAt() (*jwt.NumericDate, error)  { return numericDate(c.IssuedAt), nil }
+func (c *stateClaims) GetNotBefore() (*jwt.NumericDate, error) { return nil, nil }
+func (c *stateClaims) GetIssuer() (string, error)              { return "", nil }
+func (c *stateClaims) GetSubject() (string, error)             { return "", nil }
+func (c *stateClaims) GetAudience() (jwt.ClaimStrings, error)  { return c.Audience, nil }
+
 type stateBody struct {
-	Method    string            `json:"mth"`
-	Target    string            `json:"tgt"`
-	Args      string            `json:"arg"`
-	Principal string            `json:"sub,omitempty"`
-	Issued    map[string]string `json:"req,omitempty"`
-	Payload   json.RawMessage   `json:"pld,omitempty"`
-	Answers   []recordedWire    `json:"ans,omitempty"`
+	Method    string          `json:"mth"`
+	Target    string          `json:"tgt"`
+	Args      string          `json:"arg"`
+	Principal string          `json:"sub,omitempty"`
+	Issued    []issuedWire    `json:"req,omitempty"`
+	Payload   json.RawMessage `json:"pld,omitempty"`
+	Answers   []recordedWire  `json:"ans,omitempty"`
+}
+
+type issuedWire struct {
+	Key    string `json:"k"`
+	Digest string `json:"d"`
 }
 
 type recordedWire struct {
@@ -188,27 +287,23 @@ func (s *Sealer) Seal(st *State) (string, error) {
 		Payload:   st.Payload,
 	}
 	if len(st.Issued) > 0 {
-		body.Issued = make(map[string]string, len(st.Issued))
+		body.Issued = make([]issuedWire, 0, len(st.Issued))
 		for k, d := range st.Issued {
-			body.Issued[k] = b64.EncodeToString(d[:])
+			body.Issued = append(body.Issued, issuedWire{Key: k, Digest: b64.EncodeToString(d[:])})
 		}
 	}
 	for _, a := range st.Answers {
 		body.Answers = append(body.Answers, recordedWire{Pos: a.Pos, Digest: b64.EncodeToString(a.Digest[:]), Answer: a.Answer})
 	}
-	c := stateClaims{RegisteredClaims: jwt.RegisteredClaims{
-		ID:        st.ID,
-		IssuedAt:  jwt.NewNumericDate(st.IssuedAt),
-		ExpiresAt: jwt.NewNumericDate(st.ExpiresAt),
-	}}
+	c := &stateClaims{ID: st.ID, IssuedAt: st.IssuedAt.Unix(), ExpiresAt: st.ExpiresAt.Unix()}
 	if s.aud != "" {
-		c.Audience = jwt.ClaimStrings{s.aud}
+		c.Audience = []string{s.aud}
 	}
 	key := s.ring.Load().signing()
 	if s.plaintext {
 		c.Body = body
 	} else {
-		plain, err := json.Marshal(body)
+		plain, err := segjson.Marshal(body)
 		if err != nil {
 			return "", fmt.Errorf("seal state: %w", err)
 		}
@@ -303,23 +398,23 @@ func (s *Sealer) Open(token string, want Binding) (*State, error) {
 		Payload: body.Payload,
 		ID:      c.ID,
 	}
-	if c.IssuedAt != nil {
-		st.IssuedAt = c.IssuedAt.Time
+	if c.IssuedAt != 0 {
+		st.IssuedAt = time.Unix(c.IssuedAt, 0)
 	}
-	if c.ExpiresAt != nil {
-		st.ExpiresAt = c.ExpiresAt.Time
+	if c.ExpiresAt != 0 {
+		st.ExpiresAt = time.Unix(c.ExpiresAt, 0)
 	}
 	if err := decodeDigest(body.Args, &st.Arguments); err != nil {
 		return nil, refuse("malformed argument digest", err)
 	}
 	if len(body.Issued) > 0 {
 		st.Issued = make(map[string]Digest, len(body.Issued))
-		for k, v := range body.Issued {
+		for _, iw := range body.Issued {
 			var d Digest
-			if err := decodeDigest(v, &d); err != nil {
-				return nil, refuse(fmt.Sprintf("malformed digest for input request %q", k), err)
+			if err := decodeDigest(iw.Digest, &d); err != nil {
+				return nil, refuse(fmt.Sprintf("malformed digest for input request %q", iw.Key), err)
 			}
-			st.Issued[k] = d
+			st.Issued[iw.Key] = d
 		}
 	}
 	for _, a := range body.Answers {

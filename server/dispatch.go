@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
@@ -465,14 +466,20 @@ func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *jsonrpc.Er
 		r.suspended = irr
 		return nil, nil
 	}
-	return s.encode(irrWire{ResultType: "input_required", InputRequests: irr.InputRequests, RequestState: irr.RequestState, Meta: s.infoMeta})
-}
-
-type irrWire struct {
-	ResultType    string             `json:"resultType"`
-	InputRequests mrtr.InputRequests `json:"inputRequests,omitempty"`
-	RequestState  string             `json:"requestState,omitempty"`
-	Meta          json.RawMessage    `json:"_meta"`
+	out := make([]byte, 0, 512+len(irr.RequestState))
+	out = append(out, `{"resultType":"input_required"`...)
+	if len(irr.InputRequests) > 0 {
+		out = append(out, `,"inputRequests":`...)
+		if out, err = irr.InputRequests.AppendJSON(out); err != nil {
+			s.log.Error("encode input requests", "err", err)
+			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the input requests could not be encoded"}
+		}
+	}
+	out = append(out, `,"requestState":`...)
+	out = jsonw.String(out, irr.RequestState)
+	out = append(out, `,"_meta":`...)
+	out = append(out, s.infoMeta...)
+	return append(out, '}'), nil
 }
 
 // invoke runs a handler and turns a panic into -32603, so one faulty
@@ -497,14 +504,6 @@ func (s *Server) handlerError(ctx context.Context, what string, err error) *json
 	}
 	s.log.Error("handler failed", "handler", what, "err", err)
 	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
-}
-
-type toolResultWire struct {
-	ResultType        string          `json:"resultType,omitempty"`
-	Content           []content.Block `json:"content"`
-	StructuredContent any             `json:"structuredContent,omitempty"`
-	IsError           bool            `json:"isError,omitempty"`
-	Meta              json.RawMessage `json:"_meta,omitempty"`
 }
 
 func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
@@ -540,7 +539,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 	if re != nil {
 		return nil, re
 	}
-	if !e.opts.SkipInputValidation {
+	if !e.opts.SkipInputValidation && !e.anyArgs {
 		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
 		if err != nil {
 			return nil, invalidParams("tools/call arguments: %v", err)
@@ -577,17 +576,41 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 }
 
 func (s *Server) encodeToolResult(r *request, res *ToolResult) (json.RawMessage, *jsonrpc.Error) {
-	c := res.Content
-	if c == nil {
-		c = []content.Block{}
+	// Written by hand: this runs on every tools/call.
+	b := make([]byte, 0, 256)
+	if !r.legacy {
+		b = append(b, `{"resultType":"complete","content":[`...)
+	} else {
+		b = append(b, `{"content":[`...)
 	}
-	return s.encode(toolResultWire{
-		ResultType:        r.resultType(),
-		Content:           c,
-		StructuredContent: res.StructuredContent,
-		IsError:           res.IsError,
-		Meta:              s.resultMeta(r, res.Meta),
-	})
+	for i, c := range res.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = c.AppendJSON(b); err != nil {
+			s.log.Error("encode tool result content", "err", err)
+			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the result could not be encoded: " + err.Error()}
+		}
+	}
+	b = append(b, ']')
+	if res.StructuredContent != nil {
+		sc, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			s.log.Error("encode structuredContent", "err", err)
+			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: structuredContent could not be encoded"}
+		}
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, sc...)
+	}
+	if res.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	if meta := s.resultMeta(r, res.Meta); meta != nil {
+		b = append(b, `,"_meta":`...)
+		b = append(b, meta...)
+	}
+	return append(b, '}'), nil
 }
 
 type promptResultWire struct {

@@ -66,3 +66,30 @@ func collectLeaves(p *message.Printer, ve *jsonschema.ValidationError, out *[]st
 		collectLeaves(p, c, out)
 	}
 }
+
+// acceptsAnyObject reports whether an object schema puts no constraint on
+// an object's members ({"type":"object"} with at most an empty properties
+// and annotations), so validating arguments against it cannot fail.
+func acceptsAnyObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return false
+	}
+	for k, v := range m {
+		switch k {
+		case "type":
+			if string(bytes.TrimSpace(v)) != `"object"` {
+				return false
+			}
+		case "properties":
+			var p map[string]json.RawMessage
+			if json.Unmarshal(v, &p) != nil || len(p) != 0 {
+				return false
+			}
+		case "$schema", "title", "description", "$comment":
+		default:
+			return false
+		}
+	}
+	return true
+}

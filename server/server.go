@@ -208,6 +208,7 @@ type toolEntry struct {
 	handler ToolHandler
 	opts    ToolOptions
 	input   *jsonschema.Schema
+	anyArgs bool // the input schema accepts every object: skip validation
 	headers []paramHeader
 }
 
@@ -233,6 +234,7 @@ func (s *Server) AddTool(t Tool, h ToolHandler, opts ...ToolOptions) error {
 	if e.input, err = compileSchema("tool "+t.Name+" input", t.InputSchema, true); err != nil {
 		return fmt.Errorf("add tool: %w", err)
 	}
+	e.anyArgs = acceptsAnyObject(t.InputSchema)
 	if len(t.OutputSchema) > 0 {
 		if _, err = compileSchema("tool "+t.Name+" output", t.OutputSchema, true); err != nil {
 			return fmt.Errorf("add tool: %w", err)

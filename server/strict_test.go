@@ -87,3 +87,20 @@ func TestParamNumbersAreJSONNumbers(t *testing.T) {
 		}
 	}
 }
+
+func TestAcceptsAnyObject(t *testing.T) {
+	for schema, want := range map[string]bool{
+		`{"type":"object"}`: true,
+		`{"type":"object","properties":{},"description":"x"}`:                        true,
+		`{"type":"object","properties":{"a":{"type":"string"}}}`:                     false,
+		`{"type":"object","required":["a"]}`:                                         false,
+		`{"type":"object","additionalProperties":false}`:                             false,
+		`{"type":"object","minProperties":1}`:                                        false,
+		`{"type":"array"}`:                                                           false,
+		`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"}`: true,
+	} {
+		if got := acceptsAnyObject(json.RawMessage(schema)); got != want {
+			t.Errorf("acceptsAnyObject(%s) = %v, want %v", schema, got, want)
+		}
+	}
+}
