@@ -15,7 +15,9 @@ func TestCanonicalize(t *testing.T) {
 		{`{"a": [1, 2.50, 1e3, -0.0, 1.0]}`, `{"a":[1,2.5,1000,0,1]}`},
 		{`{"big":123456789012345678901234567890}`, `{"big":123456789012345678901234567890}`},
 		{`{"f":0.1}`, `{"f":0.1}`},
-		{`{"s":"<a&b>\u00e9","n":null,"t":true}`, `{"n":null,"s":"\u003ca\u0026b\u003eé","t":true}`},
+		{`{"s":"<a&b>\u00e9","n":null,"t":true}`, `{"n":null,"s":"<a&b>é","t":true}`},
+		{`{"s":"\u0041\n"}`, `{"s":"A\n"}`},
+		{`{"neg":-0,"lead":-12,"e":1E2}`, `{"e":100,"lead":-12,"neg":0}`},
 		{`{"o":{"z":{},"y":[]}}`, `{"o":{"y":[],"z":{}}}`},
 	} {
 		got, err := Canonicalize(json.RawMessage(tc.in))
@@ -28,6 +30,9 @@ func TestCanonicalize(t *testing.T) {
 	}
 	if _, err := Canonicalize(json.RawMessage(`{"a":`)); err == nil {
 		t.Fatal("truncated JSON must be an error")
+	}
+	if _, err := Canonicalize(json.RawMessage(`{"a":1,"a":2}`)); err == nil {
+		t.Fatal("duplicate keys are ambiguous and must be an error")
 	}
 }
 

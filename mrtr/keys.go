@@ -6,7 +6,9 @@ import (
 	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -49,9 +51,10 @@ type KeyRing struct {
 }
 
 type derivedKey struct {
-	id   string
-	mac  []byte
-	aead cipher.AEAD
+	id     string
+	mac    []byte
+	aead   cipher.AEAD
+	header string // the base64url JOSE header naming this key
 }
 
 const (
@@ -76,7 +79,11 @@ func derive(k Key) (derivedKey, error) {
 	if err != nil {
 		return derivedKey{}, err
 	}
-	return derivedKey{id: k.ID, mac: mac, aead: aead}, nil
+	h, err := json.Marshal(map[string]string{"alg": "HS256", "kid": k.ID, "typ": "JWT"})
+	if err != nil {
+		return derivedKey{}, err
+	}
+	return derivedKey{id: k.ID, mac: mac, aead: aead, header: base64.RawURLEncoding.EncodeToString(h)}, nil
 }
 
 // NewKeyRing returns a ring of the given keys, newest first. Every key needs

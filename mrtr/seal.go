@@ -313,12 +313,22 @@ func (s *Sealer) Seal(st *State) (string, error) {
 		}
 		c.Enc = b64.EncodeToString(key.aead.Seal(nonce, nonce, plain, []byte(st.ID)))
 	}
-	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, c)
-	tok.Header["kid"] = key.id
-	signed, err := tok.SignedString(key.mac)
+	// The JWS compact form, with the header precomputed per key; golang-jwt
+	// signs (and, in Open, parses and verifies).
+	claims, err := c.MarshalJSON()
 	if err != nil {
 		return "", fmt.Errorf("seal state: %w", err)
 	}
+	signing := make([]byte, 0, len(key.header)+1+b64.EncodedLen(len(claims))+1+43)
+	signing = append(signing, key.header...)
+	signing = append(signing, '.')
+	signing = b64.AppendEncode(signing, claims)
+	sig, err := jwt.SigningMethodHS256.Sign(string(signing), key.mac)
+	if err != nil {
+		return "", fmt.Errorf("seal state: %w", err)
+	}
+	signing = append(signing, '.')
+	signed := string(b64.AppendEncode(signing, sig))
 	if len(signed) > s.maxSize {
 		return "", fmt.Errorf("seal state: the requestState would be %d bytes, over the %d-byte limit; keep less in the payload and the answers", len(signed), s.maxSize)
 	}

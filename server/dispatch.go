@@ -11,8 +11,6 @@ import (
 	"runtime/debug"
 	"strconv"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/strictjson"
@@ -540,7 +538,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 		return nil, re
 	}
 	if !e.opts.SkipInputValidation && !e.anyArgs {
-		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+		inst, err := strictjson.DecodeValue(args)
 		if err != nil {
 			return nil, invalidParams("tools/call arguments: %v", err)
 		}

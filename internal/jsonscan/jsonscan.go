@@ -27,6 +27,16 @@ func SplitObject(data []byte, what string) ([]Member, error) {
 	if !json.Valid(data) {
 		return nil, fmt.Errorf("%s: invalid JSON", what)
 	}
+	return splitValidObject(data, what)
+}
+
+// SplitValidObject is SplitObject for input already known to be valid
+// JSON (for example a member value SplitObject returned).
+func SplitValidObject(data []byte, what string) ([]Member, error) {
+	return splitValidObject(data, what)
+}
+
+func splitValidObject(data []byte, what string) ([]Member, error) {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil, fmt.Errorf("%s must be a JSON object", what)
@@ -132,4 +142,28 @@ func Unquote(lit []byte) (string, error) {
 		return "", err
 	}
 	return s, nil
+}
+
+// SplitValidArray returns the raw elements of a JSON array already known
+// to be valid JSON.
+func SplitValidArray(data []byte) ([]json.RawMessage, error) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return nil, errors.New("not a JSON array")
+	}
+	i = skipSpace(data, i+1)
+	var out []json.RawMessage
+	if i < len(data) && data[i] == ']' {
+		return out, nil
+	}
+	for i < len(data) {
+		end := valueEnd(data, i)
+		out = append(out, json.RawMessage(data[i:end]))
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] == ']' {
+			return out, nil
+		}
+		i = skipSpace(data, i+1) // past ','
+	}
+	return out, nil
 }

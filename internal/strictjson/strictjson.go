@@ -26,3 +26,18 @@ func Unmarshal(data []byte, v any) error {
 	}
 	return nil
 }
+
+// DecodeValue decodes any JSON value into the generic form JSON Schema
+// validators expect: map[string]any, []any, string, bool, nil, and
+// json.Number for numbers. Trailing data is an error.
+func DecodeValue(data []byte) (any, error) {
+	var v any
+	rest, err := json.Parse(data, &v, json.UseNumber)
+	if err != nil {
+		return nil, err
+	}
+	if rest = bytes.TrimLeft(rest, " \t\r\n"); len(rest) > 0 {
+		return nil, fmt.Errorf("invalid character %q after top-level value", rest[0])
+	}
+	return v, nil
+}
