@@ -115,7 +115,9 @@ type Limits struct {
 // DefaultMaxDepth is the nesting limit used when Limits.MaxDepth is zero.
 const DefaultMaxDepth = 64
 
-// Decode parses one JSON-RPC message. Every failure is a *Error with code
+// Decode parses one JSON-RPC message. The message shares data's memory
+// (its params and strings are not copied), so data must not be modified
+// while the message is in use. Every failure is a *Error with code
 // ParseError or InvalidRequest and a message saying what is wrong. A JSON
 // array (a batch) is refused: MCP removed batching.
 func Decode(data []byte, lim Limits) (*Message, *Error) {
@@ -137,7 +139,7 @@ func Decode(data []byte, lim Limits) (*Message, *Error) {
 		return nil, &Error{Code: InvalidRequest, Message: "a JSON-RPC message must be a JSON object"}
 	}
 	var m Message
-	if err := strictjson.Unmarshal(data, &m); err != nil {
+	if err := strictjson.UnmarshalNoCopy(data, &m); err != nil {
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) {
 			return nil, &Error{Code: ParseError, Message: fmt.Sprintf("invalid JSON at offset %d: %v", syn.Offset, err)}

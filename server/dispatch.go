@@ -92,7 +92,7 @@ func decodeRequest(msg *jsonrpc.Message) (*request, *jsonrpc.Error) {
 	if len(msg.Params) == 0 {
 		return r, invalidParams("params with _meta (%s and %s) are required", metaProtocolVersion, metaClientCaps)
 	}
-	if err := strictjson.Unmarshal(msg.Params, &r.p); err != nil {
+	if err := strictjson.UnmarshalNoCopy(msg.Params, &r.p); err != nil {
 		return r, invalidParams("%v", describeUnmarshal(err))
 	}
 	m := r.p.Meta

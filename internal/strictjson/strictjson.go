@@ -41,3 +41,17 @@ func DecodeValue(data []byte) (any, error) {
 	}
 	return v, nil
 }
+
+// UnmarshalNoCopy is Unmarshal for input that is never modified while the
+// result is in use (a request body read once): decoded strings and raw
+// messages share data's memory instead of copying it.
+func UnmarshalNoCopy(data []byte, v any) error {
+	rest, err := json.Parse(data, v, json.DontMatchCaseInsensitiveStructFields|json.ZeroCopy)
+	if err != nil {
+		return err
+	}
+	if rest = bytes.TrimLeft(rest, " \t\r\n"); len(rest) > 0 {
+		return fmt.Errorf("invalid character %q after top-level value", rest[0])
+	}
+	return nil
+}
