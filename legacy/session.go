@@ -346,11 +346,3 @@ func withAnswers(params json.RawMessage, answers map[string]json.RawMessage, sta
 	m["inputResponses"], m["requestState"] = a, st
 	return json.Marshal(m)
 }
-
-// describeCause turns a context cause into readable text.
-func describeCause(err error) string {
-	if err == nil {
-		return ""
-	}
-	return strings.TrimPrefix(err.Error(), "context canceled: ")
-}

@@ -95,7 +95,7 @@ type Sealer struct {
 	aud       string
 	maxSize   int
 	now       func() time.Time
-	parser    *jwt.Parser
+	validator *jwt.Validator
 }
 
 // NewSealer returns a Sealer using ring.
@@ -117,7 +117,6 @@ func NewSealer(ring *KeyRing, opts SealerOptions) (*Sealer, error) {
 		s.now = time.Now
 	}
 	popts := []jwt.ParserOption{
-		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
 		jwt.WithTimeFunc(s.now),
@@ -125,7 +124,7 @@ func NewSealer(ring *KeyRing, opts SealerOptions) (*Sealer, error) {
 	if s.aud != "" {
 		popts = append(popts, jwt.WithAudience(s.aud))
 	}
-	s.parser = jwt.NewParser(popts...)
+	s.validator = jwt.NewValidator(popts...)
 	s.ring.Store(ring)
 	return s, nil
 }
@@ -355,6 +354,72 @@ func (e *StateError) RPCError() *jsonrpc.Error {
 
 func refuse(reason string, err error) *StateError { return &StateError{Reason: reason, Err: err} }
 
+// jwsHeader is the protected header of a requestState token.
+type jwsHeader struct {
+	Alg string `json:"alg"`
+	Kid string `json:"kid"`
+	Typ string `json:"typ"`
+}
+
+var strictB64 = base64.RawURLEncoding.Strict()
+
+// verify checks a token in the JWS compact form: exactly three segments,
+// strict base64url, a header naming HS256 (the only algorithm accepted)
+// and a key of the ring, and a signature that golang-jwt's HS256 verifies
+// with that key; only then are the claims decoded, and golang-jwt's
+// validator checks exp, iat and aud.
+func (s *Sealer) verify(token string) (*stateClaims, *derivedKey, error) {
+	h, rest, ok1 := strings.Cut(token, ".")
+	payload, sig, ok2 := strings.Cut(rest, ".")
+	if !ok1 || !ok2 || strings.Contains(sig, ".") {
+		return nil, nil, refuse("malformed token: it needs three dot-separated segments", nil)
+	}
+	hb, err := strictB64.DecodeString(h)
+	if err != nil {
+		return nil, nil, refuse("malformed token: the header is not base64url", err)
+	}
+	var hdr jwsHeader
+	if err := strictjson.Unmarshal(hb, &hdr); err != nil {
+		return nil, nil, refuse("malformed token: the header is not a JSON object", err)
+	}
+	if hdr.Alg != jwt.SigningMethodHS256.Alg() {
+		return nil, nil, refuse(fmt.Sprintf("signature does not verify: signing method %s is invalid; only HS256 is accepted", describeAlg(hdr.Alg)), nil)
+	}
+	if hdr.Kid == "" {
+		return nil, nil, refuse("cannot be verified: no key id", nil)
+	}
+	key, ok := s.ring.Load().lookup(hdr.Kid)
+	if !ok {
+		return nil, nil, refuse(fmt.Sprintf("cannot be verified: unknown key id %q", hdr.Kid), nil)
+	}
+	sb, err := strictB64.DecodeString(sig)
+	if err != nil {
+		return nil, nil, refuse("malformed token: the signature is not base64url", err)
+	}
+	if err := jwt.SigningMethodHS256.Verify(token[:len(h)+1+len(payload)], sb, key.mac); err != nil {
+		return nil, nil, refuse("signature does not verify", err)
+	}
+	pb, err := strictB64.DecodeString(payload)
+	if err != nil {
+		return nil, nil, refuse("malformed token: the claims are not base64url", err)
+	}
+	c := new(stateClaims)
+	if err := c.UnmarshalJSON(pb); err != nil {
+		return nil, nil, refuse("malformed token: the claims are not a JSON object", err)
+	}
+	if err := s.validator.Validate(c); err != nil {
+		return nil, nil, classify(err)
+	}
+	return c, key, nil
+}
+
+func describeAlg(alg string) string {
+	if alg == "" {
+		return "(none given)"
+	}
+	return alg
+}
+
 // Open verifies token and checks that it is bound to want. Any failure is a
 // *StateError naming the reason: malformed, too large, unknown key, bad
 // signature, wrong algorithm, expired, wrong audience, undecryptable, or
@@ -363,25 +428,9 @@ func (s *Sealer) Open(token string, want Binding) (*State, error) {
 	if len(token) > s.maxSize {
 		return nil, refuse(fmt.Sprintf("token is %d bytes, over the %d-byte limit", len(token), s.maxSize), nil)
 	}
-	ring := s.ring.Load()
-	var (
-		c   stateClaims
-		key *derivedKey
-	)
-	_, err := s.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
-		kid, _ := t.Header["kid"].(string)
-		if kid == "" {
-			return nil, errors.New("no key id")
-		}
-		k, ok := ring.lookup(kid)
-		if !ok {
-			return nil, fmt.Errorf("unknown key id %q", kid)
-		}
-		key = k
-		return k.mac, nil
-	})
+	c, key, err := s.verify(token)
 	if err != nil {
-		return nil, classify(err)
+		return nil, err
 	}
 	body := c.Body
 	switch {
