@@ -398,10 +398,39 @@ func (s *Server) list(r *request) (json.RawMessage, *jsonrpc.Error) {
 }
 
 // mrtrCall holds what the three MRTR methods share: the round and the
-// binding its state must match.
+// binding its state must match (computed at most once, and only when a
+// state is verified or sealed).
 type mrtrCall struct {
-	round   *mrtr.Round
-	binding func() (mrtr.Binding, error)
+	round     *mrtr.Round
+	method    string
+	target    string
+	args      json.RawMessage
+	principal string
+	bound     *mrtr.Binding
+	bindErr   error
+}
+
+func (mc *mrtrCall) binding() (mrtr.Binding, error) {
+	if mc.bound == nil && mc.bindErr == nil {
+		d, err := mrtr.ArgumentsDigest(mc.args)
+		if err != nil {
+			mc.bindErr = err
+		} else {
+			mc.bound = &mrtr.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.principal}
+		}
+	}
+	if mc.bindErr != nil {
+		return mrtr.Binding{}, mc.bindErr
+	}
+	return *mc.bound, nil
+}
+
+// knownArgs returns the arguments digest if it has been computed.
+func (mc *mrtrCall) knownArgs() (mrtr.Digest, bool) {
+	if mc.bound == nil {
+		return mrtr.Digest{}, false
+	}
+	return mc.bound.Arguments, true
 }
 
 // openRound parses inputResponses, verifies requestState against the
@@ -411,27 +440,10 @@ func (s *Server) openRound(ctx context.Context, r *request, target string, args 
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
-	var (
-		bound  *mrtr.Binding
-		bindEr error
-	)
-	binding := func() (mrtr.Binding, error) {
-		if bound == nil && bindEr == nil {
-			d, err := mrtr.ArgumentsDigest(args)
-			if err != nil {
-				bindEr = err
-			} else {
-				bound = &mrtr.Binding{Method: r.method, Target: target, Arguments: d, Principal: mrtr.PrincipalFromContext(ctx)}
-			}
-		}
-		if bindEr != nil {
-			return mrtr.Binding{}, bindEr
-		}
-		return *bound, nil
-	}
+	mc := &mrtrCall{method: r.method, target: target, args: args, principal: mrtr.PrincipalFromContext(ctx)}
 	var st *mrtr.State
 	if r.p.RequestState != nil {
-		b, err := binding()
+		b, err := mc.binding()
 		if err != nil {
 			return nil, invalidParams("%v", err)
 		}
@@ -443,7 +455,8 @@ func (s *Server) openRound(ctx context.Context, r *request, target string, args 
 			return nil, invalidParams("%v", err)
 		}
 	}
-	return &mrtrCall{round: mrtr.NewRound(r.meta.ClientCapabilities, responses, st, opts), binding: binding}, nil
+	mc.round = mrtr.NewRound(r.meta.ClientCapabilities, responses, st, opts)
+	return mc, nil
 }
 
 // suspend turns a handler's ErrInputRequired into an input_required result.
@@ -537,7 +550,11 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 	if re != nil {
 		return nil, re
 	}
-	if !e.opts.SkipInputValidation && !e.anyArgs {
+	validate := !e.opts.SkipInputValidation && !e.anyArgs
+	if d, ok := mc.knownArgs(); validate && ok && e.valid.has(d) {
+		validate = false // a retry of arguments that passed before
+	}
+	if validate {
 		inst, err := strictjson.DecodeValue(args)
 		if err != nil {
 			return nil, invalidParams("tools/call arguments: %v", err)
@@ -556,7 +573,11 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 			return nil, errNoResponse
 		}
 		if errors.Is(err, mrtr.ErrInputRequired) {
-			return s.suspend(r, mc)
+			out, se := s.suspend(r, mc)
+			if d, ok := mc.knownArgs(); se == nil && ok && !e.opts.SkipInputValidation && !e.anyArgs {
+				e.valid.add(d) // the retry may skip validation
+			}
+			return out, se
 		}
 		var ue *URLElicitationRequiredError
 		if errors.As(err, &ue) {

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/baton-mcp/baton/mrtr"
 )
 
 // compileSchema compiles a JSON Schema (2020-12 unless it names another
@@ -92,4 +95,39 @@ func acceptsAnyObject(raw json.RawMessage) bool {
 		}
 	}
 	return true
+}
+
+// validMemo remembers the canonical digests of arguments that passed a
+// tool's input schema, so an MRTR retry (which must carry the same
+// arguments as the round that suspended) is not validated again. Validation
+// is a pure function of the compiled schema and the canonical arguments,
+// and a new AddTool makes a new entry, so a hit is always the right answer.
+// It holds at most validMemoSize digests.
+type validMemo struct {
+	mu   sync.Mutex
+	seen map[mrtr.Digest]struct{}
+}
+
+const validMemoSize = 4096
+
+func (m *validMemo) has(d mrtr.Digest) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.seen[d]
+	return ok
+}
+
+func (m *validMemo) add(d mrtr.Digest) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.seen == nil {
+		m.seen = make(map[mrtr.Digest]struct{})
+	}
+	if len(m.seen) >= validMemoSize {
+		for k := range m.seen { // evict an arbitrary entry
+			delete(m.seen, k)
+			break
+		}
+	}
+	m.seen[d] = struct{}{}
 }

@@ -210,6 +210,7 @@ type toolEntry struct {
 	input   *jsonschema.Schema
 	anyArgs bool // the input schema accepts every object: skip validation
 	headers []paramHeader
+	valid   validMemo // arguments known to pass the input schema
 }
 
 // AddTool registers a tool, replacing any tool of the same name. The input

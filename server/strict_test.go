@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mrtr"
 )
 
 // Case variants of a member name must never fill a field (the message
@@ -102,5 +103,43 @@ func TestAcceptsAnyObject(t *testing.T) {
 		if got := acceptsAnyObject(json.RawMessage(schema)); got != want {
 			t.Errorf("acceptsAnyObject(%s) = %v, want %v", schema, got, want)
 		}
+	}
+}
+
+// A suspended call remembers that its arguments passed the input schema;
+// arguments that failed are never remembered, and the memo is bounded.
+func TestValidMemo(t *testing.T) {
+	s := newTestServer(t, nil)
+	mustAddTool(t, s, Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`)},
+		func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+			if _, err := req.Round.Elicit("ok", confirmForm(t, "ok?")); err != nil {
+				return nil, err
+			}
+			return TextResult("done"), nil
+		})
+	e := s.tools["ask"]
+	r1 := wantInputRequired(t, do(t, s, toolCall(1, "ask", map[string]any{"id": 7}).caps(formCaps)), "1", "ok")
+	d, err := mrtr.ArgumentsDigest(json.RawMessage(`{"id":7}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.valid.has(d) {
+		t.Fatal("the suspended call's arguments were not remembered")
+	}
+	res := completeResult(t, do(t, s, toolCall(2, "ask", map[string]any{"id": 7}).caps(formCaps).retry(r1.RequestState, map[string]any{"ok": accept(true)})), "2")
+	if text, _ := toolText(t, res); text != "done" {
+		t.Fatalf("retry: %q", text)
+	}
+	completeResult(t, do(t, s, toolCall(3, "ask", map[string]any{"id": "x"}).caps(formCaps)), "3")
+	bad, _ := mrtr.ArgumentsDigest(json.RawMessage(`{"id":"x"}`))
+	if e.valid.has(bad) {
+		t.Fatal("invalid arguments were remembered")
+	}
+	var m validMemo
+	for i := 0; i < validMemoSize+10; i++ {
+		m.add(mrtr.Digest{byte(i), byte(i >> 8)})
+	}
+	if len(m.seen) != validMemoSize {
+		t.Fatalf("memo holds %d, want at most %d", len(m.seen), validMemoSize)
 	}
 }

@@ -46,6 +46,9 @@ func (s *Stream) SetHeader(f func(http.Header)) { s.header = f }
 
 // AcceptsSSE reports whether an Accept header admits text/event-stream.
 func AcceptsSSE(accept string) bool {
+	if strings.Contains(accept, "text/event-stream") {
+		return true // the usual "application/json, text/event-stream"
+	}
 	for _, part := range strings.Split(accept, ",") {
 		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
 		if err == nil && (mt == "text/event-stream" || mt == "*/*" || mt == "text/*") {
