@@ -79,7 +79,7 @@ func derive(k Key) (derivedKey, error) {
 	if err != nil {
 		return derivedKey{}, err
 	}
-	h, err := json.Marshal(map[string]string{"alg": "HS256", "kid": k.ID, "typ": "JWT"})
+	h, err := json.Marshal(map[string]string{"alg": "HS256", "kid": k.ID})
 	if err != nil {
 		return derivedKey{}, err
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/strictjson"
@@ -251,6 +250,33 @@ type stateBody struct {
 	Answers   []recordedWire  `json:"ans,omitempty"`
 }
 
+// into fills st from the plaintext body.
+func (body *stateBody) into(st *State) error {
+	st.Binding = Binding{Method: body.Method, Target: body.Target, Principal: body.Principal}
+	st.Payload = body.Payload
+	if err := decodeDigest(body.Args, &st.Arguments); err != nil {
+		return refuse("malformed argument digest", err)
+	}
+	if len(body.Issued) > 0 {
+		st.Issued = make(map[string]Digest, len(body.Issued))
+		for _, iw := range body.Issued {
+			var d Digest
+			if err := decodeDigest(iw.Digest, &d); err != nil {
+				return refuse(fmt.Sprintf("malformed digest for input request %q", iw.Key), err)
+			}
+			st.Issued[iw.Key] = d
+		}
+	}
+	for _, a := range body.Answers {
+		r := Recorded{Pos: a.Pos, Answer: a.Answer}
+		if err := decodeDigest(a.Digest, &r.Digest); err != nil || a.Pos < 0 {
+			return refuse("malformed recorded answer", err)
+		}
+		st.Answers = append(st.Answers, r)
+	}
+	return nil
+}
+
 type issuedWire struct {
 	Key    string `json:"k"`
 	Digest string `json:"d"`
@@ -264,20 +290,8 @@ type recordedWire struct {
 
 var b64 = base64.RawURLEncoding
 
-// Seal signs st with the newest key, encrypting its content unless the
-// sealer is in plaintext mode. It fills st.ID, st.IssuedAt and st.ExpiresAt.
-func (s *Sealer) Seal(st *State) (string, error) {
-	if st.Method == "" || st.Target == "" {
-		return "", errors.New("seal state: method and target are required")
-	}
-	id := make([]byte, 16)
-	if _, err := rand.Read(id); err != nil {
-		return "", fmt.Errorf("seal state: %w", err)
-	}
-	now := s.now().Truncate(time.Second)
-	st.ID = b64.EncodeToString(id)
-	st.IssuedAt = now
-	st.ExpiresAt = now.Add(s.ttl)
+// plainBody is the readable JSON form of st (plaintext mode).
+func plainBody(st *State) *stateBody {
 	body := &stateBody{
 		Method:    st.Method,
 		Target:    st.Target,
@@ -294,18 +308,32 @@ func (s *Sealer) Seal(st *State) (string, error) {
 	for _, a := range st.Answers {
 		body.Answers = append(body.Answers, recordedWire{Pos: a.Pos, Digest: b64.EncodeToString(a.Digest[:]), Answer: a.Answer})
 	}
+	return body
+}
+
+// Seal signs st with the newest key, encrypting its content unless the
+// sealer is in plaintext mode. It fills st.ID, st.IssuedAt and st.ExpiresAt.
+func (s *Sealer) Seal(st *State) (string, error) {
+	if st.Method == "" || st.Target == "" {
+		return "", errors.New("seal state: method and target are required")
+	}
+	id := make([]byte, 12) // 96 random bits
+	if _, err := rand.Read(id); err != nil {
+		return "", fmt.Errorf("seal state: %w", err)
+	}
+	now := s.now().Truncate(time.Second)
+	st.ID = b64.EncodeToString(id)
+	st.IssuedAt = now
+	st.ExpiresAt = now.Add(s.ttl)
 	c := &stateClaims{ID: st.ID, IssuedAt: st.IssuedAt.Unix(), ExpiresAt: st.ExpiresAt.Unix()}
 	if s.aud != "" {
 		c.Audience = []string{s.aud}
 	}
 	key := s.ring.Load().signing()
 	if s.plaintext {
-		c.Body = body
+		c.Body = plainBody(st)
 	} else {
-		plain, err := segjson.Marshal(body)
-		if err != nil {
-			return "", fmt.Errorf("seal state: %w", err)
-		}
+		plain := appendBinaryState(make([]byte, 0, 128+len(st.Payload)), st)
 		nonce := make([]byte, key.aead.NonceSize(), key.aead.NonceSize()+len(plain)+key.aead.Overhead())
 		if _, err := rand.Read(nonce); err != nil {
 			return "", fmt.Errorf("seal state: %w", err)
@@ -432,9 +460,9 @@ func (s *Sealer) Open(token string, want Binding) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	body := c.Body
+	st := &State{ID: c.ID}
 	switch {
-	case c.Enc != "" && body == nil:
+	case c.Enc != "" && c.Body == nil:
 		sealed, err := b64.DecodeString(c.Enc)
 		if err != nil || len(sealed) < key.aead.NonceSize() {
 			return nil, refuse("malformed encrypted content", err)
@@ -444,44 +472,21 @@ func (s *Sealer) Open(token string, want Binding) (*State, error) {
 		if err != nil {
 			return nil, refuse("encrypted content does not decrypt", err)
 		}
-		body = new(stateBody)
-		if err := strictjson.Unmarshal(plain, body); err != nil {
-			return nil, refuse("malformed content", err)
+		if err := readBinaryState(plain, st); err != nil {
+			return nil, refuse("malformed content: "+err.Error(), err)
 		}
-	case c.Enc == "" && body != nil:
+	case c.Enc == "" && c.Body != nil:
+		if err := c.Body.into(st); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, refuse("malformed token: it needs exactly one of st and enc", nil)
-	}
-	st := &State{
-		Binding: Binding{Method: body.Method, Target: body.Target, Principal: body.Principal},
-		Payload: body.Payload,
-		ID:      c.ID,
 	}
 	if c.IssuedAt != 0 {
 		st.IssuedAt = time.Unix(c.IssuedAt, 0)
 	}
 	if c.ExpiresAt != 0 {
 		st.ExpiresAt = time.Unix(c.ExpiresAt, 0)
-	}
-	if err := decodeDigest(body.Args, &st.Arguments); err != nil {
-		return nil, refuse("malformed argument digest", err)
-	}
-	if len(body.Issued) > 0 {
-		st.Issued = make(map[string]Digest, len(body.Issued))
-		for _, iw := range body.Issued {
-			var d Digest
-			if err := decodeDigest(iw.Digest, &d); err != nil {
-				return nil, refuse(fmt.Sprintf("malformed digest for input request %q", iw.Key), err)
-			}
-			st.Issued[iw.Key] = d
-		}
-	}
-	for _, a := range body.Answers {
-		r := Recorded{Pos: a.Pos, Answer: a.Answer}
-		if err := decodeDigest(a.Digest, &r.Digest); err != nil || a.Pos < 0 {
-			return nil, refuse("malformed recorded answer", err)
-		}
-		st.Answers = append(st.Answers, r)
 	}
 	switch {
 	case st.Method != want.Method:
