@@ -121,6 +121,14 @@ func AppendResult(dst []byte, id ID, result []byte) []byte {
 	return append(dst, '}')
 }
 
+// ResultPrefix appends `{"jsonrpc":"2.0","id":<id>,"result":` to dst: a
+// result message is this prefix, the result, and "}".
+func ResultPrefix(dst []byte, id ID) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	return append(dst, `,"result":`...)
+}
+
 // AppendError appends the encoding of an error response to dst.
 func AppendError(dst []byte, id ID, e *Error) ([]byte, error) {
 	body, err := json.Marshal(e)

@@ -65,7 +65,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBytes))
+	body, err := readBody(w, r, s.opts.MaxRequestBytes)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -242,6 +242,8 @@ func (n streamNotifier) Notify(ctx context.Context, method string, params any) e
 	return n.st.Send(b)
 }
 
+var closeBrace = []byte("}")
+
 // finishStream writes the final response, or nothing for a cancelled
 // request.
 func finishStream(st *sse.Stream, id jsonrpc.ID, result json.RawMessage, e *jsonrpc.Error) {
@@ -254,7 +256,8 @@ func finishStream(st *sse.Stream, id jsonrpc.ID, result json.RawMessage, e *json
 		st.Finish(jsonrpc.HTTPStatus(e.Code), body)
 		return
 	}
-	st.Finish(http.StatusOK, jsonrpc.AppendResult(make([]byte, 0, len(result)+48), id, result))
+	var prefix [64]byte
+	st.FinishResult(jsonrpc.ResultPrefix(prefix[:0], id), result, closeBrace)
 }
 
 // listenKeepAlive is how often an idle listen stream sends an SSE comment.
@@ -270,4 +273,19 @@ func (s *Server) listenHTTP(w http.ResponseWriter, r *http.Request, req *request
 	st := sse.New(w, r)
 	st.Open()
 	s.listen(r.Context(), req.id, agreed, st.Send, st.KeepAlive)
+}
+
+// readBody reads the request body up to max bytes. A declared length is
+// read in one allocation.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
+	rd := http.MaxBytesReader(w, r.Body, max)
+	if n := r.ContentLength; n > 0 && n <= max {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			return nil, err
+		}
+		// Whatever follows the declared length is an error net/http reports.
+		return buf, nil
+	}
+	return io.ReadAll(rd)
 }

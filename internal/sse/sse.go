@@ -66,9 +66,9 @@ func (s *Stream) start() {
 	if s.header != nil {
 		s.header(h)
 	}
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
+	h["Content-Type"] = contentSSE
+	h["Cache-Control"] = noCache
+	h["X-Accel-Buffering"] = noBuffering
 	s.w.WriteHeader(http.StatusOK)
 	s.sse = true
 }
@@ -130,6 +130,39 @@ func (s *Stream) KeepAlive() error {
 	return s.rc.Flush()
 }
 
+var (
+	contentJSON = []string{"application/json"}
+	contentSSE  = []string{"text/event-stream"}
+	noCache     = []string{"no-cache"}
+	noBuffering = []string{"no"}
+)
+
+// FinishResult writes a JSON-RPC result message made of prefix, result and
+// suffix (see jsonrpc.ResultPrefix), without joining them first.
+func (s *Stream) FinishResult(prefix, result, suffix []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return
+	}
+	s.done = true
+	if s.sse {
+		msg := make([]byte, 0, len(prefix)+len(result)+len(suffix))
+		msg = append(append(append(msg, prefix...), result...), suffix...)
+		_ = s.event(msg)
+		return
+	}
+	h := s.w.Header()
+	if s.header != nil {
+		s.header(h)
+	}
+	h["Content-Type"] = contentJSON
+	s.w.WriteHeader(http.StatusOK)
+	_, _ = s.w.Write(prefix)
+	_, _ = s.w.Write(result)
+	_, _ = s.w.Write(suffix)
+}
+
 // Finish writes the final message: as the last SSE event, or as a JSON
 // body with the given status when nothing was streamed. Later calls do
 // nothing.
@@ -148,7 +181,7 @@ func (s *Stream) Finish(status int, msg []byte) {
 	if s.header != nil {
 		s.header(h)
 	}
-	h.Set("Content-Type", "application/json")
+	h["Content-Type"] = contentJSON
 	s.w.WriteHeader(status)
 	_, _ = s.w.Write(msg)
 }
