@@ -85,7 +85,7 @@ func parseResult(data []byte) (*Result, map[string]any, []string, error) {
 		}
 		res.Content = c
 	}
-	doc, keys, err := decodeContent(res.Content)
+	doc, keys, err := decodeValidContent(res.Content)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("elicit: invalid result: %w", err)
 	}

@@ -122,17 +122,23 @@ func (s *Schema) validateDoc(doc map[string]any) ([]*ValidationError, error) {
 // otherwise it must be an object, without duplicate keys, whose values
 // have an allowed shape. The keys are also returned in document order.
 func decodeContent(content []byte) (map[string]any, []string, error) {
+	if t := bytes.TrimSpace(content); len(t) > 0 && !json.Valid(t) {
+		return nil, nil, errors.New("content is not valid JSON")
+	}
+	return decodeValidContent(content)
+}
+
+// decodeValidContent is decodeContent for content already known to be
+// valid JSON (a member of a parsed result).
+func decodeValidContent(content []byte) (map[string]any, []string, error) {
 	trimmed := bytes.TrimSpace(content)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		return map[string]any{}, nil, nil
 	}
-	if !json.Valid(trimmed) {
-		return nil, nil, errors.New("content is not valid JSON")
-	}
 	if trimmed[0] != '{' {
 		return nil, nil, &ValidationError{Keyword: "content", Reason: "must be a JSON object"}
 	}
-	members, err := jsonscan.SplitObject(trimmed, "content")
+	members, err := jsonscan.SplitValidObject(trimmed, "content")
 	if err != nil {
 		return nil, nil, err
 	}
