@@ -268,13 +268,13 @@ func (s *Server) Capabilities() ServerCapabilities {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var c ServerCapabilities
-	if len(s.tools) > 0 {
+	if s.tools.len() > 0 {
 		c.Tools = &listCap{ListChanged: true}
 	}
-	if len(s.prompts) > 0 {
+	if s.prompts.len() > 0 {
 		c.Prompts = &listCap{ListChanged: true}
 	}
-	if len(s.resources) > 0 || len(s.templates) > 0 {
+	if s.resources.len() > 0 || len(s.templates) > 0 {
 		c.Resources = &resourceCap{Subscribe: true, ListChanged: true}
 	}
 	if s.completion != nil {
@@ -365,19 +365,19 @@ func (s *Server) list(r *request) (json.RawMessage, *jsonrpc.Error) {
 	w.TTL, w.Scope = cacheHint(r, s.opts.ListCache)
 	switch r.method {
 	case "tools/list":
-		n, avail, field = len(s.toolOrder), len(s.toolOrder) > 0, &w.Tools
-		item = func(i int) json.RawMessage { return s.tools[s.toolOrder[i]].wire }
+		n, avail, field = s.tools.len(), s.tools.len() > 0, &w.Tools
+		item = func(i int) json.RawMessage { return s.tools.at(i).wire }
 	case "prompts/list":
-		n, avail, field = len(s.promptOrd), len(s.promptOrd) > 0, &w.Prompts
-		item = func(i int) json.RawMessage { return s.prompts[s.promptOrd[i]].wire }
+		n, avail, field = s.prompts.len(), s.prompts.len() > 0, &w.Prompts
+		item = func(i int) json.RawMessage { return s.prompts.at(i).wire }
 	case "resources/list":
-		n, field = len(s.resOrder), &w.Resources
-		item = func(i int) json.RawMessage { return s.resources[s.resOrder[i]].wire }
-		avail = len(s.resources)+len(s.templates) > 0
+		n, field = s.resources.len(), &w.Resources
+		item = func(i int) json.RawMessage { return s.resources.at(i).wire }
+		avail = s.resources.len()+len(s.templates) > 0
 	case "resources/templates/list":
 		n, field = len(s.templates), &w.Templates
 		item = func(i int) json.RawMessage { return s.templates[i].wire }
-		avail = len(s.resources)+len(s.templates) > 0
+		avail = s.resources.len()+len(s.templates) > 0
 	}
 	if !avail {
 		s.mu.RUnlock()
@@ -523,7 +523,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 	}
 	name := *r.p.Name
 	s.mu.RLock()
-	e := s.tools[name]
+	e, _ := s.tools.get(name)
 	s.mu.RUnlock()
 	if e == nil {
 		return nil, invalidParams("unknown tool %q", name)
@@ -645,7 +645,7 @@ func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.Ra
 	}
 	name := *r.p.Name
 	s.mu.RLock()
-	e := s.prompts[name]
+	e, _ := s.prompts.get(name)
 	s.mu.RUnlock()
 	if e == nil {
 		return nil, invalidParams("unknown prompt %q", name)
@@ -712,7 +712,7 @@ func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json
 		params map[string]string
 	)
 	s.mu.RLock()
-	if e := s.resources[uri]; e != nil {
+	if e, ok := s.resources.get(uri); ok {
 		h, opts = e.handler, e.opts
 	} else {
 		for _, t := range s.templates {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -83,12 +84,9 @@ type Server struct {
 	infoMeta json.RawMessage // {"io.modelcontextprotocol/serverInfo":{...}}
 
 	mu         sync.RWMutex
-	tools      map[string]*toolEntry
-	toolOrder  []string
-	prompts    map[string]*promptEntry
-	promptOrd  []string
-	resources  map[string]*resourceEntry
-	resOrder   []string
+	tools      registry[*toolEntry]
+	prompts    registry[*promptEntry]
+	resources  registry[*resourceEntry]
 	templates  []*templateEntry
 	completion CompletionHandler
 
@@ -151,14 +149,11 @@ func New(info Implementation, opts *Options) (*Server, error) {
 		return nil, fmt.Errorf("server: encode server info: %w", err)
 	}
 	s := &Server{
-		info:      info,
-		opts:      o,
-		sealer:    sealer,
-		log:       log,
-		infoMeta:  infoJSON,
-		tools:     make(map[string]*toolEntry),
-		prompts:   make(map[string]*promptEntry),
-		resources: make(map[string]*resourceEntry),
+		info:     info,
+		opts:     o,
+		sealer:   sealer,
+		log:      log,
+		infoMeta: infoJSON,
 	}
 	s.hub = newHub()
 	s.life, s.stop = context.WithCancel(context.Background())
@@ -248,10 +243,7 @@ func (s *Server) AddTool(t Tool, h ToolHandler, opts ...ToolOptions) error {
 		return fmt.Errorf("add tool %q: encode: %w", t.Name, err)
 	}
 	s.mu.Lock()
-	if _, exists := s.tools[t.Name]; !exists {
-		s.toolOrder = append(s.toolOrder, t.Name)
-	}
-	s.tools[t.Name] = e
+	s.tools.put(t.Name, e)
 	s.mu.Unlock()
 	s.changed(Change{Kind: ToolsChanged})
 	return nil
@@ -260,11 +252,7 @@ func (s *Server) AddTool(t Tool, h ToolHandler, opts ...ToolOptions) error {
 // RemoveTool unregisters a tool and reports whether it existed.
 func (s *Server) RemoveTool(name string) bool {
 	s.mu.Lock()
-	_, ok := s.tools[name]
-	if ok {
-		delete(s.tools, name)
-		s.toolOrder = removeName(s.toolOrder, name)
-	}
+	ok := s.tools.remove(name)
 	s.mu.Unlock()
 	if ok {
 		s.changed(Change{Kind: ToolsChanged})
@@ -309,10 +297,7 @@ func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...PromptOptions) err
 		return fmt.Errorf("add prompt %q: encode: %w", p.Name, err)
 	}
 	s.mu.Lock()
-	if _, exists := s.prompts[p.Name]; !exists {
-		s.promptOrd = append(s.promptOrd, p.Name)
-	}
-	s.prompts[p.Name] = e
+	s.prompts.put(p.Name, e)
 	s.mu.Unlock()
 	s.changed(Change{Kind: PromptsChanged})
 	return nil
@@ -321,11 +306,7 @@ func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...PromptOptions) err
 // RemovePrompt unregisters a prompt and reports whether it existed.
 func (s *Server) RemovePrompt(name string) bool {
 	s.mu.Lock()
-	_, ok := s.prompts[name]
-	if ok {
-		delete(s.prompts, name)
-		s.promptOrd = removeName(s.promptOrd, name)
-	}
+	ok := s.prompts.remove(name)
 	s.mu.Unlock()
 	if ok {
 		s.changed(Change{Kind: PromptsChanged})
@@ -371,10 +352,7 @@ func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...ResourceOpti
 		return fmt.Errorf("add resource %q: encode: %w", r.URI, err)
 	}
 	s.mu.Lock()
-	if _, exists := s.resources[r.URI]; !exists {
-		s.resOrder = append(s.resOrder, r.URI)
-	}
-	s.resources[r.URI] = e
+	s.resources.put(r.URI, e)
 	s.mu.Unlock()
 	s.changed(Change{Kind: ResourcesChanged})
 	return nil
@@ -384,11 +362,7 @@ func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...ResourceOpti
 // existed.
 func (s *Server) RemoveResource(uri string) bool {
 	s.mu.Lock()
-	_, ok := s.resources[uri]
-	if ok {
-		delete(s.resources, uri)
-		s.resOrder = removeName(s.resOrder, uri)
-	}
+	ok := s.resources.remove(uri)
 	s.mu.Unlock()
 	if ok {
 		s.changed(Change{Kind: ResourcesChanged})
@@ -437,14 +411,43 @@ func (s *Server) NotifyResourceUpdated(uri string) {
 	s.changed(Change{Kind: ResourceUpdated, URI: uri})
 }
 
-func removeName(list []string, name string) []string {
-	for i, n := range list {
-		if n == name {
-			return append(list[:i:i], list[i+1:]...)
-		}
-	}
-	return list
+// registry is a set of named entries that keeps the order they were first
+// added in (lists are served in that order). It is guarded by Server.mu.
+type registry[E any] struct {
+	byName map[string]E
+	order  []string
 }
+
+// put adds or replaces the entry for name.
+func (r *registry[E]) put(name string, e E) {
+	if r.byName == nil {
+		r.byName = make(map[string]E)
+	}
+	if _, exists := r.byName[name]; !exists {
+		r.order = append(r.order, name)
+	}
+	r.byName[name] = e
+}
+
+// remove deletes the entry for name and reports whether there was one.
+func (r *registry[E]) remove(name string) bool {
+	if _, ok := r.byName[name]; !ok {
+		return false
+	}
+	delete(r.byName, name)
+	r.order = slices.DeleteFunc(r.order, func(n string) bool { return n == name })
+	return true
+}
+
+func (r *registry[E]) get(name string) (E, bool) {
+	e, ok := r.byName[name]
+	return e, ok
+}
+
+func (r *registry[E]) len() int { return len(r.order) }
+
+// at returns the i-th entry in order.
+func (r *registry[E]) at(i int) E { return r.byName[r.order[i]] }
 
 // checkToolName applies the naming rule of the specification: 1 to 128
 // characters from A-Z, a-z, 0-9, '_', '-' and '.'.

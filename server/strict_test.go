@@ -117,7 +117,7 @@ func TestValidMemo(t *testing.T) {
 			}
 			return TextResult("done"), nil
 		})
-	e := s.tools["ask"]
+	e, _ := s.tools.get("ask")
 	r1 := wantInputRequired(t, do(t, s, toolCall(1, "ask", map[string]any{"id": 7}).caps(formCaps)), "1", "ok")
 	d, err := mrtr.ArgumentsDigest(json.RawMessage(`{"id":7}`))
 	if err != nil {

@@ -140,33 +140,18 @@ var (
 // FinishResult writes a JSON-RPC result message made of prefix, result and
 // suffix (see jsonrpc.ResultPrefix), without joining them first.
 func (s *Stream) FinishResult(prefix, result, suffix []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.done {
-		return
-	}
-	s.done = true
-	if s.sse {
-		msg := make([]byte, 0, len(prefix)+len(result)+len(suffix))
-		msg = append(append(append(msg, prefix...), result...), suffix...)
-		_ = s.event(msg)
-		return
-	}
-	h := s.w.Header()
-	if s.header != nil {
-		s.header(h)
-	}
-	h["Content-Type"] = contentJSON
-	s.w.WriteHeader(http.StatusOK)
-	_, _ = s.w.Write(prefix)
-	_, _ = s.w.Write(result)
-	_, _ = s.w.Write(suffix)
+	s.finish(http.StatusOK, prefix, result, suffix)
 }
 
 // Finish writes the final message: as the last SSE event, or as a JSON
 // body with the given status when nothing was streamed. Later calls do
 // nothing.
 func (s *Stream) Finish(status int, msg []byte) {
+	s.finish(status, msg)
+}
+
+// finish writes the final message, given in parts.
+func (s *Stream) finish(status int, parts ...[]byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.done {
@@ -174,6 +159,10 @@ func (s *Stream) Finish(status int, msg []byte) {
 	}
 	s.done = true
 	if s.sse {
+		var msg []byte
+		for _, p := range parts {
+			msg = append(msg, p...)
+		}
 		_ = s.event(msg)
 		return
 	}
@@ -183,7 +172,9 @@ func (s *Stream) Finish(status int, msg []byte) {
 	}
 	h["Content-Type"] = contentJSON
 	s.w.WriteHeader(status)
-	_, _ = s.w.Write(msg)
+	for _, p := range parts {
+		_, _ = s.w.Write(p)
+	}
 }
 
 // Abandon marks the stream finished without writing anything (the request

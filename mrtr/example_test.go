@@ -1,0 +1,39 @@
+package mrtr_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/baton-mcp/baton/mrtr"
+)
+
+// Rotating the requestState key: the new key signs, the old one still
+// verifies until the state it signed has expired, then it is dropped.
+func ExampleSealer_SetKeys() {
+	oldKey := mrtr.Key{ID: "2026-11", Secret: []byte(strings.Repeat("o", 32))}
+	newKey := mrtr.Key{ID: "2026-12", Secret: []byte(strings.Repeat("n", 32))}
+	ring, _ := mrtr.NewKeyRing(oldKey)
+	sealer, _ := mrtr.NewSealer(ring, mrtr.SealerOptions{})
+
+	args, _ := mrtr.ArgumentsDigest(json.RawMessage(`{"to":"bob"}`))
+	bind := mrtr.Binding{Method: "tools/call", Target: "transfer", Arguments: args}
+	inFlight, _ := sealer.Seal(&mrtr.State{Binding: bind})
+
+	// Step 1: the new key first, the old one kept for verification.
+	both, _ := mrtr.NewKeyRing(newKey, oldKey)
+	_ = sealer.SetKeys(both)
+	_, err := sealer.Open(inFlight, bind)
+	fmt.Println("in-flight state still opens:", err == nil)
+	fmt.Println("new state is signed by:", both.SigningKeyID())
+
+	// Step 2, after the state TTL: drop the old key.
+	onlyNew, _ := mrtr.NewKeyRing(newKey)
+	_ = sealer.SetKeys(onlyNew)
+	_, err = sealer.Open(inFlight, bind)
+	fmt.Println(err)
+	// Output:
+	// in-flight state still opens: true
+	// new state is signed by: 2026-12
+	// invalid requestState: cannot be verified: unknown key id "2026-11"
+}
