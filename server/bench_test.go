@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/baton-mcp/baton/jsonrpc"
 )
 
 // BenchmarkToolsCall serves a plain tools/call returning text through
@@ -88,6 +90,22 @@ func BenchmarkMRTRTwoRounds(b *testing.B) {
 		s.ServeHTTP(rec, r)
 		if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), done) {
 			b.Fatalf("round 2: status %d: %s", rec.Code, rec.Body)
+		}
+	}
+}
+
+// BenchmarkDecodeRequest measures reading one tools/call: the JSON-RPC
+// message, its params and the _meta envelope.
+func BenchmarkDecodeRequest(b *testing.B) {
+	body := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"confirm_transfer","arguments":{"to":"bob","amount":25},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"sampling":{}},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"progressToken":"p1"}}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		msg, derr := jsonrpc.Decode(body, jsonrpc.Limits{})
+		if derr != nil {
+			b.Fatal(derr)
+		}
+		if _, e := decodeRequest(msg); e != nil {
+			b.Fatal(e)
 		}
 	}
 }

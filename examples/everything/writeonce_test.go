@@ -171,3 +171,16 @@ func TestReplayedConfirmationOtherInstance(t *testing.T) {
 		t.Fatalf("replay on b: %q (isError %v)", got, isErr)
 	}
 }
+
+// test_elicitation's round 2 lands on another instance.
+func TestBlockingElicitationAlternatingInstances(t *testing.T) {
+	a := newTestServer(t, testKey)
+	b := newTestServer(t, testKey)
+	args := map[string]any{"message": "Who are you?"}
+	_, s1 := inputRequired(t, callTool(t, a.URL, "test_elicitation", args, nil))
+	answer := map[string]any{"action": "accept", "content": map[string]any{"username": "alice", "email": "alice@example.com"}}
+	got, isErr := toolText(t, callTool(t, b.URL, "test_elicitation", args, retry(s1, map[string]any{"q0": answer})))
+	if isErr || !strings.HasPrefix(got, "User response: action=accept") {
+		t.Fatalf("result %q", got)
+	}
+}
