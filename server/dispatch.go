@@ -95,31 +95,66 @@ func decodeRequest(msg *jsonrpc.Message) (*request, *jsonrpc.Error) {
 	if err := strictjson.UnmarshalNoCopy(msg.Params, &r.p); err != nil {
 		return r, invalidParams("%v", describeUnmarshal(err))
 	}
+	return r, readEnvelope(r)
+}
+
+// messageIn is a whole modern request, params included, for decoding a
+// body in one pass.
+type messageIn struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      jsonrpc.ID      `json:"id"`
+	Method  string          `json:"method"`
+	Params  *paramsIn       `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// decodeModern decodes the body of an ordinary modern request (a request
+// with an id, a method other than initialize, and params) in one pass. It
+// reports false for anything else, malformed bodies included, which take
+// the general path (jsonrpc.Decode, then decodeRequest) and get its exact
+// errors.
+func decodeModern(body []byte, maxDepth int) (*request, *jsonrpc.Error, bool) {
+	if jsonrpc.CheckDepth(body, maxDepth) != nil {
+		return nil, nil, false
+	}
+	var m messageIn
+	if strictjson.UnmarshalNoCopy(body, &m) != nil || m.JSONRPC != jsonrpc.Version || m.ID.IsZero() ||
+		m.Method == "" || m.Method == "initialize" || m.Params == nil || m.Result != nil || m.Error != nil {
+		return nil, nil, false
+	}
+	r := &request{id: m.ID, method: m.Method, p: *m.Params}
+	return r, readEnvelope(r), true
+}
+
+// readEnvelope checks the _meta envelope of decoded params and fills
+// r.meta.
+func readEnvelope(r *request) *jsonrpc.Error {
 	m := r.p.Meta
 	switch {
 	case m == nil:
-		return r, invalidParams("params._meta is required (with %s and %s)", metaProtocolVersion, metaClientCaps)
+		return invalidParams("params._meta is required (with %s and %s)", metaProtocolVersion, metaClientCaps)
 	case m.ProtocolVersion == nil || *m.ProtocolVersion == "":
-		return r, invalidParams("params._meta is missing %s", metaProtocolVersion)
+		return invalidParams("params._meta is missing %s", metaProtocolVersion)
 	case m.ClientCapabilities == nil:
-		return r, invalidParams("params._meta is missing %s", metaClientCaps)
+		return invalidParams("params._meta is missing %s", metaClientCaps)
 	}
 	r.meta = RequestMeta{ProtocolVersion: *m.ProtocolVersion, ClientCapabilities: *m.ClientCapabilities, ClientInfo: m.ClientInfo}
 	if m.LogLevel != nil {
 		l := LogLevel(*m.LogLevel)
 		if !l.Valid() {
-			return r, invalidParams("unknown log level %q", *m.LogLevel)
+			return invalidParams("unknown log level %q", *m.LogLevel)
 		}
 		r.meta.LogLevel = l
 	}
 	if tok := bytes.TrimSpace(m.ProgressToken); len(tok) > 0 && !bytes.Equal(tok, []byte("null")) {
 		var id jsonrpc.ID
 		if err := id.UnmarshalJSON(tok); err != nil {
-			return r, invalidParams("progressToken must be a string or an integer")
+			return invalidParams("progressToken must be a string or an integer")
 		}
 		r.meta.ProgressToken = id.Raw()
 	}
-	return r, nil
+	return nil
 }
 
 func describeUnmarshal(err error) string {

@@ -16,6 +16,7 @@ func FuzzDecodeRequest(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{"_meta":{}}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"server/discover"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkOnePass(t, data)
 		msg, derr := jsonrpc.Decode(data, jsonrpc.Limits{MaxDepth: 64})
 		if derr != nil {
 			if derr.Code != jsonrpc.ParseError && derr.Code != jsonrpc.InvalidRequest {
@@ -63,4 +64,32 @@ func FuzzDecodeRequest(f *testing.F) {
 		_, _ = mcpName(r)
 		_ = hasModernMeta(msg.Params)
 	})
+}
+
+// checkOnePass compares the one-pass decoder with the general path: when
+// decodeModern takes a body, the general path must read the same request
+// and reach the same envelope verdict.
+func checkOnePass(t *testing.T, data []byte) {
+	fast, fastErr, ok := decodeModern(data, 64)
+	if !ok {
+		return
+	}
+	msg, derr := jsonrpc.Decode(data, jsonrpc.Limits{MaxDepth: 64})
+	if derr != nil {
+		t.Fatalf("decodeModern took a body the general path refuses (%d %s): %s", derr.Code, derr.Message, data)
+	}
+	slow, slowErr := decodeRequest(msg)
+	if !fast.id.Equal(slow.id) || fast.method != slow.method {
+		t.Fatalf("id/method differ: %s %q vs %s %q", fast.id, fast.method, slow.id, slow.method)
+	}
+	if (fastErr == nil) != (slowErr == nil) || (fastErr != nil && fastErr.Message != slowErr.Message) {
+		t.Fatalf("envelope verdicts differ: %v vs %v", fastErr, slowErr)
+	}
+	if fastErr == nil {
+		a, _ := json.Marshal(fast.meta)
+		b, _ := json.Marshal(slow.meta)
+		if string(a) != string(b) {
+			t.Fatalf("envelopes differ: %s vs %s", a, b)
+		}
+	}
 }

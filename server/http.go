@@ -75,6 +75,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "Could not read the request body: %v", err))
 		return
 	}
+	// The usual request (modern, no session) is decoded in one pass.
+	if r.Header.Get(HeaderSessionID) == "" {
+		if req, e, ok := decodeModern(body, s.opts.MaxJSONDepth); ok {
+			s.serveModern(w, r, req, e)
+			return
+		}
+	}
 	msg, derr := jsonrpc.Decode(body, jsonrpc.Limits{MaxDepth: s.opts.MaxJSONDepth})
 	if derr != nil {
 		var id jsonrpc.ID
@@ -101,6 +108,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, e := decodeRequest(msg)
+	s.serveModern(w, r, req, e)
+}
+
+// serveModern checks the headers and version of a decoded modern request
+// (e is its envelope error, if any) and serves it.
+func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *request, e *jsonrpc.Error) {
 	if e == nil {
 		name, hasName := mcpName(req)
 		e = checkStandardHeaders(r.Header, req.method, req.meta.ProtocolVersion, name, hasName)
@@ -109,7 +122,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e = s.checkVersion(req.meta.ProtocolVersion)
 	}
 	if e != nil {
-		writeError(w, jsonrpc.HTTPStatus(e.Code), msg.ID, e)
+		writeError(w, jsonrpc.HTTPStatus(e.Code), req.id, e)
 		return
 	}
 	req.header = r.Header
@@ -119,7 +132,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	st := sse.New(w, r)
 	res, e := s.handle(r.Context(), req, streamNotifier{st})
-	finishStream(st, msg.ID, res, e)
+	finishStream(st, req.id, res, e)
 }
 
 // initializeRefusal answers a legacy initialize when no legacy handler is
