@@ -250,15 +250,7 @@ func (s *Server) AddTool(t Tool, h ToolHandler, opts ...ToolOptions) error {
 }
 
 // RemoveTool unregisters a tool and reports whether it existed.
-func (s *Server) RemoveTool(name string) bool {
-	s.mu.Lock()
-	ok := s.tools.remove(name)
-	s.mu.Unlock()
-	if ok {
-		s.changed(Change{Kind: ToolsChanged})
-	}
-	return ok
-}
+func (s *Server) RemoveTool(name string) bool { return unregister(s, &s.tools, name, ToolsChanged) }
 
 // PromptOptions tune how a prompt is served.
 type PromptOptions struct {
@@ -305,13 +297,7 @@ func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...PromptOptions) err
 
 // RemovePrompt unregisters a prompt and reports whether it existed.
 func (s *Server) RemovePrompt(name string) bool {
-	s.mu.Lock()
-	ok := s.prompts.remove(name)
-	s.mu.Unlock()
-	if ok {
-		s.changed(Change{Kind: PromptsChanged})
-	}
-	return ok
+	return unregister(s, &s.prompts, name, PromptsChanged)
 }
 
 // ResourceOptions tune how a resource or template is served.
@@ -361,11 +347,16 @@ func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...ResourceOpti
 // RemoveResource unregisters a static resource and reports whether it
 // existed.
 func (s *Server) RemoveResource(uri string) bool {
+	return unregister(s, &s.resources, uri, ResourcesChanged)
+}
+
+// unregister removes name from r and tells listeners when it existed.
+func unregister[E any](s *Server, r *registry[E], name string, kind ChangeKind) bool {
 	s.mu.Lock()
-	ok := s.resources.remove(uri)
+	ok := r.remove(name)
 	s.mu.Unlock()
 	if ok {
-		s.changed(Change{Kind: ResourcesChanged})
+		s.changed(Change{Kind: kind})
 	}
 	return ok
 }
