@@ -313,9 +313,8 @@ func (s *Server) urlRequired(r *request, mc *mrtrCall, e *URLElicitationRequired
 		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
 	}
 	if err := r.meta.ClientCapabilities.RequireElicitation("URL elicitation", elicit.ModeURL); err != nil {
-		var mc *mrtr.MissingCapabilityError
-		errors.As(err, &mc)
-		return nil, mc.RPCError()
+		re, _ := asRPCError(err) // a *mrtr.MissingCapabilityError: -32021
+		return nil, re
 	}
 	if r.legacy {
 		return nil, &jsonrpc.Error{Code: jsonrpc.URLElicitationRequired, Message: e.Error(), Data: map[string]any{"elicitations": e.Elicitations}}

@@ -242,10 +242,7 @@ func (s *Server) AddTool(t Tool, h ToolHandler, opts ...ToolOptions) error {
 	if e.wire, err = marshalNoEscape(t); err != nil {
 		return fmt.Errorf("add tool %q: encode: %w", t.Name, err)
 	}
-	s.mu.Lock()
-	s.tools.put(t.Name, e)
-	s.mu.Unlock()
-	s.changed(Change{Kind: ToolsChanged})
+	register(s, &s.tools, t.Name, e, ToolsChanged)
 	return nil
 }
 
@@ -288,10 +285,7 @@ func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...PromptOptions) err
 	if e.wire, err = json.Marshal(p); err != nil {
 		return fmt.Errorf("add prompt %q: encode: %w", p.Name, err)
 	}
-	s.mu.Lock()
-	s.prompts.put(p.Name, e)
-	s.mu.Unlock()
-	s.changed(Change{Kind: PromptsChanged})
+	register(s, &s.prompts, p.Name, e, PromptsChanged)
 	return nil
 }
 
@@ -337,10 +331,7 @@ func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...ResourceOpti
 	if e.wire, err = json.Marshal(r); err != nil {
 		return fmt.Errorf("add resource %q: encode: %w", r.URI, err)
 	}
-	s.mu.Lock()
-	s.resources.put(r.URI, e)
-	s.mu.Unlock()
-	s.changed(Change{Kind: ResourcesChanged})
+	register(s, &s.resources, r.URI, e, ResourcesChanged)
 	return nil
 }
 
@@ -348,6 +339,14 @@ func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...ResourceOpti
 // existed.
 func (s *Server) RemoveResource(uri string) bool {
 	return unregister(s, &s.resources, uri, ResourcesChanged)
+}
+
+// register adds or replaces name in r and tells listeners.
+func register[E any](s *Server, r *registry[E], name string, e E, kind ChangeKind) {
+	s.mu.Lock()
+	r.put(name, e)
+	s.mu.Unlock()
+	s.changed(Change{Kind: kind})
 }
 
 // unregister removes name from r and tells listeners when it existed.
