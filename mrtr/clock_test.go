@@ -241,7 +241,7 @@ func TestSealerClockAndTTLLimits(t *testing.T) {
 	}
 	for _, now := range []time.Time{time.Unix(-1, 0), time.Unix(0, 0), time.Date(9999, 12, 31, 23, 55, 0, 0, time.UTC)} {
 		_, err := testSealer(t, SealerOptions{Now: at(now)}).Seal(&State{Binding: testBinding(t)})
-		if err == nil || !strings.Contains(err.Error(), "outside 1970 to 9999") {
+		if err == nil || !strings.Contains(err.Error(), "the state's times fall outside 1970 to 9999") {
 			t.Errorf("sealing at %v: %v", now, err)
 		}
 	}

@@ -375,8 +375,7 @@ func (v *stateValidator) Validate(c *stateClaims) error {
 	}
 	now := v.now()
 	if exp := time.UnixMilli(c.ExpiresAtMs); !now.Before(exp) {
-		return refuse(fmt.Sprintf("expired %v ago by this server's clock (the state's TTL is its whole life: expiry has no leeway)",
-			now.Sub(exp).Truncate(time.Millisecond)), jwt.ErrTokenExpired)
+		return refuse(fmt.Sprintf("expired %v ago by this server's clock", now.Sub(exp).Truncate(time.Millisecond)), jwt.ErrTokenExpired)
 	}
 	for _, t := range [...]struct {
 		ms   int64
@@ -495,7 +494,7 @@ func (s *Sealer) Seal(st *State) (string, error) {
 	// plus the TTL.
 	iat := s.now().UnixMilli()
 	if iat <= 0 || iat/1000+int64(s.ttl/time.Second) > maxNumericDate {
-		return "", fmt.Errorf("seal state: the sealer's clock reads %v, outside 1970 to 9999", time.UnixMilli(iat).UTC())
+		return "", fmt.Errorf("seal state: issued at %v with a TTL of %v, the state's times fall outside 1970 to 9999", time.UnixMilli(iat).UTC(), s.ttl)
 	}
 	exp := iat + s.ttl.Milliseconds()
 	st.ID = b64.EncodeToString(id)
