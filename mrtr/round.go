@@ -396,7 +396,9 @@ var ErrAlreadyRedeemed = errors.New("this confirmation was already redeemed")
 type Ledger interface {
 	// Redeem marks id as redeemed until expires (after which it cannot be
 	// presented anyway). It returns ErrAlreadyRedeemed if id was redeemed
-	// before.
+	// before. Round.Redeem passes the state's expiry plus the sealer's
+	// leeway, so that an instance whose clock is behind by up to the
+	// leeway, and still accepts the state, still finds the entry.
 	Redeem(ctx context.Context, id string, expires time.Time) error
 }
 
@@ -408,7 +410,10 @@ func (r *Round) Redeem(ctx context.Context, l Ledger) error {
 	if r.state == nil {
 		return errors.New("redeem: the request carries no verified requestState")
 	}
-	return l.Redeem(ctx, "baton:state:"+r.state.ID, r.state.ExpiresAt)
+	// Expiry is exact on each instance's own clock, so an instance behind
+	// this one accepts the state after this clock has passed its exp; the
+	// entry outlives exp by the leeway (the skew the fleet tolerates).
+	return l.Redeem(ctx, "baton:state:"+r.state.ID, r.state.ExpiresAt.Add(r.state.leeway))
 }
 
 // MemoryLedger is a Ledger for one process. It is safe for concurrent use
@@ -420,9 +425,14 @@ type MemoryLedger struct {
 	lastSweep time.Time
 }
 
-// NewMemoryLedger returns an empty MemoryLedger.
-func NewMemoryLedger() *MemoryLedger {
-	return &MemoryLedger{used: make(map[string]time.Time), now: time.Now}
+// NewMemoryLedger returns an empty MemoryLedger on the wall clock.
+func NewMemoryLedger() *MemoryLedger { return NewMemoryLedgerWithClock(nil) }
+
+// NewMemoryLedgerWithClock returns an empty MemoryLedger that tells expired
+// entries by now (nil means the wall clock). Give it the clock of the
+// Sealer whose states it redeems.
+func NewMemoryLedgerWithClock(now func() time.Time) *MemoryLedger {
+	return &MemoryLedger{used: make(map[string]time.Time), now: wallClock(now)}
 }
 
 // Redeem implements Ledger.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -22,6 +23,11 @@ import (
 // DefaultStateTTL is how long a requestState stays valid when
 // SealerOptions.TTL is zero.
 const DefaultStateTTL = 10 * time.Minute
+
+// DefaultStateLeeway is the clock skew tolerated between the instance that
+// seals a requestState and the one that opens it, when SealerOptions.Leeway
+// is zero. See SealerOptions.Leeway.
+const DefaultStateLeeway = 30 * time.Second
 
 // DefaultMaxStateSize bounds a requestState token, in bytes, when
 // SealerOptions.MaxSize is zero.
@@ -54,8 +60,12 @@ type State struct {
 	// ID is a random identifier unique to this state (the JWT "jti"), for
 	// single-use enforcement.
 	ID string
-	// IssuedAt and ExpiresAt bound the state's life.
+	// IssuedAt and ExpiresAt bound the state's life, to the millisecond.
 	IssuedAt, ExpiresAt time.Time
+
+	// leeway is the clock skew tolerated by the sealer that opened the
+	// state; Round.Redeem keeps a redemption that much past ExpiresAt.
+	leeway time.Duration
 }
 
 // Recorded is an answer a blocking-style handler received at one position
@@ -73,6 +83,8 @@ type SealerOptions struct {
 	// recorded answers and payloads can be personal data.
 	Plaintext bool
 	// TTL is how long sealed state stays valid (DefaultStateTTL if zero).
+	// The state's times are written in milliseconds, so a TTL is truncated
+	// to whole milliseconds and one under a millisecond is an error.
 	TTL time.Duration
 	// Audience, if set, is written as the JWT "aud" claim and required on
 	// verification, so state from a deployment with another audience is
@@ -81,7 +93,16 @@ type SealerOptions struct {
 	// MaxSize bounds a token in bytes (DefaultMaxStateSize if zero); larger
 	// state is an error when sealing and refused when opening.
 	MaxSize int
-	// Now returns the current time; nil means time.Now.
+	// Leeway is how far ahead of this sealer's clock a state's issue time
+	// (iat, and nbf if a token has one) may be and still be accepted: the
+	// clock skew tolerated between the instances of a fleet. Zero means
+	// DefaultStateLeeway; a negative value means none. Expiry gets no
+	// leeway: a state is refused from the moment this sealer's clock
+	// reaches its exp, which the issuer set to its issue time plus the
+	// TTL.
+	Leeway time.Duration
+	// Now is the sealer's clock, read to write a state's times and to check
+	// them; nil means the wall clock (time.Now).
 	Now func() time.Time
 }
 
@@ -91,10 +112,22 @@ type Sealer struct {
 	ring      atomic.Pointer[KeyRing]
 	plaintext bool
 	ttl       time.Duration
+	leeway    time.Duration
 	aud       string
 	maxSize   int
 	now       func() time.Time
-	validator *jwt.Validator
+	validator *stateValidator
+}
+
+// wallClock returns now, or the wall clock when now is nil. It is the one
+// place package mrtr reads the wall clock: every object that needs the
+// time (a Sealer, a MemoryLedger) keeps the clock it was given, so a test
+// or a simulation can give each its own.
+func wallClock(now func() time.Time) func() time.Time {
+	if now != nil {
+		return now
+	}
+	return time.Now
 }
 
 // NewSealer returns a Sealer using ring.
@@ -105,25 +138,28 @@ func NewSealer(ring *KeyRing, opts SealerOptions) (*Sealer, error) {
 	if opts.TTL < 0 {
 		return nil, fmt.Errorf("sealer: negative TTL %v", opts.TTL)
 	}
-	s := &Sealer{ttl: opts.TTL, aud: opts.Audience, maxSize: opts.MaxSize, now: opts.Now, plaintext: opts.Plaintext}
+	if opts.TTL > 0 && opts.TTL < time.Millisecond {
+		return nil, fmt.Errorf("sealer: TTL %v is under a millisecond, the unit state times are written in", opts.TTL)
+	}
+	s := &Sealer{ttl: opts.TTL.Truncate(time.Millisecond), aud: opts.Audience, maxSize: opts.MaxSize, now: wallClock(opts.Now), plaintext: opts.Plaintext}
 	if s.ttl == 0 {
 		s.ttl = DefaultStateTTL
+	}
+	switch {
+	case opts.Leeway == 0:
+		s.leeway = DefaultStateLeeway
+	case opts.Leeway > 0:
+		s.leeway = opts.Leeway
 	}
 	if s.maxSize <= 0 {
 		s.maxSize = DefaultMaxStateSize
 	}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	popts := []jwt.ParserOption{
-		jwt.WithExpirationRequired(),
-		jwt.WithIssuedAt(),
-		jwt.WithTimeFunc(s.now),
-	}
+	s.validator = &stateValidator{now: s.now, leeway: s.leeway}
 	if s.aud != "" {
-		popts = append(popts, jwt.WithAudience(s.aud))
+		// golang-jwt checks the audience; the times are checked by
+		// stateValidator itself (see there why).
+		s.validator.aud = jwt.NewValidator(jwt.WithAudience(s.aud), jwt.WithTimeFunc(s.now))
 	}
-	s.validator = jwt.NewValidator(popts...)
 	s.ring.Store(ring)
 	return s, nil
 }
@@ -141,18 +177,35 @@ func (s *Sealer) SetKeys(ring *KeyRing) error {
 // TTL returns the lifetime of newly sealed state.
 func (s *Sealer) TTL() time.Duration { return s.ttl }
 
+// Leeway returns the clock skew tolerated on a state's issue time (zero
+// when none). See SealerOptions.Leeway.
+func (s *Sealer) Leeway() time.Duration { return s.leeway }
+
 // stateClaims are the JWT claims: the registered ones in the clear, the
 // rest in Body (plaintext mode) or sealed in Enc. They implement
 // jwt.Claims with their own JSON coding: golang-jwt still verifies the
-// signature, the algorithm and the registered claims, but decoding skips
+// signature, the algorithm and the audience, but decoding skips
 // encoding/json's reflection (this runs on every MRTR retry).
+//
+// The times are Unix milliseconds (0 when absent), written as NumericDates
+// with a fraction ("iat":1767225600.123; RFC 7519 allows non-integer
+// seconds). Whole seconds, golang-jwt's default, made both rules inexact:
+// truncating took up to a second off every state's life and added up to a
+// second, at random, to the leeway on iat. Milliseconds keep exp exactly
+// iat+TTL and the leeway what it says, for at most eight bytes. An older
+// Baton reads the fraction and truncates it (an earlier iat and exp), so
+// a rolling upgrade is safe.
 type stateClaims struct {
-	ExpiresAt int64      `json:"exp"`
-	IssuedAt  int64      `json:"iat"`
-	ID        string     `json:"jti"`
-	Audience  []string   `json:"aud,omitempty"`
-	Body      *stateBody `json:"st,omitempty"`
-	Enc       string     `json:"enc,omitempty"`
+	ExpiresAtMs int64      `json:"exp"`
+	IssuedAtMs  int64      `json:"iat"`
+	NotBeforeMs int64      `json:"nbf,omitempty"` // Seal writes none; honoured when present
+	ID          string     `json:"jti"`
+	Audience    []string   `json:"aud,omitempty"`
+	Body        *stateBody `json:"st,omitempty"`
+	Enc         string     `json:"enc,omitempty"`
+	// badTime names a time claim that is no NumericDate between 1970 and
+	// the year 9999; stateValidator refuses the token naming it.
+	badTime string
 }
 
 // stateClaimsWire decodes numbers as JSON numbers: a token is foreign
@@ -160,10 +213,38 @@ type stateClaims struct {
 type stateClaimsWire struct {
 	ExpiresAt *float64        `json:"exp"`
 	IssuedAt  *float64        `json:"iat"`
+	NotBefore *float64        `json:"nbf"`
 	ID        string          `json:"jti"`
 	Audience  json.RawMessage `json:"aud"`
 	Body      *stateBody      `json:"st"`
 	Enc       string          `json:"enc"`
+}
+
+// maxNumericDate is 9999-12-31T23:59:59Z, the latest time a state may name.
+const maxNumericDate = 253402300799
+
+// numericDateMs converts a NumericDate (seconds, perhaps with a fraction)
+// to Unix milliseconds: 0 when absent, false when out of range. A float64
+// holds such a time to better than 0.04 ms up to the year 9999, so
+// rounding gives back exactly the milliseconds Seal wrote.
+func numericDateMs(f *float64) (int64, bool) {
+	if f == nil {
+		return 0, true
+	}
+	if !(*f >= 0 && *f <= maxNumericDate) {
+		return 0, false
+	}
+	return int64(math.Round(*f * 1000)), true
+}
+
+// appendNumericDate writes a non-negative Unix time in milliseconds as a
+// NumericDate: whole seconds, and three decimals when there is a fraction.
+func appendNumericDate(b []byte, ms int64) []byte {
+	b = strconv.AppendInt(b, ms/1000, 10)
+	if f := ms % 1000; f != 0 {
+		b = append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+	}
+	return b
 }
 
 // UnmarshalJSON decodes the claims case-sensitively (strictjson).
@@ -173,11 +254,16 @@ func (c *stateClaims) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*c = stateClaims{ID: w.ID, Body: w.Body, Enc: w.Enc}
-	if w.ExpiresAt != nil {
-		c.ExpiresAt = int64(*w.ExpiresAt)
-	}
-	if w.IssuedAt != nil {
-		c.IssuedAt = int64(*w.IssuedAt)
+	for _, t := range [...]struct {
+		name string
+		in   *float64
+		out  *int64
+	}{{"exp", w.ExpiresAt, &c.ExpiresAtMs}, {"iat", w.IssuedAt, &c.IssuedAtMs}, {"nbf", w.NotBefore, &c.NotBeforeMs}} {
+		ms, ok := numericDateMs(t.in)
+		if !ok && c.badTime == "" {
+			c.badTime = t.name
+		}
+		*t.out = ms
 	}
 	if a := bytes.TrimSpace(w.Audience); len(a) > 0 && !bytes.Equal(a, []byte("null")) {
 		var aud jwt.ClaimStrings
@@ -191,11 +277,15 @@ func (c *stateClaims) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON encodes the claims by hand.
 func (c stateClaims) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 96+len(c.Enc))
+	b := make([]byte, 0, 112+len(c.Enc))
 	b = append(b, `{"exp":`...)
-	b = strconv.AppendInt(b, c.ExpiresAt, 10)
+	b = appendNumericDate(b, c.ExpiresAtMs)
 	b = append(b, `,"iat":`...)
-	b = strconv.AppendInt(b, c.IssuedAt, 10)
+	b = appendNumericDate(b, c.IssuedAtMs)
+	if c.NotBeforeMs != 0 {
+		b = append(b, `,"nbf":`...)
+		b = appendNumericDate(b, c.NotBeforeMs)
+	}
 	b = append(b, `,"jti":`...)
 	b = jsonw.String(b, c.ID)
 	if len(c.Audience) > 0 {
@@ -223,22 +313,101 @@ func (c stateClaims) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-func numericDate(sec int64) *jwt.NumericDate {
-	if sec == 0 {
-		return nil
+// times returns the state's issue and expiry times (zero when absent).
+func (c *stateClaims) times() (issued, expires time.Time) {
+	if c.IssuedAtMs != 0 {
+		issued = time.UnixMilli(c.IssuedAtMs)
 	}
-	return jwt.NewNumericDate(time.Unix(sec, 0))
+	if c.ExpiresAtMs != 0 {
+		expires = time.UnixMilli(c.ExpiresAtMs)
+	}
+	return issued, expires
 }
 
-// The jwt.Claims methods golang-jwt validates with.
-func (c *stateClaims) GetExpirationTime() (*jwt.NumericDate, error) {
-	return numericDate(c.ExpiresAt), nil
+// The jwt.Claims methods golang-jwt validates with. The three times are
+// hidden from it (nil): its validator has one leeway for exp, nbf and iat
+// alike, and always checks exp and nbf when they are present, so
+// stateValidator checks them by Baton's own rule and golang-jwt only the
+// audience.
+func (c *stateClaims) GetExpirationTime() (*jwt.NumericDate, error) { return nil, nil }
+func (c *stateClaims) GetIssuedAt() (*jwt.NumericDate, error)       { return nil, nil }
+func (c *stateClaims) GetNotBefore() (*jwt.NumericDate, error)      { return nil, nil }
+func (c *stateClaims) GetIssuer() (string, error)                   { return "", nil }
+func (c *stateClaims) GetSubject() (string, error)                  { return "", nil }
+func (c *stateClaims) GetAudience() (jwt.ClaimStrings, error)       { return c.Audience, nil }
+
+// stateValidator checks the claims of a token whose signature verified:
+// the times by the rule below, then the audience through golang-jwt.
+//
+// The rule for time, with one reading of the sealer's clock (now):
+//
+//   - exp is required and exact: the state is accepted while now < exp and
+//     refused from exp on, with no leeway. The issuer wrote exp as its iat
+//     plus the TTL, so the TTL is the state's whole life by the issuer's
+//     clock. An instance whose clock is behind the issuer's by d accepts
+//     the state for d longer in real time; that is the skew itself, and no
+//     grace is added on top of it (the state is a bearer credential).
+//   - iat, and nbf when a token has one, may be up to the leeway ahead of
+//     now (now >= iat - leeway): an instance whose clock is behind the
+//     issuer's accepts a state issued a moment ago. Further ahead, the
+//     state is refused with a reason that names the gap: the fleet's
+//     clocks disagree by more than the leeway.
+//
+// golang-jwt's WithLeeway cannot express this: it widens exp by the same
+// leeway as iat and nbf, so every state would live TTL+leeway everywhere.
+//
+// Seal writes no nbf: it would equal iat, and the iat check already
+// refuses a state from the future; a token that carries one (only a key
+// holder can make one) is held to it.
+type stateValidator struct {
+	now    func() time.Time
+	leeway time.Duration
+	aud    *jwt.Validator // nil when the sealer has no audience
 }
-func (c *stateClaims) GetIssuedAt() (*jwt.NumericDate, error)  { return numericDate(c.IssuedAt), nil }
-func (c *stateClaims) GetNotBefore() (*jwt.NumericDate, error) { return nil, nil }
-func (c *stateClaims) GetIssuer() (string, error)              { return "", nil }
-func (c *stateClaims) GetSubject() (string, error)             { return "", nil }
-func (c *stateClaims) GetAudience() (jwt.ClaimStrings, error)  { return c.Audience, nil }
+
+// Validate applies the rule; a time failure is a *StateError naming it.
+func (v *stateValidator) Validate(c *stateClaims) error {
+	if c.badTime != "" {
+		return refuse(fmt.Sprintf("malformed token: %s is not a time between 1970 and 9999", c.badTime), jwt.ErrTokenMalformed)
+	}
+	if c.ExpiresAtMs == 0 {
+		return refuse("a required claim is missing: exp", jwt.ErrTokenRequiredClaimMissing)
+	}
+	now := v.now()
+	if exp := time.UnixMilli(c.ExpiresAtMs); !now.Before(exp) {
+		return refuse(fmt.Sprintf("expired %v ago by this server's clock", now.Sub(exp).Truncate(time.Millisecond)), jwt.ErrTokenExpired)
+	}
+	for _, t := range [...]struct {
+		ms   int64
+		what string
+		err  error
+	}{
+		{c.IssuedAtMs, "issued in the future: its iat", jwt.ErrTokenUsedBeforeIssued},
+		{c.NotBeforeMs, "not valid yet: its nbf", jwt.ErrTokenNotValidYet},
+	} {
+		if t.ms == 0 {
+			continue
+		}
+		if ahead := time.UnixMilli(t.ms).Sub(now); ahead > v.leeway {
+			return refuse(fmt.Sprintf("%s is %v ahead of this server's clock, beyond the %v leeway for clock skew; are the fleet's clocks synchronised?",
+				t.what, ceilMillisecond(ahead), v.leeway), t.err)
+		}
+	}
+	if v.aud != nil {
+		return v.aud.Validate(c)
+	}
+	return nil
+}
+
+// ceilMillisecond rounds d up to a whole millisecond, so that a gap just
+// over the leeway never prints as equal to it.
+func ceilMillisecond(d time.Duration) time.Duration {
+	r := d.Truncate(time.Millisecond)
+	if r < d {
+		r += time.Millisecond
+	}
+	return r
+}
 
 type stateBody struct {
 	Method    string          `json:"mth"`
@@ -321,11 +490,17 @@ func (s *Sealer) Seal(st *State) (string, error) {
 	if _, err := rand.Read(id); err != nil {
 		return "", fmt.Errorf("seal state: %w", err)
 	}
-	now := s.now().Truncate(time.Second)
+	// Times in whole milliseconds (see stateClaims): exp is exactly iat
+	// plus the TTL.
+	iat := s.now().UnixMilli()
+	if iat <= 0 || iat/1000+int64(s.ttl/time.Second) > maxNumericDate {
+		return "", fmt.Errorf("seal state: issued at %v with a TTL of %v, the state's times fall outside 1970 to 9999", time.UnixMilli(iat).UTC(), s.ttl)
+	}
+	exp := iat + s.ttl.Milliseconds()
 	st.ID = b64.EncodeToString(id)
-	st.IssuedAt = now
-	st.ExpiresAt = now.Add(s.ttl)
-	c := &stateClaims{ID: st.ID, IssuedAt: st.IssuedAt.Unix(), ExpiresAt: st.ExpiresAt.Unix()}
+	st.IssuedAt = time.UnixMilli(iat)
+	st.ExpiresAt = time.UnixMilli(exp)
+	c := &stateClaims{ID: st.ID, IssuedAtMs: iat, ExpiresAtMs: exp}
 	if s.aud != "" {
 		c.Audience = []string{s.aud}
 	}
@@ -394,8 +569,8 @@ var strictB64 = base64.RawURLEncoding.Strict()
 // verify checks a token in the JWS compact form: exactly three segments,
 // strict base64url, a header naming HS256 (the only algorithm accepted)
 // and a key of the ring, and a signature that golang-jwt's HS256 verifies
-// with that key; only then are the claims decoded, and golang-jwt's
-// validator checks exp, iat and aud.
+// with that key; only then are the claims decoded, and stateValidator
+// checks exp, iat, nbf and aud.
 func (s *Sealer) verify(token string) (*stateClaims, *derivedKey, error) {
 	h, rest, ok1 := strings.Cut(token, ".")
 	payload, sig, ok2 := strings.Cut(rest, ".")
@@ -482,12 +657,8 @@ func (s *Sealer) Open(token string, want Binding) (*State, error) {
 	default:
 		return nil, refuse("malformed token: it needs exactly one of st and enc", nil)
 	}
-	if c.IssuedAt != 0 {
-		st.IssuedAt = time.Unix(c.IssuedAt, 0)
-	}
-	if c.ExpiresAt != 0 {
-		st.ExpiresAt = time.Unix(c.ExpiresAt, 0)
-	}
+	st.IssuedAt, st.ExpiresAt = c.times()
+	st.leeway = s.leeway
 	switch {
 	case st.Method != want.Method:
 		return nil, refuse(fmt.Sprintf("it was issued for %s, not %s", st.Method, want.Method), nil)
@@ -514,6 +685,10 @@ func decodeDigest(s string, d *Digest) error {
 }
 
 func classify(err error) *StateError {
+	var se *StateError
+	if errors.As(err, &se) {
+		return se // stateValidator's own reasons
+	}
 	switch {
 	case errors.Is(err, jwt.ErrTokenMalformed):
 		return refuse(detail("malformed token", err, jwt.ErrTokenMalformed), err)

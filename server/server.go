@@ -34,6 +34,17 @@ type Options struct {
 	StateAudience string
 	// MaxStateSize bounds a requestState token in bytes (default 64 KiB).
 	MaxStateSize int
+	// StateLeeway is the clock skew tolerated between the instance that
+	// issued a requestState and the one checking it: a state whose issue
+	// time is up to this far ahead of the server's clock is accepted
+	// (default 30 seconds; negative for none). Expiry gets no leeway: a
+	// state is refused once the server's clock reaches its issue time plus
+	// StateTTL. See mrtr.SealerOptions.Leeway.
+	StateLeeway time.Duration
+	// Now is the server's clock, read to write and check the times of
+	// requestState; nil means the wall clock. It is the only clock the
+	// server reads for state validity (tests and simulations inject one).
+	Now func() time.Time
 
 	// AllowedHosts lists Host header values (host or host:port) that are
 	// accepted. When empty, a server reached on a loopback address accepts
@@ -140,7 +151,7 @@ func New(info Implementation, opts *Options) (*Server, error) {
 		}
 		log.Warn("no state key configured: using a random key for this process; input_required flows cannot move between instances or survive a restart")
 	}
-	sealer, err := mrtr.NewSealer(ring, mrtr.SealerOptions{TTL: o.StateTTL, Audience: o.StateAudience, MaxSize: o.MaxStateSize})
+	sealer, err := mrtr.NewSealer(ring, mrtr.SealerOptions{TTL: o.StateTTL, Leeway: o.StateLeeway, Audience: o.StateAudience, MaxSize: o.MaxStateSize, Now: o.Now})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
