@@ -1,15 +1,19 @@
 package legacy_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -78,5 +82,85 @@ func TestConcurrentBlockingCalls(t *testing.T) {
 		if text, isErr := toolText(t, s.result(fmt.Sprintf("%q", id))); text != `a={"name":"for a?"} b={"name":"for b?"} roots=file:///r` || isErr {
 			t.Fatalf("result %q (isError %v)", text, isErr)
 		}
+	}
+}
+
+// A stdio session whose client stops reading stdout blocks the session's
+// change notification on its write; the server's other work does not wait
+// for it: AddTool and the other publishers return, and the notification
+// goes out once the client reads again.
+func TestStdioBlockedStdoutHoldsUpNoChange(t *testing.T) {
+	srv := newServer(t)
+	addTool(t, srv, "t0", func(context.Context, *server.ToolRequest) (*server.ToolResult, error) {
+		return server.TextResult("x"), nil
+	})
+	legacy.Attach(srv, nil)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeStdio(context.Background(), inR, outW) }()
+	t.Cleanup(func() {
+		_ = inW.Close()
+		go func() { _, _ = io.Copy(io.Discard, outR) }() // let pending writes finish
+		select {
+		case <-done:
+		case <-time.After(waitLimit):
+			t.Error("ServeStdio did not return after end of input")
+		}
+		_ = outR.Close()
+	})
+	out := bufio.NewReader(outR)
+	readLine := func() message {
+		t.Helper()
+		lines := make(chan []byte, 1)
+		go func() {
+			b, _ := out.ReadBytes('\n')
+			lines <- b
+		}()
+		select {
+		case b := <-lines:
+			return parseMessage(t, b)
+		case <-time.After(waitLimit):
+			t.Fatal("no line on stdout within the wait limit")
+		}
+		return message{}
+	}
+	send := func(v any) {
+		t.Helper()
+		if _, err := inW.Write(append(mustJSON(t, v), '\n')); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initParams(legacyVersion, allCaps)})
+	if m := readLine(); !m.isResponse() || m.Error != nil {
+		t.Fatalf("initialize: %s", m.raw)
+	}
+	send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+	// Nobody reads stdout now: the first change's notification blocks on
+	// its write (an io.Pipe has no buffer).
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		for i := range 3 {
+			addTool(t, srv, fmt.Sprintf("t%d", i+1), func(context.Context, *server.ToolRequest) (*server.ToolResult, error) {
+				return server.TextResult("x"), nil
+			})
+		}
+		srv.NotifyResourceUpdated("file:///a")
+		if err := srv.AddPrompt(server.Prompt{Name: "p"}, func(context.Context, *server.PromptRequest) (*server.PromptResult, error) {
+			return &server.PromptResult{}, nil
+		}); err != nil {
+			t.Error(err)
+		}
+	}()
+	select {
+	case <-returned:
+	case <-time.After(waitLimit):
+		t.Fatalf("changes stayed stuck behind a blocked stdout for %v", waitLimit)
+	}
+	// The client reads again: the notification comes out.
+	if m := readLine(); m.Method != "notifications/tools/list_changed" {
+		t.Fatalf("want tools/list_changed, got %s", m.raw)
 	}
 }
