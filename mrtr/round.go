@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -83,14 +84,20 @@ type RoundOptions struct {
 
 // Round is one request's view of a multi round-trip exchange: the client's
 // capabilities, the answers the request carries, the verified state it
-// resumes, and the questions the handler asks next. A Round is used by one
-// handler invocation at a time and is not safe for concurrent use.
+// resumes, and the questions the handler asks next.
+//
+// A Round is safe for concurrent use: several goroutines of one handler
+// may ask, save state and read it at once. Keyed questions (Ask, Elicit,
+// Sample, ListRoots, Require) mean the same whatever order they are asked
+// in. Blocking-style questions (Replay) are matched by position, so their
+// order is part of their meaning; see Replay.
 type Round struct {
 	caps      ClientCapabilities
 	responses map[string]json.RawMessage
 	state     *State
 	opts      RoundOptions
 
+	mu      sync.Mutex // guards everything below
 	next    json.RawMessage
 	pending InputRequests
 	digests map[string]Digest
@@ -101,6 +108,15 @@ type Round struct {
 	replayed []Recorded
 	diverged bool
 	asked    int // highest replay position asked so far, plus one
+
+	// Order of blocking-style questions: the positions of the recorded run
+	// (answers and questions issued at replay keys), which of them this run
+	// has met, the highest met, and the failure once the run reached two of
+	// them in the opposite order.
+	script   map[int]Digest
+	met      map[int]bool
+	lastMet  int
+	orderErr error
 }
 
 // NewRound returns a Round for a request with capabilities caps, answers
@@ -145,7 +161,9 @@ func (r *Round) SaveState(v any) error {
 	if err != nil {
 		return fmt.Errorf("encode requestState payload %T: %w", v, err)
 	}
+	r.mu.Lock()
 	r.next = b
+	r.mu.Unlock()
 	return nil
 }
 
@@ -154,7 +172,9 @@ func (r *Round) SaveState(v any) error {
 // any instance resumes from the payload). It returns an error wrapping
 // ErrInputRequired for the handler to return.
 func (r *Round) Suspend() error {
+	r.mu.Lock()
 	r.suspend = true
+	r.mu.Unlock()
 	return fmt.Errorf("suspend: %w", ErrInputRequired)
 }
 
@@ -223,16 +243,20 @@ func (r *Round) Ask(key string, req InputRequest) (json.RawMessage, error) {
 // It returns an error wrapping ErrInputRequired, or the same failures as
 // Ask.
 func (r *Round) Require(key string, req InputRequest) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	_, err := r.record(key, req, false)
 	return err
 }
 
 func (r *Round) ask(key string, req InputRequest) (json.RawMessage, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	return r.record(key, req, true)
 }
 
 // record checks key and req, returns the answer when lookup is set and one
-// may be handed over, and otherwise records the question.
+// may be handed over, and otherwise records the question. r.mu is held.
 func (r *Round) record(key string, req InputRequest, lookup bool) (json.RawMessage, error) {
 	if err := checkKey(key); err != nil {
 		return nil, err
@@ -267,7 +291,8 @@ func (r *Round) record(key string, req InputRequest, lookup bool) (json.RawMessa
 
 // answer returns the raw answer under key if it may be handed over: it
 // answers a question the verified state issued with the same digest, or
-// there is no state and AnswersWithoutState is set.
+// there is no state and AnswersWithoutState is set. It reads only what
+// never changes after NewRound.
 func (r *Round) answer(key string, d Digest) (json.RawMessage, bool) {
 	raw, ok := r.responses[key]
 	if !ok {
@@ -285,7 +310,11 @@ func (r *Round) answer(key string, d Digest) (json.RawMessage, bool) {
 
 // Pending returns the questions asked and not answered in this round, in
 // the order they were asked.
-func (r *Round) Pending() InputRequests { return r.pending }
+func (r *Round) Pending() InputRequests {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.pending)
+}
 
 // InputRequiredResult is a suspended call: the questions to ask and the
 // sealed state to echo.
@@ -298,8 +327,14 @@ type InputRequiredResult struct {
 // re-checks every pending request against the client's capabilities, and
 // seals a state bound to b that records the issued requests and the payload
 // from SaveState. It fails if the handler neither asked anything nor called
-// Suspend.
+// Suspend, and with the *ReplayOrderError if its blocking-style questions
+// were asked out of order (whatever the handler did with that error).
 func (r *Round) Suspended(s *Sealer, b Binding) (*InputRequiredResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.orderErr != nil {
+		return nil, r.orderErr
+	}
 	if len(r.pending) == 0 && !r.suspend {
 		return nil, errors.New("handler returned ErrInputRequired without asking for input")
 	}
@@ -313,7 +348,7 @@ func (r *Round) Suspended(s *Sealer, b Binding) (*InputRequiredResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &InputRequiredResult{InputRequests: r.pending, RequestState: tok}, nil
+	return &InputRequiredResult{InputRequests: slices.Clone(r.pending), RequestState: tok}, nil
 }
 
 // ReplayKey returns the input request key under which the pos-th
@@ -338,7 +373,21 @@ func ReplayKey(pos int) string { return "q" + strconv.Itoa(pos) }
 // and recordings after it are dropped. Every answer handed over is sealed
 // (encrypted) into the next state, so later rounds replay it. Positions
 // must be asked in increasing order.
+//
+// The order of the questions is part of the recording. A run that reaches
+// two questions of the previous run (answered or issued) in the opposite
+// order, as two goroutines asking at once may, fails with an error
+// wrapping ErrReplayOrder: the answers would otherwise be handed to
+// whichever goroutine came first, or the questions asked again on every
+// round. The failure sticks: later calls of Replay and Suspended return it
+// too. Questions that are only added or dropped are not a reordering: they
+// are asked again, or forgotten.
 func (r *Round) Replay(pos int, req InputRequest, check func(json.RawMessage) error) (json.RawMessage, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.orderErr != nil {
+		return nil, r.orderErr
+	}
 	if pos < r.asked {
 		return nil, fmt.Errorf("replay position %d asked after position %d; blocking calls must be asked in order", pos, r.asked-1)
 	}
@@ -351,6 +400,9 @@ func (r *Round) Replay(pos int, req InputRequest, check func(json.RawMessage) er
 	}
 	d, err := req.Digest()
 	if err != nil {
+		return nil, err
+	}
+	if err := r.keepOrder(pos, d); err != nil {
 		return nil, err
 	}
 	if !r.diverged && r.state != nil {
@@ -382,6 +434,87 @@ func (r *Round) Replay(pos int, req InputRequest, check func(json.RawMessage) er
 	}
 	r.replayed = append(r.replayed, Recorded{Pos: pos, Digest: d, Answer: raw})
 	return raw, nil
+}
+
+// ErrReplayOrder is wrapped by the error of a blocking-style question asked
+// in another order than in the previous round (see Round.Replay). It is a
+// fault of the handler; the server answers it with -32603.
+var ErrReplayOrder = errors.New("blocking calls asked in a different order than in the previous round")
+
+// replayOrderError names the two questions met in the opposite order.
+type replayOrderError struct {
+	pos, was, after int
+}
+
+func (e *replayOrderError) Error() string {
+	return fmt.Sprintf("blocking call %d asks what call %d of the previous round asked, but this run already reached that round's call %d: "+
+		"the handler asks in a different order than before (blocking calls from several goroutines at once, or an order "+
+		"that depends on map iteration or changing data); on the 2026-07-28 protocol they are replayed by position, "+
+		"so ask them in one fixed order, or several at once in one call (ElicitAll)", e.pos, e.was, e.after)
+}
+
+func (e *replayOrderError) Is(target error) bool { return target == ErrReplayOrder }
+
+// RPCError converts the error to its wire form.
+func (e *replayOrderError) RPCError() *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + e.Error()}
+}
+
+// keepOrder matches the question at pos (digest d) with a position of the
+// previous run holding the same question: the first not met yet after the
+// last one met. When the only such positions come before the last one met,
+// this run reaches two questions in the opposite order, and the failure is
+// kept. Added and dropped questions never cause it. r.mu is held.
+func (r *Round) keepOrder(pos int, d Digest) error {
+	if r.state == nil {
+		return nil
+	}
+	if r.script == nil {
+		r.script = make(map[int]Digest, len(r.state.Answers)+len(r.state.Issued))
+		for _, rec := range r.state.Answers {
+			r.script[rec.Pos] = rec.Digest
+		}
+		for key, dg := range r.state.Issued {
+			if p, ok := replayPos(key); ok {
+				r.script[p] = dg
+			}
+		}
+		r.met = make(map[int]bool, len(r.script))
+		r.lastMet = -1
+	}
+	next, before := -1, -1
+	for p, dg := range r.script {
+		switch {
+		case dg != d || r.met[p]:
+		case p > r.lastMet:
+			if next < 0 || p < next {
+				next = p
+			}
+		default:
+			before = max(before, p)
+		}
+	}
+	switch {
+	case next >= 0:
+		r.met[next] = true
+		r.lastMet = next
+	case before >= 0:
+		r.orderErr = &replayOrderError{pos: pos, was: before, after: r.lastMet}
+		return r.orderErr
+	}
+	return nil
+}
+
+// replayPos returns the position a ReplayKey names.
+func replayPos(key string) (int, bool) {
+	if len(key) < 2 || len(key) > 10 || key[0] != 'q' {
+		return 0, false
+	}
+	p, err := strconv.Atoi(key[1:])
+	if err != nil || ReplayKey(p) != key {
+		return 0, false
+	}
+	return p, true
 }
 
 // ErrAlreadyRedeemed is returned by Redeem for a state whose confirmation

@@ -92,8 +92,22 @@ func (s *Server) Dispatch(ctx context.Context, d *Dispatch) (*Outcome, *jsonrpc.
 }
 
 // Watch calls f for every change of the tool, prompt or resource lists and
-// every resource update, until the returned stop function is called. f is
-// called synchronously by whoever made the change and must not block.
+// every resource update (local, or from the fan-out), until the returned
+// stop function is called.
+//
+// f runs on a goroutine of its own, outside every lock of the server, and
+// never concurrently with itself: it gets the changes one at a time, in the
+// order they were published, except that a change equal to one still
+// waiting for f is not queued twice. A slow or blocked f delays only
+// itself: whoever made the change, other watchers and subscriptions/listen
+// streams never wait for it, and what waits for it is bounded by the
+// distinct changes. f may call the server, its own stop included; a panic
+// in f is logged and costs that change only.
+//
+// stop may be called from any goroutine, from f, and more than once. It
+// drops the changes still queued and does not wait for f: after stop
+// returns f is handed no other change, but a call that had already taken
+// its change when stop was called may still be running (or just starting).
 func (s *Server) Watch(f func(Change)) (stop func()) {
 	return s.hub.watch(f)
 }

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"log/slog"
+	"runtime/debug"
 	"slices"
 	"sync"
 )
@@ -57,24 +59,37 @@ type SubscriptionFilter struct {
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
 }
 
-// hub delivers changes to the listeners open on this process. Delivery
-// coalesces: a listener holds at most one pending flag per list and one
-// entry per subscribed URI, so a slow stream costs bounded memory and never
-// blocks a publisher.
+// hub delivers changes to the listeners and watchers of this process.
+// Delivery coalesces: a listener holds at most one pending flag per list and
+// one entry per subscribed URI, and a watcher's queue holds each distinct
+// change at most once, so a slow stream or callback costs bounded memory
+// and never blocks a publisher. Nothing outside the hub runs under h.mu.
 type hub struct {
 	mu        sync.Mutex
 	listeners map[*listener]struct{}
 	watchers  map[*watcher]struct{}
+	log       *slog.Logger
 }
 
-type watcher struct{ f func(Change) }
+func newHub(log *slog.Logger) *hub {
+	return &hub{listeners: make(map[*listener]struct{}), watchers: make(map[*watcher]struct{}), log: log}
+}
 
-func newHub() *hub {
-	return &hub{listeners: make(map[*listener]struct{}), watchers: make(map[*watcher]struct{})}
+// watcher calls one Watch callback with the changes queued for it, on a
+// goroutine of its own that runs while the queue is not empty, so the
+// callback sees changes one at a time and in the order they were published.
+type watcher struct {
+	f   func(Change)
+	log *slog.Logger
+
+	mu      sync.Mutex
+	queue   []Change // not yet handed to f
+	running bool     // a goroutine is delivering the queue
+	stopped bool
 }
 
 func (h *hub) watch(f func(Change)) func() {
-	w := &watcher{f: f}
+	w := &watcher{f: f, log: h.log}
 	h.mu.Lock()
 	h.watchers[w] = struct{}{}
 	h.mu.Unlock()
@@ -82,7 +97,55 @@ func (h *hub) watch(f func(Change)) func() {
 		h.mu.Lock()
 		delete(h.watchers, w)
 		h.mu.Unlock()
+		w.mu.Lock()
+		w.stopped = true
+		w.queue = nil
+		w.mu.Unlock()
 	}
+}
+
+// offer queues c unless the same change is already waiting, and starts
+// delivering if nothing is. It never waits for the callback.
+func (w *watcher) offer(c Change) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped || slices.Contains(w.queue, c) {
+		return
+	}
+	w.queue = append(w.queue, c)
+	if !w.running {
+		w.running = true
+		go w.deliver()
+	}
+}
+
+// deliver hands the queue to the callback until it is empty or the watcher
+// is stopped. A change taken from the queue is past stop's reach.
+func (w *watcher) deliver() {
+	for {
+		w.mu.Lock()
+		if w.stopped || len(w.queue) == 0 {
+			w.running = false
+			w.mu.Unlock()
+			return
+		}
+		c := w.queue[0]
+		w.queue[0] = Change{}
+		w.queue = w.queue[1:]
+		w.mu.Unlock()
+		w.call(c)
+	}
+}
+
+// call runs the callback, so that a panic in it costs the change, not the
+// process.
+func (w *watcher) call(c Change) {
+	defer func() {
+		if p := recover(); p != nil {
+			w.log.Error("watch callback panicked", "kind", c.Kind, "uri", c.URI, "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	w.f(c)
 }
 
 type listener struct {
@@ -129,6 +192,9 @@ func (h *hub) count() int {
 	return len(h.listeners)
 }
 
+// publish offers c to every listener and queues it for every watcher. Both
+// happen under h.mu, so every watcher's queue follows one publication
+// order; no callback runs here.
 func (h *hub) publish(c Change) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -136,7 +202,7 @@ func (h *hub) publish(c Change) {
 		l.offer(c)
 	}
 	for w := range h.watchers {
-		w.f(c)
+		w.offer(c)
 	}
 }
 

@@ -19,7 +19,8 @@ import (
 // requests, and handlers ask through their Round instead.
 type Peer interface {
 	// Request sends the requests to the client at once and waits for all
-	// their answers, in order. A timeout of zero means the peer's default.
+	// their answers, in order. It may be called from several goroutines at
+	// once; each call waits for its own answers. A timeout of zero means the peer's default.
 	// On expiry the peer cancels the outstanding requests with the client
 	// and returns an error wrapping ErrTimeout; when ctx ends first it
 	// returns an error wrapping ctx's cause; a client error answer is a
@@ -102,7 +103,8 @@ func (e *ClientError) Error() string {
 // wrong answer. The contract: code before a question runs again on every
 // round, so it must be safe to repeat (read, compute, ask; act only at the
 // end, and make the action single-use with mrtr.Round.Redeem where it
-// matters).
+// matters), and questions are asked in one fixed order (see Call about
+// calls from several goroutines).
 
 // Elicit asks the client to elicit req from the user and returns the
 // answer, validated against the schema that was sent. Decline and cancel
@@ -178,10 +180,12 @@ func (c *Call) ask(ctx context.Context, irs []mrtr.InputRequest, opts []CallOpti
 		}
 		return nil
 	case c.Round != nil:
+		// One ask at a time, so positions follow the order in which asks
+		// reach the Round and a batch takes consecutive positions.
 		c.mu.Lock()
+		defer c.mu.Unlock()
 		first := c.pos
 		c.pos += len(irs)
-		c.mu.Unlock()
 		var errs []error
 		for i, ir := range irs {
 			_, err := c.Round.Replay(first+i, ir, func(raw json.RawMessage) error { return check(i, raw) })

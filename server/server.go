@@ -166,7 +166,7 @@ func New(info Implementation, opts *Options) (*Server, error) {
 		log:      log,
 		infoMeta: infoJSON,
 	}
-	s.hub = newHub()
+	s.hub = newHub(log)
 	s.life, s.stop = context.WithCancel(context.Background())
 	if o.Fanout != nil {
 		s.fanout = o.Fanout

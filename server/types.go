@@ -183,13 +183,42 @@ type RequestMeta struct {
 // Notifier sends notifications that belong to one request.
 type Notifier interface {
 	// Notify sends a notification on the request's stream. It fails once
-	// the request has been answered or its stream has closed.
+	// the request has been answered or its stream has closed. It may be
+	// called from several goroutines at once.
 	Notify(ctx context.Context, method string, params any) error
 }
 
 // Call is what every request handler receives besides its own parameters:
 // the envelope, the MRTR round (for tools/call, prompts/get and
 // resources/read), and the request's notification stream.
+//
+// Concurrency. Every method of a Call, and of its Round, is safe to use
+// from several goroutines of the handler at once, until the handler
+// returns; calls made after that belong to no request. What concurrent
+// blocking client calls (Elicit, ElicitAll, CreateFormElicitation,
+// CreateURLElicitation, CreateMessage, ListRoots) mean depends on the era:
+//
+//   - On a 2025-11-25 session each is a real round trip: concurrent calls
+//     are in flight together and each returns its own answer.
+//   - On the stateless 2026-07-28 protocol the handler runs again on every
+//     round and its blocking calls replay. Calls reach the Call one at a
+//     time and are numbered in that order; on every round the n-th call
+//     is handed the answer recorded for the n-th question, and only if it
+//     is the same question. Goroutines racing to ask are numbered in the
+//     order the scheduler lets them in, which can change from round to
+//     round. A round that reaches two questions of the previous round in
+//     the opposite order fails with an error wrapping mrtr.ErrReplayOrder
+//     (the request is answered -32603), rather than handing an answer to
+//     the other goroutine or asking again on every round. Whether a round
+//     is reordered depends on the schedule, so a handler that races
+//     blocking calls fails at random on this protocol, and two goroutines
+//     asking the very same question cannot be told apart at all. So on
+//     2026-07-28 make blocking calls in an order that does not depend on
+//     the schedule (from one goroutine, or from goroutines that take turns
+//     in a fixed order), and ask questions that belong together in one
+//     ElicitAll, which takes consecutive positions and one round.
+//     Keyed questions (Round.Ask, Round.Elicit and the like) carry their
+//     own names and may be asked from any goroutine in any order.
 type Call struct {
 	// ID is the JSON-RPC id of the request.
 	ID jsonrpc.ID
@@ -204,8 +233,8 @@ type Call struct {
 	notifier Notifier
 	peer     Peer
 
-	mu  sync.Mutex
-	pos int // next blocking-call position (replay)
+	mu  sync.Mutex // held through each replayed blocking call
+	pos int        // next blocking-call position (replay)
 }
 
 // NewCall returns a Call; transports and adapters use it to invoke handlers
