@@ -104,7 +104,7 @@ func (r InputRequest) CheckCapabilities(caps ClientCapabilities) error {
 		if mode == "" {
 			mode = elicit.ModeForm
 		}
-		return caps.RequireElicitation("an "+mode+"-mode elicitation/create input request", mode)
+		return caps.RequireElicitation("an elicitation/create input request in "+mode+" mode", mode)
 	case MethodSample:
 		if err := caps.RequireSampling("a sampling/createMessage input request"); err != nil {
 			return err
