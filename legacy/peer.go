@@ -228,9 +228,12 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 	}()
 	for i := range reqs {
 		r := &reqs[i]
-		req := jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.IntID(r.id), Method: r.method}
+		// A request without params (roots/list) carries "params":{}: never
+		// null, which JSON-RPC forbids, and not absent, which some clients
+		// (the official go-sdk v1.8.0) fail to decode.
+		req := jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.IntID(r.id), Method: r.method, Params: json.RawMessage("{}")}
 		if len(r.params) > 0 {
-			req.Params = r.params // never "params": null (roots/list has none)
+			req.Params = r.params
 		}
 		msg, err := json.Marshal(req)
 		if err != nil {

@@ -125,3 +125,19 @@ func TestMissingCapabilityMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestRootsRequestWire checks roots/list goes out with "params":{} (some
+// clients cannot decode a request without params) and is read back with
+// params absent or present.
+func TestRootsRequestWire(t *testing.T) {
+	b, err := json.Marshal(RootsRequest())
+	if err != nil || string(b) != `{"method":"roots/list","params":{}}` {
+		t.Fatalf("RootsRequest() = %s (%v), want {\"method\":\"roots/list\",\"params\":{}}", b, err)
+	}
+	for _, in := range []string{`{"method":"roots/list"}`, `{"method":"roots/list","params":{}}`} {
+		var ir InputRequest
+		if err := json.Unmarshal([]byte(in), &ir); err != nil || ir.Method() != MethodListRoots {
+			t.Errorf("%s: %v, method %q", in, err, ir.Method())
+		}
+	}
+}
