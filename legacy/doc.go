@@ -39,7 +39,8 @@
 //     that is new in a later run (say, a log line written after the answer
 //     arrived), or one more copy of an old one, still goes out. A message
 //     whose bytes change between runs (a timestamp in the data) counts as
-//     new and is sent again.
+//     new and is sent again. A request remembers its first 1024 distinct
+//     notifications and progress tokens; later ones are sent unchecked.
 //   - A blocking client call (server.Call.CreateFormElicitation and the
 //     others) made again in a later run, at the same position among the
 //     run's blocking calls and with the same requests, returns the answers

@@ -53,6 +53,12 @@ func (p *peer) newRun() {
 	p.pos = 0
 }
 
+// maxRemembered bounds the memory of one request's peer: the progress
+// tokens and the distinct notifications it records. Beyond it a new token
+// or notification is sent unrecorded (and would be sent again by a
+// re-run).
+const maxRemembered = 1024
+
 // admit decides whether a notification goes out, and records it if so:
 // progress only when its value is greater than the last one sent for its
 // token; anything else only when the current run has sent more copies of
@@ -68,8 +74,12 @@ func (p *peer) admit(method string, msg []byte) bool {
 		}
 		if json.Unmarshal(msg, &n) == nil && len(n.Params.Token) > 0 && n.Params.Progress != nil {
 			tok := string(n.Params.Token)
-			if last, ok := p.progress[tok]; ok && *n.Params.Progress <= last {
+			last, known := p.progress[tok]
+			if known && *n.Params.Progress <= last {
 				return false
+			}
+			if !known && len(p.progress) >= maxRemembered {
+				return true
 			}
 			if p.progress == nil {
 				p.progress = make(map[string]float64)
@@ -82,7 +92,10 @@ func (p *peer) admit(method string, msg []byte) bool {
 		p.sent, p.seen = make(map[mrtr.Digest]int), make(map[mrtr.Digest]int)
 	}
 	d := mrtr.Digest(sha256.Sum256(msg))
-	p.seen[d]++
+	if _, known := p.sent[d]; !known && len(p.sent) >= maxRemembered {
+		return true
+	}
+	p.seen[d]++ // every key of seen is a key of sent
 	if p.seen[d] <= p.sent[d] {
 		return false
 	}
