@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // maxCount bounds minLength, maxLength, minItems and maxItems: 2^53, the
@@ -85,6 +86,16 @@ func (k kind) String() string {
 		return "titled multi-select enum"
 	}
 	return "unknown"
+}
+
+// withArticle returns the kind after its indefinite article, for
+// messages: "an integer", "a string".
+func (k kind) withArticle() string {
+	s := k.String()
+	if strings.ContainsRune("aeiou", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + s
 }
 
 // wireType is the value of the property's "type" keyword.
@@ -222,7 +233,7 @@ func (f *Field) fail(format string, args ...any) {
 // reports whether that was the case.
 func (f *Field) misfit(keyword string, ok bool) bool {
 	if !ok {
-		f.fail("%s does not apply to a %s property", keyword, f.kind)
+		f.fail("%s does not apply to %s property", keyword, f.kind.withArticle())
 	}
 	return !ok
 }
@@ -395,7 +406,7 @@ func (f *Field) Default(v any) *Field {
 		}
 		f.def = list
 	default:
-		f.fail("default does not apply to a %s property", f.kind)
+		f.fail("default does not apply to %s property", f.kind.withArticle())
 	}
 	return f
 }

@@ -628,7 +628,7 @@ func parseField(name string, data []byte) (*Field, error) {
 	allowed := f.kind.allowedKeywords()
 	for _, m := range members {
 		if !slices.Contains(allowed, m.Key) {
-			return nil, fail("keyword %q is not allowed on a %s property (allowed: %s)", m.Key, f.kind, strings.Join(allowed, ", "))
+			return nil, fail("keyword %q is not allowed on %s property (allowed: %s)", m.Key, f.kind.withArticle(), strings.Join(allowed, ", "))
 		}
 	}
 	for _, m := range members {

@@ -19,6 +19,33 @@
 //     handler again with the answers and the sealed state, and repeats up to
 //     Options.MaxRounds times. The state never reaches the client.
 //
+// # Notifications and re-runs
+//
+// The bridge runs an MRTR handler again from the top after each answer,
+// so the handler sends again what it sent before its question. The client
+// sees every notification of a request once, by these rules, which hold
+// for the whole request (all its runs):
+//
+//   - notifications/progress goes out only when its progress is greater
+//     than the last value sent for its progressToken, so progress on the
+//     wire strictly increases and never repeats (the 2025-11-25
+//     specification requires it to increase); a handler's own progress
+//     that stands still or goes back is dropped too.
+//   - Any other notification (notifications/message,
+//     notifications/elicitation/complete, …) is the same notification as
+//     another when its JSON-RPC message is byte for byte the same. In each
+//     run the n-th copy of a message goes out only if no earlier run sent
+//     n copies of it. A replayed log line is therefore dropped; a message
+//     that is new in a later run (say, a log line written after the answer
+//     arrived), or one more copy of an old one, still goes out. A message
+//     whose bytes change between runs (a timestamp in the data) counts as
+//     new and is sent again. A request remembers its first 1024 distinct
+//     notifications and progress tokens; later ones are sent unchecked.
+//   - A blocking client call (server.Call.CreateFormElicitation and the
+//     others) made again in a later run, at the same position among the
+//     run's blocking calls and with the same requests, returns the answers
+//     the client gave before instead of asking it again.
+//
 // Attach plugs a Handler into a server.Server through
 // server.LegacyHandler; server never imports this package. Routing follows
 // the specification: initialize (without a modern _meta envelope) and

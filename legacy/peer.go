@@ -3,12 +3,14 @@ package legacy
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/baton-mcp/baton/elicit"
@@ -20,17 +22,101 @@ import (
 // peer is a call's way to its client: it sends server-to-client requests
 // and notifications on the call's own stream (SEP-2260) and waits for the
 // answers, which arrive through the session.
+//
+// One peer serves every run of the call's handler (the bridge runs an MRTR
+// handler again after each answer), so it remembers what went out in the
+// earlier runs and sends each notification, and asks each blocking
+// question, once per request; see the package documentation.
 type peer struct {
 	s *session
 	w wire
+
+	mu       sync.Mutex          // held while a notification is admitted and sent
+	progress map[string]float64  // progress token (JSON text) → last value sent
+	sent     map[mrtr.Digest]int // notification → most copies sent in one run
+	seen     map[mrtr.Digest]int // notification → copies in the current run
+	asked    map[int]askedBatch  // blocking call position → its answers
+	pos      int                 // next blocking call position in this run
 }
 
-// Notify sends a notification for the call; once the call's stream has
+// askedBatch is a blocking call already answered in an earlier run.
+type askedBatch struct {
+	digest  mrtr.Digest
+	answers []json.RawMessage
+}
+
+// newRun tells the peer that the handler starts again from the top.
+func (p *peer) newRun() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	clear(p.seen)
+	p.pos = 0
+}
+
+// maxRemembered bounds the memory of one request's peer: the progress
+// tokens and the distinct notifications it records. Beyond it a new token
+// or notification is sent unrecorded (and would be sent again by a
+// re-run).
+const maxRemembered = 1024
+
+// admit decides whether a notification goes out, and records it if so:
+// progress only when its value is greater than the last one sent for its
+// token; anything else only when the current run has sent more copies of
+// it than any earlier run did (so a replayed notification is dropped and a
+// new one, or a new copy of an old one, goes out). Called with p.mu held.
+func (p *peer) admit(method string, msg []byte) bool {
+	if method == "notifications/progress" {
+		var n struct {
+			Params struct {
+				Token    json.RawMessage `json:"progressToken"`
+				Progress *float64        `json:"progress"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(msg, &n) == nil && len(n.Params.Token) > 0 && n.Params.Progress != nil {
+			tok := string(n.Params.Token)
+			last, known := p.progress[tok]
+			if known && *n.Params.Progress <= last {
+				return false
+			}
+			if !known && len(p.progress) >= maxRemembered {
+				return true
+			}
+			if p.progress == nil {
+				p.progress = make(map[string]float64)
+			}
+			p.progress[tok] = *n.Params.Progress
+			return true
+		}
+	}
+	if p.sent == nil {
+		p.sent, p.seen = make(map[mrtr.Digest]int), make(map[mrtr.Digest]int)
+	}
+	d := mrtr.Digest(sha256.Sum256(msg))
+	if _, known := p.sent[d]; !known && len(p.sent) >= maxRemembered {
+		return true
+	}
+	p.seen[d]++ // every key of seen is a key of sent
+	if p.seen[d] <= p.sent[d] {
+		return false
+	}
+	p.sent[d] = p.seen[d]
+	return true
+}
+
+// Notify sends a notification for the call, unless an earlier run of the
+// call's handler sent it already (see admit); once the call's stream has
 // closed it goes to the session stream instead.
 func (p *peer) Notify(ctx context.Context, method string, params any) error {
 	msg, err := jsonrpc.EncodeNotification(method, params)
 	if err != nil {
 		return err
+	}
+	// Admitting and sending under one lock keeps the wire in the order of
+	// admission: progress sent from two goroutines never goes back.
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.admit(method, msg) {
+		return nil
 	}
 	if err := p.w.send(msg); err != nil {
 		if method == "notifications/progress" || method == "notifications/message" {
@@ -41,9 +127,12 @@ func (p *peer) Notify(ctx context.Context, method string, params any) error {
 	return nil
 }
 
-// Request implements server.Peer.
+// Request implements server.Peer. A blocking call that an earlier run of
+// the call's handler already asked, at the same position and with the same
+// questions, returns the answers given then instead of asking again.
 func (p *peer) Request(ctx context.Context, reqs []server.PeerRequest, timeout time.Duration) ([]json.RawMessage, error) {
 	out := make([]outgoing, len(reqs))
+	h := sha256.New()
 	for i, r := range reqs {
 		out[i] = outgoing{key: strconv.Itoa(i), method: r.Method}
 		if r.Params != nil {
@@ -53,6 +142,18 @@ func (p *peer) Request(ctx context.Context, reqs []server.PeerRequest, timeout t
 			}
 			out[i].params = b
 		}
+		fmt.Fprintf(h, "%d:%s%d:", len(r.Method), r.Method, len(out[i].params))
+		h.Write(out[i].params)
+	}
+	var d mrtr.Digest
+	h.Sum(d[:0])
+	p.mu.Lock()
+	pos := p.pos
+	p.pos++
+	prev, ok := p.asked[pos]
+	p.mu.Unlock()
+	if ok && prev.digest == d {
+		return slices.Clone(prev.answers), nil
 	}
 	answers, err := p.exchange(ctx, out, timeout)
 	if err != nil {
@@ -62,6 +163,12 @@ func (p *peer) Request(ctx context.Context, reqs []server.PeerRequest, timeout t
 	for i := range reqs {
 		res[i] = answers[strconv.Itoa(i)]
 	}
+	p.mu.Lock()
+	if p.asked == nil {
+		p.asked = make(map[int]askedBatch)
+	}
+	p.asked[pos] = askedBatch{digest: d, answers: slices.Clone(res)}
+	p.mu.Unlock()
 	return res, nil
 }
 
@@ -134,9 +241,12 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 	}()
 	for i := range reqs {
 		r := &reqs[i]
-		req := jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.IntID(r.id), Method: r.method}
+		// A request without params (roots/list) carries "params":{}: never
+		// null, which JSON-RPC forbids, and not absent, which some clients
+		// (the official go-sdk v1.8.0) fail to decode.
+		req := jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.IntID(r.id), Method: r.method, Params: json.RawMessage("{}")}
 		if len(r.params) > 0 {
-			req.Params = r.params // never "params": null (roots/list has none)
+			req.Params = r.params
 		}
 		msg, err := json.Marshal(req)
 		if err != nil {

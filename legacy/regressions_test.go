@@ -19,6 +19,8 @@ import (
 // or array, and the 2025-11-25 schema types it as an optional object: a
 // strict client (the TypeScript SDK validates incoming requests with zod)
 // rejects the request. Both ListRoots and a bridged Round.ListRoots hit it.
+// Absent params are no better: the official go-sdk v1.8.0 client fails
+// with "unexpected end of JSON input", so the request carries {}.
 func TestRootsListHasNoNullParams(t *testing.T) {
 	srv := newServer(t)
 	out := make(chan outcome, 1)
@@ -29,17 +31,24 @@ func TestRootsListHasNoNullParams(t *testing.T) {
 
 	s := c.request(1, "tools/call", toolCall("roots", nil))
 	req := s.nextRequest("roots/list")
-	if strings.Contains(string(req.raw), `"params":null`) {
-		t.Errorf("blocking ListRoots sent %s", req.raw)
+	if string(req.Params) != `{}` {
+		t.Errorf("blocking ListRoots sent %s, want \"params\":{}", req.raw)
 	}
 	c.answer(req, map[string]any{"roots": []any{}})
 	s.result("1")
 
 	s = c.request(2, "tools/call", toolCall("mrtr_three", nil))
+	roots := 0
 	for range 3 {
-		if m := s.next(); m.Method == "roots/list" && strings.Contains(string(m.raw), `"params":null`) {
-			t.Errorf("bridged ListRoots sent %s", m.raw)
+		if m := s.next(); m.Method == "roots/list" {
+			roots++
+			if string(m.Params) != `{}` {
+				t.Errorf("bridged ListRoots sent %s, want \"params\":{}", m.raw)
+			}
 		}
+	}
+	if roots != 1 {
+		t.Errorf("the bridge sent %d roots/list requests, want 1", roots)
 	}
 }
 

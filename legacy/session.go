@@ -296,10 +296,15 @@ func (s *session) run(ctx context.Context, msg *jsonrpc.Message, w wire) (json.R
 }
 
 // bridge dispatches a request and serves input_required results by asking
-// the client for real, up to MaxRounds times.
+// the client for real, up to MaxRounds times. Every run of the handler
+// shares p, which sends each notification once per request (see the
+// package documentation).
 func (s *session) bridge(ctx context.Context, msg *jsonrpc.Message, p *peer) (json.RawMessage, *jsonrpc.Error) {
 	params := msg.Params
 	for round := 0; ; round++ {
+		if round > 0 {
+			p.newRun() // the handler starts again from the top
+		}
 		out, e := s.h.srv.Dispatch(ctx, &server.Dispatch{
 			ID: msg.ID, Method: msg.Method, Params: params, Meta: s.meta(),
 			Era: server.Legacy, Notifier: p, Peer: p,

@@ -104,7 +104,7 @@ func (r InputRequest) CheckCapabilities(caps ClientCapabilities) error {
 		if mode == "" {
 			mode = elicit.ModeForm
 		}
-		return caps.RequireElicitation("an "+mode+"-mode elicitation/create input request", mode)
+		return caps.RequireElicitation("an elicitation/create input request in "+mode+" mode", mode)
 	case MethodSample:
 		if err := caps.RequireSampling("a sampling/createMessage input request"); err != nil {
 			return err
@@ -156,10 +156,11 @@ type inputRequestWire struct {
 	Params json.RawMessage `json:"params,omitempty"`
 }
 
-// MarshalJSON writes the bare {method, params} form.
+// MarshalJSON writes the bare {method, params} form (see AppendJSON).
 func (r InputRequest) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil) }
 
-// UnmarshalJSON reads the bare {method, params} form and validates it.
+// UnmarshalJSON reads the bare {method, params} form and validates it. The
+// params of roots/list, absent or not, are ignored.
 func (r *InputRequest) UnmarshalJSON(data []byte) error {
 	var w inputRequestWire
 	if err := strictjson.Unmarshal(data, &w); err != nil {
@@ -214,7 +215,8 @@ func (rs InputRequests) AppendJSON(dst []byte) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-// AppendJSON appends the bare {method, params} form to dst.
+// AppendJSON appends the bare {method, params} form to dst; roots/list
+// carries "params":{}.
 func (r InputRequest) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"method":`...)
 	dst = jsonw.String(dst, r.method)
@@ -229,6 +231,11 @@ func (r InputRequest) AppendJSON(dst []byte) ([]byte, error) {
 		}
 		dst = append(dst, `,"params":`...)
 		dst = append(dst, b...)
+	case MethodListRoots:
+		// The specification allows params to be absent, but some clients
+		// (the official go-sdk v1.8.0) fail to decode a request without
+		// them; an empty object suits every client.
+		dst = append(dst, `,"params":{}`...)
 	}
 	return append(dst, '}'), nil
 }

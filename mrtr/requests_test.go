@@ -2,6 +2,7 @@ package mrtr
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -91,5 +92,52 @@ func TestModernElicitationHasNoID(t *testing.T) {
 	req.ElicitationID = "legacy-1"
 	if err := ElicitRequest(req).Validate(); err == nil || !strings.Contains(err.Error(), "elicitationId") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestMissingCapabilityMessages pins the wording the client reads in a
+// -32021 error for each kind of input request.
+func TestMissingCapabilityMessages(t *testing.T) {
+	urlReq, err := elicit.NewURL("Sign in", "https://example.com/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample := &CreateMessageParams{Messages: []SamplingMessage{UserText("hi")}, MaxTokens: 10}
+	for _, tc := range []struct {
+		ir   InputRequest
+		caps ClientCapabilities
+		want string
+	}{
+		{ElicitRequest(confirmForm(t, "x")), ClientCapabilities{}, "an elicitation/create input request in form mode needs the client capability elicitation, which this request did not declare"},
+		{ElicitRequest(urlReq), ClientCapabilities{Elicitation: &ElicitationCapability{}}, "an elicitation/create input request in url mode needs the client capability elicitation.url, which this request did not declare"},
+		{SampleRequest(sample), ClientCapabilities{}, "a sampling/createMessage input request needs the client capability sampling, which this request did not declare"},
+		{RootsRequest(), ClientCapabilities{}, "a roots/list input request needs the client capability roots, which this request did not declare"},
+	} {
+		err := tc.ir.CheckCapabilities(tc.caps)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: error %v, want %q", tc.ir.Method(), err, tc.want)
+		}
+		var mc *MissingCapabilityError
+		if !errors.As(err, &mc) {
+			t.Errorf("%s: error %T, want *MissingCapabilityError", tc.ir.Method(), err)
+		} else if rpc := mc.RPCError(); rpc.Message != "Missing required client capability: "+tc.want {
+			t.Errorf("%s: wire message %q", tc.ir.Method(), rpc.Message)
+		}
+	}
+}
+
+// TestRootsRequestWire checks roots/list goes out with "params":{} (some
+// clients cannot decode a request without params) and is read back with
+// params absent or present.
+func TestRootsRequestWire(t *testing.T) {
+	b, err := json.Marshal(RootsRequest())
+	if err != nil || string(b) != `{"method":"roots/list","params":{}}` {
+		t.Fatalf("RootsRequest() = %s (%v), want {\"method\":\"roots/list\",\"params\":{}}", b, err)
+	}
+	for _, in := range []string{`{"method":"roots/list"}`, `{"method":"roots/list","params":{}}`} {
+		var ir InputRequest
+		if err := json.Unmarshal([]byte(in), &ir); err != nil || ir.Method() != MethodListRoots {
+			t.Errorf("%s: %v, method %q", in, err, ir.Method())
+		}
 	}
 }

@@ -295,7 +295,7 @@ func TestSeveralQuestionsAtOnce(t *testing.T) {
 	}
 	want := `{"user":{"method":"elicitation/create","params":{"mode":"form","message":"ok?","requestedSchema":{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}}},` +
 		`"greeting":{"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"Generate a greeting"}}],"maxTokens":50}},` +
-		`"roots":{"method":"roots/list"}}`
+		`"roots":{"method":"roots/list","params":{}}}`
 	if string(b) != want {
 		t.Fatalf("inputRequests =\n%s\nwant\n%s", b, want)
 	}

@@ -165,18 +165,23 @@ func describeUnmarshal(err error) string {
 	return err.Error()
 }
 
+// jsonKind names the JSON type a Go kind decodes from, with its article.
 func jsonKind(goKind string) string {
 	switch goKind {
 	case "string":
 		return "a string"
 	case "map", "struct", "ptr":
 		return "an object"
-	case "slice":
+	case "slice", "array":
 		return "an array"
 	case "bool":
 		return "a boolean"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "uintptr":
+		return "an integer"
+	case "float32", "float64":
+		return "a number"
 	default:
-		return "a " + goKind
+		return "a JSON value"
 	}
 }
 

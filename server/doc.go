@@ -14,6 +14,14 @@
 // caching hints. Progress and log notifications stream on the request's own
 // SSE response as they happen.
 //
+// The response stays a plain JSON body until the first notification is
+// sent; an error before that gets its HTTP status (400 for -32602 and for
+// a missing client capability, -32021). Once a notification has opened
+// the event stream the status is 200 and an error can only be its last
+// event, so a tool that reports progress before asking for something the
+// client may lack declares the need in ToolOptions.Requires: the call is
+// then refused with 400 before the handler runs.
+//
 // Import direction: server uses mrtr, elicit, content and jsonrpc. The
 // legacy package (2025-11-25 sessions) plugs in through the LegacyHandler
 // interface, so server never imports it.

@@ -235,3 +235,38 @@ func mustJSON(tb testing.TB, v any) []byte {
 	}
 	return b
 }
+
+// TestDescribeUnmarshalArticles checks the type named in a params decoding
+// error reads as English for every Go kind a field may have.
+func TestDescribeUnmarshalArticles(t *testing.T) {
+	var target struct {
+		S string            `json:"s"`
+		I int64             `json:"i"`
+		U uint8             `json:"u"`
+		F float64           `json:"f"`
+		B bool              `json:"b"`
+		L []string          `json:"l"`
+		A [2]int            `json:"a"`
+		M map[string]string `json:"m"`
+		P *struct{}         `json:"p"`
+	}
+	for _, tc := range []struct{ body, want string }{
+		{`{"s":1}`, "s must be a string, not number"},
+		{`{"i":"x"}`, "i must be an integer, not string"},
+		{`{"u":"x"}`, "u must be an integer, not string"},
+		{`{"f":"x"}`, "f must be a number, not string"},
+		{`{"b":1}`, "b must be a boolean, not number"},
+		{`{"l":1}`, "l must be an array, not number"},
+		{`{"a":1}`, "a must be an array, not number"},
+		{`{"m":1}`, "m must be an object, not number"},
+		{`{"p":1}`, "p must be an object, not number"},
+	} {
+		err := json.Unmarshal([]byte(tc.body), &target)
+		if err == nil {
+			t.Fatalf("%s decoded", tc.body)
+		}
+		if got := describeUnmarshal(err); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.body, got, tc.want)
+		}
+	}
+}

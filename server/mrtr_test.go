@@ -468,7 +468,7 @@ func TestMRTRCapabilities(t *testing.T) {
 			t.Errorf("result %q", text)
 		}
 		r = wantInputRequired(t, do(t, f.s, toolCall(4, "roots", nil).caps(`{"roots":{}}`)), "4", "roots")
-		if string(r.InputRequests["roots"]) != `{"method":"roots/list"}` {
+		if string(r.InputRequests["roots"]) != `{"method":"roots/list","params":{}}` {
 			t.Errorf("input request = %s", r.InputRequests["roots"])
 		}
 		res = completeResult(t, do(t, f.s, toolCall(5, "roots", nil).caps(`{"roots":{}}`).retry(r.RequestState, map[string]any{"roots": map[string]any{"roots": []any{map[string]any{"uri": "file:///p"}}}})), "5")

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -61,16 +62,25 @@ type legacyRequest struct {
 	Params json.RawMessage `json:"params"`
 }
 
+// legacyProgress is one notifications/progress the client received.
+type legacyProgress struct {
+	Token    json.RawMessage `json:"progressToken"`
+	Progress *float64        `json:"progress"`
+}
+
 // legacyResult is the JSON line testdata/legacy-client.mjs prints.
 type legacyResult struct {
-	Case            string          `json:"case"`
-	Error           string          `json:"error"`
-	IsError         bool            `json:"isError"`
-	Text            string          `json:"text"`
-	Requests        []legacyRequest `json:"requests"`
-	SessionID       string          `json:"sessionId"`
-	ProtocolVersion string          `json:"protocolVersion"`
-	SDKVersion      string          `json:"sdkVersion"`
+	Case            string            `json:"case"`
+	Error           string            `json:"error"`
+	IsError         bool              `json:"isError"`
+	Text            string            `json:"text"`
+	Requests        []legacyRequest   `json:"requests"`
+	Progress        []legacyProgress  `json:"progress"`
+	OnProgress      []float64         `json:"onprogress"`
+	Logs            []json.RawMessage `json:"logs"`
+	SessionID       string            `json:"sessionId"`
+	ProtocolVersion string            `json:"protocolVersion"`
+	SDKVersion      string            `json:"sdkVersion"`
 }
 
 // TestLegacyTypeScriptClient runs the official TypeScript SDK's 2025-11-25
@@ -234,6 +244,41 @@ func TestLegacyTypeScriptClient(t *testing.T) {
 				if _, ok := schemaProperties(t, res.Requests[i].Params)[want]; !ok {
 					t.Errorf("request %d asks for no %q: %s", i, want, res.Requests[i].Params)
 				}
+			}
+		}},
+		// test_streaming_elicitation reports progress and logs before its
+		// question and again after it; the bridge runs it twice, and the
+		// client must see each notification once.
+		{"streaming-progress", func(t *testing.T, res legacyResult) {
+			if res.IsError || res.Text != "Elicitation accept" {
+				t.Errorf("result isError=%v text=%q, want %q", res.IsError, res.Text, "Elicitation accept")
+			}
+			onlyRequest(t, res, "elicitation/create")
+			var values []float64
+			for i, p := range res.Progress {
+				if p.Progress == nil || len(p.Token) == 0 || string(p.Token) != string(res.Progress[0].Token) {
+					t.Errorf("progress notification %d = %+v: want a value and the call's token", i, p)
+					continue
+				}
+				values = append(values, *p.Progress)
+			}
+			if !slices.Equal(values, []float64{1, 2}) {
+				t.Errorf("progress values on the wire = %v, want [1 2] (strictly increasing, none repeated)", values)
+			}
+			for i := 1; i < len(values); i++ {
+				if values[i] <= values[i-1] {
+					t.Errorf("progress goes from %v to %v: %v", values[i-1], values[i], values)
+				}
+			}
+			if !slices.Equal(res.OnProgress, values) {
+				t.Errorf("the SDK's onprogress saw %v, the wire carried %v", res.OnProgress, values)
+			}
+			var logs []string
+			for _, l := range res.Logs {
+				logs = append(logs, string(l))
+			}
+			if want := []string{`"preparing the question"`, `"answered: accept"`}; !slices.Equal(logs, want) {
+				t.Errorf("log messages = %s, want %s (each once)", logs, want)
 			}
 		}},
 		{"sampling", func(t *testing.T, res legacyResult) {

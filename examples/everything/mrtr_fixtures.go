@@ -191,16 +191,30 @@ func registerMRTRTools(srv *server.Server, add func(error)) {
 		return server.TextResult("Sampled: " + res.Text()), nil
 	}))
 
+	// Before its question this tool reports progress and logs; a legacy
+	// client, for which the bridge runs it again after the answer, still
+	// sees each notification once: progress 1 then 2, two log lines. It
+	// declares that it needs elicitation, so a client without it gets its
+	// -32021 with HTTP 400 before any progress opens the event stream.
 	add(srv.AddTool(noArgs("test_streaming_elicitation", "Streams progress, then asks through input_required"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 		if err := req.Progress(ctx, 1, 2, "preparing the question"); err != nil {
+			return nil, err
+		}
+		if err := req.Log(ctx, server.LevelInfo, "test_streaming_elicitation", "preparing the question"); err != nil {
 			return nil, err
 		}
 		res, err := req.Round.Elicit("note", streamForm)
 		if err != nil {
 			return nil, err
 		}
+		if err := req.Progress(ctx, 2, 2, "answered"); err != nil {
+			return nil, err
+		}
+		if err := req.Log(ctx, server.LevelInfo, "test_streaming_elicitation", "answered: "+string(res.Action)); err != nil {
+			return nil, err
+		}
 		return server.TextResult("Elicitation " + string(res.Action)), nil
-	}))
+	}, server.ToolOptions{Requires: mrtr.ClientCapabilities{Elicitation: &mrtr.ElicitationCapability{}}}))
 
 	add(srv.AddPrompt(server.Prompt{Name: "test_input_required_result_prompt", Description: "Asks for context before building the prompt"}, func(ctx context.Context, req *server.PromptRequest) (*server.PromptResult, error) {
 		res, err := req.Round.Elicit("user_context", contextForm)

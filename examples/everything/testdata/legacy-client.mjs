@@ -10,7 +10,9 @@
 //
 // It prints exactly one JSON line on stdout:
 //   {"case","isError","text","requests":[{"method","params"}],
-//    "notifications":[method...],"sessionId","protocolVersion","sdkVersion"}
+//    "notifications":[method...],"progress":[{"progressToken","progress"}],
+//    "onprogress":[progress...],"logs":[data...],"sessionId",
+//    "protocolVersion","sdkVersion"}
 // or {"case","error"} with exit status 1. Diagnostics go to stderr.
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -91,6 +93,7 @@ const ELICIT = {
     }
     return { action: 'accept', content };
   },
+  'streaming-progress': () => ({ action: 'accept', content: { note: 'nothing' } }),
   onboard: (params) => {
     const props = params?.requestedSchema?.properties ?? {};
     if ('name' in props) return { action: 'accept', content: { name: 'Alice' } };
@@ -114,7 +117,11 @@ const CALLS = {
   'mrtr-multi': ['test_input_required_result_multi_round', {}],
   sampling: ['test_sampling', { prompt: 'Test prompt for sampling' }],
   onboard: ['onboard_user', {}],
+  'streaming-progress': ['test_streaming_elicitation', {}],
 };
+// Cases that set a log level and ask for progress (the SDK sends a
+// progressToken when the call has an onprogress callback).
+const STREAMING = new Set(['streaming-progress']);
 
 async function main() {
   if (!url || !caseName) throw new Error('usage: node legacy-client.mjs URL CASE [--timeout-ms N]');
@@ -130,6 +137,9 @@ async function main() {
 
   const requests = [];
   const notifications = [];
+  const progress = []; // every notifications/progress as received
+  const logs = []; // the data of every notifications/message
+  const onprogress = []; // what the SDK's onprogress callback saw
   const transport = new StreamableHTTPClientTransport(new URL(url));
   // Record every server-to-client message as it arrives, before the SDK
   // parses it (the schemas may strip fields; we want the raw params).
@@ -140,6 +150,11 @@ async function main() {
         requests.push({ method: message.method, params: structuredClone(message.params ?? null) });
       } else {
         notifications.push(message.method);
+        if (message.method === 'notifications/progress') {
+          progress.push({ progressToken: message.params?.progressToken ?? null, progress: message.params?.progress ?? null });
+        } else if (message.method === 'notifications/message') {
+          logs.push(message.params?.data ?? null);
+        }
       }
     }
     inner?.(message, extra);
@@ -177,7 +192,12 @@ async function main() {
   try {
     await client.connect(transport);
     const [name, args] = CALLS[caseName];
-    const result = await client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs });
+    const options = { timeout: timeoutMs };
+    if (STREAMING.has(caseName)) {
+      await client.setLoggingLevel('debug');
+      options.onprogress = (p) => onprogress.push(p.progress);
+    }
+    const result = await client.callTool({ name, arguments: args }, undefined, options);
     const first = (result.content ?? []).find((c) => c && c.type === 'text');
     out = {
       case: caseName,
@@ -185,6 +205,9 @@ async function main() {
       text: first ? first.text : null,
       requests,
       notifications,
+      progress,
+      onprogress,
+      logs,
       sessionId: transport.sessionId ?? null,
       protocolVersion: transport.protocolVersion ?? null,
       sdkVersion: sdkPkg?.version ?? null,
