@@ -198,9 +198,15 @@ type ToolOptions struct {
 	Requires mrtr.ClientCapabilities
 	// RefineSchemas, for a typed tool (the package-level AddTool), edits
 	// the schemas inferred from its Go types before they are compiled and
-	// published: enums, formats, bounds, examples, anything a struct tag
-	// cannot say. in or out is nil when that schema was not inferred (set
-	// in Tool, or Out is *ToolResult). Server.AddTool refuses it.
+	// published: enums, formats, bounds, patterns, examples, anything a
+	// struct tag cannot say (jsonschema-go's tag carries a description
+	// only). A function over the inferred *jsonschema.Schema, rather than
+	// a schema written out by hand or a tag mini-language, keeps the Go
+	// type the one source of the schema's shape, reaches every keyword,
+	// and is checked when the tool is added: the refined schemas are
+	// compiled right after, and an error it returns fails the
+	// registration. in or out is nil when that schema was not inferred
+	// (set in Tool, or Out is *ToolResult). Server.AddTool refuses it.
 	RefineSchemas func(in, out *jsonschema.Schema) error
 }
 

@@ -105,7 +105,7 @@ func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out], opts ...
 		if in == nil && out == nil {
 			return fmt.Errorf("add tool %q: ToolOptions.RefineSchemas has nothing to refine: no schema was inferred", t.Name)
 		}
-		if err := o.RefineSchemas(in, out); err != nil {
+		if err := refine(o.RefineSchemas, in, out); err != nil {
 			return fmt.Errorf("add tool %q: refine schemas: %w", t.Name, err)
 		}
 	}
@@ -121,6 +121,17 @@ func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out], opts ...
 	}
 	typed := &typedTool[In, Out]{name: t.Name, h: h, rawOut: rawOut, inFields: strictjson.FieldsOf(inType), log: s.log}
 	return s.addTool(t, typed.handle, o)
+}
+
+// refine runs a RefineSchemas function, turning a panic (a nil map entry
+// for a property that does not exist, say) into an error.
+func refine(f func(in, out *jsonschema.Schema) error, in, out *jsonschema.Schema) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panicked: %v", p)
+		}
+	}()
+	return f(in, out)
 }
 
 // inferObject infers the schema of an argument or result type, which must

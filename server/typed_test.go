@@ -426,6 +426,18 @@ func TestTypedToolRegistrationErrors(t *testing.T) {
 		{"refine with nothing to refine", func() error {
 			return AddTool(s, Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *ToolRequest, geo) (*ToolResult, error) { return nil, nil }, refine(nil))
 		}, "nothing to refine"},
+		{"refine panics", func() error {
+			return AddTool(s, Tool{Name: "t"}, echoBooking, ToolOptions{RefineSchemas: func(in, _ *jsonschema.Schema) error {
+				in.Properties["no such property"].Minimum = jsonschema.Ptr(1.0)
+				return nil
+			}})
+		}, "refine schemas: panicked"},
+		{"refine breaks the schema", func() error {
+			return AddTool(s, Tool{Name: "t"}, echoBooking, ToolOptions{RefineSchemas: func(in, _ *jsonschema.Schema) error {
+				in.Type = "array"
+				return nil
+			}})
+		}, `"type": "object"`},
 		{"two options", func() error { return AddTool(s, Tool{Name: "t"}, echoBooking, ToolOptions{}, ToolOptions{}) }, "at most one"},
 		{"nil handler", func() error { return AddTool[geo, booking](s, Tool{Name: "t"}, nil) }, "nil handler"},
 		{"bad name", func() error { return AddTool(s, Tool{Name: "a b"}, echoBooking) }, "may contain only"},

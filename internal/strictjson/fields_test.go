@@ -150,3 +150,27 @@ func BenchmarkBind(b *testing.B) {
 		}
 	})
 }
+
+// FuzzBind decodes arbitrary input into a nested type: Bind never panics,
+// a CaseError names a key that really matches its field only by case, and
+// whatever Unmarshal accepts without such a key Bind accepts too.
+func FuzzBind(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var p person
+		err := Bind(data, &p)
+		var q person
+		uerr := Unmarshal(data, &q)
+		var ce *CaseError
+		switch {
+		case errors.As(err, &ce):
+			if uerr != nil {
+				t.Fatalf("case error %v for input Unmarshal refuses (%v)", err, uerr)
+			}
+			if ce.Key == ce.Want || !strings.EqualFold(ce.Key, ce.Want) {
+				t.Fatalf("key %q and field key %q do not differ only by case", ce.Key, ce.Want)
+			}
+		case (err == nil) != (uerr == nil):
+			t.Fatalf("Bind: %v, Unmarshal: %v", err, uerr)
+		}
+	})
+}
