@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/aws/aws-lambda-go v1.55.1
 	github.com/golang-jwt/jwt/v5 v5.3.1
+	github.com/google/jsonschema-go v0.4.3
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3

@@ -93,9 +93,15 @@ func parseResult(data []byte) (*Result, map[string]any, []string, error) {
 }
 
 // Decode unmarshals the accepted content into v (a pointer to a struct or
-// map), as encoding/json would. It returns an error wrapping
-// [ErrNotAccepted] for decline and cancel. An accepted result without
-// content decodes as an empty object.
+// map) like encoding/json's Unmarshal, with one difference: keys match
+// struct fields exactly, never case-insensitively. A field takes the key
+// its json tag names or, without a tag, its Go name exactly as spelled:
+// content {"name": "Ada"} does not fill field Name. Rather than leave such
+// a field silently zero, Decode fails when a key matches a field only if
+// case is ignored, with an error naming the key, the field and the fix
+// (the tag `json:"name"`). Keys that match no field are ignored. It
+// returns an error wrapping [ErrNotAccepted] for decline and cancel. An
+// accepted result without content decodes as an empty object.
 func (r *Result) Decode(v any) error {
 	if r == nil {
 		return errors.New("elicit: Decode on a nil result")
@@ -107,7 +113,7 @@ func (r *Result) Decode(v any) error {
 	if len(bytes.TrimSpace(content)) == 0 {
 		content = json.RawMessage("{}")
 	}
-	if err := strictjson.Unmarshal(content, v); err != nil {
+	if err := strictjson.Bind(content, v); err != nil {
 		return fmt.Errorf("elicit: decoding content: %w", err)
 	}
 	return nil

@@ -130,6 +130,52 @@ func TestResultDecode(t *testing.T) {
 	}
 }
 
+// A struct without json tags would decode to zero values, since keys
+// match exactly; Decode says so instead, naming the key, the field and
+// the tag that fixes it.
+func TestResultDecodeCaseTrap(t *testing.T) {
+	form, err := NewForm("Who?", String("name").Required(), String("email"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := form.CheckResult([]byte(`{"action":"accept","content":{"name":"Ann","email":"ann@example.com"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var untagged struct {
+		Name  string
+		Email string `json:"email"`
+	}
+	err = res.Decode(&untagged)
+	if err == nil {
+		t.Fatalf("decoded %+v without a word; want an error", untagged)
+	}
+	for _, want := range []string{`"name"`, "Name", "`json:\"name\"`", "elicit: decoding content"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %s", err, want)
+		}
+	}
+	// The tagged struct decodes; so do maps, whatever their keys.
+	var tagged struct {
+		Name  string `json:"name"`
+		Email string `json:"email"`
+	}
+	if err := res.Decode(&tagged); err != nil || tagged.Name != "Ann" || tagged.Email != "ann@example.com" {
+		t.Fatalf("tagged: %+v %v", tagged, err)
+	}
+	var m map[string]string
+	if err := res.Decode(&m); err != nil || m["name"] != "Ann" {
+		t.Fatalf("map: %v %v", m, err)
+	}
+	// Keys that match nothing are still ignored.
+	var other struct {
+		Phone string `json:"phone"`
+	}
+	if err := res.Decode(&other); err != nil {
+		t.Fatalf("unrelated struct: %v", err)
+	}
+}
+
 func testForm(t testing.TB) *Request {
 	t.Helper()
 	r, err := NewForm("Book a table",

@@ -109,3 +109,64 @@ func BenchmarkDecodeRequest(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkToolsCallTyped compares a typed tool with the equivalent raw
+// tools through ServeHTTP, in one run so the ratios hold on a noisy
+// machine. "raw" binds its arguments and answers text (no output schema);
+// "raw-structured" answers the same result as "typed" (the JSON as text
+// and as structuredContent, checked against the same output schema);
+// "typed" is server.AddTool with inferred schemas.
+func BenchmarkToolsCallTyped(b *testing.B) {
+	type echoIn struct {
+		Text string `json:"text"`
+	}
+	type echoOut struct {
+		Text   string `json:"text"`
+		Length int    `json:"length"`
+	}
+	inSchema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`)
+	outSchema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"length":{"type":"integer"}},"required":["text","length"],"additionalProperties":false}`)
+	s := newTestServer(b, nil)
+	mustAddTool(b, s, Tool{Name: "raw", InputSchema: inSchema}, func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
+		var a echoIn
+		if err := req.Bind(&a); err != nil {
+			return nil, err
+		}
+		return TextResult(a.Text), nil
+	})
+	mustAddTool(b, s, Tool{Name: "raw-structured", InputSchema: inSchema, OutputSchema: outSchema}, func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
+		var a echoIn
+		if err := req.Bind(&a); err != nil {
+			return nil, err
+		}
+		out, err := json.Marshal(echoOut{Text: a.Text, Length: len(a.Text)})
+		if err != nil {
+			return nil, err
+		}
+		return &ToolResult{Content: TextResult(string(out)).Content, StructuredContent: json.RawMessage(out)}, nil
+	})
+	if err := AddTool(s, Tool{Name: "typed"}, func(_ context.Context, _ *ToolRequest, in echoIn) (echoOut, error) {
+		return echoOut{Text: in.Text, Length: len(in.Text)}, nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range []string{"raw", "raw-structured", "typed"} {
+		b.Run(name, func(b *testing.B) {
+			c := toolCall(1, name, map[string]any{"text": "hello"})
+			body := c.encode(b)
+			header := http.Header{}
+			c.applyHeaders(header)
+			want := []byte(`hello`)
+			b.ReportAllocs()
+			for b.Loop() {
+				r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
+				r.Header = header
+				rec := httptest.NewRecorder()
+				s.ServeHTTP(rec, r)
+				if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), want) || bytes.Contains(rec.Body.Bytes(), []byte(`"isError"`)) {
+					b.Fatalf("status %d: %s", rec.Code, rec.Body)
+				}
+			}
+		})
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"runtime/debug"
 	"strconv"
 
+	jsv "github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/strictjson"
@@ -600,13 +602,13 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 			return nil, invalidParams("tools/call arguments: %v", err)
 		}
 		if msg := validateArguments(e.input, inst); msg != "" {
-			return s.encodeToolResult(r, ErrorResult(msg))
+			return s.encodeToolResult(r, ErrorResult(msg), nil)
 		}
 	}
 	call := NewCall(r.id, r.method, r.meta, mc.round, n)
 	call.peer = r.peer
 	res, err := invoke(s, "tool "+name, func() (*ToolResult, error) {
-		return e.handler(ctx, &ToolRequest{Call: call, Name: name, Arguments: args})
+		return e.handler(ctx, &ToolRequest{Call: call, Name: name, Arguments: args, fields: &e.fields})
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -626,15 +628,57 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 		if re, ok := asRPCError(err); ok {
 			return nil, re
 		}
-		return s.encodeToolResult(r, ErrorResult(err.Error()))
+		return s.encodeToolResult(r, ErrorResult(err.Error()), nil)
 	}
 	if res == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: fmt.Sprintf("Internal error: tool %q returned no result", name)}
 	}
-	return s.encodeToolResult(r, res)
+	var sc json.RawMessage
+	if e.output != nil && !res.IsError {
+		var oe *jsonrpc.Error
+		if sc, oe = s.checkOutput(name, e.output, res.StructuredContent); oe != nil {
+			return nil, oe
+		}
+	}
+	return s.encodeToolResult(r, res, sc)
 }
 
-func (s *Server) encodeToolResult(r *request, res *ToolResult) (json.RawMessage, *jsonrpc.Error) {
+// checkOutput validates the structuredContent of a tool's result against
+// its output schema and returns it encoded. A missing or mismatched one is
+// a bug of the server's own code: it is logged and answered -32603, so an
+// invalid result never reaches the client.
+func (s *Server) checkOutput(name string, sch *jsv.Schema, sc any) (json.RawMessage, *jsonrpc.Error) {
+	var b json.RawMessage
+	switch v := sc.(type) {
+	case nil:
+	case json.RawMessage:
+		b = v
+	default:
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			s.log.Error("encode structuredContent", "tool", name, "err", err)
+			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: structuredContent could not be encoded"}
+		}
+	}
+	if t := bytes.TrimSpace(b); len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		s.log.Error("tool result lacks the structuredContent its outputSchema requires", "tool", name)
+		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: fmt.Sprintf("Internal error: tool %q declares an outputSchema but its result has no structuredContent", name)}
+	}
+	inst, err := strictjson.DecodeValue(b)
+	if err != nil {
+		s.log.Error("tool result has malformed structuredContent", "tool", name, "err", err)
+		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: fmt.Sprintf("Internal error: tool %q returned structuredContent that is not valid JSON", name)}
+	}
+	if err := sch.Validate(inst); err != nil {
+		s.log.Error("tool result does not match its outputSchema", "tool", name, "problems", schemaProblems(err))
+		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: fmt.Sprintf("Internal error: tool %q returned structuredContent that does not match its outputSchema (details in the server log)", name)}
+	}
+	return b, nil
+}
+
+// encodeToolResult encodes a tool result. sc, when set, is the result's
+// structuredContent already encoded (and checked).
+func (s *Server) encodeToolResult(r *request, res *ToolResult, sc json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	// Written by hand: this runs on every tools/call.
 	b := make([]byte, 0, 256)
 	if !r.legacy {
@@ -653,7 +697,10 @@ func (s *Server) encodeToolResult(r *request, res *ToolResult) (json.RawMessage,
 		}
 	}
 	b = append(b, ']')
-	if res.StructuredContent != nil {
+	if sc != nil {
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, sc...)
+	} else if res.StructuredContent != nil {
 		sc, err := json.Marshal(res.StructuredContent)
 		if err != nil {
 			s.log.Error("encode structuredContent", "err", err)

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/labstack/echo/v4"
 
 	"github.com/baton-mcp/baton/content"
@@ -159,4 +160,54 @@ func ExampleServer_ServeHTTP() {
 	res := post(mux, "tools/call", "ping_me", map[string]any{"name": "ping_me"})
 	fmt.Println(res["content"].([]any)[0].(map[string]any)["text"])
 	// Output: pong
+}
+
+// A typed tool: the input and output schemas are inferred from the Go
+// types, RefineSchemas adds a bound no struct tag can say, and the result
+// is structuredContent plus the same JSON as text.
+func ExampleAddTool() {
+	type forecastIn struct {
+		City string `json:"city" jsonschema:"the city to forecast"`
+		Days int    `json:"days,omitempty" jsonschema:"how many days ahead (default 1)"`
+	}
+	type forecastOut struct {
+		City    string    `json:"city"`
+		Celsius []float64 `json:"celsius"`
+	}
+	srv := newExampleServer()
+	err := server.AddTool(srv, server.Tool{Name: "forecast", Description: "Forecasts the temperature"},
+		func(ctx context.Context, req *server.ToolRequest, in forecastIn) (forecastOut, error) {
+			days := max(in.Days, 1)
+			out := forecastOut{City: in.City}
+			for i := range days {
+				out.Celsius = append(out.Celsius, 20+float64(i))
+			}
+			return out, nil
+		},
+		server.ToolOptions{RefineSchemas: func(in, out *jsonschema.Schema) error {
+			in.Properties["days"].Minimum = jsonschema.Ptr(1.0)
+			in.Properties["days"].Maximum = jsonschema.Ptr(7.0)
+			return nil
+		}})
+	if err != nil {
+		panic(err)
+	}
+
+	list := post(srv, "tools/list", "", map[string]any{})
+	tool := list["tools"].([]any)[0].(map[string]any)
+	in, _ := json.Marshal(tool["inputSchema"])
+	fmt.Println(string(in))
+
+	res := post(srv, "tools/call", "forecast", map[string]any{"name": "forecast", "arguments": map[string]any{"city": "Oslo", "days": 2}})
+	sc, _ := json.Marshal(res["structuredContent"])
+	fmt.Println(string(sc))
+	fmt.Println(res["content"].([]any)[0].(map[string]any)["text"])
+
+	res = post(srv, "tools/call", "forecast", map[string]any{"name": "forecast", "arguments": map[string]any{"city": "Oslo", "days": 30}})
+	fmt.Println(res["isError"], res["content"].([]any)[0].(map[string]any)["text"])
+	// Output:
+	// {"additionalProperties":false,"properties":{"city":{"description":"the city to forecast","type":"string"},"days":{"description":"how many days ahead (default 1)","maximum":7,"minimum":1,"type":"integer"}},"required":["city"],"type":"object"}
+	// {"celsius":[20,21],"city":"Oslo"}
+	// {"city":"Oslo","celsius":[20,21]}
+	// true invalid arguments: at /days: maximum: got 30, want 7
 }

@@ -49,14 +49,20 @@ func validateArguments(sch *jsonschema.Schema, args any) string {
 	if err == nil {
 		return ""
 	}
+	return "invalid arguments: " + schemaProblems(err)
+}
+
+// schemaProblems describes a validation failure by its leaves: where in
+// the instance, and what is wrong there.
+func schemaProblems(err error) string {
 	if ve, ok := err.(*jsonschema.ValidationError); ok {
 		var msgs []string
 		collectLeaves(message.NewPrinter(language.English), ve, &msgs)
 		if len(msgs) > 0 {
-			return "invalid arguments: " + strings.Join(msgs, "; ")
+			return strings.Join(msgs, "; ")
 		}
 	}
-	return "invalid arguments: " + err.Error()
+	return err.Error()
 }
 
 func collectLeaves(p *message.Printer, ve *jsonschema.ValidationError, out *[]string) {

@@ -12,7 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
+	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/baton-mcp/baton/mrtr"
 )
@@ -206,6 +207,18 @@ type ToolOptions struct {
 	// call that does not declare them is refused with -32021 before the
 	// handler runs.
 	Requires mrtr.ClientCapabilities
+	// RefineSchemas, for a typed tool (the package-level AddTool), edits
+	// the schemas inferred from its Go types before they are compiled and
+	// published: enums, formats, bounds, patterns, examples, anything a
+	// struct tag cannot say (jsonschema-go's tag carries a description
+	// only). A function over the inferred *jsonschema.Schema, rather than
+	// a schema written out by hand or a tag mini-language, keeps the Go
+	// type the one source of the schema's shape, reaches every keyword,
+	// and is checked when the tool is added: the refined schemas are
+	// compiled right after, and an error it returns fails the
+	// registration. in or out is nil when that schema was not inferred
+	// (set in Tool, or Out is *ToolResult). Server.AddTool refuses it.
+	RefineSchemas func(in, out *jsonschema.Schema) error
 }
 
 type toolEntry struct {
@@ -213,17 +226,36 @@ type toolEntry struct {
 	wire    json.RawMessage // the encoded Tool
 	handler ToolHandler
 	opts    ToolOptions
-	input   *jsonschema.Schema
-	anyArgs bool // the input schema accepts every object: skip validation
+	input   *jsv.Schema
+	output  *jsv.Schema // nil: no outputSchema, results are not checked
+	anyArgs bool        // the input schema accepts every object: skip validation
 	headers []paramHeader
-	valid   validMemo // arguments known to pass the input schema
+	valid   validMemo  // arguments known to pass the input schema
+	fields  fieldsMemo // key tables for ToolRequest.Bind
 }
 
 // AddTool registers a tool, replacing any tool of the same name. The input
 // schema must be a JSON object schema (a missing schema means {"type":
 // "object"}); it is compiled now and arguments are validated against it on
 // every call, a mismatch being an isError result the model can correct.
+// An output schema, if set, must be an object schema too: every result
+// that is not an error must then carry structuredContent that matches it,
+// or the call fails with -32603 (a server bug, logged) rather than send an
+// invalid result. For schemas inferred from Go types, see the package-level
+// AddTool.
 func (s *Server) AddTool(t Tool, h ToolHandler, opts ...ToolOptions) error {
+	var o ToolOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.RefineSchemas != nil {
+		return fmt.Errorf("add tool %q: ToolOptions.RefineSchemas applies only to typed tools (the package-level AddTool)", t.Name)
+	}
+	return s.addTool(t, h, o)
+}
+
+// addTool checks, compiles and registers a tool.
+func (s *Server) addTool(t Tool, h ToolHandler, o ToolOptions) error {
 	if err := checkToolName(t.Name); err != nil {
 		return fmt.Errorf("add tool: %w", err)
 	}
@@ -233,17 +265,14 @@ func (s *Server) AddTool(t Tool, h ToolHandler, opts ...ToolOptions) error {
 	if len(t.InputSchema) == 0 {
 		t.InputSchema = json.RawMessage(`{"type":"object"}`)
 	}
-	e := &toolEntry{tool: t, handler: h}
-	if len(opts) > 0 {
-		e.opts = opts[0]
-	}
+	e := &toolEntry{tool: t, handler: h, opts: o}
 	var err error
 	if e.input, err = compileSchema("tool "+t.Name+" input", t.InputSchema, true); err != nil {
 		return fmt.Errorf("add tool: %w", err)
 	}
 	e.anyArgs = acceptsAnyObject(t.InputSchema)
 	if len(t.OutputSchema) > 0 {
-		if _, err = compileSchema("tool "+t.Name+" output", t.OutputSchema, true); err != nil {
+		if e.output, err = compileSchema("tool "+t.Name+" output", t.OutputSchema, true); err != nil {
 			return fmt.Errorf("add tool: %w", err)
 		}
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -29,13 +30,22 @@ func TestCaseVariantsAreNotSmuggled(t *testing.T) {
 	textTool(s, t, "a", "tool a")
 	textTool(s, t, "b", "tool b")
 
-	completeResult(t, do(t, s, toolCall(1, "pay", json.RawMessage(`{"amount":10,"AMOUNT":100000}`))), "1")
-	if got != 10 {
-		t.Fatalf("handler saw amount %d; a case variant overrode the validated value", got)
+	// A case variant never fills the field; Bind refuses it by name
+	// rather than drop it silently, so the call is an isError result.
+	for i, args := range []string{`{"amount":10,"AMOUNT":100000}`, `{"Amount":100000}`} {
+		got = -1
+		res := completeResult(t, do(t, s, toolCall(i+1, "pay", json.RawMessage(args))), strconv.Itoa(i+1))
+		text, isErr := toolText(t, res)
+		if got != -1 {
+			t.Fatalf("%s: handler went on with amount %d", args, got)
+		}
+		if !isErr || !strings.Contains(text, "matches field Amount") || !strings.Contains(text, "case") {
+			t.Fatalf("%s: result %q (isError %v), want an error naming the key and the field", args, text, isErr)
+		}
 	}
-	completeResult(t, do(t, s, toolCall(2, "pay", json.RawMessage(`{"Amount":100000}`))), "2")
-	if got != 0 {
-		t.Fatalf("handler saw amount %d from an unvalidated case variant", got)
+	completeResult(t, do(t, s, toolCall(9, "pay", json.RawMessage(`{"amount":10}`))), "9")
+	if got != 10 {
+		t.Fatalf("handler saw amount %d, want 10", got)
 	}
 
 	// "NAME" does not rename the call: tool a runs, and Mcp-Name must say a.

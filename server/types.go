@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/baton-mcp/baton/content"
@@ -295,14 +296,65 @@ type ToolRequest struct {
 	Name string
 	// Arguments is the arguments object as sent ({} when absent).
 	Arguments json.RawMessage
+
+	fields *fieldsMemo // the tool's key tables for Bind (nil: built per call)
 }
 
-// Bind decodes the arguments into v.
+// Bind decodes the arguments into v (a pointer) like encoding/json's
+// Unmarshal, with one difference: object keys match struct fields exactly,
+// never case-insensitively (a security property: "NAME" cannot slip a
+// second value past a check of "name"). A field takes the key its json tag
+// names or, without a tag, its Go name exactly as spelled: key "amount"
+// does not fill field Amount. Rather than leave such a field silently
+// zero, Bind fails when a key matches a field only if case is ignored; the
+// error names the key, the field and the fix (the tag `json:"amount"`).
+// Keys that match no field at all are ignored. On error v may be partly
+// filled.
 func (r *ToolRequest) Bind(v any) error {
 	if err := strictjson.Unmarshal(r.Arguments, v); err != nil {
 		return fmt.Errorf("tool %s: decode arguments: %w", r.Name, err)
 	}
+	if v == nil {
+		return nil
+	}
+	if err := r.fields.of(reflect.TypeOf(v)).Check(r.Arguments); err != nil {
+		return fmt.Errorf("tool %s: decode arguments: %w", r.Name, err)
+	}
 	return nil
+}
+
+// fieldsMemo keeps the key tables (strictjson.FieldsOf) of the types one
+// tool's handler binds into, so Bind reflects over a type once per tool
+// rather than on every call. It holds at most fieldsMemoSize types (a
+// handler binds into a few fixed types); beyond that tables are built per
+// call.
+type fieldsMemo struct {
+	mu     sync.Mutex
+	tables map[reflect.Type]*strictjson.Fields
+}
+
+const fieldsMemoSize = 16
+
+func (m *fieldsMemo) of(t reflect.Type) *strictjson.Fields {
+	if m == nil {
+		return strictjson.FieldsOf(t)
+	}
+	m.mu.Lock()
+	f, ok := m.tables[t]
+	m.mu.Unlock()
+	if ok {
+		return f
+	}
+	f = strictjson.FieldsOf(t)
+	m.mu.Lock()
+	if len(m.tables) < fieldsMemoSize {
+		if m.tables == nil {
+			m.tables = make(map[reflect.Type]*strictjson.Fields)
+		}
+		m.tables[t] = f
+	}
+	m.mu.Unlock()
+	return f
 }
 
 // PromptRequest is a prompts/get as a handler sees it.

@@ -167,3 +167,68 @@ func SplitValidArray(data []byte) ([]json.RawMessage, error) {
 	}
 	return out, nil
 }
+
+// EachMember calls f with the key and raw value of every member of a JSON
+// object already known to be valid JSON, in document order, duplicates
+// included, and stops at the first error f returns. Unlike
+// SplitValidObject it keeps nothing and compares no keys, so its cost is
+// linear in the input however many members there are. key is only valid
+// during the call.
+func EachMember(data []byte, f func(key, value []byte) error) error {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return errors.New("not a JSON object")
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return nil
+	}
+	for i < len(data) {
+		end := stringEnd(data, i)
+		key := data[i+1 : end-1]
+		for _, c := range key {
+			if c == '\\' {
+				s, err := Unquote(data[i:end])
+				if err != nil {
+					return errors.New("malformed object key")
+				}
+				key = []byte(s)
+				break
+			}
+		}
+		i = skipSpace(data, end)
+		i = skipSpace(data, i+1) // past ':'
+		vend := valueEnd(data, i)
+		if err := f(key, data[i:vend]); err != nil {
+			return err
+		}
+		i = skipSpace(data, vend)
+		if i >= len(data) || data[i] == '}' {
+			return nil
+		}
+		i = skipSpace(data, i+1) // past ','
+	}
+	return nil
+}
+
+// EachElement calls f with every raw element of a JSON array already
+// known to be valid JSON, in order, and stops at the first error f
+// returns.
+func EachElement(data []byte, f func(i int, value []byte) error) error {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return errors.New("not a JSON array")
+	}
+	i = skipSpace(data, i+1)
+	for n := 0; i < len(data) && data[i] != ']'; n++ {
+		end := valueEnd(data, i)
+		if err := f(n, data[i:end]); err != nil {
+			return err
+		}
+		i = skipSpace(data, end)
+		if i < len(data) && data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return nil
+}
