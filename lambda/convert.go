@@ -21,6 +21,7 @@ package lambda
 //     function URL and the HTTP API drain its stream into one response.
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -45,6 +46,9 @@ import (
 // adapter serves function URL events on an http.Handler through lambdaurl.
 type adapter struct {
 	serve func(context.Context, *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error)
+	// drains holds the buffers the buffered modes read a stream into: one
+	// flushSize read takes what the writer sends at once.
+	drains sync.Pool
 }
 
 func newAdapter(h http.Handler) *adapter {
@@ -88,10 +92,20 @@ func (a *adapter) stream(ctx context.Context, ev *events.LambdaFunctionURLReques
 func (a *adapter) buffered(ctx context.Context, ev *events.LambdaFunctionURLRequest) outbound {
 	res := a.stream(ctx, ev)
 	defer res.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil { // nothing has reached the client: the failure can still be told
+	buf, _ := a.drains.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = bytes.NewBuffer(make([]byte, 0, flushSize))
+	}
+	defer func() {
+		if buf.Cap() <= 4*flushSize {
+			buf.Reset()
+			a.drains.Put(buf)
+		}
+	}()
+	if _, err := buf.ReadFrom(res.Body); err != nil { // nothing has reached the client: the failure can still be told
 		return handlerFailed()
 	}
+	body := buf.Bytes()
 	out := outbound{status: res.StatusCode, headers: res.Headers, cookies: res.Cookies}
 	if out.headers == nil {
 		out.headers = map[string]string{}
