@@ -46,8 +46,9 @@ import (
 // adapter serves function URL events on an http.Handler through lambdaurl.
 type adapter struct {
 	serve func(context.Context, *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error)
-	// drains holds the buffers the buffered modes read a stream into: one
-	// flushSize read takes what the writer sends at once.
+	// drains holds the buffers the buffered modes read a stream into, so
+	// that one read takes what the writer sends at once; they grow to the
+	// responses served, up to 4*flushSize.
 	drains sync.Pool
 }
 
@@ -94,7 +95,7 @@ func (a *adapter) buffered(ctx context.Context, ev *events.LambdaFunctionURLRequ
 	defer res.Close()
 	buf, _ := a.drains.Get().(*bytes.Buffer)
 	if buf == nil {
-		buf = bytes.NewBuffer(make([]byte, 0, flushSize))
+		buf = bytes.NewBuffer(make([]byte, 0, 4<<10))
 	}
 	defer func() {
 		if buf.Cap() <= 4*flushSize {
