@@ -2,14 +2,16 @@ package lambda
 
 import (
 	"context"
-	"encoding/json"
+	"io"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
 )
 
-// invokeRound1 serves the recorded round-1 payload through lh and checks
-// that the flow began.
+// invokeRound1 serves the recorded round-1 payload through lh, reading
+// the whole response as the runtime would, and checks that the flow
+// began.
 func invokeRound1(b *testing.B, k kind, lh interface {
 	Invoke(context.Context, []byte) ([]byte, error)
 }, payload []byte) {
@@ -17,20 +19,19 @@ func invokeRound1(b *testing.B, k kind, lh interface {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var res struct {
-		StatusCode int `json:"statusCode"`
-	}
-	if err := json.Unmarshal(out, &res); err != nil || res.StatusCode != 200 {
+	if res := decodeResponse(b, k, out); res.Status != 200 || !strings.Contains(res.Body, `"input_required"`) {
 		b.Fatalf("%s: round 1 answered %s", k.name, out)
 	}
 }
 
 // BenchmarkColdStart measures a new function instance from nothing to its
-// first response: the key ring derived from the shared secret, server.New,
-// the greet tool registered (its form built), the adapter made, and round
-// 1 of the flow served from the recorded event's bytes (decode, request,
-// dispatch, sealing the requestState, encode), as the runtime would
-// deliver them.
+// first response, for each mode (function-url: BUFFERED; function-url-
+// stream: RESPONSE_STREAM; http-api): the key ring derived from the shared
+// secret, server.New, the greet tool registered (its form built), the
+// adapter made, and round 1 of the flow served from the recorded event's
+// bytes as the runtime would deliver them (decode, request, dispatch,
+// sealing the requestState, and the response: encoded as JSON, or streamed
+// as prelude and body and read to the end).
 func BenchmarkColdStart(b *testing.B) {
 	for _, k := range kinds {
 		b.Run(k.name, func(b *testing.B) {
@@ -74,7 +75,7 @@ func BenchmarkWarmRequest(b *testing.B) {
 }
 
 // BenchmarkWarmTypedRequest serves the decoded round-1 event through the
-// typed FunctionURL adapter on a built instance: the adapter's own cost,
+// typed function URL adapters on a built instance: the adapter's own cost,
 // without the runtime's JSON decoding and encoding.
 func BenchmarkWarmTypedRequest(b *testing.B) {
 	var ev events.LambdaFunctionURLRequest
@@ -83,12 +84,28 @@ func BenchmarkWarmTypedRequest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := FunctionURL(srv)
-	b.ReportAllocs()
-	for b.Loop() {
-		res, err := h(context.Background(), ev)
-		if err != nil || res.StatusCode != 200 {
-			b.Fatalf("%d %v", res.StatusCode, err)
+	b.Run("function-url", func(b *testing.B) {
+		h := FunctionURL(srv)
+		b.ReportAllocs()
+		for b.Loop() {
+			res, err := h(context.Background(), ev)
+			if err != nil || res.StatusCode != 200 {
+				b.Fatalf("%d %v", res.StatusCode, err)
+			}
 		}
-	}
+	})
+	b.Run("function-url-stream", func(b *testing.B) {
+		h := FunctionURLStream(srv)
+		b.ReportAllocs()
+		for b.Loop() {
+			res, err := h(context.Background(), &ev)
+			if err != nil || res.StatusCode != 200 {
+				b.Fatalf("%d %v", res.StatusCode, err)
+			}
+			if n, err := io.Copy(io.Discard, res); err != nil || n == 0 {
+				b.Fatalf("read %d: %v", n, err)
+			}
+			_ = res.Close()
+		}
+	})
 }

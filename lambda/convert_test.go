@@ -69,7 +69,8 @@ func TestRequestConversion(t *testing.T) {
 				{"X-Custom", r.Header.Get("X-Custom"), "value1,value2"},
 				{"X-Forwarded-Proto", r.Header.Get("X-Forwarded-Proto"), "https"},
 				{"Cookie", r.Header.Get("Cookie"), "session=9f2c1e; theme=dark"},
-				{"Content-Length header", r.Header.Get("Content-Length"), ""},
+				{"Content-Length header", r.Header.Get("Content-Length"), "16"}, // kept, as net/http does
+				{"Host header", r.Header.Get("Host"), ""},                       // r.Host, as net/http does
 				{"context value", r.Context().Value(ctxKey{}).(string), "invocation"},
 			}
 			for _, c := range checks {
@@ -90,10 +91,13 @@ func TestRequestConversion(t *testing.T) {
 				t.Error("the invocation's deadline was lost")
 			}
 			switch k.trigger {
-			case TriggerFunctionURL:
+			case TriggerFunctionURL, TriggerFunctionURLStream:
 				ev, ok := FunctionURLRequest(r.Context())
 				if !ok || ev.RequestContext.Authorizer == nil || ev.RequestContext.Authorizer.IAM.UserARN != "arn:aws:iam::111122223333:user/example-user" {
 					t.Errorf("FunctionURLRequest = %+v, %v", ev, ok)
+				}
+				if ok && (!ev.IsBase64Encoded || ev.Body != "iVBORw0KGgoAAAAN//6Afw==" || len(ev.Cookies) != 2) {
+					t.Errorf("FunctionURLRequest is not the event as delivered: body %q (base64 %v), cookies %q", ev.Body, ev.IsBase64Encoded, ev.Cookies)
 				}
 				if _, ok := HTTPAPIRequest(r.Context()); ok {
 					t.Error("HTTPAPIRequest found a function URL event")
@@ -102,6 +106,9 @@ func TestRequestConversion(t *testing.T) {
 				ev, ok := HTTPAPIRequest(r.Context())
 				if !ok || ev.RequestContext.Stage != "prod" || ev.RequestContext.Authorizer.JWT.Claims["sub"] != "user-42" {
 					t.Errorf("HTTPAPIRequest = %+v, %v", ev, ok)
+				}
+				if _, ok := FunctionURLRequest(r.Context()); ok {
+					t.Error("FunctionURLRequest found an HTTP API event")
 				}
 			}
 		})
@@ -298,8 +305,10 @@ func TestResponseConversion(t *testing.T) {
 				if !slices.Equal(res.Cookies, tc.cookies) {
 					t.Errorf("cookies = %q, want %q", res.Cookies, tc.cookies)
 				}
-				if res.Base64 != tc.base64 {
-					t.Errorf("isBase64Encoded = %v, want %v", res.Base64, tc.base64)
+				// A stream carries bytes; a buffered response carries text
+				// or base64 in JSON.
+				if want := tc.base64 && !k.streaming(); res.Base64 != want {
+					t.Errorf("isBase64Encoded = %v, want %v", res.Base64, want)
 				}
 				if got := res.decoded(t); !bytes.Equal(got, tc.body) {
 					t.Errorf("body = %q, want %q", got, tc.body)
@@ -375,13 +384,17 @@ func TestMalformedEvents(t *testing.T) {
 		{"not base64", "", func(f *fields) { *f.Body, *f.Base64 = "{not base64}", true }, "not base64"},
 		{"relative path", "", func(f *fields) { *f.RawPath = "mcp" }, "not an absolute path"},
 		{"no path", "", func(f *fields) { *f.RawPath = "" }, "not an absolute path"},
-		{"bad method", "", func(f *fields) { *f.Method = "GE T" }, "not a valid HTTP method"},
+		{"bad method", "", func(f *fields) { *f.Method = "GE T" }, `invalid method "GE T"`},
 		{"header injection", "", func(f *fields) { f.Headers["x-evil"] = "a\r\nX-Admin: 1" }, "control character"},
 		{"bad header name", "", func(f *fields) { f.Headers["bad name"] = "x" }, "header name"},
 		{"cookie injection", "", func(f *fields) { *f.Cookies = []string{"a=1\nb"} }, "cookie"},
 		{"no host", "", func(f *fields) { *f.Domain = ""; delete(f.Headers, "host") }, "no requestContext.domainName"},
 		{"bad host", "", func(f *fields) { *f.Domain = "evil.example/x" }, "not a valid host"},
-		{"bad query", "", func(f *fields) { *f.RawPath = "/%zz" }, "rawPath"},
+		{"bad escape", "", func(f *fields) { *f.RawPath = "/%zz" }, `invalid URL escape "%zz"`},
+		{"query in path", "", func(f *fields) { *f.RawPath = "/mcp?x=1" }, "has a query or fragment"},
+		{"fragment in query", "", func(f *fields) { *f.RawPath = "/mcp"; f.setQuery("a=1#b") }, "has a fragment"},
+		{"path into the host", "", func(f *fields) { *f.RawPath = ".attacker.example/mcp" }, "not an absolute path"},
+		{"user info in host", "", func(f *fields) { *f.Domain = "user@evil.example" }, "not a valid host"},
 	}
 	for _, k := range kinds {
 		for _, tc := range cases {
@@ -423,8 +436,23 @@ func TestNewHandler(t *testing.T) {
 				t.Fatalf("round 1: %d %s", res.Status, res.Body)
 			}
 
-			for _, payload := range []string{`not json`, `[]`, `{"requestContext":"x"}`, ``, `null`, `{}`} {
+			for _, payload := range []string{`[]`, `{"requestContext":"x"}`, `null`, `{}`, `"a string"`} {
 				out, err := lh.Invoke(context.Background(), []byte(payload))
+				if err != nil {
+					t.Fatalf("Invoke(%q) returned a Lambda error: %v", payload, err)
+				}
+				wantRPCError(t, decodeResponse(t, k, out), http.StatusBadRequest, jsonrpc.InvalidRequest)
+			}
+			// Lambda only delivers JSON; what is not JSON at all is refused
+			// by the runtime before a streaming adapter sees it (documented).
+			for _, payload := range []string{`not json`, ``} {
+				out, err := lh.Invoke(context.Background(), []byte(payload))
+				if k.streaming() {
+					if err == nil {
+						t.Errorf("Invoke(%q) = %q, want the runtime's decoding error", payload, out)
+					}
+					continue
+				}
 				if err != nil {
 					t.Fatalf("Invoke(%q) returned a Lambda error: %v", payload, err)
 				}
@@ -440,9 +468,16 @@ func TestNewHandler(t *testing.T) {
 	}
 }
 
-func decodeResponse(t *testing.T, k kind, b []byte) result {
+func decodeResponse(t testing.TB, k kind, b []byte) result {
 	t.Helper()
-	if k.trigger == TriggerFunctionURL {
+	switch k.trigger {
+	case TriggerFunctionURLStream:
+		r, err := readStream(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("response %q: %v", b, err)
+		}
+		return r
+	case TriggerFunctionURL:
 		var r events.LambdaFunctionURLResponse
 		if err := json.Unmarshal(b, &r); err != nil {
 			t.Fatalf("response %s: %v", b, err)
@@ -457,12 +492,12 @@ func decodeResponse(t *testing.T, k kind, b []byte) result {
 }
 
 func TestParseTrigger(t *testing.T) {
-	for in, want := range map[string]Trigger{"url": TriggerFunctionURL, "httpapi": TriggerHTTPAPI} {
+	for in, want := range map[string]Trigger{"url": TriggerFunctionURL, "url-stream": TriggerFunctionURLStream, "httpapi": TriggerHTTPAPI} {
 		if got, err := ParseTrigger(in); err != nil || got != want {
 			t.Errorf("ParseTrigger(%q) = %q, %v", in, got, err)
 		}
 	}
-	for _, in := range []string{"", "URL", "rest", "alb"} {
+	for _, in := range []string{"", "URL", "rest", "alb", "stream"} {
 		if _, err := ParseTrigger(in); err == nil {
 			t.Errorf("ParseTrigger(%q) succeeded", in)
 		}

@@ -152,7 +152,9 @@ func TestAllowedHosts(t *testing.T) {
 }
 
 // TestNotificationsBuffered: progress notifications stream as SSE on a
-// server, and in Lambda arrive in the same body as the final response.
+// server; in the buffered modes they arrive in the same body as the final
+// response (and in the streaming mode the whole stream reads the same; see
+// TestStreamNotificationsLive for when they arrive).
 func TestNotificationsBuffered(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {

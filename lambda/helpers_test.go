@@ -1,9 +1,12 @@
 package lambda
 
 import (
+	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -84,6 +87,7 @@ func buildServerWithKey(secret string, hosts []string) (*server.Server, error) {
 type fields struct {
 	Method  *string
 	RawPath *string
+	Query   *string
 	Domain  *string
 	Body    *string
 	Base64  *bool
@@ -101,6 +105,9 @@ func (f *fields) setBody(body []byte) {
 	}
 	f.Headers["content-length"] = strconv.Itoa(len(body))
 }
+
+// setQuery replaces the raw query string.
+func (f *fields) setQuery(q string) { *f.Query = q }
 
 // body returns the decoded body.
 func (f *fields) body(tb testing.TB) []byte {
@@ -151,15 +158,19 @@ type kind struct {
 
 var kinds = []kind{
 	{name: "function-url", trigger: TriggerFunctionURL, round1: "function-url-round1.json", upload: "function-url-upload.json", domain: urlDomain, serve: serveFunctionURL},
+	{name: "function-url-stream", trigger: TriggerFunctionURLStream, round1: "function-url-round1.json", upload: "function-url-upload.json", domain: urlDomain, serve: serveFunctionURLStream},
 	{name: "http-api", trigger: TriggerHTTPAPI, round1: "httpapi-round1.json", upload: "httpapi-upload.json", domain: apiDomain, serve: serveHTTPAPI},
 }
+
+// streaming reports whether the kind answers with a streaming response.
+func (k kind) streaming() bool { return k.trigger == TriggerFunctionURLStream }
 
 func serveFunctionURL(tb testing.TB, ctx context.Context, h http.Handler, file string, edit func(*fields)) result {
 	tb.Helper()
 	var ev events.LambdaFunctionURLRequest
 	load(tb, file, &ev)
 	if edit != nil {
-		edit(&fields{Method: &ev.RequestContext.HTTP.Method, RawPath: &ev.RawPath, Domain: &ev.RequestContext.DomainName,
+		edit(&fields{Method: &ev.RequestContext.HTTP.Method, RawPath: &ev.RawPath, Query: &ev.RawQueryString, Domain: &ev.RequestContext.DomainName,
 			Body: &ev.Body, Base64: &ev.IsBase64Encoded, Headers: ev.Headers, Cookies: &ev.Cookies})
 	}
 	res, err := FunctionURL(h)(ctx, ev)
@@ -169,12 +180,70 @@ func serveFunctionURL(tb testing.TB, ctx context.Context, h http.Handler, file s
 	return result{res.StatusCode, res.Headers, res.Cookies, res.Body, res.IsBase64Encoded}
 }
 
+// serveFunctionURLStream serves the event through FunctionURLStream and
+// reads the whole stream as the runtime would send it: the prelude, eight
+// zero bytes, the body.
+func serveFunctionURLStream(tb testing.TB, ctx context.Context, h http.Handler, file string, edit func(*fields)) result {
+	tb.Helper()
+	var ev events.LambdaFunctionURLRequest
+	load(tb, file, &ev)
+	if edit != nil {
+		edit(&fields{Method: &ev.RequestContext.HTTP.Method, RawPath: &ev.RawPath, Query: &ev.RawQueryString, Domain: &ev.RequestContext.DomainName,
+			Body: &ev.Body, Base64: &ev.IsBase64Encoded, Headers: ev.Headers, Cookies: &ev.Cookies})
+	}
+	res, err := FunctionURLStream(h)(ctx, &ev)
+	if err != nil {
+		tb.Fatalf("FunctionURLStream returned a Lambda error: %v", err)
+	}
+	defer res.Close()
+	r, err := readStream(res)
+	if err != nil {
+		tb.Fatalf("reading the stream: %v", err)
+	}
+	return r
+}
+
+// readStream reads a whole streaming response from its io.Reader. A read
+// error comes back with what was read before it.
+func readStream(stream io.Reader) (result, error) {
+	br := bufio.NewReader(stream)
+	r, err := readPrelude(br)
+	if err != nil {
+		return r, err
+	}
+	body, err := io.ReadAll(br)
+	r.Body = string(body)
+	return r, err
+}
+
+// readPrelude reads the JSON prelude of a streaming response and the eight
+// zero bytes that end it.
+func readPrelude(br *bufio.Reader) (result, error) {
+	line, err := br.ReadBytes(0)
+	if err != nil {
+		return result{}, fmt.Errorf("no prelude: %w (read %q)", err, line)
+	}
+	var zeros [7]byte
+	if _, err := io.ReadFull(br, zeros[:]); err != nil || zeros != [7]byte{} {
+		return result{}, fmt.Errorf("the prelude is not followed by eight zero bytes: %q, %v", zeros, err)
+	}
+	var p struct {
+		StatusCode *int              `json:"statusCode"`
+		Headers    map[string]string `json:"headers"`
+		Cookies    []string          `json:"cookies"`
+	}
+	if err := json.Unmarshal(line[:len(line)-1], &p); err != nil || p.StatusCode == nil {
+		return result{}, fmt.Errorf("prelude %q: %v", line, err)
+	}
+	return result{Status: *p.StatusCode, Headers: p.Headers, Cookies: p.Cookies}, nil
+}
+
 func serveHTTPAPI(tb testing.TB, ctx context.Context, h http.Handler, file string, edit func(*fields)) result {
 	tb.Helper()
 	var ev events.APIGatewayV2HTTPRequest
 	load(tb, file, &ev)
 	if edit != nil {
-		edit(&fields{Method: &ev.RequestContext.HTTP.Method, RawPath: &ev.RawPath, Domain: &ev.RequestContext.DomainName,
+		edit(&fields{Method: &ev.RequestContext.HTTP.Method, RawPath: &ev.RawPath, Query: &ev.RawQueryString, Domain: &ev.RequestContext.DomainName,
 			Body: &ev.Body, Base64: &ev.IsBase64Encoded, Headers: ev.Headers, Cookies: &ev.Cookies})
 	}
 	res, err := HTTPAPI(h)(ctx, ev)

@@ -10,10 +10,16 @@
 //	BATON_ALLOWED_HOSTS  comma-separated Host values to accept, for example
 //	                     the function URL's domain (recommended: without it
 //	                     any Host is accepted)
-//	BATON_LAMBDA_EVENT   "url" (function URL, the default) or "httpapi"
-//	                     (API Gateway HTTP API, payload format 2.0)
+//	BATON_LAMBDA_EVENT   how the function is invoked, which must match its
+//	                     configuration in AWS:
+//	                     "url"        function URL, InvokeMode BUFFERED (the
+//	                                  default, as in AWS)
+//	                     "url-stream" function URL, InvokeMode RESPONSE_STREAM:
+//	                                  progress and log notifications reach
+//	                                  the client as they happen
+//	                     "httpapi"    API Gateway HTTP API, payload format 2.0
 //
-// Build for the provided.al2023 runtime:
+// Build for the provided.al2023 runtime (needed for "url-stream"):
 //
 //	GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -o bootstrap ./examples/serverless
 package main
