@@ -158,6 +158,7 @@ type callOptions struct {
 	meta          map[string]any
 	header        http.Header
 	without       []string
+	resume        map[string]json.RawMessage // requestState and inputResponses of the first request
 	err           error
 }
 
@@ -200,6 +201,29 @@ func WithHeader(name, value string) CallOption {
 			o.header = http.Header{}
 		}
 		o.header.Set(name, value)
+	}
+}
+
+// Resume makes the first request of a call carry requestState state and
+// inputResponses answers (any value that encodes as a JSON object, such as
+// a Round's InputResponses; nil sends none), as if it retried an earlier
+// round: to replay a retry, or to present a stale or foreign state. The
+// call then goes on as usual. With Do, params' own members win.
+func Resume(state string, answers any) CallOption {
+	return func(o *callOptions) {
+		o.resume = map[string]json.RawMessage{}
+		if state != "" {
+			o.resume["requestState"], _ = json.Marshal(state)
+		}
+		if answers == nil {
+			return
+		}
+		b, err := json.Marshal(answers)
+		if err != nil || !isJSONObject(b) {
+			o.err = fmt.Errorf("mcptest: Resume answers must encode as a JSON object (%v)", err)
+			return
+		}
+		o.resume["inputResponses"] = b
 	}
 }
 
@@ -264,6 +288,11 @@ func (c *Client) Do(ctx context.Context, method string, params any, opts ...Call
 	if _, ok := p["_meta"]; !ok {
 		if p["_meta"], err = c.meta(o); err != nil {
 			return nil, err
+		}
+	}
+	for k, v := range o.resume {
+		if _, ok := p[k]; !ok {
+			p[k] = v
 		}
 	}
 	return c.send(ctx, method, p, o)

@@ -699,3 +699,41 @@ func TestListsAndDiscover(t *testing.T) {
 		})
 	}
 }
+
+// Resume starts a call from a recorded round: the retry is replayed in one
+// request, and a state from another key is refused in round 1.
+func TestResume(t *testing.T) {
+	ctx := testContext(t)
+	srv := newServer(t, sharedKey)
+	c := newClient(t, mcptest.Handler(srv), &mcptest.Options{Elicitation: user})
+	first, err := c.CallTool(ctx, "ask_two", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2 := first.Exchange.Rounds[1]
+	replay, err := c.CallTool(ctx, "ask_two", nil, mcptest.Resume(r2.RequestState, r2.InputResponses))
+	if err != nil || replay.Text() != "Alice likes green" || len(replay.Exchange.Rounds) != 1 {
+		t.Fatalf("replay: %v %+v", err, replay)
+	}
+	// From round 1's state the call goes on to ask the second question.
+	r1 := first.Exchange.Rounds[0]
+	again, err := c.CallTool(ctx, "ask_two", nil, mcptest.Resume(r1.RequestState, r1.InputResponses))
+	if err != nil || len(again.Exchange.Rounds) != 2 || again.Exchange.Rounds[0].InputRequests[0].Elicitation.Message != "Favourite colour?" {
+		t.Fatalf("resume from round 1: %v %+v", err, again)
+	}
+	other := mrtr.Key{ID: "other", Secret: []byte("another-secret-another-secret-0123456789")}
+	foreign := newClient(t, mcptest.Handler(newServer(t, other)), &mcptest.Options{Elicitation: user})
+	_, err = foreign.CallTool(ctx, "ask_two", nil, mcptest.Resume(r2.RequestState, r2.InputResponses))
+	var rpcErr *mcptest.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != -32602 || rpcErr.Round != 1 {
+		t.Fatalf("foreign state: %v", err)
+	}
+	// Do takes Resume too, unless params carry their own members.
+	resp, err := c.Do(ctx, "tools/call", map[string]any{"name": "ask_two"}, mcptest.Resume(r2.RequestState, r2.InputResponses))
+	if err != nil || resp.ResultType() != "complete" {
+		t.Fatalf("Do with Resume: %v %+v", err, resp)
+	}
+	if _, err := c.CallTool(ctx, "ask_two", nil, mcptest.Resume("s", []int{1})); err == nil {
+		t.Fatal("Resume with answers that are not an object was accepted")
+	}
+}

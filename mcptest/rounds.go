@@ -260,6 +260,9 @@ func (c *Client) drive(ctx context.Context, method, target string, p map[string]
 	if p["_meta"], err = c.meta(o); err != nil {
 		return nil, nil, err
 	}
+	for k, v := range o.resume {
+		p[k] = v
+	}
 	what := method + " " + target
 	ex := &Exchange{}
 	for round := 1; round <= c.opts.MaxRounds; round++ {
