@@ -662,7 +662,7 @@ func TestListsAndDiscover(t *testing.T) {
 			if _, ok := d.Capabilities["tools"]; !ok {
 				t.Fatalf("capabilities %v", d.Capabilities)
 			}
-			// PageSize is 2: the nine tools come in five pages.
+			// PageSize is 2: the eight tools come in four pages.
 			tools, err := c.ListTools(ctx)
 			if err != nil {
 				t.Fatal(err)
