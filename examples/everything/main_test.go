@@ -163,3 +163,45 @@ func TestStateKeyValidation(t *testing.T) {
 		t.Fatal("the key id must be derived from the key so instances agree")
 	}
 }
+
+// The helpers below build requests by hand for keys_test.go; the MRTR
+// flows of writeonce_test.go go through mcptest instead.
+
+// inputRequired returns the keys asked and the state of an input_required
+// result.
+func inputRequired(t *testing.T, r rpcResponse) (keys []string, state string) {
+	t.Helper()
+	if r.Error != nil {
+		t.Fatalf("error %d: %s", r.Error.Code, r.Error.Message)
+	}
+	if string(r.Result["resultType"]) != `"input_required"` {
+		t.Fatalf("not input_required: %v", r.Result)
+	}
+	var reqs map[string]json.RawMessage
+	if err := json.Unmarshal(r.Result["inputRequests"], &reqs); err != nil {
+		t.Fatal(err)
+	}
+	for k := range reqs {
+		keys = append(keys, k)
+	}
+	if err := json.Unmarshal(r.Result["requestState"], &state); err != nil || state == "" {
+		t.Fatalf("requestState: %s", r.Result["requestState"])
+	}
+	return keys, state
+}
+
+func retry(state string, answers map[string]any) map[string]any {
+	return map[string]any{"requestState": state, "inputResponses": answers}
+}
+
+func acceptContent(field, value string) map[string]any {
+	return map[string]any{"action": "accept", "content": map[string]any{field: value}}
+}
+
+func toolText(t *testing.T, r rpcResponse) (string, bool) {
+	t.Helper()
+	if string(r.Result["resultType"]) != `"complete"` {
+		t.Fatalf("not complete: %v %v", r.Result, r.Error)
+	}
+	return text(t, r)
+}

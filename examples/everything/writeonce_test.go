@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
-	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -10,78 +12,75 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/testredis"
+	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/redisledger"
 )
 
-// inputRequired returns the keys asked and the state of an input_required
-// result.
-func inputRequired(t *testing.T, r rpcResponse) (keys []string, state string) {
+// client returns a test client for target that answers the example's
+// forms as Alice would: her name, her email, yes to a transfer, and to
+// test_elicitation the given content.
+func client(t *testing.T, target mcptest.Target, elicitation map[string]any) *mcptest.Client {
 	t.Helper()
-	if r.Error != nil {
-		t.Fatalf("error %d: %s", r.Error.Code, r.Error.Message)
-	}
-	if string(r.Result["resultType"]) != `"input_required"` {
-		t.Fatalf("not input_required: %v", r.Result)
-	}
-	var reqs map[string]json.RawMessage
-	if err := json.Unmarshal(r.Result["inputRequests"], &reqs); err != nil {
+	c, err := mcptest.New(target, &mcptest.Options{
+		Elicitation: func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
+			switch {
+			case req.Message == "What is your name?":
+				return mcptest.Accept(map[string]any{"name": "Alice"})
+			case strings.HasSuffix(req.Message, "What is your email?"):
+				return mcptest.Accept(map[string]any{"email": "alice@example.com"})
+			case strings.HasPrefix(req.Message, "Transfer "):
+				return mcptest.Accept(map[string]any{"confirm": true})
+			case req.Message == "Who are you?" && elicitation != nil:
+				return mcptest.Accept(elicitation)
+			}
+			return nil, fmt.Errorf("unexpected question %q", req.Message)
+		},
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	for k := range reqs {
-		keys = append(keys, k)
-	}
-	if err := json.Unmarshal(r.Result["requestState"], &state); err != nil || state == "" {
-		t.Fatalf("requestState: %s", r.Result["requestState"])
-	}
-	return keys, state
+	return c
 }
 
-func retry(state string, answers map[string]any) map[string]any {
-	return map[string]any{"requestState": state, "inputResponses": answers}
+func at(ts *httptest.Server) mcptest.Target { return mcptest.URL(ts.URL, ts.Client()) }
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
 }
 
-func acceptContent(field, value string) map[string]any {
-	return map[string]any{"action": "accept", "content": map[string]any{field: value}}
-}
+var transferArgs = map[string]any{"to": "bob", "amount": 25.5}
 
-// onboard drives onboard_user over modern MRTR rounds, each round on the
-// next server of urls (cycling), and returns the result text and the state
-// of round 2.
-func onboard(t *testing.T, urls ...string) (text, round2State string) {
+// onboard drives onboard_user through target and checks its two
+// questions, in order, one per round; it returns the result.
+func onboard(t *testing.T, target mcptest.Target) *mcptest.ToolResult {
 	t.Helper()
-	at := func(i int) string { return urls[i%len(urls)] }
-	keys, s1 := inputRequired(t, callTool(t, at(0), "onboard_user", map[string]any{}, nil))
-	if strings.Join(keys, ",") != "q0" {
-		t.Fatalf("round 1 asks %v", keys)
+	res, err := client(t, target, nil).CallTool(testContext(t), "onboard_user", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	keys, s2 := inputRequired(t, callTool(t, at(1), "onboard_user", map[string]any{}, retry(s1, map[string]any{"q0": acceptContent("name", "Alice")})))
-	if strings.Join(keys, ",") != "q1" {
-		t.Fatalf("round 2 asks %v", keys)
+	if res.IsError || res.Text() != "Welcome aboard, Alice <alice@example.com>" {
+		t.Fatalf("result %q (isError %v)", res.Text(), res.IsError)
 	}
-	r3 := callTool(t, at(2), "onboard_user", map[string]any{}, retry(s2, map[string]any{"q1": acceptContent("email", "alice@example.com")}))
-	text, isErr := toolText(t, r3)
-	if isErr {
-		t.Fatalf("round 3 is an error: %q", text)
+	rounds := res.Exchange.Rounds
+	if len(rounds) != 3 {
+		t.Fatalf("%d rounds, want 3", len(rounds))
 	}
-	return text, s2
-}
-
-func toolText(t *testing.T, r rpcResponse) (string, bool) {
-	t.Helper()
-	if string(r.Result["resultType"]) != `"complete"` {
-		t.Fatalf("not complete: %v %v", r.Result, r.Error)
+	for i, want := range []string{"What is your name?", "Thanks, Alice. What is your email?"} {
+		if irs := rounds[i].InputRequests; len(irs) != 1 || irs[0].Elicitation.Message != want {
+			t.Fatalf("round %d asks %+v, want %q", i+1, irs, want)
+		}
 	}
-	return text(t, r)
+	return res
 }
 
 func TestOnboardModernRounds(t *testing.T) {
-	ts := newTestServer(t, testKey)
-	got, s2 := onboard(t, ts.URL)
-	if got != "Welcome aboard, Alice <alice@example.com>" {
-		t.Fatalf("result %q", got)
-	}
+	res := onboard(t, at(newTestServer(t, testKey)))
 	// The first answer rides in round 2's state, and cannot be read there.
+	s2 := res.Exchange.Rounds[1].RequestState
 	payload, err := base64.RawURLEncoding.DecodeString(strings.Split(s2, ".")[1])
 	if err != nil {
 		t.Fatal(err)
@@ -95,53 +94,66 @@ func TestOnboardModernRounds(t *testing.T) {
 func TestOnboardAlternatingInstances(t *testing.T) {
 	a := newTestServer(t, testKey)
 	b := newTestServer(t, testKey)
-	if got, _ := onboard(t, a.URL, b.URL); got != "Welcome aboard, Alice <alice@example.com>" {
-		t.Fatalf("result %q", got)
-	}
-	if got, _ := onboard(t, b.URL, a.URL); got != "Welcome aboard, Alice <alice@example.com>" {
-		t.Fatalf("result %q", got)
-	}
+	onboard(t, mcptest.RoundRobin(at(a), at(b)))
+	onboard(t, mcptest.RoundRobin(at(b), at(a)))
 }
 
 // test_elicitation is written in the blocking style; modern clients get it
 // through one MRTR round.
 func TestBlockingElicitationModern(t *testing.T) {
 	ts := newTestServer(t, testKey)
+	ctx := testContext(t)
 	args := map[string]any{"message": "Who are you?"}
-	keys, s1 := inputRequired(t, callTool(t, ts.URL, "test_elicitation", args, nil))
-	if strings.Join(keys, ",") != "q0" {
-		t.Fatalf("asks %v", keys)
+	res, err := client(t, at(ts), map[string]any{"username": "alice", "email": "alice@example.com"}).CallTool(ctx, "test_elicitation", args)
+	if err != nil {
+		t.Fatal(err)
 	}
-	answer := map[string]any{"action": "accept", "content": map[string]any{"username": "alice", "email": "alice@example.com"}}
-	got, isErr := toolText(t, callTool(t, ts.URL, "test_elicitation", args, retry(s1, map[string]any{"q0": answer})))
-	if isErr || !strings.HasPrefix(got, "User response: action=accept") || !strings.Contains(got, `"username":"alice"`) {
-		t.Fatalf("result %q", got)
+	if got := res.Text(); res.IsError || !strings.HasPrefix(got, "User response: action=accept") || !strings.Contains(got, `"username":"alice"`) || len(res.Exchange.Rounds) != 2 {
+		t.Fatalf("result %q after %d rounds", got, len(res.Exchange.Rounds))
 	}
 	// The answer is validated against the schema the handler sent.
-	bad := map[string]any{"action": "accept", "content": map[string]any{"username": "alice", "email": "not-an-email"}}
-	r := callTool(t, ts.URL, "test_elicitation", args, retry(s1, map[string]any{"q0": bad}))
-	if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "email") {
-		t.Fatalf("invalid answer: %+v %v", r.Error, r.Result)
+	_, err = client(t, at(ts), map[string]any{"username": "alice", "email": "not-an-email"}).CallTool(ctx, "test_elicitation", args)
+	var rpcErr *mcptest.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != -32602 || rpcErr.Round != 2 || !strings.Contains(rpcErr.Message, "email") {
+		t.Fatalf("invalid answer: %v", err)
+	}
+}
+
+// transfer runs confirm_transfer through target and checks it moved the
+// money; it returns the result.
+func transfer(t *testing.T, target mcptest.Target) *mcptest.ToolResult {
+	t.Helper()
+	res, err := client(t, target, nil).CallTool(testContext(t), "confirm_transfer", transferArgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError || res.Text() != "Transferred 25.5 to bob" {
+		t.Fatalf("transfer: %q (isError %v)", res.Text(), res.IsError)
+	}
+	return res
+}
+
+// replay sends the confirming retry of an earlier transfer again, through
+// target, and checks that nothing moved.
+func replay(t *testing.T, target mcptest.Target, earlier *mcptest.ToolResult) {
+	t.Helper()
+	r := earlier.Exchange.Rounds[0]
+	res, err := client(t, target, nil).CallTool(testContext(t), "confirm_transfer", transferArgs, mcptest.Resume(r.RequestState, r.InputResponses))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(res.Text(), "already used") || len(res.Exchange.Rounds) != 1 {
+		t.Fatalf("replay: %q (isError %v)", res.Text(), res.IsError)
 	}
 }
 
 // A confirmation is redeemable once: replaying the same retry on the same
 // instance does not transfer twice.
 func TestReplayedConfirmationSameInstance(t *testing.T) {
-	ts := newTestServer(t, testKey)
-	_, state := inputRequired(t, call(t, ts.URL, nil))
-	yes := map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}
-	if got, isErr := text(t, call(t, ts.URL, retry(state, yes))); isErr || got != "Transferred 25.5 to bob" {
-		t.Fatalf("first: %q", got)
-	}
-	if got, isErr := text(t, call(t, ts.URL, retry(state, yes))); !isErr || !strings.Contains(got, "already used") {
-		t.Fatalf("replay: %q (isError %v)", got, isErr)
-	}
+	ts := at(newTestServer(t, testKey))
+	replay(t, ts, transfer(t, ts))
 	// A new flow (a new confirmation) transfers again.
-	_, state2 := inputRequired(t, call(t, ts.URL, nil))
-	if got, isErr := text(t, call(t, ts.URL, retry(state2, yes))); isErr || got != "Transferred 25.5 to bob" {
-		t.Fatalf("new flow: %q", got)
-	}
+	transfer(t, ts)
 }
 
 // With a shared Redis ledger, replaying the retry on another instance does
@@ -162,25 +174,19 @@ func TestReplayedConfirmationOtherInstance(t *testing.T) {
 		return ts
 	}
 	a, b := server(), server()
-	_, state := inputRequired(t, call(t, a.URL, nil))
-	yes := map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}
-	if got, isErr := text(t, call(t, a.URL, retry(state, yes))); isErr || got != "Transferred 25.5 to bob" {
-		t.Fatalf("first on a: %q", got)
-	}
-	if got, isErr := text(t, call(t, b.URL, retry(state, yes))); !isErr || !strings.Contains(got, "already used") {
-		t.Fatalf("replay on b: %q (isError %v)", got, isErr)
-	}
+	replay(t, at(b), transfer(t, at(a)))
 }
 
 // test_elicitation's round 2 lands on another instance.
 func TestBlockingElicitationAlternatingInstances(t *testing.T) {
 	a := newTestServer(t, testKey)
 	b := newTestServer(t, testKey)
-	args := map[string]any{"message": "Who are you?"}
-	_, s1 := inputRequired(t, callTool(t, a.URL, "test_elicitation", args, nil))
-	answer := map[string]any{"action": "accept", "content": map[string]any{"username": "alice", "email": "alice@example.com"}}
-	got, isErr := toolText(t, callTool(t, b.URL, "test_elicitation", args, retry(s1, map[string]any{"q0": answer})))
-	if isErr || !strings.HasPrefix(got, "User response: action=accept") {
-		t.Fatalf("result %q", got)
+	c := client(t, mcptest.RoundRobin(at(a), at(b)), map[string]any{"username": "alice", "email": "alice@example.com"})
+	res, err := c.CallTool(testContext(t), "test_elicitation", map[string]any{"message": "Who are you?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Text(); res.IsError || !strings.HasPrefix(got, "User response: action=accept") || len(res.Exchange.Rounds) != 2 {
+		t.Fatalf("result %q after %d rounds", got, len(res.Exchange.Rounds))
 	}
 }
