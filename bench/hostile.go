@@ -32,6 +32,7 @@ type hostileConfig struct {
 	budget   time.Duration // per row; each side still gets hostileMinRequests
 	timeout  time.Duration // client timeout per request
 	rows     string        // regexp over row ids; empty means all
+	deadline time.Duration // for the whole scenario; later rows are skipped
 }
 
 const (
@@ -169,6 +170,22 @@ func zeros(n int) string {
 	return "[" + strings.Repeat("0,", max(n/2-1, 0)) + "0]"
 }
 
+// deepArgs returns arguments with 5,000 members, each arrays nested to
+// the server's depth limit (the body, params and arguments take 3 levels).
+func deepArgs() string {
+	n := serverMaxDepth - 3
+	d := strings.Repeat("[", n) + strings.Repeat("]", n)
+	return args("," + repeat(5000, ",", func(i int) string { return fmt.Sprintf(`"d%04d":`, i) + d }))
+}
+
+// zerosBody returns a retry of exactly size bytes whose arguments hold an
+// array of zeros, with requestState st.
+func zerosBody(size int, st string) string {
+	return atSize(size, func(pad string) string {
+		return retry(args(`,"z":`+zeros(serverMaxBody-1024-len(st))+pad), "{"+answerOK+"}", st)
+	})
+}
+
 func keys40k(format string, value string) string {
 	return repeat(40000, ",", func(i int) string { return fmt.Sprintf(format, i) + ":" + value })
 }
@@ -230,11 +247,7 @@ var hostileRows = []hostileRow{
 			return retry(baseArgs, "{"+repeat(20, ",", func(i int) string { return fmt.Sprintf(`"n%02d":1e999999`, i) })+"}", garbageToken)
 		}},
 	{id: "deep-limit", what: "5,000 arrays nested to the depth limit (64)", kind: garbageState,
-		build: func(*hostileEnv) string {
-			n := serverMaxDepth - 3 // body, params, arguments
-			d := strings.Repeat("[", n) + strings.Repeat("]", n)
-			return retry(args(","+repeat(5000, ",", func(i int) string { return fmt.Sprintf(`"d%04d":`, i) + d })), "{"+answerOK+"}", garbageToken)
-		}},
+		build: func(*hostileEnv) string { return retry(deepArgs(), "{"+answerOK+"}", garbageToken) }},
 	{id: "deep-limit-obj", what: "3,000 objects nested to the depth limit (64)", kind: garbageState,
 		build: func(*hostileEnv) string {
 			n := serverMaxDepth - 3
@@ -319,17 +332,9 @@ var hostileRows = []hostileRow{
 			return callMeta(`"arguments":`+baseArgs+`,"inputResponses":{`+answerOK+`},"requestState":"`+garbageToken+`",`, meta)
 		}},
 	{id: "size-limit", what: "a body of exactly 4 MiB (the limit): an array of 2 million zeros", kind: garbageState,
-		build: func(*hostileEnv) string {
-			return atSize(serverMaxBody, func(pad string) string {
-				return retry(args(`,"z":`+zeros(serverMaxBody-1024)+pad), "{"+answerOK+"}", garbageToken)
-			})
-		}},
+		build: func(*hostileEnv) string { return zerosBody(serverMaxBody, garbageToken) }},
 	{id: "size-over", what: "a body of 4 MiB + 1 byte", kind: garbageState,
-		build: func(*hostileEnv) string {
-			return atSize(serverMaxBody+1, func(pad string) string {
-				return retry(args(`,"z":`+zeros(serverMaxBody-1024)+pad), "{"+answerOK+"}", garbageToken)
-			})
-		}},
+		build: func(*hostileEnv) string { return zerosBody(serverMaxBody+1, garbageToken) }},
 
 	{id: "ns-args-40k", what: "no state: arguments with 40,000 keys (to schema validation)", kind: noState,
 		build: func(*hostileEnv) string { return call(`"arguments":` + args(","+keys40k(`"k%05d"`, "0")) + `,`) }},
@@ -358,6 +363,14 @@ var hostileRows = []hostileRow{
 		build: func(e *hostileEnv) string {
 			return retry(args(","+repeat(20, ",", func(i int) string { return fmt.Sprintf(`"n%02d":1e999999`, i) })), "{"+answerOK+"}", e.baseState)
 		}},
+	{id: "vs-num-frac-100k", what: "valid state, a fraction of 100,000 digits in the arguments", kind: validState,
+		build: func(e *hostileEnv) string {
+			return retry(args(`,"n":0.`+digits(100000)), "{"+answerOK+"}", e.baseState)
+		}},
+	{id: "vs-deep-limit", what: "valid state, 5,000 arrays nested to the depth limit", kind: validState,
+		build: func(e *hostileEnv) string { return retry(deepArgs(), "{"+answerOK+"}", e.baseState) }},
+	{id: "vs-size-limit", what: "valid state, a body of exactly 4 MiB: an array of 2 million zeros", kind: validState,
+		build: func(e *hostileEnv) string { return zerosBody(serverMaxBody, e.baseState) }},
 	{id: "vs-ir-40k", what: "valid state, inputResponses with 40,000 keys, then a wrong answer", kind: validState,
 		build: func(e *hostileEnv) string {
 			return retry(baseArgs, "{"+keys40k(`"k%05d"`, `{"action":"accept","content":{}}`)+
@@ -715,7 +728,7 @@ func (h *hostileRun) row(r hostileRow) *rowResult {
 		spent := time.Since(start) > h.cfg.budget
 		kb, kh = h.nextBatch(&res.benign, spent), h.nextBatch(&res.hostile, spent)
 	}
-	res.judge()
+	res.judge(h.cfg.timeout)
 	return res
 }
 
@@ -743,13 +756,13 @@ func benignWanted(a answer, k rowKind, size int) bool {
 // judge sets the verdict: the hostile body must get the same clear error
 // every time, within the rule's bound on both the median latency and the
 // server CPU per request.
-func (res *rowResult) judge() {
+func (res *rowResult) judge(timeout time.Duration) {
 	ha, hsame := res.hostile.answer()
 	ba, bsame := res.benign.answer()
 	var fails []string
 	switch {
 	case res.hostile.timeout:
-		fails = append(fails, "no answer within "+fmtDur(res.hostile.elapsed))
+		fails = append(fails, "no answer within "+fmtDur(timeout))
 	case res.benign.timeout || !bsame || !benignWanted(ba, res.row.kind, res.benignSize):
 		res.verdict = "INVALID (benign body answered " + ba.String() + ")"
 		return
@@ -823,10 +836,17 @@ func runHostile(cfg hostileConfig) (bool, error) {
 	}
 	fmt.Printf("# hostile: %d requests per body and side (at least %d once the %s row budget is spent), %s timeout each, sequential on one keep-alive connection; an empty batch costs the server %s (subtracted)\n",
 		cfg.requests, hostileMinRequests, cfg.budget, cfg.timeout, fmtDur(h.gcCPU))
-	var results []*rowResult
+	var (
+		results []*rowResult
+		skipped []string
+	)
 	t0 := time.Now()
 	for _, r := range hostileRows {
 		if re != nil && !re.MatchString(r.id) {
+			continue
+		}
+		if cfg.deadline > 0 && time.Since(t0) > cfg.deadline {
+			skipped = append(skipped, r.id)
 			continue
 		}
 		res := h.row(r)
@@ -852,7 +872,12 @@ func runHostile(cfg hostileConfig) (bool, error) {
 		}
 	}
 	fmt.Printf("# hostile scenario took %s\n", fmtDur(time.Since(t0)))
-	return hostileTable(os.Stdout, results), nil
+	ok := hostileTable(os.Stdout, results)
+	if len(skipped) > 0 {
+		fmt.Printf("Not run (-hostile-deadline %s passed): %s.\n", cfg.deadline, strings.Join(skipped, ", "))
+		ok = false
+	}
+	return ok, nil
 }
 
 // hostileTable prints the markdown table and reports whether every row
@@ -872,16 +897,19 @@ func hostileTable(w io.Writer, results []*rowResult) bool {
 		if r.row.kind != garbageState {
 			what = r.row.kind.String() + ": " + strings.TrimPrefix(strings.TrimPrefix(what, "no state: "), "valid state, ")
 		}
-		lat := fmtDur(r.hostile.quantile(0.5)) + " / " + fmtDur(r.hostile.quantile(0.9))
-		if r.hostile.timeout {
-			lat = "> " + fmtDur(r.hostile.elapsed)
+		lat, cpu, ratios := "–", "–", "–"
+		if r.hostile.n() > 0 {
+			lat = fmtDur(r.hostile.quantile(0.5)) + " / " + fmtDur(r.hostile.quantile(0.9))
+			cpu = fmtDur(r.hostile.cpuPerReq())
+			ratios = ratio(r.hostile.quantile(0.5), r.benign.quantile(0.5)) + " / " + ratio(r.hostile.cpuPerReq(), r.benign.cpuPerReq())
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s / %s | %d/%d | %s |\n",
+		if r.hostile.timeout {
+			lat = "timeout"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %d/%d | %s |\n",
 			r.row.id, strings.ReplaceAll(what, "|", `\|`), fmtSize(r.size), ha, ba, lat,
 			fmtDur(r.benign.quantile(0.5)), fmtDur(r.benign.quantile(0.9)),
-			fmtDur(r.hostile.cpuPerReq()), fmtDur(r.benign.cpuPerReq()),
-			ratio(r.hostile.quantile(0.5), r.benign.quantile(0.5)), ratio(r.hostile.cpuPerReq(), r.benign.cpuPerReq()),
-			r.hostile.n(), r.benign.n(), r.verdict)
+			cpu, fmtDur(r.benign.cpuPerReq()), ratios, r.hostile.n(), r.benign.n(), r.verdict)
 		if !r.pass {
 			failed++
 		}

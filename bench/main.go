@@ -47,6 +47,7 @@ func main() {
 		hRequests   = flag.Int("hostile-requests", 15, "hostile: requests per body (hostile and its benign twin each), unless -hostile-budget runs out first")
 		hBudget     = flag.Duration("hostile-budget", 3*time.Second, "hostile: time per row after which it stops once each side has 3 requests")
 		hTimeout    = flag.Duration("hostile-timeout", 20*time.Second, "hostile: client timeout per request (a timeout is a hang: FAIL, and the server process is restarted)")
+		hDeadline   = flag.Duration("hostile-deadline", 10*time.Minute, "hostile: rows not started by then are skipped (reported, exit status 1)")
 		hRows       = flag.String("hostile-rows", "", "hostile: run only the rows whose id matches this regular expression (ids: -hostile-list)")
 		hList       = flag.Bool("hostile-list", false, "hostile: list the rows (id, kind, description) and exit")
 	)
@@ -67,7 +68,7 @@ func main() {
 	cfg := config{
 		concurrency: *concurrency, duration: *duration, warmup: *warmup, reps: *reps,
 		servers: split(*servers), scenarios: split(*scenarios), profile: *cpuprofile,
-		hostile: hostileConfig{requests: *hRequests, budget: *hBudget, timeout: *hTimeout, rows: *hRows},
+		hostile: hostileConfig{requests: *hRequests, budget: *hBudget, timeout: *hTimeout, rows: *hRows, deadline: *hDeadline},
 	}
 	for _, s := range cfg.servers {
 		if !slices.Contains(serverNames, s) {
