@@ -46,7 +46,7 @@ func main() {
 		cpuprofile  = flag.String("cpuprofile", "", "write CPU profiles of the Baton (net/http) server's measured windows to PREFIX-echo.pprof and PREFIX-confirm.pprof")
 		hRequests   = flag.Int("hostile-requests", 15, "hostile: requests per body (hostile and its benign twin each), unless -hostile-budget runs out first")
 		hBudget     = flag.Duration("hostile-budget", 3*time.Second, "hostile: time per row after which it stops once each side has 3 requests")
-		hTimeout    = flag.Duration("hostile-timeout", 20*time.Second, "hostile: client timeout per request (a timeout is a hang: FAIL, and the server process is restarted)")
+		hTimeout    = flag.Duration("hostile-timeout", time.Minute, "hostile: client timeout per request (a timeout is a hang: FAIL, and the server process is restarted)")
 		hDeadline   = flag.Duration("hostile-deadline", 10*time.Minute, "hostile: rows not started by then are skipped (reported, exit status 1)")
 		hRows       = flag.String("hostile-rows", "", "hostile: run only the rows whose id matches this regular expression (ids: -hostile-list)")
 		hList       = flag.Bool("hostile-list", false, "hostile: list the rows (id, kind, description) and exit")
