@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestServers checks that every server answers both scenarios as the load
@@ -78,3 +80,117 @@ func flip(c byte) string {
 }
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+// rowByID returns the row with id, failing the test if there is none.
+func rowByID(t *testing.T, id string) hostileRow {
+	t.Helper()
+	for _, r := range hostileRows {
+		if r.id == id {
+			return r
+		}
+	}
+	t.Fatalf("no hostile row %q", id)
+	return hostileRow{}
+}
+
+// depthOf is the deepest nesting of arrays and objects in a JSON text.
+func depthOf(b string) int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case inString:
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// TestHostileBodies checks that the hostile bodies are what their rows say
+// and that each benign twin is of like size.
+func TestHostileBodies(t *testing.T) {
+	env := &hostileEnv{baseState: strings.Repeat("s", 400)}
+	ids := map[string]bool{}
+	id := regexp.MustCompile(`^[a-z0-9-]+$`)
+	for _, r := range hostileRows {
+		if ids[r.id] || !id.MatchString(r.id) {
+			t.Errorf("row id %q is a duplicate or not [a-z0-9-]+", r.id)
+		}
+		ids[r.id] = true
+		hb := r.build(env)
+		bb := benignBody(env, r.kind, len(hb), nil)
+		if d := len(bb) - len(hb); d < -512 || d > 512 && d > len(hb)/50 {
+			t.Errorf("%s: hostile body %d bytes, benign twin %d", r.id, len(hb), len(bb))
+		}
+		if r.id != "deep-over-200k" && !json.Valid([]byte(hb)) { // encoding/json stops at 10,000 levels
+			t.Errorf("%s: not valid JSON: %.200s", r.id, hb)
+		}
+		if !json.Valid([]byte(bb)) || depthOf(bb) > serverMaxDepth {
+			t.Errorf("%s: benign twin is not valid JSON within the depth limit", r.id)
+		}
+	}
+	for id, want := range map[string]int{"deep-limit": serverMaxDepth, "deep-limit-obj": serverMaxDepth, "deep-over": serverMaxDepth + 1, "deep-over-200k": 200003} {
+		if got := depthOf(rowByID(t, id).build(env)); got != want {
+			t.Errorf("%s: depth %d, want %d", id, got, want)
+		}
+	}
+	for id, want := range map[string]int{"size-limit": serverMaxBody, "size-over": serverMaxBody + 1} {
+		if got := len(rowByID(t, id).build(env)); got != want {
+			t.Errorf("%s: %d bytes, want %d", id, got, want)
+		}
+	}
+	for id, want := range map[string]int{"state-limit": serverMaxState, "state-over": serverMaxState + 1} {
+		var m struct {
+			Params struct {
+				RequestState string `json:"requestState"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal([]byte(rowByID(t, id).build(env)), &m); err != nil || len(m.Params.RequestState) != want {
+			t.Errorf("%s: state of %d bytes (%v), want %d", id, len(m.Params.RequestState), err, want)
+		}
+	}
+}
+
+// TestHostileAnswers checks, against the Baton server, that each kind of
+// benign twin gets the answer the comparison assumes (so no row measures a
+// refusal for an unrelated reason such as a header), and that hostile
+// bodies the server already refuses cheaply get a clear error.
+func TestHostileAnswers(t *testing.T) {
+	urls, _, err := startServers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newHostileClient(urls["baton"], 10*time.Second)
+	st, err := c.first(baseArgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &hostileEnv{baseState: st}
+	for _, k := range []rowKind{garbageState, noState, validState} {
+		for _, size := range []int{300, 64 << 10, serverMaxBody + 10} {
+			b := benignBody(env, k, size, c.first)
+			a, _ := c.post([]byte(b))
+			if !benignWanted(a, k, len(b)) {
+				t.Errorf("benign %s body of %d bytes: got %s %s", k, len(b), a, a.msg)
+			}
+		}
+	}
+	for _, id := range []string{"deep-over", "state-limit", "state-over", "size-over", "dup-same-40k", "exp-answer", "vs-answer-exp"} {
+		r := rowByID(t, id)
+		a, _ := c.post([]byte(r.build(env)))
+		if !a.clear(r.kind) {
+			t.Errorf("%s: got %s %s, want a clear error", id, a, a.msg)
+		}
+	}
+}

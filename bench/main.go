@@ -42,11 +42,22 @@ func main() {
 		warmup      = flag.Duration("warmup", 2*time.Second, "unrecorded (but checked) time before each measurement")
 		reps        = flag.Int("reps", 3, "measurements per server and scenario, interleaved; the median is reported")
 		servers     = flag.String("servers", strings.Join(serverNames, ","), "servers to measure: baton (net/http), baton-echo (srv.Handler()), gosdk, floor")
-		scenarios   = flag.String("scenarios", "echo,confirm", "scenarios: echo (a), confirm (b)")
+		scenarios   = flag.String("scenarios", "echo,confirm", "scenarios: echo (a), confirm (b), hostile (hostile bodies beside benign ones, one at a time)")
 		cpuprofile  = flag.String("cpuprofile", "", "write CPU profiles of the Baton (net/http) server's measured windows to PREFIX-echo.pprof and PREFIX-confirm.pprof")
+		hRequests   = flag.Int("hostile-requests", 15, "hostile: requests per body (hostile and its benign twin each), unless -hostile-budget runs out first")
+		hBudget     = flag.Duration("hostile-budget", 3*time.Second, "hostile: time per row after which it stops once each side has 3 requests")
+		hTimeout    = flag.Duration("hostile-timeout", time.Minute, "hostile: client timeout per request (a timeout is a hang: FAIL, and the server process is restarted)")
+		hDeadline   = flag.Duration("hostile-deadline", 10*time.Minute, "hostile: rows not started by then are skipped (reported, exit status 1)")
+		hRows       = flag.String("hostile-rows", "", "hostile: run only the rows whose id matches this regular expression (ids: -hostile-list)")
+		hList       = flag.Bool("hostile-list", false, "hostile: list the rows (id, kind, description) and exit")
 	)
 	flag.StringVar(cpuprofile, "profile", "", "same as -cpuprofile")
+	flag.StringVar(scenarios, "scenario", "echo,confirm", "same as -scenarios")
 	flag.Parse()
+	if *hList {
+		listHostile(os.Stdout)
+		return
+	}
 	if *serve {
 		if err := runServers(); err != nil {
 			fmt.Fprintln(os.Stderr, "serve:", err)
@@ -57,20 +68,40 @@ func main() {
 	cfg := config{
 		concurrency: *concurrency, duration: *duration, warmup: *warmup, reps: *reps,
 		servers: split(*servers), scenarios: split(*scenarios), profile: *cpuprofile,
+		hostile: hostileConfig{requests: *hRequests, budget: *hBudget, timeout: *hTimeout, rows: *hRows, deadline: *hDeadline},
 	}
 	for _, s := range cfg.servers {
 		if !slices.Contains(serverNames, s) {
 			fatal(fmt.Errorf("unknown server %q", s))
 		}
 	}
+	hostile := false
+	var load []string
 	for _, s := range cfg.scenarios {
-		if s != "echo" && s != "confirm" {
+		switch s {
+		case "echo", "confirm":
+			load = append(load, s)
+		case "hostile":
+			hostile = true
+		default:
 			fatal(fmt.Errorf("unknown scenario %q", s))
 		}
 	}
-	ok, err := run(cfg)
-	if err != nil {
-		fatal(err)
+	ok := true
+	if len(load) > 0 {
+		cfg.scenarios = load
+		loadOK, err := run(cfg)
+		if err != nil {
+			fatal(err)
+		}
+		ok = loadOK
+	}
+	if hostile {
+		hostileOK, err := runHostile(cfg.hostile)
+		if err != nil {
+			fatal(err)
+		}
+		ok = ok && hostileOK
 	}
 	if !ok {
 		os.Exit(1)
@@ -97,6 +128,7 @@ type config struct {
 	duration, warmup   time.Duration
 	servers, scenarios []string
 	profile            string
+	hostile            hostileConfig
 }
 
 // ---------------------------------------------------------------- child
@@ -450,6 +482,13 @@ func report(cfg config, all map[string]map[string][]*result) bool {
 }
 
 func printEnvironment(cfg config) {
+	printMachine()
+	fmt.Printf("# concurrency %d, warmup %s + duration %s per measurement, %d interleaved reps; servers %s; scenarios %s\n",
+		cfg.concurrency, cfg.warmup, cfg.duration, cfg.reps, strings.Join(cfg.servers, ","), strings.Join(cfg.scenarios, ","))
+}
+
+// printMachine prints the time, Go version and CPUs.
+func printMachine() {
 	cpu := "unknown"
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, l := range strings.Split(string(b), "\n") {
@@ -462,6 +501,4 @@ func printEnvironment(cfg config) {
 		}
 	}
 	fmt.Printf("# %s  %s  %d CPUs (%s), GOMAXPROCS %d\n", time.Now().Format(time.RFC3339), runtime.Version(), runtime.NumCPU(), cpu, runtime.GOMAXPROCS(0))
-	fmt.Printf("# concurrency %d, warmup %s + duration %s per measurement, %d interleaved reps; servers %s; scenarios %s\n",
-		cfg.concurrency, cfg.warmup, cfg.duration, cfg.reps, strings.Join(cfg.servers, ","), strings.Join(cfg.scenarios, ","))
 }

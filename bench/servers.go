@@ -22,6 +22,8 @@ import (
 const (
 	echoText    = "hello"
 	confirmText = "confirmed"
+	submitTool  = "submit"
+	submitText  = "submitted"
 	stateTTL    = 10 * time.Minute
 )
 
@@ -44,20 +46,25 @@ func listen(h http.Handler) (string, error) {
 // ---------------------------------------------------------------- Baton
 
 // newBaton builds the Baton server: a fixed key ring, a discard logger,
-// otherwise the defaults (Host/Origin checks, 4 MiB and 64-level limits,
-// 10-minute state TTL). echo validates its arguments against the input
-// schema; confirm asks with req.Round.Elicit, so round 1 seals the state
-// and round 2 verifies it and validates the answer before the handler
-// sees it.
+// the default limits written out (4 MiB bodies, 64 levels of nesting,
+// 64 KiB states: the hostile bodies are built against them), otherwise
+// the defaults (Host/Origin checks, 10-minute state TTL). echo validates
+// its arguments against the input schema; confirm asks with
+// req.Round.Elicit, so round 1 seals the state and round 2 verifies it and
+// validates the answer before the handler sees it; submit is the hostile
+// scenario's target.
 func newBaton() (*server.Server, error) {
 	ring, err := mrtr.NewKeyRing(mrtr.Key{ID: "bench-1", Secret: benchKey})
 	if err != nil {
 		return nil, err
 	}
 	srv, err := server.New(server.Implementation{Name: "baton-bench", Version: "1.0.0"}, &server.Options{
-		StateKeys: ring,
-		StateTTL:  stateTTL,
-		Logger:    slog.New(slog.DiscardHandler),
+		StateKeys:       ring,
+		StateTTL:        stateTTL,
+		MaxStateSize:    serverMaxState,
+		MaxRequestBytes: serverMaxBody,
+		MaxJSONDepth:    serverMaxDepth,
+		Logger:          slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		return nil, err
@@ -98,6 +105,40 @@ func newBaton() (*server.Server, error) {
 			return server.ErrorResult("not confirmed"), nil
 		}
 		return server.TextResult(confirmText), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// submit is the hostile scenario's target: the input schema of the
+	// example server's confirm_transfer plus an optional note (which
+	// pads the benign bodies), and one form elicitation, so a retry takes
+	// the whole stateful path (inputResponses, requestState, arguments
+	// digest, schema validation, answer validation). Its answers stay
+	// small whatever the arguments.
+	err = srv.AddTool(server.Tool{
+		Name:        submitTool,
+		Description: "Asks for a confirmation, then accepts the submission",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"to":{"type":"string","minLength":1},"amount":{"type":"number","exclusiveMinimum":0},"note":{"type":"string"}},"required":["to","amount"],"additionalProperties":false}`),
+	}, func(_ context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		var in struct {
+			To     string  `json:"to"`
+			Amount float64 `json:"amount"`
+			Note   string  `json:"note"`
+		}
+		if err := req.Bind(&in); err != nil {
+			return nil, err
+		}
+		answer, err := req.Round.Elicit("confirm", form)
+		if err != nil {
+			return nil, err
+		}
+		var a struct {
+			Confirm bool `json:"confirm"`
+		}
+		if answer.Action != elicit.ActionAccept || answer.Decode(&a) != nil || !a.Confirm {
+			return server.ErrorResult("not confirmed"), nil
+		}
+		return server.TextResult(submitText), nil
 	})
 	if err != nil {
 		return nil, err
