@@ -114,8 +114,8 @@ type messageIn struct {
 // reports false for anything else, malformed bodies included, which take
 // the general path (jsonrpc.Decode, then decodeRequest) and get its exact
 // errors.
-func decodeModern(body []byte, maxDepth int) (*request, *jsonrpc.Error, bool) {
-	if jsonrpc.CheckDepth(body, maxDepth) != nil {
+func decodeModern(body []byte, lim jsonrpc.Limits) (*request, *jsonrpc.Error, bool) {
+	if jsonrpc.CheckLimits(body, lim) != nil {
 		return nil, nil, false
 	}
 	var m messageIn
