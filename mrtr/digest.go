@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/baton-mcp/baton/internal/jsonscan"
@@ -20,9 +19,9 @@ var emptyArgs = []byte("{}")
 
 // ArgumentsDigest returns the SHA-256 digest of the canonical form of a
 // request's arguments (see Canonicalize): two arguments have the same
-// digest exactly when they differ only in what no JSON Schema validator or
-// decoder can see (key order, whitespace, the spelling of strings and
-// numbers). Absent and null arguments are treated as {}.
+// digest exactly when JSON Schema treats them as equal, that is when they
+// differ only in key order, whitespace and how equal strings and numbers
+// are spelled. Absent and null arguments are treated as {}.
 func ArgumentsDigest(args json.RawMessage) (Digest, error) {
 	t := bytes.TrimSpace(args)
 	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
@@ -59,10 +58,11 @@ func ArgumentsDigest(args json.RawMessage) (Digest, error) {
 // sorted by UTF-8 bytes rather than UTF-16 code units; U+2028, U+2029,
 // backspace and form feed are escaped as \u2028, \u2029, \u0008 and \u000c.
 //
-// The work is linear in the input at any depth: the value is checked with
-// json.Valid, read once into a flat list of nodes (scalars already in
-// canonical form, objects' members sorted when they close), then written
-// out in one walk. Neither pass recurses.
+// The work is linear in the input at any depth, apart from sorting each
+// object's keys: the value is checked with json.Valid, read once (scalars
+// and arrays written in canonical form as they come, each object's members
+// sorted when it closes), then written out in one walk. Neither pass
+// recurses.
 func Canonicalize(v json.RawMessage) ([]byte, error) {
 	t := bytes.TrimSpace(v)
 	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
@@ -86,146 +86,176 @@ func appendCanonical(dst, t []byte) ([]byte, error) {
 	}
 	// Room for the usual small arguments, on the stack.
 	var (
-		nodes            [16]canonNode
-		members, pending [16]canonMember
-		arena            [256]byte
+		arena, keys            [256]byte
+		pieces, pendingPieces  [16]canonPiece
+		members, pendingMember [16]canonMember
+		objects                [8]canonObject
 	)
-	c, root, err := canonicalizer{nodes: nodes[:0], members: members[:0], pending: pending[:0], arena: arena[:0]}.read(t)
+	c := canonicalizer{
+		arena: arena[:0], keys: keys[:0],
+		pieces: pieces[:0], pendingPieces: pendingPieces[:0],
+		members: members[:0], pendingMembers: pendingMember[:0],
+		objects: objects[:0],
+	}
+	c, err := c.read(t)
 	if err != nil {
 		return nil, fmt.Errorf("canonicalize arguments: %w", err)
 	}
-	return c.write(dst, root), nil
+	return c.write(dst), nil
 }
 
-// canonicalizer holds the nodes of one value being canonicalised.
+// canonicalizer holds a value being canonicalised. Only objects need
+// more than text: arrays keep their order, so everything else (scalars,
+// arrays, separators) is written in input order to the arena as runs of
+// canonical text, and an object is a list of members whose values are
+// lists of pieces (runs and objects). Every index is an offset, so the
+// buffers may grow and move, and hold no pointers.
 type canonicalizer struct {
-	nodes   []canonNode
-	members []canonMember // each container's members, contiguous
-	pending []canonMember // members of the containers still open
-	arena   []byte        // canonical text that is not in the input
+	arena []byte // canonical text of runs
+	keys  []byte // each key decoded, then as canonical text with its ':'
+
+	pieces  []canonPiece // each member's value, contiguous; the root's last
+	members []canonMember
+	objects []canonObject
+	root    int // the number of the root's pieces
+
+	// The pieces of the members being read, and the members of the
+	// objects being read.
+	pendingPieces  []canonPiece
+	pendingMembers []canonMember
 }
 
-// canonNode is a scalar that is its own canonical text (text, in the
-// input), canonical text written to the arena (arena[first:n]: an escaped
-// string, a number, or a run of an array's consecutive scalars,
-// comma-separated), or a container (its members, members[first:first+n]).
-// Nodes refer to the arena by offset, so it may grow and move.
-type canonNode struct {
-	text     []byte
-	first, n int
-	kind     byte // '{', '[', 'r' for arena text, or 0 for input text
-}
+// canonPiece is a run, arena[start:end], or (obj ≥ 0) an object.
+type canonPiece struct{ start, end, obj int }
 
-// canonMember is a member of a container: its decoded key (objects only)
-// and its value's node.
-type canonMember struct {
-	key  string
-	node int
-}
+// canonMember is an object member: its key decoded, keys[key:text], its
+// canonical text, keys[text:end], and its value, pieces[first:first+n].
+type canonMember struct{ key, text, end, first, n int }
 
-// read reads the valid JSON value data into c.nodes and returns c and the
-// root. (c is a value, not a pointer, so that its buffers can stay on the
+// canonObject is an object: members[first:first+n], sorted by key.
+type canonObject struct{ first, n int }
+
+// read reads the valid JSON value data. The root's pieces end c.pieces.
+// (c is a value, not a pointer, so that its buffers can stay on the
 // caller's stack.)
-func (c canonicalizer) read(data []byte) (canonicalizer, int, error) {
-	type open struct{ node, pending int }
+func (c canonicalizer) read(data []byte) (canonicalizer, error) {
+	type open struct {
+		obj      int  // the object, or -1 for an array
+		members  int  // where its members start in pendingMembers
+		pieces   int  // where the enclosing list of pieces starts
+		inMember bool // a member is being read
+	}
 	var stackBuf [16]open
 	stack := stackBuf[:0]
-	root := -1
-	var key string // the key of the next member, inside an object
-	readKey := func(i int) (int, error) {
-		end := jsonscan.StringEnd(data, i)
-		k, err := jsonscan.Unquote(data[i:end])
-		if err != nil {
-			return 0, errors.New("malformed object key")
+	pstart := 0 // where the current list of pieces starts in pendingPieces
+	// text appends b, then the scalar at data[i] if i ≥ 0, to the run that
+	// ends the current list of pieces, and returns where the scalar ends.
+	text := func(b byte, i int) (int, error) {
+		n := len(c.pendingPieces)
+		if n == pstart || c.pendingPieces[n-1].obj >= 0 || c.pendingPieces[n-1].end != len(c.arena) {
+			c.pendingPieces = append(c.pendingPieces, canonPiece{start: len(c.arena), end: len(c.arena), obj: -1})
+			n++
 		}
-		key = k
+		if b != 0 {
+			c.arena = append(c.arena, b)
+		}
+		var err error
+		if i >= 0 {
+			if c.arena, i, err = appendScalar(c.arena, data, i); err != nil {
+				return 0, err
+			}
+		}
+		c.pendingPieces[n-1].end = len(c.arena)
+		return i, nil
+	}
+	// beginMember reads the key at data[i] and returns where its value starts.
+	beginMember := func(i int) (int, error) {
+		end := jsonscan.StringEnd(data, i)
+		m := canonMember{key: len(c.keys)}
+		if e, ok := plainScalar(data, i); ok && e == end {
+			c.keys = append(c.keys, data[i+1:end-1]...)
+			m.text = len(c.keys)
+			c.keys = append(c.keys, data[i:end]...)
+			c.keys = append(c.keys, ':')
+		} else {
+			k, err := jsonscan.Unquote(data[i:end])
+			if err != nil {
+				return 0, errors.New("malformed object key")
+			}
+			c.keys = append(c.keys, k...)
+			m.text = len(c.keys)
+			c.keys = jsonw.Key(c.keys, k)
+		}
+		m.end = len(c.keys)
+		c.pendingMembers = append(c.pendingMembers, m)
+		stack[len(stack)-1].inMember = true
+		pstart = len(c.pendingPieces)
 		i = jsonscan.SkipSpace(data, end)
 		return jsonscan.SkipSpace(data, i+1), nil // past ':'
 	}
-	add := func(n canonNode) int {
-		idx := len(c.nodes)
-		c.nodes = append(c.nodes, n)
-		if len(stack) == 0 {
-			root = idx
-		} else {
-			c.pending = append(c.pending, canonMember{key: key, node: idx})
-		}
-		return idx
+	// endMember moves the value of the member being read to c.pieces.
+	endMember := func() {
+		m := &c.pendingMembers[len(c.pendingMembers)-1]
+		m.first, m.n = len(c.pieces), len(c.pendingPieces)-pstart
+		c.pieces = append(c.pieces, c.pendingPieces[pstart:]...)
+		c.pendingPieces = c.pendingPieces[:pstart]
 	}
+	var err error
 	for i := jsonscan.SkipSpace(data, 0); i < len(data); i = jsonscan.SkipSpace(data, i) {
 		switch ch := data[i]; ch {
-		case '{', '[':
-			idx := add(canonNode{kind: ch})
-			stack = append(stack, open{node: idx, pending: len(c.pending)})
-			i = jsonscan.SkipSpace(data, i+1)
-			if ch == '{' && data[i] == '"' {
-				var err error
-				if i, err = readKey(i); err != nil {
-					return c, 0, err
-				}
-			}
-		case '}', ']':
-			o := stack[len(stack)-1]
+		case '[':
+			stack = append(stack, open{obj: -1})
+			_, err = text('[', -1)
+			i++
+		case ']':
 			stack = stack[:len(stack)-1]
-			kids := c.pending[o.pending:]
-			if ch == '}' {
-				slices.SortFunc(kids, func(a, b canonMember) int { return strings.Compare(a.key, b.key) })
-				for j := 1; j < len(kids); j++ {
-					if kids[j].key == kids[j-1].key {
-						// A copy, so that the nodes stay on the stack.
-						return c, 0, fmt.Errorf("duplicate key %q", strings.Clone(kids[j].key))
-					}
+			_, err = text(']', -1)
+			i++
+		case '{':
+			obj := len(c.objects)
+			c.objects = append(c.objects, canonObject{})
+			c.pendingPieces = append(c.pendingPieces, canonPiece{obj: obj})
+			stack = append(stack, open{obj: obj, members: len(c.pendingMembers), pieces: pstart})
+			if i = jsonscan.SkipSpace(data, i+1); data[i] == '"' {
+				i, err = beginMember(i)
+			}
+		case '}':
+			o := stack[len(stack)-1]
+			if o.inMember {
+				endMember()
+			}
+			kids := c.pendingMembers[o.members:]
+			keys := c.keys
+			slices.SortFunc(kids, func(a, b canonMember) int { return bytes.Compare(keys[a.key:a.text], keys[b.key:b.text]) })
+			for j := 1; j < len(kids); j++ {
+				if k := keys[kids[j].key:kids[j].text]; bytes.Equal(k, keys[kids[j-1].key:kids[j-1].text]) {
+					return c, fmt.Errorf("duplicate key %q", string(k)) // a copy: the keys may be on the stack
 				}
 			}
-			c.nodes[o.node].first, c.nodes[o.node].n = len(c.members), len(kids)
+			c.objects[o.obj] = canonObject{first: len(c.members), n: len(kids)}
 			c.members = append(c.members, kids...)
-			c.pending = c.pending[:o.pending]
+			c.pendingMembers = c.pendingMembers[:o.members]
+			stack = stack[:len(stack)-1]
+			pstart = o.pieces
 			i++
 		case ',':
-			i = jsonscan.SkipSpace(data, i+1)
-			if c.nodes[stack[len(stack)-1].node].kind == '{' {
-				var err error
-				if i, err = readKey(i); err != nil {
-					return c, 0, err
-				}
+			if stack[len(stack)-1].obj < 0 {
+				_, err = text(',', -1)
+				i++
+			} else {
+				endMember()
+				i, err = beginMember(jsonscan.SkipSpace(data, i+1))
 			}
 		default:
-			// A scalar. In an array it joins the run of scalars before it
-			// (one node for a whole array of numbers); elsewhere it is a
-			// node, sharing data's memory when it is already canonical.
-			var err error
-			if top := len(stack) - 1; top >= 0 && c.nodes[stack[top].node].kind == '[' {
-				var run *canonNode
-				if p := len(c.pending); p > stack[top].pending {
-					if last := &c.nodes[c.pending[p-1].node]; last.kind == 'r' && last.n == len(c.arena) {
-						run = last
-						c.arena = append(c.arena, ',')
-					}
-				}
-				start := len(c.arena)
-				if c.arena, i, err = appendScalar(c.arena, data, i); err != nil {
-					return c, 0, err
-				}
-				if run != nil {
-					run.n = len(c.arena)
-				} else {
-					add(canonNode{kind: 'r', first: start, n: len(c.arena)})
-				}
-				continue
-			}
-			if end, ok := plainScalar(data, i); ok {
-				add(canonNode{text: data[i:end]})
-				i = end
-				continue
-			}
-			start := len(c.arena)
-			if c.arena, i, err = appendScalar(c.arena, data, i); err != nil {
-				return c, 0, err
-			}
-			add(canonNode{kind: 'r', first: start, n: len(c.arena)})
+			i, err = text(0, i)
+		}
+		if err != nil {
+			return c, err
 		}
 	}
-	return c, root, nil
+	c.root = len(c.pendingPieces)
+	c.pieces = append(c.pieces, c.pendingPieces...)
+	return c, nil
 }
 
 // plainScalar reports whether the scalar at data[i] is its own canonical
@@ -270,18 +300,11 @@ func plainScalar(data []byte, i int) (int, bool) {
 // appendScalar appends the canonical text of the scalar at data[i] and
 // returns where it ends.
 func appendScalar(dst, data []byte, i int) ([]byte, int, error) {
-	switch data[i] {
-	case 't':
-		return append(dst, "true"...), i + 4, nil
-	case 'f':
-		return append(dst, "false"...), i + 5, nil
-	case 'n':
-		return append(dst, "null"...), i + 4, nil
-	case '"':
+	if end, ok := plainScalar(data, i); ok {
+		return append(dst, data[i:end]...), end, nil
+	}
+	if data[i] == '"' {
 		end := jsonscan.StringEnd(data, i)
-		if e, ok := plainScalar(data, i); ok {
-			return append(dst, data[i:e]...), e, nil
-		}
 		s, err := jsonscan.Unquote(data[i:end])
 		if err != nil {
 			return nil, 0, err
@@ -293,44 +316,43 @@ func appendScalar(dst, data []byte, i int) ([]byte, int, error) {
 	return dst, end, err
 }
 
-// write appends the canonical text of node root and everything under it.
-func (c *canonicalizer) write(dst []byte, root int) []byte {
-	type open struct{ node, next int }
-	var stackBuf [16]open
-	stack := stackBuf[:0]
-	value := func(dst []byte, idx int) []byte {
-		switch n := &c.nodes[idx]; n.kind {
-		case 0:
-			return append(dst, n.text...)
-		case 'r':
-			return append(dst, c.arena[n.first:n.n]...)
-		default:
-			stack = append(stack, open{node: idx})
-			return append(dst, n.kind)
-		}
-	}
-	dst = value(dst, root)
+// write appends the canonical text of the value read: the root's pieces,
+// which end c.pieces, and the objects under them, in one walk.
+func (c *canonicalizer) write(dst []byte) []byte {
+	// A frame writes a list of pieces: the root's, or those of the
+	// current member of an object.
+	type frame struct{ obj, member, first, n, next int }
+	var stackBuf [16]frame
+	stack := append(stackBuf[:0], frame{obj: -1, first: len(c.pieces) - c.root, n: c.root})
 	for len(stack) > 0 {
-		top := &stack[len(stack)-1]
-		n := &c.nodes[top.node]
-		if top.next == n.n {
-			stack = stack[:len(stack)-1]
-			if n.kind == '{' {
-				dst = append(dst, '}')
+		f := &stack[len(stack)-1]
+		if f.next < f.n {
+			p := c.pieces[f.first+f.next]
+			f.next++
+			if p.obj < 0 {
+				dst = append(dst, c.arena[p.start:p.end]...)
 			} else {
-				dst = append(dst, ']')
+				dst = append(dst, '{')
+				stack = append(stack, frame{obj: p.obj, member: -1})
 			}
 			continue
 		}
-		m := c.members[n.first+top.next]
-		if top.next > 0 {
-			dst = append(dst, ',')
+		if f.obj < 0 {
+			stack = stack[:len(stack)-1]
+			continue
 		}
-		top.next++
-		if n.kind == '{' {
-			dst = jsonw.Key(dst, m.key)
+		o := c.objects[f.obj]
+		if f.member++; f.member < o.n {
+			if f.member > 0 {
+				dst = append(dst, ',')
+			}
+			m := c.members[o.first+f.member]
+			dst = append(dst, c.keys[m.text:m.end]...)
+			f.first, f.n, f.next = m.first, m.n, 0
+			continue
 		}
-		dst = value(dst, m.node)
+		dst = append(dst, '}')
+		stack = stack[:len(stack)-1]
 	}
 	return dst
 }

@@ -33,6 +33,8 @@ func BenchmarkArgumentsDigest(b *testing.B) {
 		{"benign-430KB-ints", `{"list":[` + strings.Repeat("1234567,", 430<<10/8) + `0]}`},
 		{"keys-40000", objectOfKeys(40000, "1")},
 		{"floats-430KB", `{"list":[` + strings.Repeat("0.1234567,", 430<<10/10) + `0]}`},
+		{"deep-55x4000", `{"deep":[` + strings.Repeat(strings.Repeat("[", 55)+strings.Repeat("]", 55)+",", 3999) + "[]]}"},
+		{"keys-200x200", objectOfKeys(200, objectOfKeys(200, "1"))},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			args := json.RawMessage(c.args)
