@@ -60,7 +60,8 @@ type Options struct {
 	// MaxJSONDepth bounds JSON nesting (default 64).
 	MaxJSONDepth int
 	// MaxJSONMembers bounds the members of any one JSON object in a request
-	// (default 10,000). Raise it for tools that take larger maps.
+	// (default 10,000), the envelope's included (they have up to about 8).
+	// Raise it for tools that take larger maps.
 	MaxJSONMembers int
 	// MaxJSONNumberLength bounds a number literal in a request, in bytes
 	// (default 100: an int64 needs 20, a float64 24).
