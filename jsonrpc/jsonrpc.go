@@ -133,9 +133,10 @@ const (
 	DefaultMaxDepth = 64
 	// DefaultMaxMembers: objects in requests have a handful of members (an
 	// inputResponses object has one per question asked); maps passed as
-	// arguments have hundreds. Finding duplicate keys is linear, so the
-	// limit caps what a handler or a schema validator is handed rather than
-	// the server's own work.
+	// arguments have hundreds. Baton's own work on an object is linear
+	// (duplicate keys are found with a map) or n log n (sorting the keys
+	// for the canonical form), so the limit caps what a handler or a
+	// schema validator is handed, and answers a too-large object early.
 	DefaultMaxMembers = 10000
 	// DefaultMaxNumberLength: an int64 needs 20 bytes, the shortest form of
 	// a float64 at most 24, a decimal128 about 45. A validator that checks a
@@ -145,7 +146,7 @@ const (
 	DefaultMaxNumberLength = 100
 	// DefaultMaxNumberExponent: a float64 spans 1e-324 to 1e308. Exact
 	// conversion costs time in proportion to the exponent (1e999999 takes
-	// 70 ms); at 400 it takes about as long as parsing a short string.
+	// 70 ms); at 400 it takes under 2 µs.
 	DefaultMaxNumberExponent = 400
 )
 
