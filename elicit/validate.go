@@ -16,6 +16,7 @@ import (
 	jskind "github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"github.com/baton-mcp/baton/internal/jsonscan"
+	"github.com/baton-mcp/baton/jsonrpc"
 )
 
 // schemaURL names the in-memory resource a Schema is compiled from. It is
@@ -164,13 +165,19 @@ func decodeValidContent(content []byte) (map[string]any, []string, error) {
 
 // checkValue returns why v is not string | number | boolean | string[],
 // or "" if it is. Numbers must also fit a float64, so that any accepted
-// content decodes with encoding/json.
+// content decodes with encoding/json, and their literal must be within
+// jsonrpc's default limits (100 bytes, exponent within ±400): a literal
+// like 1e-999999 fits (as 0), but the schema's exact comparisons would
+// cost time in proportion to its exponent.
 func checkValue(v any) string {
 	switch x := v.(type) {
 	case string, bool:
 		return ""
 	case json.Number:
-		if _, err := x.Float64(); err != nil {
+		if _, err := x.Float64(); err != nil || jsonrpc.CheckLimits([]byte(x), jsonrpc.Limits{}) != nil {
+			if len(x) > 40 {
+				x = x[:40] + "…"
+			}
 			return fmt.Sprintf("number %s is out of range", x)
 		}
 		return ""

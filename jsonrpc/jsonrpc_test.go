@@ -1,7 +1,11 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
 	"strings"
 	"testing"
 )
@@ -58,18 +62,129 @@ func TestDecodeKeepsIDForErrors(t *testing.T) {
 	}
 }
 
-func TestCheckDepth(t *testing.T) {
+func TestCheckLimits(t *testing.T) {
 	deep := strings.Repeat("[", 10) + strings.Repeat("]", 10)
-	if err := CheckDepth([]byte(deep), 10); err != nil {
-		t.Fatalf("depth 10 at limit 10: %v", err)
+	members := func(n int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = fmt.Sprintf(`"k%d":{"a":1,"b":2}`, i)
+		}
+		return "{" + strings.Join(parts, ",") + "}"
 	}
-	if err := CheckDepth([]byte(deep), 9); err == nil {
-		t.Fatal("depth 10 at limit 9 must fail")
+	for _, tc := range []struct {
+		name string
+		in   string
+		lim  Limits
+		code int    // 0: within the limits
+		msg  string // part of the message
+	}{
+		{"depth at the limit", deep, Limits{MaxDepth: 10}, 0, ""},
+		{"depth over the limit", deep, Limits{MaxDepth: 9}, ParseError, "limit of 9 levels"},
+		{"depth default", strings.Repeat("[", 65) + strings.Repeat("]", 65), Limits{}, ParseError, "limit of 64 levels"},
+		// Brackets and colons inside strings, escaped quotes included, do not count.
+		{"brackets in strings", `{"a":"[[[[[[[[[[\"[[[[[[[[[["}`, Limits{MaxDepth: 1}, 0, ""},
+		{"escaped backslash ends a string", `{"a":"\\","b":[[1]]}`, Limits{MaxDepth: 2}, ParseError, "limit of 2 levels"},
+		{"colons in strings", `{"a:b:c":"d:e:f"}`, Limits{MaxMembers: 1}, 0, ""},
+		{"members at the limit", members(3), Limits{MaxMembers: 3}, 0, ""},
+		{"members over the limit", members(4), Limits{MaxMembers: 3}, InvalidParams, "more than 3 members"},
+		{"members counted per object", `{"a":{"x":1,"y":2},"b":{"x":1,"y":2},"c":[{"x":1,"y":2}]}`, Limits{MaxMembers: 3}, 0, ""},
+		{"array elements are not members", `[1,2,3,4,5,6]`, Limits{MaxMembers: 1}, 0, ""},
+		{"members default", members(10001), Limits{}, InvalidParams, "more than 10000 members"},
+		{"number at the length limit", `{"n":-1234.5e+6}`, Limits{MaxNumberLength: 10}, 0, ""},
+		{"number over the length limit", `{"n":-1234.5e+67}`, Limits{MaxNumberLength: 10}, InvalidParams, "11 bytes long, over the limit of 10"},
+		{"long number in a string", `{"n":"` + strings.Repeat("9", 200) + `"}`, Limits{}, 0, ""},
+		{"long number default", `[` + strings.Repeat("9", 101) + `]`, Limits{}, InvalidParams, "limit of 100"},
+		{"exponent at the limit", `[1e400,1E-400,1e+0400]`, Limits{}, 0, ""},
+		{"exponent over the limit", `[1e401]`, Limits{}, InvalidParams, "beyond ±400"},
+		{"negative exponent over the limit", `{"a":1e-999999}`, Limits{}, InvalidParams, "beyond ±400"},
+		{"huge exponent", `[1e99999999999999999999999999]`, Limits{MaxNumberLength: 1000}, InvalidParams, "beyond ±400"},
+		{"exponent set", `[1e50]`, Limits{MaxNumberExponent: 49}, InvalidParams, "beyond ±49"},
+		{"words are not numbers", `[true,false,null]`, Limits{MaxNumberLength: 1}, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := CheckLimits([]byte(tc.in), tc.lim)
+			switch {
+			case tc.code == 0 && e != nil:
+				t.Fatalf("refused: %v", e)
+			case tc.code != 0 && e == nil:
+				t.Fatal("accepted")
+			case tc.code != 0 && (e.Code != tc.code || !strings.Contains(e.Message, tc.msg)):
+				t.Fatalf("got %d %q, want %d with %q", e.Code, e.Message, tc.code, tc.msg)
+			}
+			if tc.code == 0 {
+				return
+			}
+			// Decode reports the same error.
+			if _, de := Decode([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":`+tc.in+`}}`), tc.lim); de == nil || de.Code != tc.code {
+				t.Fatalf("Decode: %v, want code %d", de, tc.code)
+			}
+		})
 	}
-	// Brackets inside strings, escaped quotes included, do not count.
-	s := `{"a":"[[[[[[[[[[\"[[[[[[[[[["}`
-	if err := CheckDepth([]byte(s), 1); err != nil {
-		t.Fatalf("brackets in strings counted: %v", err)
+}
+
+// FuzzCheckLimits compares CheckLimits with limits measured from
+// encoding/json's token stream: on valid JSON it refuses exactly the
+// inputs that exceed a limit. On any input it must not panic.
+func FuzzCheckLimits(f *testing.F) {
+	lim := Limits{MaxDepth: 4, MaxMembers: 3, MaxNumberLength: 8, MaxNumberExponent: 20}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		e := CheckLimits(data, lim)
+		if !json.Valid(data) {
+			return
+		}
+		over := exceeds(t, data, lim)
+		if (e != nil) != (over != "") {
+			t.Fatalf("CheckLimits = %v, but measured: %q\n%s", e, over, data)
+		}
+	})
+}
+
+// exceeds says which limit valid JSON data exceeds, measured with
+// encoding/json's tokens, or "".
+func exceeds(t *testing.T, data []byte, lim Limits) string {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	type level struct {
+		object bool
+		tokens int
+	}
+	var open []level
+	over := ""
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return over
+		}
+		if err != nil {
+			t.Fatalf("token: %v", err)
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			open = open[:len(open)-1]
+			continue
+		}
+		if n := len(open); n > 0 {
+			open[n-1].tokens++
+			if open[n-1].object && open[n-1].tokens%2 == 1 && (open[n-1].tokens+1)/2 > lim.MaxMembers {
+				over = "members"
+			}
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			open = append(open, level{object: v == '{'})
+			if len(open) > lim.MaxDepth {
+				over = "depth"
+			}
+		case json.Number:
+			if len(v) > lim.MaxNumberLength {
+				over = "length"
+			}
+			if i := strings.IndexAny(string(v), "eE"); i >= 0 {
+				exp, _ := new(big.Int).SetString(strings.TrimLeft(string(v[i+1:]), "+-"), 10)
+				if exp.Cmp(big.NewInt(int64(lim.MaxNumberExponent))) > 0 {
+					over = "exponent"
+				}
+			}
+		}
 	}
 }
 

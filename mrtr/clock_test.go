@@ -39,7 +39,7 @@ func issuedAt(t *testing.T, opts SealerOptions, b Binding) (string, *State) {
 func openAt(t *testing.T, opts SealerOptions, now time.Time, tok string, b Binding) (*State, error) {
 	t.Helper()
 	opts.Now = at(now)
-	return testSealer(t, opts).Open(tok, b)
+	return openBound(testSealer(t, opts), tok, b)
 }
 
 func TestLeewayOnIssuedAt(t *testing.T) {
@@ -211,7 +211,7 @@ func TestStateTimesFromClaims(t *testing.T) {
 		{"iat past 9999", jwt.MapClaims{"iat": 1e300, "exp": secs(time.Minute)}, "malformed token: iat is not a time"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st, err := s.Open(signClaims(t, s, b, tc.claims), b)
+			st, err := openBound(s, signClaims(t, s, b, tc.claims), b)
 			if tc.refuse != "" {
 				wantRefused(t, err, tc.refuse)
 				return

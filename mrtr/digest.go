@@ -6,11 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"math/big"
 	"slices"
-	"strconv"
-	"strings"
+	"unicode/utf8"
 
 	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/internal/jsonw"
@@ -21,33 +18,59 @@ import (
 var emptyArgs = []byte("{}")
 
 // ArgumentsDigest returns the SHA-256 digest of the canonical form of a
-// request's arguments, so that a retry whose arguments differ only in key
-// order, whitespace or number spelling (1.0 and 1) has the same digest, and
-// any other change has a different one. Absent and null arguments are
-// treated as {}.
+// request's arguments (see Canonicalize): two arguments have the same
+// digest exactly when JSON Schema treats them as equal, that is when they
+// differ only in key order, whitespace and how equal strings and numbers
+// are spelled. Absent and null arguments are treated as {}.
 func ArgumentsDigest(args json.RawMessage) (Digest, error) {
-	canon, err := Canonicalize(args)
+	t := bytes.TrimSpace(args)
+	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
+		return sha256.Sum256(emptyArgs), nil
+	}
+	var buf [512]byte
+	canon, err := appendCanonical(buf[:0], t)
 	if err != nil {
 		return Digest{}, err
 	}
 	return sha256.Sum256(canon), nil
 }
 
-// Canonicalize returns a canonical encoding of a JSON value: object keys
-// sorted (duplicates are an error), no insignificant whitespace, strings
-// re-escaped one way, integers in decimal without exponent, other numbers
-// in the shortest float64 form. Absent, null and {} arguments are {}.
+// Canonicalize returns the canonical encoding of a JSON value. Absent, null
+// and {} arguments are {}. Two values have the same canonical encoding
+// exactly when they are equal as JSON Schema (and jsonschema/v6's const)
+// compares them:
+//
+//   - Objects: members sorted by key, compared as strings of UTF-8 bytes
+//     (code point order); a duplicate key is an error, since decoders
+//     disagree on which member wins.
+//   - Strings: decoded as Go decodes JSON (invalid UTF-8 and lone
+//     surrogates become U+FFFD), then written one way: quote, backslash,
+//     \n, \r and \t escaped by name, other control characters and U+2028
+//     and U+2029 as \u00xx (lower-case hex), everything else as itself.
+//   - Numbers: the exact decimal value (jsonscan.AppendNumber): 1, 1.0,
+//     1e0 and 10e-1 are one form; 0.1 and 0.10000000000000000001 are two,
+//     however many digits they carry. -0 is 0.
+//   - No whitespace; true, false and null as themselves.
+//
+// RFC 8785 (JCS) is the reference point. The differences: numbers keep
+// every digit of the literal instead of the shortest float64 digits (the
+// same text for a literal that already is the shortest form); keys are
+// sorted by UTF-8 bytes rather than UTF-16 code units; U+2028, U+2029,
+// backspace and form feed are escaped as \u2028, \u2029, \u0008 and \u000c.
+//
+// The work is linear in the input at any depth, apart from sorting each
+// object's keys: the value is checked with json.Valid, read once (scalars
+// and arrays written in canonical form as they come, each object's members
+// sorted when it closes), then written out in one walk. Neither pass
+// recurses.
 func Canonicalize(v json.RawMessage) ([]byte, error) {
 	t := bytes.TrimSpace(v)
 	if len(t) == 0 || bytes.Equal(t, []byte("null")) {
 		return emptyArgs, nil
 	}
-	if !json.Valid(t) {
-		return nil, errors.New("canonicalize arguments: invalid JSON")
-	}
 	out, err := appendCanonical(make([]byte, 0, len(t)), t)
 	if err != nil {
-		return nil, fmt.Errorf("canonicalize arguments: %w", err)
+		return nil, err
 	}
 	if bytes.Equal(out, emptyArgs) {
 		return emptyArgs, nil
@@ -55,92 +78,281 @@ func Canonicalize(v json.RawMessage) ([]byte, error) {
 	return out, nil
 }
 
-// appendCanonical appends the canonical form of the valid JSON value raw.
-func appendCanonical(dst, raw []byte) ([]byte, error) {
-	switch raw[0] {
-	case '{':
-		members, err := jsonscan.SplitValidObject(raw, "object")
-		if err != nil {
-			return nil, err
-		}
-		slices.SortFunc(members, func(a, b jsonscan.Member) int { return strings.Compare(a.Key, b.Key) })
-		dst = append(dst, '{')
-		for i, m := range members {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = jsonw.Key(dst, m.Key)
-			if dst, err = appendCanonical(dst, m.Value); err != nil {
-				return nil, err
-			}
-		}
-		return append(dst, '}'), nil
-	case '[':
-		elems, err := jsonscan.SplitValidArray(raw)
-		if err != nil {
-			return nil, err
-		}
-		dst = append(dst, '[')
-		for i, e := range elems {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			if dst, err = appendCanonical(dst, e); err != nil {
-				return nil, err
-			}
-		}
-		return append(dst, ']'), nil
-	case '"':
-		s, err := jsonscan.Unquote(raw)
-		if err != nil {
-			return nil, err
-		}
-		return jsonw.String(dst, s), nil
-	case 't', 'f', 'n':
-		return append(dst, raw...), nil
-	default:
-		return appendCanonicalNumber(dst, string(raw))
+// appendCanonical appends the canonical form of the JSON value t (not
+// empty, spaces trimmed) to dst.
+func appendCanonical(dst, t []byte) ([]byte, error) {
+	if !json.Valid(t) {
+		return nil, errors.New("canonicalize arguments: invalid JSON")
 	}
-}
-
-func appendCanonicalNumber(dst []byte, s string) ([]byte, error) {
-	if isPlainInteger(s) {
-		if s == "-0" {
-			return append(dst, '0'), nil
-		}
-		return append(dst, s...), nil
+	// Room for the usual small arguments, on the stack.
+	var (
+		arena, keys            [256]byte
+		pieces, pendingPieces  [16]canonPiece
+		members, pendingMember [16]canonMember
+		objects                [8]canonObject
+	)
+	c := canonicalizer{
+		arena: arena[:0], keys: keys[:0],
+		pieces: pieces[:0], pendingPieces: pendingPieces[:0],
+		members: members[:0], pendingMembers: pendingMember[:0],
+		objects: objects[:0],
 	}
-	// Exact integers of any size written otherwise (1.0, 1e3) print as
-	// integers.
-	if r, ok := new(big.Rat).SetString(s); ok && r.IsInt() {
-		return r.Num().Append(dst, 10), nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
+	c, err := c.read(t)
 	if err != nil {
-		return nil, fmt.Errorf("number %q: %w", s, err)
+		return nil, fmt.Errorf("canonicalize arguments: %w", err)
 	}
-	if f == math.Trunc(f) {
-		// A non-integer literal that rounds to an integral float64 (like
-		// 7.0000000000000000001e20) prints as that integer, so the
-		// canonical form is a fixed point.
-		i, _ := big.NewFloat(f).Int(nil)
-		return i.Append(dst, 10), nil
-	}
-	return strconv.AppendFloat(dst, f, 'g', -1, 64), nil
+	return c.write(dst), nil
 }
 
-// isPlainInteger reports whether s is -?(0|[1-9][0-9]*).
-func isPlainInteger(s string) bool {
-	if s != "" && s[0] == '-' {
-		s = s[1:]
+// canonicalizer holds a value being canonicalised. Only objects need
+// more than text: arrays keep their order, so everything else (scalars,
+// arrays, separators) is written in input order to the arena as runs of
+// canonical text, and an object is a list of members whose values are
+// lists of pieces (runs and objects). Every index is an offset, so the
+// buffers may grow and move, and hold no pointers.
+type canonicalizer struct {
+	arena []byte // canonical text of runs
+	keys  []byte // each key decoded, then as canonical text with its ':'
+
+	pieces  []canonPiece // each member's value, contiguous; the root's last
+	members []canonMember
+	objects []canonObject
+	root    int // the number of the root's pieces
+
+	// The pieces of the members being read, and the members of the
+	// objects being read.
+	pendingPieces  []canonPiece
+	pendingMembers []canonMember
+}
+
+// canonPiece is a run, arena[start:end], or (obj ≥ 0) an object.
+type canonPiece struct{ start, end, obj int }
+
+// canonMember is an object member: its key decoded, keys[key:text], its
+// canonical text, keys[text:end], and its value, pieces[first:first+n].
+type canonMember struct{ key, text, end, first, n int }
+
+// canonObject is an object: members[first:first+n], sorted by key.
+type canonObject struct{ first, n int }
+
+// read reads the valid JSON value data. The root's pieces end c.pieces.
+// (c is a value, not a pointer, so that its buffers can stay on the
+// caller's stack.)
+func (c canonicalizer) read(data []byte) (canonicalizer, error) {
+	type open struct {
+		obj      int  // the object, or -1 for an array
+		members  int  // where its members start in pendingMembers
+		pieces   int  // where the enclosing list of pieces starts
+		inMember bool // a member is being read
 	}
-	if s == "" || (s[0] == '0' && len(s) > 1) {
-		return false
+	var stackBuf [16]open
+	stack := stackBuf[:0]
+	pstart := 0 // where the current list of pieces starts in pendingPieces
+	// text appends b, then the scalar at data[i] if i ≥ 0, to the run that
+	// ends the current list of pieces, and returns where the scalar ends.
+	text := func(b byte, i int) (int, error) {
+		n := len(c.pendingPieces)
+		if n == pstart || c.pendingPieces[n-1].obj >= 0 || c.pendingPieces[n-1].end != len(c.arena) {
+			c.pendingPieces = append(c.pendingPieces, canonPiece{start: len(c.arena), end: len(c.arena), obj: -1})
+			n++
+		}
+		if b != 0 {
+			c.arena = append(c.arena, b)
+		}
+		var err error
+		if i >= 0 {
+			if c.arena, i, err = appendScalar(c.arena, data, i); err != nil {
+				return 0, err
+			}
+		}
+		c.pendingPieces[n-1].end = len(c.arena)
+		return i, nil
 	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
+	// beginMember reads the key at data[i] and returns where its value starts.
+	beginMember := func(i int) (int, error) {
+		end := jsonscan.StringEnd(data, i)
+		m := canonMember{key: len(c.keys)}
+		if e, ok := plainScalar(data, i); ok && e == end {
+			c.keys = append(c.keys, data[i+1:end-1]...)
+			m.text = len(c.keys)
+			c.keys = append(c.keys, data[i:end]...)
+			c.keys = append(c.keys, ':')
+		} else {
+			k, err := jsonscan.Unquote(data[i:end])
+			if err != nil {
+				return 0, errors.New("malformed object key")
+			}
+			c.keys = append(c.keys, k...)
+			m.text = len(c.keys)
+			c.keys = jsonw.Key(c.keys, k)
+		}
+		m.end = len(c.keys)
+		c.pendingMembers = append(c.pendingMembers, m)
+		stack[len(stack)-1].inMember = true
+		pstart = len(c.pendingPieces)
+		i = jsonscan.SkipSpace(data, end)
+		return jsonscan.SkipSpace(data, i+1), nil // past ':'
+	}
+	// endMember moves the value of the member being read to c.pieces.
+	endMember := func() {
+		m := &c.pendingMembers[len(c.pendingMembers)-1]
+		m.first, m.n = len(c.pieces), len(c.pendingPieces)-pstart
+		c.pieces = append(c.pieces, c.pendingPieces[pstart:]...)
+		c.pendingPieces = c.pendingPieces[:pstart]
+	}
+	var err error
+	for i := jsonscan.SkipSpace(data, 0); i < len(data); i = jsonscan.SkipSpace(data, i) {
+		switch ch := data[i]; ch {
+		case '[':
+			stack = append(stack, open{obj: -1})
+			_, err = text('[', -1)
+			i++
+		case ']':
+			stack = stack[:len(stack)-1]
+			_, err = text(']', -1)
+			i++
+		case '{':
+			obj := len(c.objects)
+			c.objects = append(c.objects, canonObject{})
+			c.pendingPieces = append(c.pendingPieces, canonPiece{obj: obj})
+			stack = append(stack, open{obj: obj, members: len(c.pendingMembers), pieces: pstart})
+			if i = jsonscan.SkipSpace(data, i+1); data[i] == '"' {
+				i, err = beginMember(i)
+			}
+		case '}':
+			o := stack[len(stack)-1]
+			if o.inMember {
+				endMember()
+			}
+			kids := c.pendingMembers[o.members:]
+			keys := c.keys
+			slices.SortFunc(kids, func(a, b canonMember) int { return bytes.Compare(keys[a.key:a.text], keys[b.key:b.text]) })
+			for j := 1; j < len(kids); j++ {
+				if k := keys[kids[j].key:kids[j].text]; bytes.Equal(k, keys[kids[j-1].key:kids[j-1].text]) {
+					return c, fmt.Errorf("duplicate key %q", string(k)) // a copy: the keys may be on the stack
+				}
+			}
+			c.objects[o.obj] = canonObject{first: len(c.members), n: len(kids)}
+			c.members = append(c.members, kids...)
+			c.pendingMembers = c.pendingMembers[:o.members]
+			stack = stack[:len(stack)-1]
+			pstart = o.pieces
+			i++
+		case ',':
+			if stack[len(stack)-1].obj < 0 {
+				_, err = text(',', -1)
+				i++
+			} else {
+				endMember()
+				i, err = beginMember(jsonscan.SkipSpace(data, i+1))
+			}
+		default:
+			i, err = text(0, i)
+		}
+		if err != nil {
+			return c, err
 		}
 	}
-	return true
+	c.root = len(c.pendingPieces)
+	c.pieces = append(c.pieces, c.pendingPieces...)
+	return c, nil
+}
+
+// plainScalar reports whether the scalar at data[i] is its own canonical
+// form (true, false, null, a string of printable ASCII without escapes, an
+// integer of at most 21 digits other than -0), and where it ends.
+func plainScalar(data []byte, i int) (int, bool) {
+	switch data[i] {
+	case 't':
+		return i + 4, true
+	case 'f':
+		return i + 5, true
+	case 'n':
+		return i + 4, true
+	case '"':
+		for j := i + 1; j < len(data); j++ {
+			switch b := data[j]; {
+			case b == '"':
+				return j + 1, true
+			case b < 0x20 || b == '\\' || b >= utf8.RuneSelf:
+				return 0, false
+			}
+		}
+		return 0, false
+	}
+	j := i
+	if data[j] == '-' {
+		j++
+	}
+	if data[j] == '0' {
+		return 0, false // 0 is canonical but -0 is not; 0.5 is not an integer
+	}
+	start := j
+	for j < len(data) && data[j] >= '0' && data[j] <= '9' {
+		j++
+	}
+	if j-start > 21 || j < len(data) && (data[j] == '.' || data[j] == 'e' || data[j] == 'E') {
+		return 0, false
+	}
+	return j, true
+}
+
+// appendScalar appends the canonical text of the scalar at data[i] and
+// returns where it ends.
+func appendScalar(dst, data []byte, i int) ([]byte, int, error) {
+	if end, ok := plainScalar(data, i); ok {
+		return append(dst, data[i:end]...), end, nil
+	}
+	if data[i] == '"' {
+		end := jsonscan.StringEnd(data, i)
+		s, err := jsonscan.Unquote(data[i:end])
+		if err != nil {
+			return nil, 0, err
+		}
+		return jsonw.String(dst, s), end, nil
+	}
+	end := jsonscan.NumberEnd(data, i)
+	dst, err := jsonscan.AppendNumber(dst, data[i:end])
+	return dst, end, err
+}
+
+// write appends the canonical text of the value read: the root's pieces,
+// which end c.pieces, and the objects under them, in one walk.
+func (c *canonicalizer) write(dst []byte) []byte {
+	// A frame writes a list of pieces: the root's, or those of the
+	// current member of an object.
+	type frame struct{ obj, member, first, n, next int }
+	var stackBuf [16]frame
+	stack := append(stackBuf[:0], frame{obj: -1, first: len(c.pieces) - c.root, n: c.root})
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if f.next < f.n {
+			p := c.pieces[f.first+f.next]
+			f.next++
+			if p.obj < 0 {
+				dst = append(dst, c.arena[p.start:p.end]...)
+			} else {
+				dst = append(dst, '{')
+				stack = append(stack, frame{obj: p.obj, member: -1})
+			}
+			continue
+		}
+		if f.obj < 0 {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		o := c.objects[f.obj]
+		if f.member++; f.member < o.n {
+			if f.member > 0 {
+				dst = append(dst, ',')
+			}
+			m := c.members[o.first+f.member]
+			dst = append(dst, c.keys[m.text:m.end]...)
+			f.first, f.n, f.next = m.first, m.n, 0
+			continue
+		}
+		dst = append(dst, '}')
+		stack = stack[:len(stack)-1]
+	}
+	return dst
 }

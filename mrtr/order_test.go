@@ -162,7 +162,7 @@ func TestRoundConcurrentUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := rt.sealer.Open(irr.RequestState, rt.b)
+	st, err := openBound(rt.sealer, irr.RequestState, rt.b)
 	if err != nil {
 		t.Fatal(err)
 	}

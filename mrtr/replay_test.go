@@ -52,7 +52,7 @@ func play(t *testing.T, rt roundTrip, h *onboard, token string, answers map[stri
 	var st *State
 	if token != "" {
 		var err error
-		if st, err = rt.sealer.Open(token, rt.b); err != nil {
+		if st, err = openBound(rt.sealer, token, rt.b); err != nil {
 			t.Fatal(err)
 		}
 	}

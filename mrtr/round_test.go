@@ -34,7 +34,7 @@ func (rt roundTrip) round(caps ClientCapabilities, token string, answers string)
 	var st *State
 	if token != "" {
 		var err error
-		if st, err = rt.sealer.Open(token, rt.b); err != nil {
+		if st, err = openBound(rt.sealer, token, rt.b); err != nil {
 			rt.t.Fatalf("open state: %v", err)
 		}
 	}

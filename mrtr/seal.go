@@ -623,11 +623,15 @@ func describeAlg(alg string) string {
 	return alg
 }
 
-// Open verifies token and checks that it is bound to want. Any failure is a
-// *StateError naming the reason: malformed, too large, unknown key, bad
-// signature, wrong algorithm, expired, wrong audience, undecryptable, or
-// issued for another method, target, set of arguments or principal.
-func (s *Sealer) Open(token string, want Binding) (*State, error) {
+// Open verifies token and returns the state it carries. It checks, in
+// this order and before reading anything the peer controls beyond the
+// token: the size, the form, the algorithm (HS256 only), the key id, the
+// signature, the expiry, the issue time and the audience; then it decrypts
+// the content. It does not compare what the state is bound to: call
+// State.Check with the request next. Any failure is a *StateError naming
+// the reason: malformed, too large, unknown key, bad signature, wrong
+// algorithm, expired, wrong audience or undecryptable.
+func (s *Sealer) Open(token string) (*State, error) {
 	if len(token) > s.maxSize {
 		return nil, refuse(fmt.Sprintf("token is %d bytes, over the %d-byte limit", len(token), s.maxSize), nil)
 	}
@@ -659,17 +663,46 @@ func (s *Sealer) Open(token string, want Binding) (*State, error) {
 	}
 	st.IssuedAt, st.ExpiresAt = c.times()
 	st.leeway = s.leeway
-	switch {
-	case st.Method != want.Method:
-		return nil, refuse(fmt.Sprintf("it was issued for %s, not %s", st.Method, want.Method), nil)
-	case st.Target != want.Target:
-		return nil, refuse(fmt.Sprintf("it was issued for %q, not %q", st.Target, want.Target), nil)
-	case st.Arguments != want.Arguments:
-		return nil, refuse("it was issued for different arguments", nil)
-	case st.Principal != want.Principal:
-		return nil, refuse("it was issued to another principal", nil)
-	}
 	return st, nil
+}
+
+// Check checks that st, from Open, was issued for this request: the same
+// method, target and principal, compared first, then the same arguments,
+// which are canonicalised (ArgumentsDigest) only when the rest matches.
+// It returns the digest of args. A mismatch is a *StateError saying which
+// part differs; arguments that have no canonical form (invalid JSON, a
+// duplicate key) are another error.
+func (st *State) Check(method, target, principal string, args json.RawMessage) (Digest, error) {
+	if err := st.checkRequest(method, target, principal); err != nil {
+		return Digest{}, err
+	}
+	d, err := ArgumentsDigest(args)
+	if err != nil {
+		return Digest{}, err
+	}
+	if err := st.checkArguments(d); err != nil {
+		return Digest{}, err
+	}
+	return d, nil
+}
+
+func (st *State) checkRequest(method, target, principal string) error {
+	switch {
+	case st.Method != method:
+		return refuse(fmt.Sprintf("it was issued for %s, not %s", st.Method, method), nil)
+	case st.Target != target:
+		return refuse(fmt.Sprintf("it was issued for %q, not %q", st.Target, target), nil)
+	case st.Principal != principal:
+		return refuse("it was issued to another principal", nil)
+	}
+	return nil
+}
+
+func (st *State) checkArguments(d Digest) error {
+	if st.Arguments != d {
+		return refuse("it was issued for different arguments", nil)
+	}
+	return nil
 }
 
 func decodeDigest(s string, d *Digest) error {

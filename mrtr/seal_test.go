@@ -54,6 +54,22 @@ func seal(t testing.TB, s *Sealer, b Binding) string {
 	return tok
 }
 
+// openBound opens tok and checks it against b, as a server does with
+// State.Check (whose digest b already holds).
+func openBound(s *Sealer, tok string, b Binding) (*State, error) {
+	st, err := s.Open(tok)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.checkRequest(b.Method, b.Target, b.Principal); err != nil {
+		return nil, err
+	}
+	if err := st.checkArguments(b.Arguments); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
 // wantRefused asserts that err is a *StateError whose reason contains want.
 func wantRefused(t *testing.T, err error, want string) {
 	t.Helper()
@@ -73,7 +89,7 @@ func TestSealOpenRoundTrip(t *testing.T) {
 	s := testSealer(t, SealerOptions{TTL: time.Minute})
 	b := testBinding(t)
 	tok := seal(t, s, b)
-	st, err := s.Open(tok, b)
+	st, err := openBound(s, tok, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +145,7 @@ func testTampering(t *testing.T, s *Sealer, plain bool) {
 	}
 
 	t.Run("suffix", func(t *testing.T) {
-		_, err := s.Open(tok+"-TAMPERED", b)
+		_, err := openBound(s, tok+"-TAMPERED", b)
 		wantRefused(t, err, "")
 	})
 	t.Run("flipped signature byte", func(t *testing.T) {
@@ -139,13 +155,13 @@ func testTampering(t *testing.T, s *Sealer, plain bool) {
 		} else {
 			sig[0] = 'A'
 		}
-		_, err := s.Open(parts[0]+"."+parts[1]+"."+string(sig), b)
+		_, err := openBound(s, parts[0]+"."+parts[1]+"."+string(sig), b)
 		wantRefused(t, err, "signature")
 	})
 	t.Run("expiry extended", func(t *testing.T) {
 		m := claims()
 		m["exp"] = 4102444800
-		_, err := s.Open(parts[0]+"."+encode(m)+"."+parts[2], b)
+		_, err := openBound(s, parts[0]+"."+encode(m)+"."+parts[2], b)
 		wantRefused(t, err, "signature")
 	})
 	t.Run("content edited", func(t *testing.T) {
@@ -159,7 +175,7 @@ func testTampering(t *testing.T, s *Sealer, plain bool) {
 			enc[len(enc)/2] ^= 1
 			m["enc"] = string(enc)
 		}
-		_, err := s.Open(parts[0]+"."+encode(m)+"."+parts[2], b)
+		_, err := openBound(s, parts[0]+"."+encode(m)+"."+parts[2], b)
 		wantRefused(t, err, "signature")
 	})
 	t.Run("re-signed with none", func(t *testing.T) {
@@ -170,7 +186,7 @@ func testTampering(t *testing.T, s *Sealer, plain bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.Open(forged, b)
+		_, err = openBound(s, forged, b)
 		wantRefused(t, err, "signing method none is invalid")
 	})
 	t.Run("re-signed with HS512 and the right secret", func(t *testing.T) {
@@ -181,25 +197,25 @@ func testTampering(t *testing.T, s *Sealer, plain bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.Open(forged, b)
+		_, err = openBound(s, forged, b)
 		wantRefused(t, err, "HS512 is invalid")
 	})
 	t.Run("signed with another key under the same id", func(t *testing.T) {
 		other := testSealer(t, SealerOptions{}, testKey("k1", 'b'))
-		_, err := s.Open(seal(t, other, b), b)
+		_, err := openBound(s, seal(t, other, b), b)
 		wantRefused(t, err, "signature")
 	})
 	t.Run("unknown key id", func(t *testing.T) {
 		other := testSealer(t, SealerOptions{}, testKey("k9", 'a'))
-		_, err := s.Open(seal(t, other, b), b)
+		_, err := openBound(s, seal(t, other, b), b)
 		wantRefused(t, err, `unknown key id "k9"`)
 	})
 	t.Run("not a JWT", func(t *testing.T) {
-		_, err := s.Open("hello", b)
+		_, err := openBound(s, "hello", b)
 		wantRefused(t, err, "malformed")
 	})
 	t.Run("empty", func(t *testing.T) {
-		_, err := s.Open("", b)
+		_, err := openBound(s, "", b)
 		wantRefused(t, err, "malformed")
 	})
 }
@@ -226,10 +242,37 @@ func TestOpenRefusesOtherBindings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			want := b
 			tc.edit(&want)
-			_, err := s.Open(tok, want)
+			_, err := openBound(s, tok, want)
 			wantRefused(t, err, tc.reason)
 		})
 	}
+}
+
+// Check compares the arguments last: arguments that cannot even be
+// canonicalised cost nothing when the state is for another call.
+func TestCheckComparesArgumentsLast(t *testing.T) {
+	s := testSealer(t, SealerOptions{})
+	b := testBinding(t)
+	st, err := s.Open(seal(t, s, b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := st.Check("tools/call", "confirm_transfer", "alice", json.RawMessage(`{ "amount": 25.0, "to": "bob" }`))
+	if err != nil || d != b.Arguments {
+		t.Fatalf("Check = %x, %v; want the digest %x", d, err, b.Arguments)
+	}
+	dup := json.RawMessage(`{"to":"bob","to":"mallory","amount":25}`)
+	_, err = st.Check("tools/call", "other_tool", "alice", dup)
+	wantRefused(t, err, `not "other_tool"`)
+	_, err = st.Check("tools/call", "confirm_transfer", "mallory", dup)
+	wantRefused(t, err, "another principal")
+	_, err = st.Check("tools/call", "confirm_transfer", "alice", dup)
+	var se *StateError
+	if err == nil || errors.As(err, &se) || !strings.Contains(err.Error(), "duplicate key") {
+		t.Fatalf("Check(duplicate keys) = %v, want a canonicalisation error", err)
+	}
+	_, err = st.Check("tools/call", "confirm_transfer", "alice", json.RawMessage(`{"to":"mallory","amount":25}`))
+	wantRefused(t, err, "different arguments")
 }
 
 func TestOpenRefusesExpired(t *testing.T) {
@@ -237,7 +280,7 @@ func TestOpenRefusesExpired(t *testing.T) {
 	old := testSealer(t, SealerOptions{TTL: time.Minute, Now: func() time.Time { return past }})
 	b := testBinding(t)
 	tok := seal(t, old, b)
-	_, err := testSealer(t, SealerOptions{}).Open(tok, b)
+	_, err := openBound(testSealer(t, SealerOptions{}), tok, b)
 	wantRefused(t, err, "expired")
 }
 
@@ -245,7 +288,7 @@ func TestOpenRefusesFutureState(t *testing.T) {
 	future := time.Now().Add(time.Hour)
 	ahead := testSealer(t, SealerOptions{Now: func() time.Time { return future }})
 	b := testBinding(t)
-	_, err := testSealer(t, SealerOptions{}).Open(seal(t, ahead, b), b)
+	_, err := openBound(testSealer(t, SealerOptions{}), seal(t, ahead, b), b)
 	wantRefused(t, err, "future")
 }
 
@@ -253,12 +296,12 @@ func TestAudience(t *testing.T) {
 	b := testBinding(t)
 	a := testSealer(t, SealerOptions{Audience: "fleet-a"})
 	tok := seal(t, a, b)
-	if _, err := a.Open(tok, b); err != nil {
+	if _, err := openBound(a, tok, b); err != nil {
 		t.Fatalf("same audience: %v", err)
 	}
-	_, err := testSealer(t, SealerOptions{Audience: "fleet-b"}).Open(tok, b)
+	_, err := openBound(testSealer(t, SealerOptions{Audience: "fleet-b"}), tok, b)
 	wantRefused(t, err, "another audience")
-	_, err = a.Open(seal(t, testSealer(t, SealerOptions{}), b), b)
+	_, err = openBound(a, seal(t, testSealer(t, SealerOptions{}), b), b)
 	wantRefused(t, err, "another audience")
 }
 
@@ -271,7 +314,7 @@ func TestKeyRotation(t *testing.T) {
 	if err := s.SetKeys(testRing(t, testKey("new", 'n'), testKey("old", 'o'))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Open(oldTok, b); err != nil {
+	if _, err := openBound(s, oldTok, b); err != nil {
 		t.Fatalf("state signed before the rotation: %v", err)
 	}
 	newTok := seal(t, s, b)
@@ -287,9 +330,9 @@ func TestKeyRotation(t *testing.T) {
 	if err := s.SetKeys(testRing(t, testKey("new", 'n'))); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Open(oldTok, b)
+	_, err = openBound(s, oldTok, b)
 	wantRefused(t, err, `unknown key id "old"`)
-	if _, err := s.Open(newTok, b); err != nil {
+	if _, err := openBound(s, newTok, b); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -301,7 +344,7 @@ func TestSizeLimit(t *testing.T) {
 	if _, err := s.Seal(&State{Binding: b, Payload: big}); err == nil || !strings.Contains(err.Error(), "600-byte limit") {
 		t.Fatalf("Seal of oversized state: err = %v", err)
 	}
-	_, err := s.Open(strings.Repeat("a", 601), b)
+	_, err := openBound(s, strings.Repeat("a", 601), b)
 	wantRefused(t, err, "over the 600-byte limit")
 }
 
@@ -331,7 +374,7 @@ func TestKeyRingValidation(t *testing.T) {
 	b := testBinding(t)
 	tok := seal(t, s, b)
 	secret[0] = 1 // the caller reuses its buffer
-	if _, err := s.Open(tok, b); err != nil {
+	if _, err := openBound(s, tok, b); err != nil {
 		t.Fatalf("the ring must not alias the caller's secret: %v", err)
 	}
 }
@@ -354,7 +397,7 @@ func BenchmarkOpen(b *testing.B) {
 	tok := seal(b, s, bind)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.Open(tok, bind); err != nil {
+		if _, err := openBound(s, tok, bind); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -384,7 +427,7 @@ func TestContentIsConfidential(t *testing.T) {
 			t.Fatalf("%q is readable in the encrypted state: %s", secret, readable(tok))
 		}
 	}
-	got, err := enc.Open(tok, b)
+	got, err := openBound(enc, tok, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,13 +444,13 @@ func TestContentIsConfidential(t *testing.T) {
 		t.Fatal("plaintext mode should leave the content readable")
 	}
 	// Either sealer opens either form: the signature is what authenticates.
-	if _, err := enc.Open(ptok, b); err != nil {
+	if _, err := openBound(enc, ptok, b); err != nil {
 		t.Fatal(err)
 	}
 	// Content sealed under one key cannot be opened with another key of
 	// the same id (the signature fails first).
 	other := testSealer(t, SealerOptions{}, testKey("k1", 'z'))
-	if _, err := other.Open(tok, b); err == nil {
+	if _, err := openBound(other, tok, b); err == nil {
 		t.Fatal("opened with another key")
 	}
 }
@@ -431,18 +474,18 @@ func TestOpenRefusesBadContent(t *testing.T) {
 		return jwt.MapClaims{"iat": now, "exp": now + 60, "jti": "x"}
 	}
 	c := base()
-	_, err := s.Open(sign(c), b)
+	_, err := openBound(s, sign(c), b)
 	wantRefused(t, err, "exactly one of st and enc")
 	c = base()
 	c["enc"] = "AAAA"
-	_, err = s.Open(sign(c), b)
+	_, err = openBound(s, sign(c), b)
 	wantRefused(t, err, "malformed encrypted content")
 	c = base()
 	c["enc"] = base64.RawURLEncoding.EncodeToString(make([]byte, 64))
-	_, err = s.Open(sign(c), b)
+	_, err = openBound(s, sign(c), b)
 	wantRefused(t, err, "does not decrypt")
 	c = base()
 	c["st"] = map[string]any{"mth": "tools/call", "tgt": "confirm_transfer", "arg": "short"}
-	_, err = s.Open(sign(c), b)
+	_, err = openBound(s, sign(c), b)
 	wantRefused(t, err, "malformed argument digest")
 }

@@ -116,8 +116,8 @@ type messageIn struct {
 // reports false for anything else, malformed bodies included, which take
 // the general path (jsonrpc.Decode, then decodeRequest) and get its exact
 // errors.
-func decodeModern(body []byte, maxDepth int) (*request, *jsonrpc.Error, bool) {
-	if jsonrpc.CheckDepth(body, maxDepth) != nil {
+func decodeModern(body []byte, lim jsonrpc.Limits) (*request, *jsonrpc.Error, bool) {
+	if jsonrpc.CheckLimits(body, lim) != nil {
 		return nil, nil, false
 	}
 	var m messageIn
@@ -475,30 +475,41 @@ func (mc *mrtrCall) knownArgs() (mrtr.Digest, bool) {
 	return mc.bound.Arguments, true
 }
 
-// openRound parses inputResponses, verifies requestState against the
-// request, and returns the round. A refused state is -32602.
+// openRound verifies requestState against the request, parses
+// inputResponses, and returns the round. The state's signature, expiry and
+// content are verified before anything the request carries is read beyond
+// the one linear pass that bounded the body (jsonrpc.CheckLimits); then
+// the method, target and principal are compared, and only then are the
+// arguments canonicalised and compared. A refused state is -32602.
 func (s *Server) openRound(ctx context.Context, r *request, target string, args json.RawMessage, opts mrtr.RoundOptions) (*mrtrCall, *jsonrpc.Error) {
+	mc := &mrtrCall{method: r.method, target: target, args: args, principal: mrtr.PrincipalFromContext(ctx)}
+	var st *mrtr.State
+	if r.p.RequestState != nil {
+		var err error
+		if st, err = s.sealer.Open(*r.p.RequestState); err != nil {
+			return nil, stateError(err)
+		}
+		d, err := st.Check(mc.method, mc.target, mc.principal, args)
+		if err != nil {
+			return nil, stateError(err)
+		}
+		mc.bound = &mrtr.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.principal}
+	}
 	responses, err := mrtr.ParseResponses(r.p.InputResponses)
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
-	mc := &mrtrCall{method: r.method, target: target, args: args, principal: mrtr.PrincipalFromContext(ctx)}
-	var st *mrtr.State
-	if r.p.RequestState != nil {
-		b, err := mc.binding()
-		if err != nil {
-			return nil, invalidParams("%v", err)
-		}
-		st, err = s.sealer.Open(*r.p.RequestState, b)
-		if err != nil {
-			if e, ok := asRPCError(err); ok {
-				return nil, e
-			}
-			return nil, invalidParams("%v", err)
-		}
-	}
 	mc.round = mrtr.NewRound(r.meta.ClientCapabilities, responses, st, opts)
 	return mc, nil
+}
+
+// stateError is the wire form of a refused state or of arguments that
+// have no canonical form.
+func stateError(err error) *jsonrpc.Error {
+	if e, ok := asRPCError(err); ok {
+		return e
+	}
+	return invalidParams("%v", err)
 }
 
 // suspend turns a handler's ErrInputRequired into an input_required result.

@@ -70,7 +70,7 @@ func FuzzDecodeRequest(f *testing.F) {
 // decodeModern takes a body, the general path must read the same request
 // and reach the same envelope verdict.
 func checkOnePass(t *testing.T, data []byte) {
-	fast, fastErr, ok := decodeModern(data, 64)
+	fast, fastErr, ok := decodeModern(data, jsonrpc.Limits{MaxDepth: 64})
 	if !ok {
 		return
 	}

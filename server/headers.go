@@ -5,10 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"net/http"
 	"strings"
 
+	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
 
@@ -183,48 +183,10 @@ func paramMatches(typ string, raw json.RawMessage, hv string) bool {
 		}
 		return (b && hv == "true") || (!b && hv == "false")
 	default: // integer, number: compare numerically
-		body := bytes.TrimSpace(raw)
-		if !isJSONNumber(body) || !isJSONNumber([]byte(hv)) {
-			return false
-		}
-		a, ok1 := new(big.Rat).SetString(string(body))
-		b, ok2 := new(big.Rat).SetString(hv)
-		return ok1 && ok2 && a.Cmp(b) == 0
+		// Exact, and linear in the length of both: no big-number arithmetic
+		// on a header value, which arrives before anything is verified.
+		a, err1 := jsonscan.AppendNumber(nil, bytes.TrimSpace(raw))
+		b, err2 := jsonscan.AppendNumber(nil, hv)
+		return err1 == nil && err2 == nil && bytes.Equal(a, b)
 	}
-}
-
-// isJSONNumber reports whether b is a number in JSON syntax (no fractions
-// like 6/2, no hex, no leading '+').
-func isJSONNumber(b []byte) bool {
-	i := 0
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	digits := func() int {
-		n := 0
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i, n = i+1, n+1
-		}
-		return n
-	}
-	start := i
-	if n := digits(); n == 0 || (n > 1 && b[start] == '0') {
-		return false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(b)
 }

@@ -77,12 +77,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The usual request (modern, no session) is decoded in one pass.
 	if r.Header.Get(HeaderSessionID) == "" {
-		if req, e, ok := decodeModern(body, s.opts.MaxJSONDepth); ok {
+		if req, e, ok := decodeModern(body, s.jsonLimits()); ok {
 			s.serveModern(w, r, req, e)
 			return
 		}
 	}
-	msg, derr := jsonrpc.Decode(body, jsonrpc.Limits{MaxDepth: s.opts.MaxJSONDepth})
+	msg, derr := jsonrpc.Decode(body, s.jsonLimits())
 	if derr != nil {
 		var id jsonrpc.ID
 		if msg != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -119,6 +120,61 @@ func TestBodyLimits(t *testing.T) {
 	t.Run("deep inside a string is fine", func(t *testing.T) {
 		req := toolCall(3, "hello", map[string]any{"s": strings.Repeat("[{", 40)})
 		completeResult(t, do(t, s, req), "3")
+	})
+}
+
+// The members, number and exponent limits refuse a body before it is
+// parsed, with -32602 naming the limit; each is configurable.
+func TestJSONLimits(t *testing.T) {
+	s := newTestServer(t, &Options{MaxJSONMembers: 5, MaxJSONNumberLength: 10, MaxJSONNumberExponent: 20})
+	textTool(s, t, "hello", "hi")
+	keys := func(n int) json.RawMessage {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = fmt.Sprintf(`"k%d":%d`, i, i)
+		}
+		return json.RawMessage("{" + strings.Join(parts, ",") + "}")
+	}
+	for _, tc := range []struct {
+		name string
+		req  *rpc
+		msg  string // "" when within the limits
+	}{
+		{"members at the limit", toolCall(1, "hello", keys(5)), ""},
+		{"members over the limit", toolCall(1, "hello", keys(6)), "more than 5 members"},
+		{"inputResponses over the limit", toolCall(1, "hello", nil).retry("", keys(6)), "more than 5 members"},
+		{"number at the limit", toolCall(1, "hello", json.RawMessage(`{"n":-1.234e+20}`)), ""},
+		{"number over the limit", toolCall(1, "hello", json.RawMessage(`{"n":-1.2345e+20}`)), "11 bytes long, over the limit of 10"},
+		{"exponent over the limit", toolCall(1, "hello", json.RawMessage(`{"n":1e-21}`)), "beyond ±20"},
+		{"in strings they do not count", toolCall(1, "hello", map[string]any{"s": `{"a":1,"b":2,"c":3,"d":4,"e":5,"f":1e999999}`}), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := do(t, s, tc.req)
+			if tc.msg == "" {
+				completeResult(t, rec, "1")
+				return
+			}
+			e := wantError(t, rec, http.StatusBadRequest, -32602, "null")
+			if !strings.Contains(e.Message, tc.msg) {
+				t.Errorf("message %q, want %q", e.Message, tc.msg)
+			}
+		})
+	}
+	t.Run("defaults", func(t *testing.T) {
+		d := newTestServer(t, nil)
+		textTool(d, t, "hello", "hi")
+		completeResult(t, do(t, d, toolCall(1, "hello", keys(10000))), "1")
+		for req, msg := range map[*rpc]string{
+			toolCall(1, "hello", keys(10001)):                                                  "more than 10000 members",
+			toolCall(1, "hello", json.RawMessage(`{"n":1e401}`)):                               "beyond ±400",
+			toolCall(1, "hello", json.RawMessage(`{"n":`+strings.Repeat("1", 101)+`}`)):        "over the limit of 100",
+			toolCall(1, "hello", json.RawMessage(`{"n":1e-999999}`)).retry("garbage", keys(1)): "beyond ±400",
+		} {
+			e := wantError(t, do(t, d, req), http.StatusBadRequest, -32602, "null")
+			if !strings.Contains(e.Message, msg) {
+				t.Errorf("message %q, want %q", e.Message, msg)
+			}
+		}
 	})
 }
 

@@ -259,6 +259,26 @@ func TestMRTRStateRefused(t *testing.T) {
 		req := transferCall(2, map[string]any{"amount": 10, "to": "bob", "memo": "x"}).retry(r1.RequestState, answer)
 		refusedState(t, f, f.s, req, "different arguments")
 	})
+	// The state is verified before the arguments are canonicalised: a
+	// state that does not verify, or was issued for another call, is
+	// refused for that, whatever the arguments.
+	dup := json.RawMessage(`{"amount":10,"to":"bob","to":"mallory"}`)
+	t.Run("garbage, with arguments that have no canonical form", func(t *testing.T) {
+		refusedState(t, f, f.s, transferCall(2, dup).retry("not-a-token", answer), "malformed")
+	})
+	t.Run("another tool, with arguments that have no canonical form", func(t *testing.T) {
+		req := toolCall(2, "transfer2", dup).caps(elicitCaps).retry(r1.RequestState, answer)
+		refusedState(t, f, f.s, req, `issued for "transfer", not "transfer2"`)
+	})
+	t.Run("a valid state, with arguments that have no canonical form", func(t *testing.T) {
+		e := wantError(t, do(t, f.s, transferCall(2, dup).retry(r1.RequestState, answer)), http.StatusBadRequest, -32602, "2")
+		if !strings.Contains(e.Message, "duplicate key") {
+			t.Errorf("message %q", e.Message)
+		}
+		if n := f.ran(); n != 0 {
+			t.Errorf("the handler ran %d times", n)
+		}
+	})
 	t.Run("expired", func(t *testing.T) {
 		past, err := mrtr.NewSealer(testRing(t), mrtr.SealerOptions{Now: func() time.Time { return time.Now().Add(-time.Hour) }})
 		if err != nil {

@@ -15,12 +15,14 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
 // Options configure a Server. The zero value is usable: a random state key
 // per process, loopback-only Host and Origin checks, 4 MiB requests, 64
-// levels of JSON nesting.
+// levels of JSON nesting, 10,000 members per object, number literals of at
+// most 100 bytes with exponents within ±400.
 type Options struct {
 	// Instructions are sent in server/discover.
 	Instructions string
@@ -58,10 +60,29 @@ type Options struct {
 	// whose host equals the Host header are accepted.
 	AllowedOrigins []string
 
+	// The request limits: a body over MaxRequestBytes is refused with 413;
+	// the others are checked in one pass over each message before it is
+	// parsed, and a message over one is refused (-32700 for the depth,
+	// -32602 naming the limit for the rest) before any other work, so a
+	// hostile body costs about what a benign body of its size costs. See
+	// jsonrpc.Limits for why the defaults are safe.
+
 	// MaxRequestBytes bounds a request body (default 4 MiB).
 	MaxRequestBytes int64
 	// MaxJSONDepth bounds JSON nesting (default 64).
 	MaxJSONDepth int
+	// MaxJSONMembers bounds the members of any one JSON object in a request
+	// (default 10,000), the envelope's included (they have up to about 8).
+	// Raise it for tools that take larger maps.
+	MaxJSONMembers int
+	// MaxJSONNumberLength bounds a number literal in a request, in bytes
+	// (default 100: an int64 needs 20, a float64 24).
+	MaxJSONNumberLength int
+	// MaxJSONNumberExponent bounds the exponent of a number literal in a
+	// request (default 400: a float64 needs ±324). Exact arithmetic on a
+	// number (a schema's integer, minimum or multipleOf) costs time in
+	// proportion to its exponent.
+	MaxJSONNumberExponent int
 
 	// ListCache is the caching hint on server/discover and the list
 	// results (default: TTL 0, scope "public").
@@ -111,6 +132,16 @@ type Server struct {
 	relayDone chan struct{}
 }
 
+// jsonLimits are the limits every message is checked against.
+func (s *Server) jsonLimits() jsonrpc.Limits {
+	return jsonrpc.Limits{
+		MaxDepth:          s.opts.MaxJSONDepth,
+		MaxMembers:        s.opts.MaxJSONMembers,
+		MaxNumberLength:   s.opts.MaxJSONNumberLength,
+		MaxNumberExponent: s.opts.MaxJSONNumberExponent,
+	}
+}
+
 // New returns a server that identifies itself as info.
 func New(info Implementation, opts *Options) (*Server, error) {
 	if info.Name == "" || info.Version == "" {
@@ -124,7 +155,16 @@ func New(info Implementation, opts *Options) (*Server, error) {
 		o.MaxRequestBytes = 4 << 20
 	}
 	if o.MaxJSONDepth <= 0 {
-		o.MaxJSONDepth = 64
+		o.MaxJSONDepth = jsonrpc.DefaultMaxDepth
+	}
+	if o.MaxJSONMembers <= 0 {
+		o.MaxJSONMembers = jsonrpc.DefaultMaxMembers
+	}
+	if o.MaxJSONNumberLength <= 0 {
+		o.MaxJSONNumberLength = jsonrpc.DefaultMaxNumberLength
+	}
+	if o.MaxJSONNumberExponent <= 0 {
+		o.MaxJSONNumberExponent = jsonrpc.DefaultMaxNumberExponent
 	}
 	for _, cp := range []*CachePolicy{&o.ListCache, &o.ReadCache} {
 		if cp.Scope == "" {

@@ -185,7 +185,7 @@ func (n *stdioNotifier) close() {
 }
 
 func (s *Server) stdioMessage(ctx context.Context, t *stdioConn, wg *sync.WaitGroup, legacy *StdioSession, line []byte) {
-	msg, derr := jsonrpc.Decode(line, jsonrpc.Limits{MaxDepth: s.opts.MaxJSONDepth})
+	msg, derr := jsonrpc.Decode(line, s.jsonLimits())
 	if derr != nil {
 		var id jsonrpc.ID
 		if msg != nil {

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -323,6 +324,29 @@ func TestStdioLineTooLong(t *testing.T) {
 		if err != nil || len(rest) != 1 || rest[0].Error == nil || rest[0].Error.Code != -32600 {
 			t.Errorf("limit %d: unterminated long line: err %v lines %+v", limit, err, rest)
 		}
+	}
+}
+
+// The JSON limits of Options apply to stdio lines too.
+func TestStdioJSONLimits(t *testing.T) {
+	s := newTestServer(t, &Options{MaxJSONMembers: 4, MaxJSONNumberExponent: 5})
+	textTool(s, t, "hello", "hi")
+	st := startStdio(t, context.Background(), s)
+	for _, tc := range []struct {
+		args json.RawMessage
+		msg  string
+	}{
+		{json.RawMessage(`{"a":1,"b":2,"c":3,"d":4,"e":5}`), "more than 4 members"},
+		{json.RawMessage(`{"a":1e6}`), "beyond ±5"},
+	} {
+		st.sendRPC(toolCall(1, "hello", tc.args))
+		if r := st.next(); r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, tc.msg) {
+			t.Errorf("%s: got %+v %+v, want -32602 naming %q", tc.args, r, r.Error, tc.msg)
+		}
+	}
+	st.sendRPC(toolCall(2, "hello", json.RawMessage(`{"a":1e5,"b":2}`)))
+	if r := st.next(); string(r.ID) != "2" || r.Result == nil {
+		t.Errorf("within the limits: %+v %+v", r, r.Error)
 	}
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,6 +93,11 @@ func TestParamNumbersAreJSONNumbers(t *testing.T) {
 		{"3", "03", false},
 		{`"3"`, "3", false},
 		{"-1.5", "-1.50", true},
+		{"12345678901234567890123.5", "12345678901234567741440", false},
+		{"0.1", "0.10000000000000000001", false},
+		{"1e999999", "10e999998", true},
+		{"1", "1e999999999", false},
+		{"-0", "0", true},
 	} {
 		if got := paramMatches("integer", json.RawMessage(tc.body), tc.header); got != tc.ok {
 			t.Errorf("body %s, header %q: match = %v, want %v", tc.body, tc.header, got, tc.ok)
@@ -144,6 +150,15 @@ func TestValidMemo(t *testing.T) {
 	bad, _ := mrtr.ArgumentsDigest(json.RawMessage(`{"id":"x"}`))
 	if e.valid.has(bad) {
 		t.Fatal("invalid arguments were remembered")
+	}
+	// Numbers that a float64 cannot tell apart are different arguments:
+	// the memo of the first must not let the second skip validation.
+	big := json.RawMessage(`{"id":12345678901234567741440}`)
+	r2 := wantInputRequired(t, do(t, s, toolCall(4, "ask", big).caps(formCaps)), "4", "ok")
+	fraction := json.RawMessage(`{"id":12345678901234567890123.5}`)
+	e4 := wantError(t, do(t, s, toolCall(5, "ask", fraction).caps(formCaps).retry(r2.RequestState, map[string]any{"ok": accept(true)})), http.StatusBadRequest, -32602, "5")
+	if !strings.Contains(e4.Message, "different arguments") {
+		t.Fatalf("a state for %s accepted for %s: %s", big, fraction, e4.Message)
 	}
 	var m validMemo
 	for i := 0; i < validMemoSize+10; i++ {

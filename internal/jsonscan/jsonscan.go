@@ -3,7 +3,8 @@
 // (which does not allocate) and then walked, slicing raw member values.
 // Baton uses it for small peer objects decoded on every request
 // (inputResponses, elicitation answers), where generic decoders cost more
-// than the data.
+// than the data, and for the canonical form of numbers (AppendNumber).
+// Every function is linear in its input.
 package jsonscan
 
 import (
@@ -36,49 +37,79 @@ func SplitValidObject(data []byte, what string) ([]Member, error) {
 	return splitValidObject(data, what)
 }
 
+// mapAfter is the member count from which duplicates are found with a map:
+// below it comparing with every earlier key is cheaper than hashing.
+const mapAfter = 8
+
 func splitValidObject(data []byte, what string) ([]Member, error) {
-	i := skipSpace(data, 0)
+	i := SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil, fmt.Errorf("%s must be a JSON object", what)
 	}
-	i = skipSpace(data, i+1)
+	i = SkipSpace(data, i+1)
 	var out []Member
 	if data[i] == '}' {
 		return out, nil
 	}
+	var seen map[string]struct{}
 	for {
 		// data[i] is '"': json.Valid guarantees the shape from here on.
-		end := stringEnd(data, i)
+		end := StringEnd(data, i)
 		key, err := Unquote(data[i:end])
 		if err != nil {
 			return nil, fmt.Errorf("%s: malformed object key", what)
 		}
-		for _, m := range out {
-			if m.Key == key {
-				return nil, fmt.Errorf("%s: duplicate key %q", what, key)
-			}
+		if dup := duplicate(out, &seen, key); dup {
+			return nil, fmt.Errorf("%s: duplicate key %q", what, key)
 		}
-		i = skipSpace(data, end)
-		i = skipSpace(data, i+1) // past ':'
+		i = SkipSpace(data, end)
+		i = SkipSpace(data, i+1) // past ':'
 		vend := valueEnd(data, i)
 		out = append(out, Member{Key: key, Value: json.RawMessage(data[i:vend])})
-		i = skipSpace(data, vend)
+		i = SkipSpace(data, vend)
 		if data[i] == '}' {
 			return out, nil
 		}
-		i = skipSpace(data, i+1) // past ','
+		i = SkipSpace(data, i+1) // past ','
 	}
 }
 
-func skipSpace(b []byte, i int) int {
+// duplicate reports whether key is among the keys of out, and records it
+// in *seen once out is long enough to need a map. Each call costs O(1)
+// (amortised), so checking n keys is linear.
+func duplicate(out []Member, seen *map[string]struct{}, key string) bool {
+	if len(out) < mapAfter {
+		for _, m := range out {
+			if m.Key == key {
+				return true
+			}
+		}
+		return false
+	}
+	if *seen == nil {
+		*seen = make(map[string]struct{}, 2*len(out))
+		for _, m := range out {
+			(*seen)[m.Key] = struct{}{}
+		}
+	}
+	if _, ok := (*seen)[key]; ok {
+		return true
+	}
+	(*seen)[key] = struct{}{}
+	return false
+}
+
+// SkipSpace returns the index of the first byte at or after b[i] that is
+// not JSON whitespace.
+func SkipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
 	return i
 }
 
-// stringEnd returns the index just past the string starting at b[i]=='"'.
-func stringEnd(b []byte, i int) int {
+// StringEnd returns the index just past the string starting at b[i]=='"'.
+func StringEnd(b []byte, i int) int {
 	for j := i + 1; j < len(b); j++ {
 		switch b[j] {
 		case '\\':
@@ -94,13 +125,13 @@ func stringEnd(b []byte, i int) int {
 func valueEnd(b []byte, i int) int {
 	switch b[i] {
 	case '"':
-		return stringEnd(b, i)
+		return StringEnd(b, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
 			switch b[j] {
 			case '"':
-				j = stringEnd(b, j) - 1
+				j = StringEnd(b, j) - 1
 			case '{', '[':
 				depth++
 			case '}', ']':
@@ -118,6 +149,14 @@ func valueEnd(b []byte, i int) int {
 		}
 		return j
 	}
+}
+
+// NumberEnd returns the index just past the number starting at b[i].
+func NumberEnd(b []byte, i int) int {
+	for i < len(b) && (isDigit(b[i]) || b[i] == '.' || b[i] == 'e' || b[i] == 'E' || b[i] == '+' || b[i] == '-') {
+		i++
+	}
+	return i
 }
 
 // Unquote decodes a JSON string literal. Strings without escapes (the
@@ -144,30 +183,6 @@ func Unquote(lit []byte) (string, error) {
 	return s, nil
 }
 
-// SplitValidArray returns the raw elements of a JSON array already known
-// to be valid JSON.
-func SplitValidArray(data []byte) ([]json.RawMessage, error) {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '[' {
-		return nil, errors.New("not a JSON array")
-	}
-	i = skipSpace(data, i+1)
-	var out []json.RawMessage
-	if i < len(data) && data[i] == ']' {
-		return out, nil
-	}
-	for i < len(data) {
-		end := valueEnd(data, i)
-		out = append(out, json.RawMessage(data[i:end]))
-		i = skipSpace(data, end)
-		if i >= len(data) || data[i] == ']' {
-			return out, nil
-		}
-		i = skipSpace(data, i+1) // past ','
-	}
-	return out, nil
-}
-
 // EachMember calls f with the key and raw value of every member of a JSON
 // object already known to be valid JSON, in document order, duplicates
 // included, and stops at the first error f returns. Unlike
@@ -175,16 +190,16 @@ func SplitValidArray(data []byte) ([]json.RawMessage, error) {
 // linear in the input however many members there are. key is only valid
 // during the call.
 func EachMember(data []byte, f func(key, value []byte) error) error {
-	i := skipSpace(data, 0)
+	i := SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return errors.New("not a JSON object")
 	}
-	i = skipSpace(data, i+1)
+	i = SkipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
 		return nil
 	}
 	for i < len(data) {
-		end := stringEnd(data, i)
+		end := StringEnd(data, i)
 		key := data[i+1 : end-1]
 		for _, c := range key {
 			if c == '\\' {
@@ -196,17 +211,17 @@ func EachMember(data []byte, f func(key, value []byte) error) error {
 				break
 			}
 		}
-		i = skipSpace(data, end)
-		i = skipSpace(data, i+1) // past ':'
+		i = SkipSpace(data, end)
+		i = SkipSpace(data, i+1) // past ':'
 		vend := valueEnd(data, i)
 		if err := f(key, data[i:vend]); err != nil {
 			return err
 		}
-		i = skipSpace(data, vend)
+		i = SkipSpace(data, vend)
 		if i >= len(data) || data[i] == '}' {
 			return nil
 		}
-		i = skipSpace(data, i+1) // past ','
+		i = SkipSpace(data, i+1) // past ','
 	}
 	return nil
 }
@@ -215,19 +230,19 @@ func EachMember(data []byte, f func(key, value []byte) error) error {
 // known to be valid JSON, in order, and stops at the first error f
 // returns.
 func EachElement(data []byte, f func(i int, value []byte) error) error {
-	i := skipSpace(data, 0)
+	i := SkipSpace(data, 0)
 	if i >= len(data) || data[i] != '[' {
 		return errors.New("not a JSON array")
 	}
-	i = skipSpace(data, i+1)
+	i = SkipSpace(data, i+1)
 	for n := 0; i < len(data) && data[i] != ']'; n++ {
 		end := valueEnd(data, i)
 		if err := f(n, data[i:end]); err != nil {
 			return err
 		}
-		i = skipSpace(data, end)
+		i = SkipSpace(data, end)
 		if i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
+			i = SkipSpace(data, i+1)
 		}
 	}
 	return nil

@@ -3,6 +3,8 @@ package strictjson
 import (
 	stdjson "encoding/json"
 	"errors"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -60,5 +62,37 @@ func TestErrors(t *testing.T) {
 	}
 	if err := Unmarshal([]byte(` {"raw": {"a" : [1, 2]} } `), &v); err != nil || string(v.Raw) != `{"a" : [1, 2]}` {
 		t.Fatalf("raw = %s, %v", v.Raw, err)
+	}
+}
+
+// FuzzDecodeValue checks that the two decoders DecodeValue chooses
+// between (by depth) agree: the same value, or both an error.
+func FuzzDecodeValue(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		once, err1 := decodeValueOnce(data)
+		fast, err2 := decodeValueFast(data)
+		if (err1 == nil) != (err2 == nil) {
+			t.Fatalf("%q: encoding/json: %v, segmentio: %v", data, err1, err2)
+		}
+		if err1 == nil && !reflect.DeepEqual(once, fast) {
+			t.Fatalf("%q: encoding/json: %#v, segmentio: %#v", data, once, fast)
+		}
+	})
+}
+
+func TestDecodeValueDeep(t *testing.T) {
+	deep := strings.Repeat(`{"a":[`, 30) + `1.50` + strings.Repeat(`]}`, 30)
+	v, err := DecodeValue([]byte(deep + " "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 30; i++ {
+		v = v.(map[string]any)["a"].([]any)[0]
+	}
+	if v != stdjson.Number("1.50") {
+		t.Fatalf("innermost value %#v", v)
+	}
+	if _, err := DecodeValue([]byte(deep + " x")); err == nil {
+		t.Fatal("trailing data must fail")
 	}
 }
