@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -65,14 +66,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, err := readBody(w, r, s.opts.MaxRequestBytes)
+	body, err := readBody(w, r, s.opts.MaxRequestBytes, s.opts.BodyReadTimeout)
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		switch {
+		case errors.As(err, &mbe):
 			writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "Request body exceeds the %d-byte limit", s.opts.MaxRequestBytes))
-			return
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			writeError(w, http.StatusRequestTimeout, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "Request body not received within %v", s.opts.BodyReadTimeout))
+		default:
+			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "Could not read the request body: %v", err))
 		}
-		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "Could not read the request body: %v", err))
 		return
 	}
 	// The usual request (modern, no session) is decoded in one pass.
@@ -288,17 +292,77 @@ func (s *Server) listenHTTP(w http.ResponseWriter, r *http.Request, req *request
 	s.listen(r.Context(), req.id, agreed, st.Send, st.KeepAlive)
 }
 
-// readBody reads the request body up to max bytes. A declared length is
-// read in one allocation.
-func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
-	rd := http.MaxBytesReader(w, r.Body, max)
-	if n := r.ContentLength; n > 0 && n <= max {
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(rd, buf); err != nil {
+// firstBodyBuffer is the most readBody allocates before any byte of a body
+// has arrived: a body declared no longer is read in one allocation of its
+// declared length; a longer one starts here and grows with what arrives.
+const firstBodyBuffer = 16 << 10
+
+// readBody reads the request body as it arrives, up to max bytes, within
+// timeout of the call (no deadline when timeout is not positive). The
+// buffer grows with the bytes received, doubling at most up to the declared
+// Content-Length (or max), so a peer that declares a large body and sends
+// little of it costs what it sent: never an allocation of the declared
+// length up front.
+//
+// The deadline is a read deadline on the connection (http.ResponseController),
+// cleared once the whole body has arrived so that long-lived responses (SSE,
+// subscriptions/listen) are not cut. After a failed read it stays set: the
+// connection is closed after the reply, and net/http's own draining of the
+// unread body cannot wait on the peer. A ResponseWriter that cannot set
+// deadlines (http.ErrNotSupported) reads without one.
+func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration) ([]byte, error) {
+	clear := func() {}
+	if timeout > 0 {
+		rc := http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
+			clear = func() { _ = rc.SetReadDeadline(time.Time{}) }
+		}
+	}
+	body, err := readLimited(http.MaxBytesReader(w, r.Body, max), r.ContentLength, max)
+	if err != nil {
+		return nil, err
+	}
+	clear()
+	return body, nil
+}
+
+// readLimited reads rd to its end. declared is the Content-Length (-1 when
+// unknown); rd itself enforces max.
+func readLimited(rd io.Reader, declared, max int64) ([]byte, error) {
+	limit := max
+	if declared >= 0 && declared < limit {
+		limit = declared
+	}
+	buf := make([]byte, 0, min(limit, firstBodyBuffer))
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) >= limit {
+				// The declared length (or max) has arrived: the body
+				// must end here, or rd reports what is wrong.
+				var probe [1]byte
+				n, err := rd.Read(probe[:])
+				switch {
+				case n > 0:
+					buf, limit = append(buf, probe[0]), max
+					continue
+				case err == io.EOF:
+					return buf, nil
+				case err != nil:
+					return nil, err
+				}
+				continue
+			}
+			grown := make([]byte, len(buf), min(2*int64(cap(buf)), limit))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
 			return nil, err
 		}
-		// Whatever follows the declared length is an error net/http reports.
-		return buf, nil
 	}
-	return io.ReadAll(rd)
 }

@@ -18,9 +18,12 @@ import (
 	"github.com/baton-mcp/baton/mrtr"
 )
 
+// DefaultBodyReadTimeout is Options.BodyReadTimeout when it is zero.
+const DefaultBodyReadTimeout = 30 * time.Second
+
 // Options configure a Server. The zero value is usable: a random state key
-// per process, loopback-only Host and Origin checks, 4 MiB requests, 64
-// levels of JSON nesting.
+// per process, loopback-only Host and Origin checks, 4 MiB request bodies
+// received within 30 seconds, 64 levels of JSON nesting.
 type Options struct {
 	// Instructions are sent in server/discover.
 	Instructions string
@@ -62,6 +65,18 @@ type Options struct {
 	MaxRequestBytes int64
 	// MaxJSONDepth bounds JSON nesting (default 64).
 	MaxJSONDepth int
+	// BodyReadTimeout bounds how long a request body may take to arrive
+	// over HTTP, from when the server starts reading it (the headers have
+	// arrived) to its last byte (default 30 seconds; negative for none). A
+	// body that stalls is cut: the request is answered 408 with -32600 and
+	// the connection is closed. It is a read deadline on the connection,
+	// set per request and cleared once the body is read, so it never cuts a
+	// long-lived response (SSE progress, subscriptions/listen), as
+	// http.Server.ReadTimeout would. It needs a ResponseWriter that can set
+	// deadlines (net/http's can, through http.ResponseController); with
+	// one that cannot, bodies are read without it. Headers are not covered:
+	// set http.Server.ReadHeaderTimeout (see docs/deployment.md).
+	BodyReadTimeout time.Duration
 
 	// ListCache is the caching hint on server/discover and the list
 	// results (default: TTL 0, scope "public").
@@ -125,6 +140,9 @@ func New(info Implementation, opts *Options) (*Server, error) {
 	}
 	if o.MaxJSONDepth <= 0 {
 		o.MaxJSONDepth = 64
+	}
+	if o.BodyReadTimeout == 0 {
+		o.BodyReadTimeout = DefaultBodyReadTimeout
 	}
 	for _, cp := range []*CachePolicy{&o.ListCache, &o.ReadCache} {
 		if cp.Scope == "" {

@@ -162,7 +162,25 @@ func serveHTTP(ctx context.Context, srv *server.Server, addr string, log *slog.L
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	hs := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{
+		Handler: e,
+		// A client must send its headers within 10 s; a slow-header
+		// (Slowloris) connection is cut.
+		ReadHeaderTimeout: 10 * time.Second,
+		// Bodies are bounded by server.Options.BodyReadTimeout (30 s by
+		// default), a deadline set per request and cleared once the body
+		// is read. ReadTimeout stays unset: net/http keeps it on the
+		// connection for the whole request, and when it passes during a
+		// long-lived response (a subscriptions/listen stream, a call
+		// streaming progress as SSE) the request's context is cancelled.
+		// WriteTimeout stays unset for the same reason: it would cut
+		// those streams mid-way (idle ones get a keep-alive comment every
+		// 25 s and are meant to stay open).
+		// Keep-alive connections that carry no request close after 2
+		// minutes (above nginx's 60 s upstream keepalive_timeout, so the
+		// proxy closes first).
+		IdleTimeout: 2 * time.Minute,
+	}
 	log.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
