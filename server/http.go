@@ -287,9 +287,14 @@ func (s *Server) listenHTTP(w http.ResponseWriter, r *http.Request, req *request
 		writeError(w, jsonrpc.HTTPStatus(e.Code), req.id, e)
 		return
 	}
+	l, status, e := s.openListener(agreed, listenOwner(r.Context(), r.RemoteAddr))
+	if e != nil {
+		writeError(w, status, req.id, e)
+		return
+	}
 	st := sse.New(w, r)
 	st.Open()
-	s.listen(r.Context(), req.id, agreed, st.Send, st.KeepAlive)
+	s.listen(r.Context(), req.id, agreed, l, st.Send, st.KeepAlive)
 }
 
 // firstBodyBuffer is the most readBody allocates before any byte of a body

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/baton-mcp/baton/mrtr"
 )
 
 // memStats is what a memory test reports: the live heap after a
@@ -149,27 +152,52 @@ func TestStalledBodiesCostWhatArrived(t *testing.T) {
 	}
 }
 
-// subscriptionList returns n distinct resource URIs.
-func subscriptionList(n int) []string {
+// subscriptionList returns n distinct resource URIs of about size bytes
+// each.
+func subscriptionList(n, size int) []string {
 	uris := make([]string, n)
 	for i := range uris {
-		uris[i] = "u" + strconv.Itoa(i)
+		u := "file:///srv/project/" + strconv.Itoa(i) + "/"
+		uris[i] = u + strings.Repeat("x", max(0, size-len(u)))
 	}
 	return uris
 }
 
 // openListen opens a subscriptions/listen stream with the given resource
-// subscriptions on the live server at addr. It returns the response, after
-// the acknowledgement when the stream opened.
-func openListen(t *testing.T, ctx context.Context, addr string, id int, uris []string, header http.Header) (*http.Response, *bufio.Reader) {
+// subscriptions on the live server at addr, as principal user when not
+// empty (see principalFromHeader), on a connection of its own that the
+// stream keeps until ctx ends or the test does. It returns the response,
+// read past the acknowledgement when the stream opened. The request is
+// written on a bare connection and then dropped, so the client side keeps
+// nothing of it (the memory tests measure the server).
+func openListen(t *testing.T, ctx context.Context, addr string, id int, uris []string, user string) *http.Response {
 	t.Helper()
 	c := call(id, "subscriptions/listen", map[string]any{"notifications": map[string]any{"resourceSubscriptions": uris}})
-	for k, v := range header {
-		c.headers[k] = v
+	if user != "" {
+		c.header("X-User", user)
 	}
-	resp := post(t, ctx, "http://"+addr+"/mcp", c)
-	t.Cleanup(func() { resp.Body.Close() })
-	br := bufio.NewReader(resp.Body)
+	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", bytes.NewReader(c.encode(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.applyHeaders(req.Header)
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	t.Cleanup(func() {
+		stop()
+		conn.Close()
+	})
+	if err := req.Write(conn); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("listen %d: %v", id, err)
+	}
 	if resp.StatusCode == http.StatusOK {
 		for {
 			line, err := br.ReadString('\n')
@@ -181,13 +209,25 @@ func openListen(t *testing.T, ctx context.Context, addr string, id int, uris []s
 			}
 		}
 	}
-	return resp, br
+	return resp
 }
 
-// errorBody decodes a plain-JSON error response.
+// principalFromHeader makes X-User the request's principal.
+func principalFromHeader(s *Server) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		if u := r.Header.Get("X-User"); u != "" {
+			ctx = mrtr.ContextWithPrincipal(ctx, u)
+		}
+		s.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// errorBody reads, closes and decodes a plain-JSON error response.
 func errorBody(t *testing.T, resp *http.Response) *wireError {
 	t.Helper()
 	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,29 +239,117 @@ func errorBody(t *testing.T, resp *http.Response) *wireError {
 }
 
 // TestListenStreamMemory is the second row of issue 13: listen streams with
-// long resourceSubscriptions lists. Heap per stream is measured with a
-// list of the maximum size the server accepts.
+// long resourceSubscriptions lists. The 350,000-URI list of the report is
+// refused, and the heap of ten open streams with lists of the largest size
+// accepted (1000 URIs; 256 KiB of them in the worst case) is measured.
 func TestListenStreamMemory(t *testing.T) {
 	const streams = 10
 	s := newTestServer(t, nil)
-	if err := s.AddResource(Resource{URI: "u0", Name: "u0"}, noopResource); err != nil {
+	if err := s.AddResource(Resource{URI: "file:///srv/project/0/", Name: "r"}, noopResource); err != nil {
 		t.Fatal(err)
 	}
 	addr := liveServer(t, s)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	size := 350000
+
+	huge := make([]string, 350000)
+	for i := range huge {
+		huge[i] = "u" + strconv.Itoa(i)
+	}
 	before := measureMem()
 	for i := range streams {
-		resp, _ := openListen(t, ctx, addr, i+1, subscriptionList(size), nil)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("listen %d: status %d", i+1, resp.StatusCode)
+		resp := openListen(t, ctx, addr, i+1, huge, "")
+		e := errorBody(t, resp)
+		if resp.StatusCode != http.StatusBadRequest || e.Code != -32602 || !strings.Contains(e.Message, "350000 URIs, over this server's limit of 1000") {
+			t.Fatalf("350,000 subscriptions: status %d, error %d %q; want 400, -32602 naming the limit", resp.StatusCode, e.Code, e.Message)
 		}
 	}
 	after := measureMem()
-	per := growth(before.heap, after.heap) / streams
-	t.Logf("%d listen streams x %d subscriptions: heap %s -> %s (%s per stream), RSS %s -> %s",
-		streams, size, mib(before.heap), mib(after.heap), mib(per), mib(before.rss), mib(after.rss))
+	runtime.KeepAlive(huge)
+	t.Logf("%d listens x 350000 subscriptions, refused: heap %s -> %s", streams, mib(before.heap), mib(after.heap))
+	if g := growth(before.heap, after.heap); g > 8<<20 {
+		t.Errorf("refused listens left %s on the heap", mib(g))
+	}
+
+	for _, size := range []int{48, 256} {
+		ctx, cancel := context.WithCancel(context.Background())
+		before := measureMem()
+		for i := range streams {
+			if resp := openListen(t, ctx, addr, 100+i, subscriptionList(1000, size), ""); resp.StatusCode != http.StatusOK {
+				t.Fatalf("listen with 1000 subscriptions: status %d", resp.StatusCode)
+			}
+		}
+		if n := s.hub.count(); n != streams {
+			t.Fatalf("%d listeners open, want %d", n, streams)
+		}
+		after := measureMem()
+		per := growth(before.heap, after.heap) / streams
+		t.Logf("%d listen streams x 1000 subscriptions of %d bytes: heap %s -> %s, %d KiB per stream",
+			streams, size, mib(before.heap), mib(after.heap), per>>10)
+		// 1000 URIs (at most 256 KiB), their map, and the connection.
+		if per > 1<<20 {
+			t.Errorf("a stream with 1000 subscriptions of %d bytes holds %d KiB", size, per>>10)
+		}
+		cancel()
+		waitFor(t, "the streams to close", func() bool { return s.hub.count() == 0 })
+	}
+}
+
+// waitFor polls cond until it holds, or fails the test after waitLimit.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestListenLimits: the per-stream subscription caps, and the caps on open
+// streams per server and per principal (per client address when
+// anonymous), each with its status and error.
+func TestListenLimits(t *testing.T) {
+	s := newTestServer(t, &Options{MaxListenSubscriptions: 3, MaxListenStreams: 4, MaxListenStreamsPerPrincipal: 2})
+	if err := s.AddResource(Resource{URI: "file:///a", Name: "a"}, noopResource); err != nil {
+		t.Fatal(err)
+	}
+	addr := liveServer(t, principalFromHeader(s))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	refused := func(resp *http.Response, status, code int, msg string) {
+		t.Helper()
+		e := errorBody(t, resp)
+		if resp.StatusCode != status || e.Code != code || !strings.Contains(e.Message, msg) {
+			t.Errorf("status %d, error %d %q; want %d, %d with %q", resp.StatusCode, e.Code, e.Message, status, code, msg)
+		}
+	}
+	refused(openListen(t, ctx, addr, 1, []string{"a", "b", "c", "d"}, ""), 400, -32602, "lists 4 URIs, over this server's limit of 3 per stream")
+	refused(openListen(t, ctx, addr, 2, []string{strings.Repeat("u", 300<<10)}, ""), 400, -32602, "over this server's limit of 262144 per stream")
+
+	for i, user := range []string{"", "", "alice", "alice"} {
+		if resp := openListen(t, ctx, addr, 10+i, []string{"a", "b", "c"}, user); resp.StatusCode != http.StatusOK {
+			t.Fatalf("stream %d (%q): status %d", i, user, resp.StatusCode)
+		}
+	}
+	refused(openListen(t, ctx, addr, 20, nil, ""), 429, -32600, "this client address has its limit of 2 open")
+	refused(openListen(t, ctx, addr, 21, nil, "alice"), 429, -32600, "this principal has its limit of 2 open")
+	refused(openListen(t, ctx, addr, 22, nil, "bob"), 503, -32603, "this server has its limit of 4 open")
+	if n := s.hub.count(); n != 4 {
+		t.Fatalf("%d listeners open, want 4", n)
+	}
+	cancel()
+	waitFor(t, "the streams to close", func() bool { return s.hub.count() == 0 })
+	// Closed streams give their places back.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	for i := range 2 {
+		if resp := openListen(t, ctx2, addr, 30+i, nil, "alice"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("after the others closed, stream %d: status %d", i, resp.StatusCode)
+		}
+	}
 }
 
 // TestStalledBodyIsCut: a body that stops arriving is answered 408 once

@@ -78,6 +78,25 @@ type Options struct {
 	// set http.Server.ReadHeaderTimeout (see docs/deployment.md).
 	BodyReadTimeout time.Duration
 
+	// MaxListenSubscriptions bounds the resourceSubscriptions of one
+	// subscriptions/listen stream (default 1000; negative for no limit). A
+	// longer list is refused with -32602 naming the limit; so is one whose
+	// URIs total more than 256 KiB. A stream keeps its own copy of the
+	// URIs, so it holds at most that much besides its connection.
+	MaxListenSubscriptions int
+	// MaxListenStreams bounds the subscriptions/listen streams open on
+	// this server at once (default 1000; negative for no limit). One more
+	// is refused with HTTP 503 and -32603 until one closes.
+	MaxListenStreams int
+	// MaxListenStreamsPerPrincipal bounds the streams open at once for one
+	// principal (mrtr.PrincipalFromContext), or, for anonymous callers,
+	// for one client address: the peer's IP as net/http reports it (behind
+	// a proxy that is the proxy's address, so all anonymous callers behind
+	// it share one quota; authenticate them to count each on its own).
+	// Over stdio, anonymous means the one client on the pipe. Default 16;
+	// negative for no limit. One more is refused with HTTP 429 and -32600.
+	MaxListenStreamsPerPrincipal int
+
 	// ListCache is the caching hint on server/discover and the list
 	// results (default: TTL 0, scope "public").
 	ListCache CachePolicy
@@ -144,6 +163,17 @@ func New(info Implementation, opts *Options) (*Server, error) {
 	if o.BodyReadTimeout == 0 {
 		o.BodyReadTimeout = DefaultBodyReadTimeout
 	}
+	for _, lim := range []struct {
+		v   *int
+		def int
+	}{{&o.MaxListenSubscriptions, 1000}, {&o.MaxListenStreams, 1000}, {&o.MaxListenStreamsPerPrincipal, 16}} {
+		switch {
+		case *lim.v == 0:
+			*lim.v = lim.def
+		case *lim.v < 0:
+			*lim.v = 0 // no limit
+		}
+	}
 	for _, cp := range []*CachePolicy{&o.ListCache, &o.ReadCache} {
 		if cp.Scope == "" {
 			cp.Scope = "public"
@@ -186,6 +216,7 @@ func New(info Implementation, opts *Options) (*Server, error) {
 		infoMeta: infoJSON,
 	}
 	s.hub = newHub(log)
+	s.hub.maxStreams, s.hub.maxPerOwner = o.MaxListenStreams, o.MaxListenStreamsPerPrincipal
 	s.life, s.stop = context.WithCancel(context.Background())
 	if o.Fanout != nil {
 		s.fanout = o.Fanout

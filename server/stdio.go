@@ -261,7 +261,12 @@ func (s *Server) stdioMessage(ctx context.Context, t *stdioConn, wg *sync.WaitGr
 				t.write(mustError(msg.ID, e))
 				return
 			}
-			s.listen(rctx, msg.ID, f, t.write, nil)
+			l, _, e := s.openListener(f, listenOwner(rctx, "stdio"))
+			if e != nil {
+				t.write(mustError(msg.ID, e))
+				return
+			}
+			s.listen(rctx, msg.ID, f, l, t.write, nil)
 			return
 		}
 		n := &stdioNotifier{t: t}
