@@ -15,6 +15,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -431,7 +432,7 @@ func (body *stateBody) into(st *State) error {
 		for _, iw := range body.Issued {
 			var d Digest
 			if err := decodeDigest(iw.Digest, &d); err != nil {
-				return refuse(fmt.Sprintf("malformed digest for input request %q", iw.Key), err)
+				return refuse("malformed digest for input request "+clip.Quote(iw.Key), err)
 			}
 			st.Issued[iw.Key] = d
 		}
@@ -539,8 +540,17 @@ func (s *Sealer) Seal(st *State) (string, error) {
 
 // StateError says why a requestState was refused. It becomes a -32602
 // error whose message carries the reason.
+//
+// The reason says enough for an honest client to act (malformed, expired,
+// unknown key, signed for another deployment) and nothing of what the state
+// was issued for: a state presented with another method, target, arguments
+// or principal gets one reason for all four. Detail then says which, for
+// the server's log only.
 type StateError struct {
 	Reason string
+	// Detail, when set, is the precise reason for the server's log (the
+	// server logs it at debug level); it is never sent to the client.
+	Detail string
 	Err    error
 }
 
@@ -593,7 +603,7 @@ func (s *Sealer) verify(token string) (*stateClaims, *derivedKey, error) {
 	}
 	key, ok := s.ring.Load().lookup(hdr.Kid)
 	if !ok {
-		return nil, nil, refuse(fmt.Sprintf("cannot be verified: unknown key id %q", hdr.Kid), nil)
+		return nil, nil, refuse("cannot be verified: unknown key id "+clip.Quote(hdr.Kid), nil)
 	}
 	sb, err := strictB64.DecodeString(sig)
 	if err != nil {
@@ -620,13 +630,14 @@ func describeAlg(alg string) string {
 	if alg == "" {
 		return "(none given)"
 	}
-	return alg
+	return clip.String(alg)
 }
 
 // Open verifies token and checks that it is bound to want. Any failure is a
 // *StateError naming the reason: malformed, too large, unknown key, bad
 // signature, wrong algorithm, expired, wrong audience, undecryptable, or
-// issued for another method, target, set of arguments or principal.
+// not issued for this request (another method, target, set of arguments or
+// principal: one reason for all four, the difference in Detail).
 func (s *Sealer) Open(token string, want Binding) (*State, error) {
 	if len(token) > s.maxSize {
 		return nil, refuse(fmt.Sprintf("token is %d bytes, over the %d-byte limit", len(token), s.maxSize), nil)
@@ -659,17 +670,32 @@ func (s *Sealer) Open(token string, want Binding) (*State, error) {
 	}
 	st.IssuedAt, st.ExpiresAt = c.times()
 	st.leeway = s.leeway
-	switch {
-	case st.Method != want.Method:
-		return nil, refuse(fmt.Sprintf("it was issued for %s, not %s", st.Method, want.Method), nil)
-	case st.Target != want.Target:
-		return nil, refuse(fmt.Sprintf("it was issued for %q, not %q", st.Target, want.Target), nil)
-	case st.Arguments != want.Arguments:
-		return nil, refuse("it was issued for different arguments", nil)
-	case st.Principal != want.Principal:
-		return nil, refuse("it was issued to another principal", nil)
+	if detail := mismatch(st.Binding, want); detail != "" {
+		// One reason for every mismatch: telling them apart would let a
+		// holder of someone's state confirm its arguments or principal by
+		// guessing, and would echo what it was issued for.
+		return nil, &StateError{Reason: notThisRequest, Detail: detail}
 	}
 	return st, nil
+}
+
+// notThisRequest is the reason given for a state bound to another request.
+const notThisRequest = "it was not issued for this request (its method, target, arguments and principal must all match)"
+
+// mismatch says how a state's binding differs from the request's, for the
+// server's log, or returns "" when they match.
+func mismatch(got, want Binding) string {
+	switch {
+	case got.Method != want.Method:
+		return fmt.Sprintf("it was issued for %s, not %s", clip.String(got.Method), clip.String(want.Method))
+	case got.Target != want.Target:
+		return fmt.Sprintf("it was issued for %s, not %s", clip.Quote(got.Target), clip.Quote(want.Target))
+	case got.Arguments != want.Arguments:
+		return "it was issued for different arguments"
+	case got.Principal != want.Principal:
+		return fmt.Sprintf("it was issued to principal %s, not %s", clip.Quote(got.Principal), clip.Quote(want.Principal))
+	}
+	return ""
 }
 
 func decodeDigest(s string, d *Digest) error {

@@ -220,14 +220,28 @@ func TestOpenRefusesOtherBindings(t *testing.T) {
 		{"other method", func(b *Binding) { b.Method = "prompts/get" }, "issued for tools/call, not prompts/get"},
 		{"other tool", func(b *Binding) { b.Target = "other_tool" }, `issued for "confirm_transfer", not "other_tool"`},
 		{"other arguments", func(b *Binding) { b.Arguments = otherArgs }, "different arguments"},
-		{"other principal", func(b *Binding) { b.Principal = "mallory" }, "another principal"},
-		{"anonymous", func(b *Binding) { b.Principal = "" }, "another principal"},
+		{"other principal", func(b *Binding) { b.Principal = "mallory" }, `issued to principal "alice", not "mallory"`},
+		{"anonymous", func(b *Binding) { b.Principal = "" }, `issued to principal "alice", not ""`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := b
 			tc.edit(&want)
 			_, err := s.Open(tok, want)
-			wantRefused(t, err, tc.reason)
+			// One reason toward the client for every mismatch, naming
+			// nothing the state was issued for; the difference is in
+			// Detail, for the log.
+			wantRefused(t, err, "it was not issued for this request")
+			var se *StateError
+			errors.As(err, &se)
+			if !strings.Contains(se.Detail, tc.reason) {
+				t.Errorf("Detail = %q, want it to contain %q", se.Detail, tc.reason)
+			}
+			msg := se.RPCError().Message
+			for _, leak := range []string{"tools/call", "confirm_transfer", "alice", "arguments for", "principal \""} {
+				if strings.Contains(msg, leak) {
+					t.Errorf("the client's message %q tells %q", msg, leak)
+				}
+			}
 		})
 	}
 }

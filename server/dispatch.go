@@ -14,6 +14,7 @@ import (
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -491,6 +492,11 @@ func (s *Server) openRound(ctx context.Context, r *request, target string, args 
 		}
 		st, err = s.sealer.Open(*r.p.RequestState, b)
 		if err != nil {
+			if se := (*mrtr.StateError)(nil); errors.As(err, &se) && se.Detail != "" {
+				// The client is told one reason; the log says which part
+				// of the binding differed.
+				s.log.Debug("requestState refused", "method", r.method, "target", clip.String(target), "detail", se.Detail)
+			}
 			if e, ok := asRPCError(err); ok {
 				return nil, e
 			}

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -303,33 +304,61 @@ func (s *Server) listenHTTP(w http.ResponseWriter, r *http.Request, req *request
 const firstBodyBuffer = 16 << 10
 
 // readBody reads the request body as it arrives, up to max bytes, within
-// timeout of the call (no deadline when timeout is not positive). The
-// buffer grows with the bytes received, doubling at most up to the declared
+// timeout of the call (no limit when timeout is not positive). The buffer
+// grows with the bytes received, doubling at most up to the declared
 // Content-Length (or max), so a peer that declares a large body and sends
 // little of it costs what it sent: never an allocation of the declared
 // length up front.
 //
-// The deadline is a read deadline on the connection (http.ResponseController),
-// cleared once the whole body has arrived so that long-lived responses (SSE,
-// subscriptions/listen) are not cut. After a failed read it stays set: the
-// connection is closed after the reply, and net/http's own draining of the
-// unread body cannot wait on the peer. A ResponseWriter that cannot set
-// deadlines (http.ErrNotSupported) reads without one.
+// The timeout is a timer that, when it fires, moves the connection's read
+// deadline into the past (http.ResponseController), which fails the
+// pending read at once; it is stopped once the whole body has arrived, so
+// long-lived responses (SSE, subscriptions/listen) are not cut. A timer,
+// not a deadline computed from the clock, because an absolute deadline
+// would need the wall clock, and the server reads only its injectable one.
+// After a failed read the deadline stays in the past: the connection is
+// closed after the reply, and net/http's own draining of the unread body
+// cannot wait on the peer. A ResponseWriter that cannot set deadlines
+// (http.ErrNotSupported) reads without a timeout.
 func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration) ([]byte, error) {
-	clear := func() {}
+	var (
+		mu    sync.Mutex
+		done  bool // the body was read: the timer must not cut it
+		fired bool // the timer moved the deadline
+	)
 	if timeout > 0 {
 		rc := http.NewResponseController(w)
-		if rc.SetReadDeadline(time.Now().Add(timeout)) == nil {
-			clear = func() { _ = rc.SetReadDeadline(time.Time{}) }
-		}
+		t := time.AfterFunc(timeout, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if !done {
+				fired = rc.SetReadDeadline(longAgo) == nil
+			}
+		})
+		defer func() {
+			t.Stop()
+			mu.Lock()
+			defer mu.Unlock()
+			if done && fired {
+				// The body ended as the timer fired: clear the deadline
+				// again, or the connection's background read would fail
+				// and cancel the request.
+				_ = rc.SetReadDeadline(time.Time{})
+			}
+		}()
 	}
 	body, err := readLimited(http.MaxBytesReader(w, r.Body, max), r.ContentLength, max)
 	if err != nil {
 		return nil, err
 	}
-	clear()
+	mu.Lock()
+	done = true
+	mu.Unlock()
 	return body, nil
 }
+
+// longAgo is a read deadline in the past: it fails a pending read at once.
+var longAgo = time.Unix(1, 0)
 
 // readLimited reads rd to its end. declared is the Content-Length (-1 when
 // unknown); rd itself enforces max.
