@@ -518,6 +518,9 @@ func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *jsonrpc.Er
 		if e, ok := asRPCError(err); ok {
 			return nil, e
 		}
+		if isInternal(err) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: s.clientText(r.method+" (suspending)", err)}
+		}
 		s.log.Error("suspend call", "err", err)
 		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
 	}
@@ -560,6 +563,9 @@ func (s *Server) handlerError(ctx context.Context, what string, err error) *json
 	}
 	if e, ok := asRPCError(err); ok {
 		return e
+	}
+	if isInternal(err) {
+		return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: s.clientText(what, err)}
 	}
 	s.log.Error("handler failed", "handler", what, "err", err)
 	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
@@ -634,7 +640,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 		if re, ok := asRPCError(err); ok {
 			return nil, re
 		}
-		return s.encodeToolResult(r, ErrorResult(err.Error()), nil)
+		return s.encodeToolResult(r, ErrorResult(s.clientText("tool "+name, err)), nil)
 	}
 	if res == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: fmt.Sprintf("Internal error: tool %q returned no result", name)}

@@ -409,10 +409,14 @@ type (
 	// ToolHandler handles tools/call. Returning an error wrapping
 	// mrtr.ErrInputRequired suspends the call; returning a *jsonrpc.Error
 	// (or an error with an RPCError method) sends that error; any other
-	// error becomes an isError result carrying its text.
+	// error becomes an isError result carrying its text, unless it is
+	// internal (it wraps a network, context, operating system or ledger
+	// failure, or Internal marked it): then the text is a generic message
+	// and the detail goes to the server log. See Internal for the rule.
 	ToolHandler func(ctx context.Context, req *ToolRequest) (*ToolResult, error)
 	// PromptHandler handles prompts/get; errors as for ToolHandler, except
-	// that other errors become -32603.
+	// that other errors become -32603 (internal ones with the generic
+	// message).
 	PromptHandler func(ctx context.Context, req *PromptRequest) (*PromptResult, error)
 	// ResourceHandler handles resources/read for one resource or template.
 	ResourceHandler func(ctx context.Context, req *ResourceRequest) (*ResourceResult, error)
