@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/internal/jsonw"
 )
@@ -117,7 +118,7 @@ func appendCanonicalNumber(dst []byte, s string) ([]byte, error) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return nil, fmt.Errorf("number %q: %w", s, err)
+		return nil, fmt.Errorf("number %s: %w", clip.Quote(s), err)
 	}
 	if f == math.Trunc(f) {
 		// A non-integer literal that rounds to an integral float64 (like

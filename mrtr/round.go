@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -40,7 +41,7 @@ type InvalidResponseError struct {
 
 // Error names the key and the problem.
 func (e *InvalidResponseError) Error() string {
-	return fmt.Sprintf("input response %q: %v", e.Key, e.Err)
+	return fmt.Sprintf("input response %s: %v", clip.Quote(e.Key), e.Err)
 }
 
 // Unwrap returns the underlying problem.

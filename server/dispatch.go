@@ -146,7 +146,7 @@ func readEnvelope(r *request) *jsonrpc.Error {
 	if m.LogLevel != nil {
 		l := LogLevel(*m.LogLevel)
 		if !l.Valid() {
-			return invalidParams("unknown log level %q", *m.LogLevel)
+			return invalidParams("unknown log level %s", clip.Quote(*m.LogLevel))
 		}
 		r.meta.LogLevel = l
 	}
@@ -163,9 +163,9 @@ func readEnvelope(r *request) *jsonrpc.Error {
 func describeUnmarshal(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Sprintf("%s must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		return fmt.Sprintf("%s must be %s, not %s", clip.String(te.Field), jsonKind(te.Type.Kind().String()), te.Value)
 	}
-	return err.Error()
+	return clip.String(err.Error())
 }
 
 // jsonKind names the JSON type a Go kind decodes from, with its article.
@@ -243,7 +243,7 @@ func (s *Server) handle(ctx context.Context, r *request, n Notifier) (json.RawMe
 }
 
 func methodNotFound(method string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: " + method}
+	return &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: " + clip.String(method)}
 }
 
 // resultMeta returns the result _meta: serverInfo plus extra keys for a
@@ -358,7 +358,7 @@ func (s *Server) page(n int, cursor *string) (start, end int, next string, e *js
 		b, err := base64.RawURLEncoding.DecodeString(*cursor)
 		off, err2 := strconv.Atoi(string(b))
 		if err != nil || err2 != nil || off < 0 || off > n {
-			return 0, 0, "", invalidParams("invalid cursor %q", *cursor)
+			return 0, 0, "", invalidParams("invalid cursor %s", clip.Quote(*cursor))
 		}
 		start = off
 	}
@@ -580,7 +580,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 	e, _ := s.tools.get(name)
 	s.mu.RUnlock()
 	if e == nil {
-		return nil, invalidParams("unknown tool %q", name)
+		return nil, invalidParams("unknown tool %s", clip.Quote(name))
 	}
 	if missing, ok := r.meta.ClientCapabilities.Missing(e.opts.Requires); ok {
 		return nil, (&mrtr.MissingCapabilityError{Required: missing, What: "tool " + name}).RPCError()
@@ -747,7 +747,7 @@ func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.Ra
 	e, _ := s.prompts.get(name)
 	s.mu.RUnlock()
 	if e == nil {
-		return nil, invalidParams("unknown prompt %q", name)
+		return nil, invalidParams("unknown prompt %s", clip.Quote(name))
 	}
 	var args map[string]string
 	if t := bytes.TrimSpace(r.p.Arguments); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
@@ -891,7 +891,7 @@ func (s *Server) complete(ctx context.Context, r *request, n Notifier) (json.Raw
 			return nil, invalidParams("ref/resource needs a uri")
 		}
 	default:
-		return nil, invalidParams("unknown ref type %q", r.p.Ref.Type)
+		return nil, invalidParams("unknown ref type %s", clip.Quote(r.p.Ref.Type))
 	}
 	req := &CompletionRequest{Call: NewCall(r.id, r.method, r.meta, nil, n), Ref: *r.p.Ref, Argument: *r.p.Argument}
 	req.peer = r.peer

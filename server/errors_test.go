@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -108,5 +109,45 @@ func TestLedgerFailureIsInternal(t *testing.T) {
 	}
 	if !strings.Contains(f.logs.String(), "/run/redis/redis.sock") {
 		t.Errorf("the log lacks the ledger's error:\n%s", f.logs.String())
+	}
+}
+
+// TestEchoedInputIsClipped: wherever an error names something the peer
+// sent (a method, a name, a URI, a cursor, a header, a key), a 40 KB value
+// is cut to a few dozen bytes.
+func TestEchoedInputIsClipped(t *testing.T) {
+	huge := strings.Repeat("z", 40<<10)
+	s := newTestServer(t, &Options{AllowedOrigins: []string{"https://app.example"}})
+	mustAddTool(t, s, Tool{Name: "strict", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}`)},
+		func(context.Context, *ToolRequest) (*ToolResult, error) { return TextResult("ok"), nil })
+	if err := s.AddResource(Resource{URI: "file:///a", Name: "a"}, noopResource); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		req  *rpc
+		host string
+	}{
+		{"method", call(1, huge, nil).header(HeaderMethod, huge), ""},
+		{"tool name", toolCall(1, huge, nil), ""},
+		{"cursor", call(1, "tools/list", map[string]any{"cursor": huge}), ""},
+		{"log level", toolCall(1, "strict", nil).withMeta("io.modelcontextprotocol/logLevel", huge), ""},
+		{"Mcp-Name", toolCall(1, "strict", nil).header(HeaderName, huge), ""},
+		{"resource URI", call(1, "resources/read", map[string]any{"uri": "file:///" + huge}), ""},
+		{"argument key", toolCall(1, "strict", map[string]any{huge: "x"}), ""},
+		{"inputResponses key", toolCall(1, "strict", nil).withParam("inputResponses", json.RawMessage(`{"`+huge+`":{},"`+huge+`":{}}`)), ""},
+		{"Content-Type", toolCall(1, "strict", nil).header("Content-Type", "text/"+huge), ""},
+		{"Origin", toolCall(1, "strict", nil).header("Origin", "https://"+huge), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := do(t, s, tc.req)
+			body := rec.Body.String()
+			if !strings.Contains(body, "zzzz") {
+				t.Fatalf("status %d: the answer does not name the value at all: %s", rec.Code, body)
+			}
+			if len(body) > 1500 {
+				t.Fatalf("status %d: a %d-byte answer echoes the value: %.300s…", rec.Code, len(body), body)
+			}
+		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -63,7 +64,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" {
-			writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Unsupported Content-Type " + ct + ": use application/json"})
+			writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Unsupported Content-Type " + clip.String(ct) + ": use application/json"})
 			return
 		}
 	}
@@ -188,10 +189,10 @@ func (s *Server) checkOrigin(r *http.Request) (int, string) {
 	host := r.Host
 	if len(s.opts.AllowedHosts) > 0 {
 		if !hostAllowed(host, s.opts.AllowedHosts) {
-			return http.StatusForbidden, "Forbidden: Host " + host + " is not allowed"
+			return http.StatusForbidden, "Forbidden: Host " + clip.String(host) + " is not allowed"
 		}
 	} else if loopback && !isLoopbackHost(hostname(host)) {
-		return http.StatusForbidden, "Forbidden: Host " + host + " is not a loopback name (DNS rebinding protection)"
+		return http.StatusForbidden, "Forbidden: Host " + clip.String(host) + " is not a loopback name (DNS rebinding protection)"
 	}
 	origin := r.Header.Get("Origin")
 	if origin == "" {
@@ -204,7 +205,7 @@ func (s *Server) checkOrigin(r *http.Request) (int, string) {
 	}
 	u, err := url.Parse(origin)
 	if err != nil || u.Host == "" {
-		return http.StatusForbidden, "Forbidden: malformed Origin " + origin
+		return http.StatusForbidden, "Forbidden: malformed Origin " + clip.String(origin)
 	}
 	if strings.EqualFold(u.Host, host) && len(s.opts.AllowedOrigins) == 0 {
 		return 0, ""
@@ -212,7 +213,7 @@ func (s *Server) checkOrigin(r *http.Request) (int, string) {
 	if loopback && len(s.opts.AllowedOrigins) == 0 && isLoopbackHost(u.Hostname()) {
 		return 0, ""
 	}
-	return http.StatusForbidden, "Forbidden: Origin " + origin + " is not allowed"
+	return http.StatusForbidden, "Forbidden: Origin " + clip.String(origin) + " is not allowed"
 }
 
 func hostname(hostport string) string {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
@@ -427,7 +428,7 @@ type (
 // ResourceNotFound returns the error for an unknown resource URI: -32602
 // with data.uri.
 func ResourceNotFound(uri string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Resource not found: " + uri, Data: map[string]string{"uri": uri}}
+	return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Resource not found: " + clip.String(uri), Data: map[string]string{"uri": clip.String(uri)}}
 }
 
 // CachePolicy is a caching hint: how long (TTL, whole milliseconds) and

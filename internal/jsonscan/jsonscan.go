@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/baton-mcp/baton/internal/clip"
 )
 
 // Member is one member of an object: its unescaped key and raw value.
@@ -55,7 +57,7 @@ func splitValidObject(data []byte, what string) ([]Member, error) {
 		}
 		for _, m := range out {
 			if m.Key == key {
-				return nil, fmt.Errorf("%s: duplicate key %q", what, key)
+				return nil, fmt.Errorf("%s: duplicate key %s", what, clip.Quote(key))
 			}
 		}
 		i = skipSpace(data, end)
