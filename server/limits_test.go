@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
@@ -481,4 +483,76 @@ func (m *maxReader) Read(p []byte) (int, error) {
 		return n, fmt.Errorf("over the limit")
 	}
 	return n, err
+}
+
+// clockAt is a settable clock for Options.Now.
+type clockAt struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clockAt) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clockAt) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// TestPeerCausedLogLinesAreLimited is the last part of issue 13's answers
+// row: every oversized recorded answer wrote an ERROR line. A peer sending
+// 100 of them now gets the server to write a burst of 10 lines; the next
+// line after a pause says how many were dropped.
+func TestPeerCausedLogLinesAreLimited(t *testing.T) {
+	clock := &clockAt{t: time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)}
+	logs := &syncBuffer{}
+	s := newTestServer(t, &Options{MaxStateSize: 4096, Now: clock.now, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	form := confirmForm(t, "x")
+	name := elicitString(t)
+	mustAddTool(t, s, Tool{Name: "ask"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+		if _, err := req.CreateFormElicitation(ctx, "Your name?", name); err != nil {
+			return nil, err
+		}
+		if _, err := req.CreateFormElicitation(ctx, "Sure?", form.RequestedSchema); err != nil {
+			return nil, err
+		}
+		return TextResult("done"), nil
+	})
+	r1 := wantInputRequired(t, do(t, s, toolCall(1, "ask", nil).caps(formCaps)), "1", "q0")
+	big := map[string]any{"q0": map[string]any{"action": "accept", "content": map[string]any{"name": strings.Repeat("n", 6000)}}}
+	flood := func(n int) {
+		for i := range n {
+			e := wantError(t, do(t, s, toolCall(i+2, "ask", nil).caps(formCaps).retry(r1.RequestState, big)), 200, -32603, fmt.Sprint(i+2))
+			if !strings.Contains(e.Message, "4096-byte limit") {
+				t.Fatalf("message %q", e.Message)
+			}
+		}
+	}
+	lines := func() int { return strings.Count(logs.String(), `msg="suspend call"`) }
+	flood(100)
+	if n := lines(); n != logBurst {
+		t.Fatalf("100 oversized answers wrote %d ERROR lines, want the burst of %d:\n%s", n, logBurst, logs.String())
+	}
+	clock.advance(3 * logRefill)
+	flood(5)
+	if n := lines(); n != logBurst+3 {
+		t.Fatalf("after %v, 5 more wrote %d lines in all, want %d", 3*logRefill, n, logBurst+3)
+	}
+	if !strings.Contains(logs.String(), "suppressed=90") {
+		t.Errorf("no line says how many were dropped:\n%s", logs.String())
+	}
+}
+
+// elicitString is a form with one free-text field "name".
+func elicitString(t *testing.T) *elicit.Schema {
+	t.Helper()
+	s, err := elicit.NewSchema(elicit.String("name"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -46,8 +46,9 @@ type Options struct {
 	// StateTTL. See mrtr.SealerOptions.Leeway.
 	StateLeeway time.Duration
 	// Now is the server's clock, read to write and check the times of
-	// requestState; nil means the wall clock. It is the only clock the
-	// server reads for state validity (tests and simulations inject one).
+	// requestState and to pace its log lines; nil means the wall clock. It
+	// is the only clock the server reads (tests and simulations inject
+	// one); the body read timeout is a timer, not a reading of it.
 	Now func() time.Time
 
 	// AllowedHosts lists Host header values (host or host:port) that are
@@ -115,6 +116,10 @@ type Options struct {
 	Fanout Fanout
 
 	// Logger receives the server's own diagnostics (nil: slog to stderr).
+	// Many of them can be caused by a peer, so the server rate-limits its
+	// lines per message: a burst of 10, then one a second; the lines
+	// dropped are counted on the next one written ("suppressed"=n).
+	// Server.Logger returns the limited logger.
 	Logger *slog.Logger
 }
 
@@ -185,10 +190,15 @@ func New(info Implementation, opts *Options) (*Server, error) {
 	if o.PageSize < 0 {
 		return nil, fmt.Errorf("server: negative PageSize %d", o.PageSize)
 	}
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	now := o.Now
+	if now == nil {
+		now = time.Now // the server's one reading of the wall clock
 	}
+	base := o.Logger
+	if base == nil {
+		base = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	log := slog.New(newLogLimiter(base.Handler(), now))
 	ring := o.StateKeys
 	if ring == nil {
 		k, err := mrtr.RandomKey()
