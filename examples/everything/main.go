@@ -11,7 +11,8 @@
 // stdout with -stdio. The requestState key comes from BATON_STATE_KEY (at
 // least 32 bytes); instances that share it finish each other's flows.
 // Without it a random key is made for the process, with a warning. With
-// BATON_REDIS_URL set, confirmations are redeemed once across instances.
+// BATON_REDIS_URL set, confirmations are redeemed once across the instances
+// that share that Redis; without it, once per process only.
 //
 // To rotate the key, start each instance with the new key in
 // BATON_STATE_KEY and the previous ones, comma-separated, in
@@ -82,8 +83,9 @@ func run() error {
 }
 
 // ledgerFromEnv returns a Redis ledger when BATON_REDIS_URL is set
-// (redis://host:port/db or unix:///path), so that every instance redeems a
-// confirmation once; otherwise nil (a ledger for this process).
+// (redis://host:port/db or unix:///path), so that a confirmation is
+// redeemed once across all the instances that share it; otherwise nil (a
+// ledger for this process only).
 func ledgerFromEnv(url string) (mrtr.Ledger, error) {
 	if url == "" {
 		return nil, nil
