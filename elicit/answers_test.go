@@ -83,3 +83,19 @@ func TestIntegerDefaultSafeRange(t *testing.T) {
 		t.Errorf("default 1e16 with maximum 1e17: %v", err)
 	}
 }
+
+// A format error quotes the value and the parser's complaint, both cut.
+func TestFormatErrorIsClipped(t *testing.T) {
+	form, err := NewForm("Where?", String("site").Format(FormatURI))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = form.CheckResult([]byte(`{"action":"accept","content":{"site":"` + strings.Repeat("%zz", 10<<10) + `"}}`))
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Keyword != "format" {
+		t.Fatalf("error %v, want a format violation", err)
+	}
+	if n := len(err.Error()); n > 600 {
+		t.Errorf("the error is %d bytes: %.200s…", n, err.Error())
+	}
+}

@@ -388,7 +388,7 @@ func (s *Schema) describe(doc map[string]any, field string, item int, k jsonsche
 	case *jskind.Const:
 		return "const", fmt.Sprintf("%s is not the allowed value %s", display(k.Got), display(k.Want))
 	case *jskind.Format:
-		return "format", fmt.Sprintf("%s is not a valid %s: %v", display(k.Got), formatName(k.Want), k.Err)
+		return "format", fmt.Sprintf("%s is not a valid %s: %s", display(k.Got), formatName(k.Want), clip.String(fmt.Sprint(k.Err)))
 	case *jskind.MinLength:
 		return "minLength", fmt.Sprintf("must be at least %d characters long, got %d", k.Want, k.Got)
 	case *jskind.MaxLength:

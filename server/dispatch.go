@@ -163,7 +163,7 @@ func readEnvelope(r *request) *jsonrpc.Error {
 func describeUnmarshal(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Sprintf("%s must be %s, not %s", clip.String(te.Field), jsonKind(te.Type.Kind().String()), te.Value)
+		return fmt.Sprintf("%s must be %s, not %s", clip.String(te.Field), jsonKind(te.Type.Kind().String()), clip.String(te.Value))
 	}
 	return clip.String(err.Error())
 }
