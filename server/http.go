@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net"
@@ -322,72 +323,74 @@ const firstBodyBuffer = 16 << 10
 // cannot wait on the peer. A ResponseWriter that cannot set deadlines
 // (http.ErrNotSupported) reads without a timeout.
 func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration) ([]byte, error) {
-	var (
-		mu    sync.Mutex
-		done  bool // the body was read: the timer must not cut it
-		fired bool // the timer moved the deadline
-	)
 	if timeout > 0 {
-		rc := http.NewResponseController(w)
-		t := time.AfterFunc(timeout, func() {
-			mu.Lock()
-			defer mu.Unlock()
-			if !done {
-				fired = rc.SetReadDeadline(longAgo) == nil
-			}
-		})
-		defer func() {
-			t.Stop()
-			mu.Lock()
-			defer mu.Unlock()
-			if done && fired {
-				// The body ended as the timer fired: clear the deadline
-				// again, or the connection's background read would fail
-				// and cancel the request.
-				_ = rc.SetReadDeadline(time.Time{})
-			}
-		}()
+		d := &bodyDeadline{rc: *http.NewResponseController(w)}
+		d.timer = time.AfterFunc(timeout, d.cut)
+		defer d.stop()
+		body, err := readLimited(http.MaxBytesReader(w, r.Body, max), r.ContentLength, max)
+		if err != nil {
+			return nil, err
+		}
+		d.mu.Lock()
+		d.done = true
+		d.mu.Unlock()
+		return body, nil
 	}
-	body, err := readLimited(http.MaxBytesReader(w, r.Body, max), r.ContentLength, max)
-	if err != nil {
-		return nil, err
+	return readLimited(http.MaxBytesReader(w, r.Body, max), r.ContentLength, max)
+}
+
+// bodyDeadline is readBody's timer.
+type bodyDeadline struct {
+	rc    http.ResponseController
+	timer *time.Timer
+
+	mu    sync.Mutex
+	done  bool // the body was read: the timer must not cut it
+	fired bool // the timer moved the deadline
+}
+
+// cut moves the read deadline into the past, unless the body was read.
+func (d *bodyDeadline) cut() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.done {
+		d.fired = d.rc.SetReadDeadline(longAgo) == nil
 	}
-	mu.Lock()
-	done = true
-	mu.Unlock()
-	return body, nil
+}
+
+// stop stops the timer. If the body ended just as it fired, the deadline
+// is cleared again, or the connection's background read would fail and
+// cancel the request.
+func (d *bodyDeadline) stop() {
+	d.timer.Stop()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done && d.fired {
+		_ = d.rc.SetReadDeadline(time.Time{})
+	}
 }
 
 // longAgo is a read deadline in the past: it fails a pending read at once.
 var longAgo = time.Unix(1, 0)
 
 // readLimited reads rd to its end. declared is the Content-Length (-1 when
-// unknown); rd itself enforces max.
+// unknown); rd itself enforces max. The buffer keeps one spare byte past
+// the length expected, so the read that finds the end needs no other.
 func readLimited(rd io.Reader, declared, max int64) ([]byte, error) {
 	limit := max
 	if declared >= 0 && declared < limit {
 		limit = declared
 	}
-	buf := make([]byte, 0, min(limit, firstBodyBuffer))
+	buf := make([]byte, 0, min(limit, firstBodyBuffer)+1)
 	for {
 		if len(buf) == cap(buf) {
-			if int64(len(buf)) >= limit {
-				// The declared length (or max) has arrived: the body
-				// must end here, or rd reports what is wrong.
-				var probe [1]byte
-				n, err := rd.Read(probe[:])
-				switch {
-				case n > 0:
-					buf, limit = append(buf, probe[0]), max
-					continue
-				case err == io.EOF:
-					return buf, nil
-				case err != nil:
-					return nil, err
+			if int64(len(buf)) > limit {
+				if limit == max {
+					return nil, fmt.Errorf("request body exceeds %d bytes", max)
 				}
-				continue
+				limit = max // more than declared: rd decides
 			}
-			grown := make([]byte, len(buf), min(2*int64(cap(buf)), limit))
+			grown := make([]byte, len(buf), min(2*int64(cap(buf)), limit+1))
 			copy(grown, buf)
 			buf = grown
 		}
