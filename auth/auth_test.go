@@ -185,7 +185,7 @@ func TestStateBoundToSubject(t *testing.T) {
 	ran = 0
 	r2 := call("bob", map[string]any{"requestState": state, "inputResponses": answer})
 	e2, _ := r2["error"].(map[string]any)
-	if e2 == nil || e2["code"].(float64) != -32602 || !strings.Contains(e2["message"].(string), "another principal") {
+	if e2 == nil || e2["code"].(float64) != -32602 || !strings.Contains(e2["message"].(string), "it was not issued for this request") || strings.Contains(e2["message"].(string), "alice") {
 		t.Fatalf("bob presenting alice's state: %v", r2)
 	}
 	if ran != 0 {

@@ -3,6 +3,8 @@ package elicit
 import (
 	"errors"
 	"fmt"
+
+	"github.com/baton-mcp/baton/internal/clip"
 )
 
 // ErrNotAccepted is returned by [Result.Decode] when the user did not
@@ -50,5 +52,6 @@ func (e *ValidationError) Error() string {
 	if e.Field == "" {
 		return "content: " + e.Reason
 	}
-	return fmt.Sprintf("property %q: %s", e.Field, e.Reason)
+	// The field may be any key the peer sent: echoed cut.
+	return fmt.Sprintf("property %s: %s", clip.Quote(e.Field), e.Reason)
 }

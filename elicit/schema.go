@@ -408,6 +408,9 @@ func (f *Field) checkDefault(members []string) []error {
 		if f.kind == kindInteger && x != math.Trunc(x) {
 			add("default %v is not an integer", x)
 		}
+		if f.kind == kindInteger && (f.minimum == nil && x < -maxSafeInteger || f.maximum == nil && x > maxSafeInteger) {
+			add("default %v is outside the safe integer range ±%d; set minimum or maximum to allow it", x, maxSafeInteger)
+		}
 		if f.minimum != nil && x < *f.minimum {
 			add("default %v is less than minimum %v", x, *f.minimum)
 		}

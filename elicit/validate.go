@@ -15,6 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	jskind "github.com/santhosh-tekuri/jsonschema/v6/kind"
 
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
@@ -72,6 +73,13 @@ func (s *Schema) compile() (*jsonschema.Schema, error) {
 // Properties not defined by the schema are allowed, as in JSON Schema, but
 // must still have one of those value shapes.
 //
+// Two rules go beyond what the schema says: a multi-select may list each
+// option once (["a","a"] is refused, keyword "uniqueItems"), and an
+// integer must lie within ±(2^53-1), the range a JSON number carries
+// exactly, on each side the field's own minimum or maximum leaves open
+// (keyword "minimum" or "maximum"); an integer field with a default
+// outside that range is refused when the schema is built.
+//
 // Each problem is reported as a [*ValidationError] naming the property;
 // several are joined, in schema order.
 func (s *Schema) ValidateContent(content json.RawMessage) error {
@@ -108,15 +116,79 @@ func (s *Schema) validateDoc(doc map[string]any) ([]*ValidationError, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = sch.Validate(doc)
-	if err == nil {
-		return nil, nil
+	var verrs []*ValidationError
+	if err := sch.Validate(doc); err != nil {
+		var verr *jsonschema.ValidationError
+		if !errors.As(err, &verr) {
+			return nil, fmt.Errorf("elicit: validating content: %w", err)
+		}
+		verrs = s.convert(doc, verr)
 	}
-	var verr *jsonschema.ValidationError
-	if !errors.As(err, &verr) {
-		return nil, fmt.Errorf("elicit: validating content: %w", err)
+	if more := s.checkBeyondSchema(doc, verrs); len(more) > 0 {
+		verrs = append(verrs, more...)
+		order := make(map[string]int, len(s.fields))
+		for i, f := range s.fields {
+			order[f.name] = i
+		}
+		slices.SortStableFunc(verrs, func(a, b *ValidationError) int {
+			return cmp.Compare(order[a.Field], order[b.Field])
+		})
 	}
-	return s.convert(doc, verr), nil
+	return verrs, nil
+}
+
+// maxSafeInteger is the largest integer a JSON number carries exactly
+// between any two implementations (2^53-1, IEEE 754 double precision):
+// an integer answer beyond ±maxSafeInteger is refused unless the field's
+// own minimum or maximum allows it (a bound the schema sets is checked as
+// it is).
+const maxSafeInteger = 1<<53 - 1
+
+// checkBeyondSchema applies the rules an answer must meet that the
+// restricted schema vocabulary cannot say: a multi-select lists each
+// option at most once, and an integer lies within ±maxSafeInteger on every
+// side the field does not bound itself. Fields that already have a
+// violation are skipped.
+func (s *Schema) checkBeyondSchema(doc map[string]any, found []*ValidationError) []*ValidationError {
+	var out []*ValidationError
+	for _, f := range s.fields {
+		v, ok := doc[f.name]
+		if !ok || slices.ContainsFunc(found, func(e *ValidationError) bool { return e.Field == f.name }) {
+			continue
+		}
+		switch {
+		case f.kind.isMulti():
+			list, _ := v.([]any)
+			first := make(map[string]int, len(list))
+			for i, e := range list {
+				str, _ := e.(string)
+				if j, dup := first[str]; dup {
+					out = append(out, &ValidationError{Field: f.name, Keyword: "uniqueItems",
+						Reason: fmt.Sprintf("item %d: %s is already selected (item %d); each option may be chosen once", i, display(str), j)})
+					continue
+				}
+				first[str] = i
+			}
+		case f.kind == kindInteger:
+			n, ok := v.(json.Number)
+			if !ok {
+				continue
+			}
+			x, err := n.Float64()
+			if err != nil {
+				continue // out of float64 range: checkValue refused it
+			}
+			switch {
+			case f.minimum == nil && x < -maxSafeInteger:
+				out = append(out, &ValidationError{Field: f.name, Keyword: "minimum",
+					Reason: fmt.Sprintf("must be at least %d (the safe integer range), got %s", -maxSafeInteger, clip.String(n.String()))})
+			case f.maximum == nil && x > maxSafeInteger:
+				out = append(out, &ValidationError{Field: f.name, Keyword: "maximum",
+					Reason: fmt.Sprintf("must be at most %d (the safe integer range), got %s", maxSafeInteger, clip.String(n.String()))})
+			}
+		}
+	}
+	return out
 }
 
 // decodeContent decodes answer content: absent or null is an empty object;
@@ -149,7 +221,7 @@ func decodeValidContent(content []byte) (map[string]any, []string, error) {
 	for _, m := range members {
 		v, err := decodeValue(m.Value)
 		if err != nil {
-			return nil, nil, fmt.Errorf("content: key %q: %w", m.Key, err)
+			return nil, nil, fmt.Errorf("content: key %s: %w", clip.Quote(m.Key), err)
 		}
 		if reason := checkValue(v); reason != "" {
 			errs = append(errs, &ValidationError{Field: m.Key, Keyword: "content", Reason: reason})
@@ -175,10 +247,7 @@ func checkValue(v any) string {
 		return ""
 	case json.Number:
 		if _, err := x.Float64(); err != nil || jsonrpc.CheckLimits([]byte(x), jsonrpc.Limits{}) != nil {
-			if len(x) > 40 {
-				x = x[:40] + "…"
-			}
-			return fmt.Sprintf("number %s is out of range", x)
+			return fmt.Sprintf("number %s is out of range", clip.String(string(x)))
 		}
 		return ""
 	case []any:
@@ -323,7 +392,7 @@ func (s *Schema) describe(doc map[string]any, field string, item int, k jsonsche
 	case *jskind.Const:
 		return "const", fmt.Sprintf("%s is not the allowed value %s", display(k.Got), display(k.Want))
 	case *jskind.Format:
-		return "format", fmt.Sprintf("%s is not a valid %s: %v", display(k.Got), formatName(k.Want), k.Err)
+		return "format", fmt.Sprintf("%s is not a valid %s: %s", display(k.Got), formatName(k.Want), clip.String(fmt.Sprint(k.Err)))
 	case *jskind.MinLength:
 		return "minLength", fmt.Sprintf("must be at least %d characters long, got %d", k.Want, k.Got)
 	case *jskind.MaxLength:
@@ -389,10 +458,12 @@ func article(t string) string {
 	return "a " + t
 }
 
+// display phrases a value for messages; strings, which come from the
+// peer, are cut (see internal/clip).
 func display(v any) string {
 	switch x := v.(type) {
 	case string:
-		return strconv.Quote(x)
+		return clip.Quote(x)
 	case nil:
 		return "null"
 	case []any:
@@ -400,7 +471,7 @@ func display(v any) string {
 	case map[string]any:
 		return "an object"
 	}
-	return fmt.Sprint(v)
+	return clip.String(fmt.Sprint(v))
 }
 
 func formatName(f string) string {
@@ -422,7 +493,7 @@ func ratString(r *big.Rat) string {
 		return "?"
 	}
 	if r.IsInt() {
-		return r.Num().String()
+		return clip.String(r.Num().String())
 	}
 	f, _ := r.Float64()
 	return strconv.FormatFloat(f, 'g', -1, 64)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -232,7 +233,7 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 		return
 	}
 	if v := r.Header.Get(server.HeaderProtocolVersion); v != "" && v != s.version {
-		writeJSONError(w, http.StatusBadRequest, id, jsonrpc.Errorf(jsonrpc.InvalidRequest, "%s %q does not match the session's version %q", server.HeaderProtocolVersion, v, s.version))
+		writeJSONError(w, http.StatusBadRequest, id, jsonrpc.Errorf(jsonrpc.InvalidRequest, "%s %s does not match the session's version %q", server.HeaderProtocolVersion, clip.Quote(v), s.version))
 		return
 	}
 	s.touch()

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -212,7 +213,7 @@ func (s *session) serveRequest(parent context.Context, msg *jsonrpc.Message, w w
 		s.mu.Unlock()
 		stop()
 		cancel(nil)
-		b, _ := jsonrpc.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", key))
+		b, _ := jsonrpc.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", clip.String(key)))
 		finish(b)
 		return
 	}
@@ -272,7 +273,7 @@ func (s *session) run(ctx context.Context, msg *jsonrpc.Message, w wire) (json.R
 		return json.RawMessage("{}"), nil
 	case "resources/subscribe", "resources/unsubscribe":
 		if s.h.srv.Capabilities().Resources == nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: " + msg.Method}
+			return nil, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: " + clip.String(msg.Method)}
 		}
 		var p struct {
 			URI string `json:"uri"`
@@ -289,7 +290,7 @@ func (s *session) run(ctx context.Context, msg *jsonrpc.Message, w wire) (json.R
 		s.mu.Unlock()
 		return json.RawMessage("{}"), nil
 	case "server/discover", "subscriptions/listen":
-		return nil, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: " + msg.Method + " is not part of protocol " + s.version}
+		return nil, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: " + clip.String(msg.Method) + " is not part of protocol " + s.version}
 	}
 	p := &peer{s: s, w: w}
 	return s.bridge(ctx, msg, p)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/internal/jsonw"
 )
@@ -229,7 +230,7 @@ func (c canonicalizer) read(data []byte) (canonicalizer, error) {
 			slices.SortFunc(kids, func(a, b canonMember) int { return bytes.Compare(keys[a.key:a.text], keys[b.key:b.text]) })
 			for j := 1; j < len(kids); j++ {
 				if k := keys[kids[j].key:kids[j].text]; bytes.Equal(k, keys[kids[j-1].key:kids[j-1].text]) {
-					return c, fmt.Errorf("duplicate key %q", string(k)) // a copy: the keys may be on the stack
+					return c, fmt.Errorf("duplicate key %s", clip.Quote(string(k))) // a copy: the keys may be on the stack
 				}
 			}
 			c.objects[o.obj] = canonObject{first: len(c.members), n: len(kids)}

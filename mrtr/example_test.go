@@ -58,5 +58,5 @@ func ExampleSealer_Open() {
 	fmt.Println(err)
 	// Output:
 	// same arguments respelled: true
-	// invalid requestState: it was issued for different arguments
+	// invalid requestState: it was not issued for this request (its method, target, arguments and principal must all match)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/strictjson"
 )
@@ -411,7 +412,7 @@ func ParseCreateMessageResult(data []byte) (*CreateMessageResult, error) {
 		return nil, fmt.Errorf("sampling result: %w", err)
 	}
 	if w.Role != content.RoleUser && w.Role != content.RoleAssistant {
-		return nil, fmt.Errorf("sampling result: role %q is neither user nor assistant", w.Role)
+		return nil, fmt.Errorf("sampling result: role %s is neither user nor assistant", clip.Quote(string(w.Role)))
 	}
 	if w.Model == "" {
 		return nil, errors.New(`sampling result: missing "model"`)
@@ -454,7 +455,7 @@ func ParseListRootsResult(data []byte) (*ListRootsResult, error) {
 	}
 	for i, r := range *w.Roots {
 		if !strings.HasPrefix(r.URI, "file://") {
-			return nil, fmt.Errorf("roots result: root %d: uri %q is not a file:// URI", i, r.URI)
+			return nil, fmt.Errorf("roots result: root %d: uri %s is not a file:// URI", i, clip.Quote(r.URI))
 		}
 	}
 	return &ListRootsResult{Roots: *w.Roots}, nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -40,7 +41,7 @@ type InvalidResponseError struct {
 
 // Error names the key and the problem.
 func (e *InvalidResponseError) Error() string {
-	return fmt.Sprintf("input response %q: %v", e.Key, e.Err)
+	return fmt.Sprintf("input response %s: %v", clip.Quote(e.Key), e.Err)
 }
 
 // Unwrap returns the underlying problem.
@@ -539,6 +540,10 @@ type Ledger interface {
 // replaying the same retry (the same requestState and answers) fails with
 // ErrAlreadyRedeemed, on this instance or any other sharing the ledger.
 // Call it after the user's confirmation is known and before acting on it.
+// A failure of the ledger itself (not a replay) fails closed: it is
+// returned wrapped in an error whose Internal method reports true, so a
+// handler that returns it gives the client a generic message and the
+// server log the detail (see server.Internal).
 func (r *Round) Redeem(ctx context.Context, l Ledger) error {
 	if r.state == nil {
 		return errors.New("redeem: the request carries no verified requestState")
@@ -546,8 +551,22 @@ func (r *Round) Redeem(ctx context.Context, l Ledger) error {
 	// Expiry is exact on each instance's own clock, so an instance behind
 	// this one accepts the state after this clock has passed its exp; the
 	// entry outlives exp by the leeway (the skew the fleet tolerates).
-	return l.Redeem(ctx, "baton:state:"+r.state.ID, r.state.ExpiresAt.Add(r.state.leeway))
+	err := l.Redeem(ctx, "baton:state:"+r.state.ID, r.state.ExpiresAt.Add(r.state.leeway))
+	if err != nil && !errors.Is(err, ErrAlreadyRedeemed) {
+		return &ledgerError{err}
+	}
+	return err
 }
+
+// ledgerError is a failure of the ledger itself, not a replay: the
+// deployment's trouble (Redis down), whose text names hosts and addresses.
+// Its Internal method tells package server to show the client a generic
+// message and keep the detail in its log.
+type ledgerError struct{ err error }
+
+func (e *ledgerError) Error() string  { return "redeem: " + e.err.Error() }
+func (e *ledgerError) Unwrap() error  { return e.err }
+func (e *ledgerError) Internal() bool { return true }
 
 // MemoryLedger is a Ledger for one process. It is safe for concurrent use
 // and forgets entries once they expire.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -431,7 +432,7 @@ func (body *stateBody) into(st *State) error {
 		for _, iw := range body.Issued {
 			var d Digest
 			if err := decodeDigest(iw.Digest, &d); err != nil {
-				return refuse(fmt.Sprintf("malformed digest for input request %q", iw.Key), err)
+				return refuse("malformed digest for input request "+clip.Quote(iw.Key), err)
 			}
 			st.Issued[iw.Key] = d
 		}
@@ -539,8 +540,17 @@ func (s *Sealer) Seal(st *State) (string, error) {
 
 // StateError says why a requestState was refused. It becomes a -32602
 // error whose message carries the reason.
+//
+// The reason says enough for an honest client to act (malformed, expired,
+// unknown key, signed for another deployment) and nothing of what the state
+// was issued for: a state presented with another method, target, arguments
+// or principal gets one reason for all four. Detail then says which, for
+// the server's log only.
 type StateError struct {
 	Reason string
+	// Detail, when set, is the precise reason for the server's log (the
+	// server logs it at debug level); it is never sent to the client.
+	Detail string
 	Err    error
 }
 
@@ -593,7 +603,7 @@ func (s *Sealer) verify(token string) (*stateClaims, *derivedKey, error) {
 	}
 	key, ok := s.ring.Load().lookup(hdr.Kid)
 	if !ok {
-		return nil, nil, refuse(fmt.Sprintf("cannot be verified: unknown key id %q", hdr.Kid), nil)
+		return nil, nil, refuse("cannot be verified: unknown key id "+clip.Quote(hdr.Kid), nil)
 	}
 	sb, err := strictB64.DecodeString(sig)
 	if err != nil {
@@ -620,7 +630,7 @@ func describeAlg(alg string) string {
 	if alg == "" {
 		return "(none given)"
 	}
-	return alg
+	return clip.String(alg)
 }
 
 // Open verifies token and returns the state it carries. It checks, in
@@ -687,23 +697,33 @@ func (st *State) Check(method, target, principal string, args json.RawMessage) (
 }
 
 func (st *State) checkRequest(method, target, principal string) error {
+	// One reason toward the client for every mismatch: telling them apart
+	// would let a holder of someone's state confirm its arguments or
+	// principal by guessing, and would echo what it was issued for. The
+	// difference goes to Detail, for the server's log.
+	var detail string
 	switch {
 	case st.Method != method:
-		return refuse(fmt.Sprintf("it was issued for %s, not %s", st.Method, method), nil)
+		detail = fmt.Sprintf("it was issued for %s, not %s", clip.String(st.Method), clip.String(method))
 	case st.Target != target:
-		return refuse(fmt.Sprintf("it was issued for %q, not %q", st.Target, target), nil)
+		detail = fmt.Sprintf("it was issued for %s, not %s", clip.Quote(st.Target), clip.Quote(target))
 	case st.Principal != principal:
-		return refuse("it was issued to another principal", nil)
+		detail = fmt.Sprintf("it was issued to principal %s, not %s", clip.Quote(st.Principal), clip.Quote(principal))
+	default:
+		return nil
 	}
-	return nil
+	return &StateError{Reason: notThisRequest, Detail: detail}
 }
 
 func (st *State) checkArguments(d Digest) error {
 	if st.Arguments != d {
-		return refuse("it was issued for different arguments", nil)
+		return &StateError{Reason: notThisRequest, Detail: "it was issued for different arguments"}
 	}
 	return nil
 }
+
+// notThisRequest is the reason given for a state bound to another request.
+const notThisRequest = "it was not issued for this request (its method, target, arguments and principal must all match)"
 
 func decodeDigest(s string, d *Digest) error {
 	b, err := b64.DecodeString(s)

@@ -71,6 +71,18 @@ func openBound(s *Sealer, tok string, b Binding) (*State, error) {
 }
 
 // wantRefused asserts that err is a *StateError whose reason contains want.
+// wantMismatch checks that err refuses a state issued for another request
+// with the one reason the client sees, and detail in the log's Detail.
+func wantMismatch(t *testing.T, err error, detail string) {
+	t.Helper()
+	wantRefused(t, err, "it was not issued for this request")
+	var se *StateError
+	errors.As(err, &se)
+	if !strings.Contains(se.Detail, detail) {
+		t.Fatalf("Detail = %q, want it to contain %q", se.Detail, detail)
+	}
+}
+
 func wantRefused(t *testing.T, err error, want string) {
 	t.Helper()
 	var se *StateError
@@ -236,14 +248,28 @@ func TestOpenRefusesOtherBindings(t *testing.T) {
 		{"other method", func(b *Binding) { b.Method = "prompts/get" }, "issued for tools/call, not prompts/get"},
 		{"other tool", func(b *Binding) { b.Target = "other_tool" }, `issued for "confirm_transfer", not "other_tool"`},
 		{"other arguments", func(b *Binding) { b.Arguments = otherArgs }, "different arguments"},
-		{"other principal", func(b *Binding) { b.Principal = "mallory" }, "another principal"},
-		{"anonymous", func(b *Binding) { b.Principal = "" }, "another principal"},
+		{"other principal", func(b *Binding) { b.Principal = "mallory" }, `issued to principal "alice", not "mallory"`},
+		{"anonymous", func(b *Binding) { b.Principal = "" }, `issued to principal "alice", not ""`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := b
 			tc.edit(&want)
 			_, err := openBound(s, tok, want)
-			wantRefused(t, err, tc.reason)
+			// One reason toward the client for every mismatch, naming
+			// nothing the state was issued for; the difference is in
+			// Detail, for the log.
+			wantRefused(t, err, "it was not issued for this request")
+			var se *StateError
+			errors.As(err, &se)
+			if !strings.Contains(se.Detail, tc.reason) {
+				t.Errorf("Detail = %q, want it to contain %q", se.Detail, tc.reason)
+			}
+			msg := se.RPCError().Message
+			for _, leak := range []string{"tools/call", "confirm_transfer", "alice", "arguments for", "principal \""} {
+				if strings.Contains(msg, leak) {
+					t.Errorf("the client's message %q tells %q", msg, leak)
+				}
+			}
 		})
 	}
 }
@@ -263,16 +289,16 @@ func TestCheckComparesArgumentsLast(t *testing.T) {
 	}
 	dup := json.RawMessage(`{"to":"bob","to":"mallory","amount":25}`)
 	_, err = st.Check("tools/call", "other_tool", "alice", dup)
-	wantRefused(t, err, `not "other_tool"`)
+	wantMismatch(t, err, `not "other_tool"`)
 	_, err = st.Check("tools/call", "confirm_transfer", "mallory", dup)
-	wantRefused(t, err, "another principal")
+	wantMismatch(t, err, `to principal "alice", not "mallory"`)
 	_, err = st.Check("tools/call", "confirm_transfer", "alice", dup)
 	var se *StateError
 	if err == nil || errors.As(err, &se) || !strings.Contains(err.Error(), "duplicate key") {
 		t.Fatalf("Check(duplicate keys) = %v, want a canonicalisation error", err)
 	}
 	_, err = st.Check("tools/call", "confirm_transfer", "alice", json.RawMessage(`{"to":"mallory","amount":25}`))
-	wantRefused(t, err, "different arguments")
+	wantMismatch(t, err, "different arguments")
 }
 
 func TestOpenRefusesExpired(t *testing.T) {

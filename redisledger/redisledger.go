@@ -7,7 +7,6 @@ package redisledger
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -41,11 +40,20 @@ func (l *Ledger) Redeem(ctx context.Context, id string, expires time.Time) error
 	case errors.Is(err, redis.Nil):
 		return mrtr.ErrAlreadyRedeemed
 	case err != nil:
-		return fmt.Errorf("redis ledger: %w", err)
+		return &redisError{err}
 	case ok != "OK":
 		return mrtr.ErrAlreadyRedeemed
 	}
 	return nil
 }
+
+// redisError is a failure to reach or use Redis. Its Internal method marks
+// it as the deployment's trouble, which package server keeps from the
+// client (its text names hosts and addresses) and logs instead.
+type redisError struct{ err error }
+
+func (e *redisError) Error() string  { return "redis ledger: " + e.err.Error() }
+func (e *redisError) Unwrap() error  { return e.err }
+func (e *redisError) Internal() bool { return true }
 
 var _ mrtr.Ledger = (*Ledger)(nil)

@@ -14,6 +14,7 @@ import (
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -145,7 +146,7 @@ func readEnvelope(r *request) *jsonrpc.Error {
 	if m.LogLevel != nil {
 		l := LogLevel(*m.LogLevel)
 		if !l.Valid() {
-			return invalidParams("unknown log level %q", *m.LogLevel)
+			return invalidParams("unknown log level %s", clip.Quote(*m.LogLevel))
 		}
 		r.meta.LogLevel = l
 	}
@@ -162,9 +163,9 @@ func readEnvelope(r *request) *jsonrpc.Error {
 func describeUnmarshal(err error) string {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Sprintf("%s must be %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		return fmt.Sprintf("%s must be %s, not %s", clip.String(te.Field), jsonKind(te.Type.Kind().String()), clip.String(te.Value))
 	}
-	return err.Error()
+	return clip.String(err.Error())
 }
 
 // jsonKind names the JSON type a Go kind decodes from, with its article.
@@ -242,7 +243,7 @@ func (s *Server) handle(ctx context.Context, r *request, n Notifier) (json.RawMe
 }
 
 func methodNotFound(method string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: " + method}
+	return &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: " + clip.String(method)}
 }
 
 // resultMeta returns the result _meta: serverInfo plus extra keys for a
@@ -357,7 +358,7 @@ func (s *Server) page(n int, cursor *string) (start, end int, next string, e *js
 		b, err := base64.RawURLEncoding.DecodeString(*cursor)
 		off, err2 := strconv.Atoi(string(b))
 		if err != nil || err2 != nil || off < 0 || off > n {
-			return 0, 0, "", invalidParams("invalid cursor %q", *cursor)
+			return 0, 0, "", invalidParams("invalid cursor %s", clip.Quote(*cursor))
 		}
 		start = off
 	}
@@ -487,11 +488,11 @@ func (s *Server) openRound(ctx context.Context, r *request, target string, args 
 	if r.p.RequestState != nil {
 		var err error
 		if st, err = s.sealer.Open(*r.p.RequestState); err != nil {
-			return nil, stateError(err)
+			return nil, s.stateError(r, target, err)
 		}
 		d, err := st.Check(mc.method, mc.target, mc.principal, args)
 		if err != nil {
-			return nil, stateError(err)
+			return nil, s.stateError(r, target, err)
 		}
 		mc.bound = &mrtr.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.principal}
 	}
@@ -505,7 +506,12 @@ func (s *Server) openRound(ctx context.Context, r *request, target string, args 
 
 // stateError is the wire form of a refused state or of arguments that
 // have no canonical form.
-func stateError(err error) *jsonrpc.Error {
+func (s *Server) stateError(r *request, target string, err error) *jsonrpc.Error {
+	if se := (*mrtr.StateError)(nil); errors.As(err, &se) && se.Detail != "" {
+		// The client is told one reason; the log says which part of the
+		// binding differed.
+		s.log.Debug("requestState refused", "method", r.method, "target", clip.String(target), "detail", se.Detail)
+	}
 	if e, ok := asRPCError(err); ok {
 		return e
 	}
@@ -522,6 +528,9 @@ func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *jsonrpc.Er
 	if err != nil {
 		if e, ok := asRPCError(err); ok {
 			return nil, e
+		}
+		if isInternal(err) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: s.clientText(r.method+" (suspending)", err)}
 		}
 		s.log.Error("suspend call", "err", err)
 		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
@@ -566,6 +575,9 @@ func (s *Server) handlerError(ctx context.Context, what string, err error) *json
 	if e, ok := asRPCError(err); ok {
 		return e
 	}
+	if isInternal(err) {
+		return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: s.clientText(what, err)}
+	}
 	s.log.Error("handler failed", "handler", what, "err", err)
 	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
 }
@@ -579,7 +591,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 	e, _ := s.tools.get(name)
 	s.mu.RUnlock()
 	if e == nil {
-		return nil, invalidParams("unknown tool %q", name)
+		return nil, invalidParams("unknown tool %s", clip.Quote(name))
 	}
 	if missing, ok := r.meta.ClientCapabilities.Missing(e.opts.Requires); ok {
 		return nil, (&mrtr.MissingCapabilityError{Required: missing, What: "tool " + name}).RPCError()
@@ -639,7 +651,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 		if re, ok := asRPCError(err); ok {
 			return nil, re
 		}
-		return s.encodeToolResult(r, ErrorResult(err.Error()), nil)
+		return s.encodeToolResult(r, ErrorResult(s.clientText("tool "+name, err)), nil)
 	}
 	if res == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: fmt.Sprintf("Internal error: tool %q returned no result", name)}
@@ -746,7 +758,7 @@ func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.Ra
 	e, _ := s.prompts.get(name)
 	s.mu.RUnlock()
 	if e == nil {
-		return nil, invalidParams("unknown prompt %q", name)
+		return nil, invalidParams("unknown prompt %s", clip.Quote(name))
 	}
 	var args map[string]string
 	if t := bytes.TrimSpace(r.p.Arguments); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
@@ -890,7 +902,7 @@ func (s *Server) complete(ctx context.Context, r *request, n Notifier) (json.Raw
 			return nil, invalidParams("ref/resource needs a uri")
 		}
 	default:
-		return nil, invalidParams("unknown ref type %q", r.p.Ref.Type)
+		return nil, invalidParams("unknown ref type %s", clip.Quote(r.p.Ref.Type))
 	}
 	req := &CompletionRequest{Call: NewCall(r.id, r.method, r.meta, nil, n), Ref: *r.p.Ref, Argument: *r.p.Argument}
 	req.peer = r.peer

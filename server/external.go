@@ -115,5 +115,6 @@ func (s *Server) Watch(f func(Change)) (stop func()) {
 // Instructions returns Options.Instructions.
 func (s *Server) Instructions() string { return s.opts.Instructions }
 
-// Logger returns the server's logger.
+// Logger returns the server's logger: Options.Logger, rate-limited per
+// message (see Options.Logger).
 func (s *Server) Logger() *slog.Logger { return s.log }

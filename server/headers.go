@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
@@ -119,7 +120,7 @@ func checkStandardHeaders(h http.Header, method, version, name string, hasName b
 	case !ok:
 		return headerMismatch("the %s header is required", HeaderProtocolVersion)
 	case pv != version:
-		return headerMismatch("%s is %q but _meta declares %q", HeaderProtocolVersion, pv, version)
+		return headerMismatch("%s is %s but _meta declares %s", HeaderProtocolVersion, clip.Quote(pv), clip.Quote(version))
 	}
 	mv, ok, err := headerValue(h, HeaderMethod)
 	switch {
@@ -128,7 +129,7 @@ func checkStandardHeaders(h http.Header, method, version, name string, hasName b
 	case !ok:
 		return headerMismatch("the %s header is required", HeaderMethod)
 	case mv != method:
-		return headerMismatch("%s is %q but the body's method is %q", HeaderMethod, mv, method)
+		return headerMismatch("%s is %s but the body's method is %s", HeaderMethod, clip.Quote(mv), clip.Quote(method))
 	}
 	nv, ok, err := headerValue(h, HeaderName)
 	switch {
@@ -137,7 +138,7 @@ func checkStandardHeaders(h http.Header, method, version, name string, hasName b
 	case hasName && !ok:
 		return headerMismatch("the %s header is required for %s", HeaderName, method)
 	case hasName && nv != name:
-		return headerMismatch("%s is %q but the body names %q", HeaderName, nv, name)
+		return headerMismatch("%s is %s but the body names %s", HeaderName, clip.Quote(nv), clip.Quote(name))
 	case !hasName && ok:
 		return headerMismatch("%s is not expected for %s", HeaderName, method)
 	}

@@ -4,16 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -61,18 +65,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" {
-			writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Unsupported Content-Type " + ct + ": use application/json"})
+			writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Unsupported Content-Type " + clip.String(ct) + ": use application/json"})
 			return
 		}
 	}
-	body, err := readBody(w, r, s.opts.MaxRequestBytes)
+	body, err := readBody(w, r, s.opts.MaxRequestBytes, s.opts.BodyReadTimeout)
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		switch {
+		case errors.As(err, &mbe):
 			writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "Request body exceeds the %d-byte limit", s.opts.MaxRequestBytes))
-			return
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			writeError(w, http.StatusRequestTimeout, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "Request body not received within %v", s.opts.BodyReadTimeout))
+		default:
+			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "Could not read the request body: %v", err))
 		}
-		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "Could not read the request body: %v", err))
 		return
 	}
 	// The usual request (modern, no session) is decoded in one pass.
@@ -183,10 +190,10 @@ func (s *Server) checkOrigin(r *http.Request) (int, string) {
 	host := r.Host
 	if len(s.opts.AllowedHosts) > 0 {
 		if !hostAllowed(host, s.opts.AllowedHosts) {
-			return http.StatusForbidden, "Forbidden: Host " + host + " is not allowed"
+			return http.StatusForbidden, "Forbidden: Host " + clip.String(host) + " is not allowed"
 		}
 	} else if loopback && !isLoopbackHost(hostname(host)) {
-		return http.StatusForbidden, "Forbidden: Host " + host + " is not a loopback name (DNS rebinding protection)"
+		return http.StatusForbidden, "Forbidden: Host " + clip.String(host) + " is not a loopback name (DNS rebinding protection)"
 	}
 	origin := r.Header.Get("Origin")
 	if origin == "" {
@@ -199,7 +206,7 @@ func (s *Server) checkOrigin(r *http.Request) (int, string) {
 	}
 	u, err := url.Parse(origin)
 	if err != nil || u.Host == "" {
-		return http.StatusForbidden, "Forbidden: malformed Origin " + origin
+		return http.StatusForbidden, "Forbidden: malformed Origin " + clip.String(origin)
 	}
 	if strings.EqualFold(u.Host, host) && len(s.opts.AllowedOrigins) == 0 {
 		return 0, ""
@@ -207,7 +214,7 @@ func (s *Server) checkOrigin(r *http.Request) (int, string) {
 	if loopback && len(s.opts.AllowedOrigins) == 0 && isLoopbackHost(u.Hostname()) {
 		return 0, ""
 	}
-	return http.StatusForbidden, "Forbidden: Origin " + origin + " is not allowed"
+	return http.StatusForbidden, "Forbidden: Origin " + clip.String(origin) + " is not allowed"
 }
 
 func hostname(hostport string) string {
@@ -283,22 +290,117 @@ func (s *Server) listenHTTP(w http.ResponseWriter, r *http.Request, req *request
 		writeError(w, jsonrpc.HTTPStatus(e.Code), req.id, e)
 		return
 	}
+	l, status, e := s.openListener(agreed, listenOwner(r.Context(), r.RemoteAddr))
+	if e != nil {
+		writeError(w, status, req.id, e)
+		return
+	}
 	st := sse.New(w, r)
 	st.Open()
-	s.listen(r.Context(), req.id, agreed, st.Send, st.KeepAlive)
+	s.listen(r.Context(), req.id, agreed, l, st.Send, st.KeepAlive)
 }
 
-// readBody reads the request body up to max bytes. A declared length is
-// read in one allocation.
-func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
-	rd := http.MaxBytesReader(w, r.Body, max)
-	if n := r.ContentLength; n > 0 && n <= max {
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(rd, buf); err != nil {
+// firstBodyBuffer is the most readBody allocates before any byte of a body
+// has arrived: a body declared no longer is read in one allocation of its
+// declared length; a longer one starts here and grows with what arrives.
+const firstBodyBuffer = 16 << 10
+
+// readBody reads the request body as it arrives, up to max bytes, within
+// timeout of the call (no limit when timeout is not positive). The buffer
+// grows with the bytes received, doubling at most up to the declared
+// Content-Length (or max), so a peer that declares a large body and sends
+// little of it costs what it sent: never an allocation of the declared
+// length up front.
+//
+// The timeout is a timer that, when it fires, moves the connection's read
+// deadline into the past (http.ResponseController), which fails the
+// pending read at once; it is stopped once the whole body has arrived, so
+// long-lived responses (SSE, subscriptions/listen) are not cut. A timer,
+// not a deadline computed from the clock, because an absolute deadline
+// would need the wall clock, and the server reads only its injectable one.
+// After a failed read the deadline stays in the past: the connection is
+// closed after the reply, and net/http's own draining of the unread body
+// cannot wait on the peer. A ResponseWriter that cannot set deadlines
+// (http.ErrNotSupported) reads without a timeout.
+func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration) ([]byte, error) {
+	if timeout > 0 {
+		d := &bodyDeadline{rc: *http.NewResponseController(w)}
+		d.timer = time.AfterFunc(timeout, d.cut)
+		defer d.stop()
+		body, err := readLimited(http.MaxBytesReader(w, r.Body, max), r.ContentLength, max)
+		if err != nil {
 			return nil, err
 		}
-		// Whatever follows the declared length is an error net/http reports.
-		return buf, nil
+		d.mu.Lock()
+		d.done = true
+		d.mu.Unlock()
+		return body, nil
 	}
-	return io.ReadAll(rd)
+	return readLimited(http.MaxBytesReader(w, r.Body, max), r.ContentLength, max)
+}
+
+// bodyDeadline is readBody's timer.
+type bodyDeadline struct {
+	rc    http.ResponseController
+	timer *time.Timer
+
+	mu    sync.Mutex
+	done  bool // the body was read: the timer must not cut it
+	fired bool // the timer moved the deadline
+}
+
+// cut moves the read deadline into the past, unless the body was read.
+func (d *bodyDeadline) cut() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.done {
+		d.fired = d.rc.SetReadDeadline(longAgo) == nil
+	}
+}
+
+// stop stops the timer. If the body ended just as it fired, the deadline
+// is cleared again, or the connection's background read would fail and
+// cancel the request.
+func (d *bodyDeadline) stop() {
+	d.timer.Stop()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done && d.fired {
+		_ = d.rc.SetReadDeadline(time.Time{})
+	}
+}
+
+// longAgo is a read deadline in the past: it fails a pending read at once.
+var longAgo = time.Unix(1, 0)
+
+// readLimited reads rd to its end. declared is the Content-Length (-1 when
+// unknown); rd itself enforces max. The buffer keeps one spare byte past
+// the length expected, so the read that finds the end needs no other.
+func readLimited(rd io.Reader, declared, max int64) ([]byte, error) {
+	limit := max
+	if declared >= 0 && declared < limit {
+		limit = declared
+	}
+	buf := make([]byte, 0, min(limit, firstBodyBuffer)+1)
+	for {
+		if len(buf) == cap(buf) {
+			if int64(len(buf)) > limit {
+				if limit == max {
+					return nil, fmt.Errorf("request body exceeds %d bytes", max)
+				}
+				limit = max // more than declared: rd decides
+			}
+			grown := make([]byte, len(buf), min(2*int64(cap(buf)), limit+1))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }

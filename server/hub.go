@@ -1,9 +1,11 @@
 package server
 
 import (
+	"errors"
 	"log/slog"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -67,12 +69,15 @@ type SubscriptionFilter struct {
 type hub struct {
 	mu        sync.Mutex
 	listeners map[*listener]struct{}
+	owners    map[string]int // open listeners by owner (see listenOwner)
 	watchers  map[*watcher]struct{}
 	log       *slog.Logger
+
+	maxStreams, maxPerOwner int // 0: no limit
 }
 
 func newHub(log *slog.Logger) *hub {
-	return &hub{listeners: make(map[*listener]struct{}), watchers: make(map[*watcher]struct{}), log: log}
+	return &hub{listeners: make(map[*listener]struct{}), owners: make(map[string]int), watchers: make(map[*watcher]struct{}), log: log}
 }
 
 // watcher calls one Watch callback with the changes queued for it, on a
@@ -149,8 +154,9 @@ func (w *watcher) call(c Change) {
 }
 
 type listener struct {
-	filter SubscriptionFilter
+	filter SubscriptionFilter // without ResourceSubscriptions: uris has them
 	uris   map[string]bool
+	owner  string
 	signal chan struct{}
 
 	mu      sync.Mutex
@@ -166,24 +172,49 @@ func (p pendingChanges) empty() bool {
 	return !p.tools && !p.prompts && !p.resources && len(p.updated) == 0
 }
 
-func (h *hub) add(f SubscriptionFilter) *listener {
-	l := &listener{filter: f, signal: make(chan struct{}, 1)}
+// errTooManyListeners and errTooManyForOwner say which cap refused a
+// listener.
+var (
+	errTooManyListeners = errors.New("too many listen streams on this server")
+	errTooManyForOwner  = errors.New("too many listen streams for this owner")
+)
+
+// add registers a listener for owner, unless that would exceed the
+// server's cap on streams or the owner's. The listener keeps its own copy
+// of the subscribed URIs (a map, with the filter's list dropped), so
+// nothing of the request that opened it stays reachable.
+func (h *hub) add(f SubscriptionFilter, owner string) (*listener, error) {
+	l := &listener{filter: f, owner: owner, signal: make(chan struct{}, 1)}
+	l.filter.ResourceSubscriptions = nil
 	if len(f.ResourceSubscriptions) > 0 {
 		l.uris = make(map[string]bool, len(f.ResourceSubscriptions))
 		for _, u := range f.ResourceSubscriptions {
-			l.uris[u] = true
+			l.uris[strings.Clone(u)] = true
 		}
 	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.maxPerOwner > 0 && h.owners[owner] >= h.maxPerOwner:
+		return nil, errTooManyForOwner
+	case h.maxStreams > 0 && len(h.listeners) >= h.maxStreams:
+		return nil, errTooManyListeners
+	}
 	h.listeners[l] = struct{}{}
-	h.mu.Unlock()
-	return l
+	h.owners[owner]++
+	return l, nil
 }
 
 func (h *hub) remove(l *listener) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.listeners[l]; !ok {
+		return
+	}
 	delete(h.listeners, l)
-	h.mu.Unlock()
+	if h.owners[l.owner]--; h.owners[l.owner] <= 0 {
+		delete(h.owners, l.owner)
+	}
 }
 
 func (h *hub) count() int {

@@ -2,9 +2,14 @@ package server
 
 import (
 	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mrtr"
 )
 
 // agreeFilter checks a subscriptions/listen request and returns the subset
@@ -18,6 +23,16 @@ func (s *Server) agreeFilter(r *request) (SubscriptionFilter, *jsonrpc.Error) {
 		return SubscriptionFilter{}, invalidParams("subscriptions/listen needs a notifications filter")
 	}
 	want := *r.p.Notifications
+	if n, max := len(want.ResourceSubscriptions), s.opts.MaxListenSubscriptions; max > 0 && n > max {
+		return SubscriptionFilter{}, invalidParams("resourceSubscriptions lists %d URIs, over this server's limit of %d per stream", n, max)
+	}
+	size := 0
+	for _, u := range want.ResourceSubscriptions {
+		size += len(u)
+	}
+	if size > maxSubscriptionBytes {
+		return SubscriptionFilter{}, invalidParams("resourceSubscriptions URIs total %d bytes, over this server's limit of %d per stream", size, maxSubscriptionBytes)
+	}
 	var got SubscriptionFilter
 	got.ToolsListChanged = want.ToolsListChanged && caps.Tools != nil
 	got.PromptsListChanged = want.PromptsListChanged && caps.Prompts != nil
@@ -46,12 +61,49 @@ type updatedParams struct {
 	Meta subscriptionMeta `json:"_meta"`
 }
 
+// maxSubscriptionBytes bounds the total length of a stream's
+// resourceSubscriptions URIs, so that with Options.MaxListenSubscriptions
+// it bounds what a stream holds (the URIs are copied out of the request).
+const maxSubscriptionBytes = 256 << 10
+
+// listenOwner is whom a listen stream counts against for
+// Options.MaxListenStreamsPerPrincipal: its principal when authenticated,
+// otherwise the client address (addr, the peer's IP; behind a proxy, the
+// proxy's, so anonymous callers behind one proxy share one quota).
+func listenOwner(ctx context.Context, addr string) string {
+	if p := mrtr.PrincipalFromContext(ctx); p != "" {
+		return "principal:" + p
+	}
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		addr = host
+	}
+	return "address:" + addr
+}
+
+// openListener registers a listener for f, or says which cap refused it:
+// the error and the HTTP status to answer with.
+func (s *Server) openListener(f SubscriptionFilter, owner string) (*listener, int, *jsonrpc.Error) {
+	l, err := s.hub.add(f, owner)
+	switch {
+	case errors.Is(err, errTooManyListeners):
+		return nil, http.StatusServiceUnavailable, jsonrpc.Errorf(jsonrpc.InternalError,
+			"Too many subscriptions/listen streams: this server has its limit of %d open; try again later", s.opts.MaxListenStreams)
+	case errors.Is(err, errTooManyForOwner):
+		who := "this principal"
+		if strings.HasPrefix(owner, "address:") {
+			who = "this client address"
+		}
+		return nil, http.StatusTooManyRequests, jsonrpc.Errorf(jsonrpc.InvalidRequest,
+			"Too many subscriptions/listen streams: %s has its limit of %d open; close one first", who, s.opts.MaxListenStreamsPerPrincipal)
+	}
+	return l, 0, nil
+}
+
 // listen acknowledges a subscription and then forwards matching changes
-// until ctx ends or a write fails. keepAlive, if not nil, is called when the
-// stream has been idle for listenKeepAlive.
-func (s *Server) listen(ctx context.Context, id jsonrpc.ID, f SubscriptionFilter, send func([]byte) error, keepAlive func() error) {
+// until ctx ends or a write fails; it removes l when it returns. keepAlive,
+// if not nil, is called when the stream has been idle for listenKeepAlive.
+func (s *Server) listen(ctx context.Context, id jsonrpc.ID, f SubscriptionFilter, l *listener, send func([]byte) error, keepAlive func() error) {
 	meta := subscriptionMeta{ID: id}
-	l := s.hub.add(f)
 	defer s.hub.remove(l)
 	ack, err := jsonrpc.EncodeNotification("notifications/subscriptions/acknowledged", ackParams{Notifications: f, Meta: meta})
 	if err != nil || send(ack) != nil {

@@ -1,10 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -25,6 +27,7 @@ var transferSchema = json.RawMessage(`{"type":"object","properties":{"amount":{"
 // confirmation, counting how often each handler runs.
 type mrtrFixture struct {
 	s        *Server
+	logs     *syncBuffer // the server's log, debug level included
 	calls    atomic.Int32
 	mu       sync.Mutex
 	question string // the message of the "changing" tool's form
@@ -34,7 +37,8 @@ func (f *mrtrFixture) ran() int { return int(f.calls.Swap(0)) }
 
 func newMRTRFixture(t *testing.T) *mrtrFixture {
 	t.Helper()
-	f := &mrtrFixture{s: newTestServer(t, nil), question: "Pay 10?"}
+	logs := &syncBuffer{}
+	f := &mrtrFixture{s: newTestServer(t, &Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}), logs: logs, question: "Pay 10?"}
 	form := confirmForm(t, "Confirm the transfer?")
 	transfer := func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
 		f.calls.Add(1)
@@ -207,6 +211,45 @@ func refusedState(t *testing.T, f *mrtrFixture, h http.Handler, req *rpc, reason
 	}
 }
 
+// refusedBinding asserts a retry whose state was issued for another
+// request is refused with -32602 and the one reason that tells nothing of
+// what the state was issued for, while the server's debug log names
+// detail.
+func refusedBinding(t *testing.T, f *mrtrFixture, h http.Handler, req *rpc, detail string) {
+	t.Helper()
+	f.ran()
+	e := wantError(t, do(t, h, req), http.StatusBadRequest, -32602, string(mustJSON(t, req.id)))
+	const generic = "invalid requestState: it was not issued for this request (its method, target, arguments and principal must all match)"
+	if e.Message != generic {
+		t.Errorf("message %q, want %q", e.Message, generic)
+	}
+	if !strings.Contains(f.logs.String(), detail) {
+		t.Errorf("the debug log does not name %q:\n%s", detail, f.logs.String())
+	}
+	if n := f.ran(); n != 0 {
+		t.Errorf("the handler ran %d times", n)
+	}
+}
+
+// syncBuffer is a bytes.Buffer for a logger that several goroutines
+// write to.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
 func TestMRTRStateRefused(t *testing.T) {
 	f := newMRTRFixture(t)
 	r1 := wantInputRequired(t, do(t, f.s, transferCall(1, nil)), "1", "confirm")
@@ -244,20 +287,20 @@ func TestMRTRStateRefused(t *testing.T) {
 	})
 	t.Run("another tool", func(t *testing.T) {
 		req := toolCall(2, "transfer2", map[string]any{"amount": 10, "to": "bob"}).caps(elicitCaps).retry(r1.RequestState, answer)
-		refusedState(t, f, f.s, req, `issued for "transfer", not "transfer2"`)
+		refusedBinding(t, f, f.s, req, `issued for \"transfer\", not \"transfer2\"`)
 	})
 	t.Run("another method", func(t *testing.T) {
 		p1 := wantInputRequired(t, do(t, f.s, call(1, "prompts/get", map[string]any{"name": "survey", "arguments": map[string]any{"topic": "x"}}).caps(elicitCaps)), "1", "confirm")
 		req := toolCall(2, "transfer", map[string]any{"amount": 10, "to": "bob"}).caps(elicitCaps).retry(p1.RequestState, answer)
-		refusedState(t, f, f.s, req, "issued for prompts/get, not tools/call")
+		refusedBinding(t, f, f.s, req, "issued for prompts/get, not tools/call")
 	})
 	t.Run("other arguments", func(t *testing.T) {
 		req := transferCall(2, map[string]any{"amount": 1000, "to": "bob"}).retry(r1.RequestState, answer)
-		refusedState(t, f, f.s, req, "different arguments")
+		refusedBinding(t, f, f.s, req, "different arguments")
 	})
 	t.Run("other argument added", func(t *testing.T) {
 		req := transferCall(2, map[string]any{"amount": 10, "to": "bob", "memo": "x"}).retry(r1.RequestState, answer)
-		refusedState(t, f, f.s, req, "different arguments")
+		refusedBinding(t, f, f.s, req, "different arguments")
 	})
 	// The state is verified before the arguments are canonicalised: a
 	// state that does not verify, or was issued for another call, is
@@ -268,7 +311,7 @@ func TestMRTRStateRefused(t *testing.T) {
 	})
 	t.Run("another tool, with arguments that have no canonical form", func(t *testing.T) {
 		req := toolCall(2, "transfer2", dup).caps(elicitCaps).retry(r1.RequestState, answer)
-		refusedState(t, f, f.s, req, `issued for "transfer", not "transfer2"`)
+		refusedBinding(t, f, f.s, req, `issued for \"transfer\", not \"transfer2\"`)
 	})
 	t.Run("a valid state, with arguments that have no canonical form", func(t *testing.T) {
 		e := wantError(t, do(t, f.s, transferCall(2, dup).retry(r1.RequestState, answer)), http.StatusBadRequest, -32602, "2")
@@ -375,12 +418,12 @@ func TestMRTRPrincipal(t *testing.T) {
 	answer := map[string]any{"confirm": accept(true)}
 	r1 := wantInputRequired(t, do(t, h, transferCall(1, nil).header("X-User", "alice")), "1", "confirm")
 
-	refusedState(t, f, h, transferCall(2, nil).header("X-User", "mallory").retry(r1.RequestState, answer), "another principal")
-	refusedState(t, f, h, transferCall(3, nil).retry(r1.RequestState, answer), "another principal")
+	refusedBinding(t, f, h, transferCall(2, nil).header("X-User", "mallory").retry(r1.RequestState, answer), `issued to principal \"alice\", not \"mallory\"`)
+	refusedBinding(t, f, h, transferCall(3, nil).retry(r1.RequestState, answer), `issued to principal \"alice\", not \"\"`)
 	completeResult(t, do(t, h, transferCall(4, nil).header("X-User", "alice").retry(r1.RequestState, answer)), "4")
 
 	anon := wantInputRequired(t, do(t, h, transferCall(5, nil)), "5", "confirm")
-	refusedState(t, f, h, transferCall(6, nil).header("X-User", "alice").retry(anon.RequestState, answer), "another principal")
+	refusedBinding(t, f, h, transferCall(6, nil).header("X-User", "alice").retry(anon.RequestState, answer), `issued to principal \"\", not \"alice\"`)
 }
 
 func TestMRTRAnswers(t *testing.T) {
@@ -455,7 +498,7 @@ func TestMRTRAnswersWithoutState(t *testing.T) {
 	}
 	// On, but a state is present: the state still rules.
 	r1 := wantInputRequired(t, do(t, f.s, transferCall(3, nil)), "3", "confirm")
-	refusedState(t, f, f.s, toolCall(4, "transfer_free", map[string]any{"amount": 10, "to": "bob"}).caps(elicitCaps).retry(r1.RequestState, answer), `issued for "transfer"`)
+	refusedBinding(t, f, f.s, toolCall(4, "transfer_free", map[string]any{"amount": 10, "to": "bob"}).caps(elicitCaps).retry(r1.RequestState, answer), `issued for \"transfer\"`)
 }
 
 func TestMRTRCapabilities(t *testing.T) {
@@ -515,7 +558,7 @@ func TestMRTRPromptAndResource(t *testing.T) {
 		if res["description"] != "survey" {
 			t.Errorf("description = %v", res["description"])
 		}
-		refusedState(t, f, f.s, get(3, "rust").retry(r1.RequestState, answer), "different arguments")
+		refusedBinding(t, f, f.s, get(3, "rust").retry(r1.RequestState, answer), "different arguments")
 		wantError(t, do(t, f.s, call(4, "prompts/get", map[string]any{"name": "survey"}).caps(elicitCaps)), http.StatusBadRequest, -32602, "4")
 		wantError(t, do(t, f.s, call(4, "prompts/get", map[string]any{"name": "survey", "arguments": map[string]any{"topic": 1}}).caps(elicitCaps)), http.StatusBadRequest, -32602, "4")
 		wantError(t, do(t, f.s, call(4, "prompts/get", map[string]any{"name": "nope"})), http.StatusBadRequest, -32602, "4")

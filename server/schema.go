@@ -11,6 +11,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
@@ -52,23 +53,30 @@ func validateArguments(sch *jsonschema.Schema, args any) string {
 	return "invalid arguments: " + schemaProblems(err)
 }
 
+// maxProblems is how many problems schemaProblems lists.
+const maxProblems = 10
+
 // schemaProblems describes a validation failure by its leaves: where in
-// the instance, and what is wrong there.
+// the instance, and what is wrong there (the first maxProblems).
 func schemaProblems(err error) string {
 	if ve, ok := err.(*jsonschema.ValidationError); ok {
 		var msgs []string
 		collectLeaves(message.NewPrinter(language.English), ve, &msgs)
+		if n := len(msgs); n > maxProblems {
+			msgs = append(msgs[:maxProblems], fmt.Sprintf("and %d more", n-maxProblems))
+		}
 		if len(msgs) > 0 {
 			return strings.Join(msgs, "; ")
 		}
 	}
-	return err.Error()
+	return clip.String(err.Error())
 }
 
 func collectLeaves(p *message.Printer, ve *jsonschema.ValidationError, out *[]string) {
 	if len(ve.Causes) == 0 {
+		// Locations and messages carry the peer's keys and values: cut.
 		loc := "/" + strings.Join(ve.InstanceLocation, "/")
-		*out = append(*out, fmt.Sprintf("at %s: %s", loc, ve.ErrorKind.LocalizedString(p)))
+		*out = append(*out, fmt.Sprintf("at %s: %s", clip.String(loc), clip.String(ve.ErrorKind.LocalizedString(p))))
 		return
 	}
 	for _, c := range ve.Causes {

@@ -19,10 +19,13 @@ import (
 	"github.com/baton-mcp/baton/mrtr"
 )
 
+// DefaultBodyReadTimeout is Options.BodyReadTimeout when it is zero.
+const DefaultBodyReadTimeout = 30 * time.Second
+
 // Options configure a Server. The zero value is usable: a random state key
-// per process, loopback-only Host and Origin checks, 4 MiB requests, 64
-// levels of JSON nesting, 10,000 members per object, number literals of at
-// most 100 bytes with exponents within ±400.
+// per process, loopback-only Host and Origin checks, 4 MiB request bodies
+// received within 30 seconds, 64 levels of JSON nesting, 10,000 members per
+// object, number literals of at most 100 bytes with exponents within ±400.
 type Options struct {
 	// Instructions are sent in server/discover.
 	Instructions string
@@ -45,8 +48,9 @@ type Options struct {
 	// StateTTL. See mrtr.SealerOptions.Leeway.
 	StateLeeway time.Duration
 	// Now is the server's clock, read to write and check the times of
-	// requestState; nil means the wall clock. It is the only clock the
-	// server reads for state validity (tests and simulations inject one).
+	// requestState and to pace its log lines; nil means the wall clock. It
+	// is the only clock the server reads (tests and simulations inject
+	// one); the body read timeout is a timer, not a reading of it.
 	Now func() time.Time
 
 	// AllowedHosts lists Host header values (host or host:port) that are
@@ -83,6 +87,37 @@ type Options struct {
 	// number (a schema's integer, minimum or multipleOf) costs time in
 	// proportion to its exponent.
 	MaxJSONNumberExponent int
+	// BodyReadTimeout bounds how long a request body may take to arrive
+	// over HTTP, from when the server starts reading it (the headers have
+	// arrived) to its last byte (default 30 seconds; negative for none). A
+	// body that stalls is cut: the request is answered 408 with -32600 and
+	// the connection is closed. It is a read deadline on the connection,
+	// set per request and cleared once the body is read, so it never cuts a
+	// long-lived response (SSE progress, subscriptions/listen), as
+	// http.Server.ReadTimeout would. It needs a ResponseWriter that can set
+	// deadlines (net/http's can, through http.ResponseController); with
+	// one that cannot, bodies are read without it. Headers are not covered:
+	// set http.Server.ReadHeaderTimeout (see docs/deployment.md).
+	BodyReadTimeout time.Duration
+
+	// MaxListenSubscriptions bounds the resourceSubscriptions of one
+	// subscriptions/listen stream (default 1000; negative for no limit). A
+	// longer list is refused with -32602 naming the limit; so is one whose
+	// URIs total more than 256 KiB. A stream keeps its own copy of the
+	// URIs, so it holds at most that much besides its connection.
+	MaxListenSubscriptions int
+	// MaxListenStreams bounds the subscriptions/listen streams open on
+	// this server at once (default 1000; negative for no limit). One more
+	// is refused with HTTP 503 and -32603 until one closes.
+	MaxListenStreams int
+	// MaxListenStreamsPerPrincipal bounds the streams open at once for one
+	// principal (mrtr.PrincipalFromContext), or, for anonymous callers,
+	// for one client address: the peer's IP as net/http reports it (behind
+	// a proxy that is the proxy's address, so all anonymous callers behind
+	// it share one quota; authenticate them to count each on its own).
+	// Over stdio, anonymous means the one client on the pipe. Default 16;
+	// negative for no limit. One more is refused with HTTP 429 and -32600.
+	MaxListenStreamsPerPrincipal int
 
 	// ListCache is the caching hint on server/discover and the list
 	// results (default: TTL 0, scope "public").
@@ -102,6 +137,10 @@ type Options struct {
 	Fanout Fanout
 
 	// Logger receives the server's own diagnostics (nil: slog to stderr).
+	// Many of them can be caused by a peer, so the server rate-limits its
+	// lines per message: a burst of 10, then one a second; the lines
+	// dropped are counted on the next one written ("suppressed"=n).
+	// Server.Logger returns the limited logger.
 	Logger *slog.Logger
 }
 
@@ -166,6 +205,20 @@ func New(info Implementation, opts *Options) (*Server, error) {
 	if o.MaxJSONNumberExponent <= 0 {
 		o.MaxJSONNumberExponent = jsonrpc.DefaultMaxNumberExponent
 	}
+	if o.BodyReadTimeout == 0 {
+		o.BodyReadTimeout = DefaultBodyReadTimeout
+	}
+	for _, lim := range []struct {
+		v   *int
+		def int
+	}{{&o.MaxListenSubscriptions, 1000}, {&o.MaxListenStreams, 1000}, {&o.MaxListenStreamsPerPrincipal, 16}} {
+		switch {
+		case *lim.v == 0:
+			*lim.v = lim.def
+		case *lim.v < 0:
+			*lim.v = 0 // no limit
+		}
+	}
 	for _, cp := range []*CachePolicy{&o.ListCache, &o.ReadCache} {
 		if cp.Scope == "" {
 			cp.Scope = "public"
@@ -177,10 +230,15 @@ func New(info Implementation, opts *Options) (*Server, error) {
 	if o.PageSize < 0 {
 		return nil, fmt.Errorf("server: negative PageSize %d", o.PageSize)
 	}
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	now := o.Now
+	if now == nil {
+		now = time.Now // the server's one reading of the wall clock
 	}
+	base := o.Logger
+	if base == nil {
+		base = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	log := slog.New(newLogLimiter(base.Handler(), now))
 	ring := o.StateKeys
 	if ring == nil {
 		k, err := mrtr.RandomKey()
@@ -208,6 +266,7 @@ func New(info Implementation, opts *Options) (*Server, error) {
 		infoMeta: infoJSON,
 	}
 	s.hub = newHub(log)
+	s.hub.maxStreams, s.hub.maxPerOwner = o.MaxListenStreams, o.MaxListenStreamsPerPrincipal
 	s.life, s.stop = context.WithCancel(context.Background())
 	if o.Fanout != nil {
 		s.fanout = o.Fanout

@@ -9,6 +9,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
@@ -236,7 +237,7 @@ func (s *Server) stdioMessage(ctx context.Context, t *stdioConn, wg *sync.WaitGr
 	t.imu.Lock()
 	if _, dup := t.inflight[key]; dup {
 		t.imu.Unlock()
-		t.write(mustError(msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", key)))
+		t.write(mustError(msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", clip.String(key))))
 		return
 	}
 	parent := ctx
@@ -261,7 +262,12 @@ func (s *Server) stdioMessage(ctx context.Context, t *stdioConn, wg *sync.WaitGr
 				t.write(mustError(msg.ID, e))
 				return
 			}
-			s.listen(rctx, msg.ID, f, t.write, nil)
+			l, _, e := s.openListener(f, listenOwner(rctx, "stdio"))
+			if e != nil {
+				t.write(mustError(msg.ID, e))
+				return
+			}
+			s.listen(rctx, msg.ID, f, l, t.write, nil)
 			return
 		}
 		n := &stdioNotifier{t: t}

@@ -157,7 +157,7 @@ func TestValidMemo(t *testing.T) {
 	r2 := wantInputRequired(t, do(t, s, toolCall(4, "ask", big).caps(formCaps)), "4", "ok")
 	fraction := json.RawMessage(`{"id":12345678901234567890123.5}`)
 	e4 := wantError(t, do(t, s, toolCall(5, "ask", fraction).caps(formCaps).retry(r2.RequestState, map[string]any{"ok": accept(true)})), http.StatusBadRequest, -32602, "5")
-	if !strings.Contains(e4.Message, "different arguments") {
+	if !strings.Contains(e4.Message, "not issued for this request") {
 		t.Fatalf("a state for %s accepted for %s: %s", big, fraction, e4.Message)
 	}
 	var m validMemo

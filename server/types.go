@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
@@ -409,10 +410,14 @@ type (
 	// ToolHandler handles tools/call. Returning an error wrapping
 	// mrtr.ErrInputRequired suspends the call; returning a *jsonrpc.Error
 	// (or an error with an RPCError method) sends that error; any other
-	// error becomes an isError result carrying its text.
+	// error becomes an isError result carrying its text, unless it is
+	// internal (it wraps a network, context, operating system or ledger
+	// failure, or Internal marked it): then the text is a generic message
+	// and the detail goes to the server log. See Internal for the rule.
 	ToolHandler func(ctx context.Context, req *ToolRequest) (*ToolResult, error)
 	// PromptHandler handles prompts/get; errors as for ToolHandler, except
-	// that other errors become -32603.
+	// that other errors become -32603 (internal ones with the generic
+	// message).
 	PromptHandler func(ctx context.Context, req *PromptRequest) (*PromptResult, error)
 	// ResourceHandler handles resources/read for one resource or template.
 	ResourceHandler func(ctx context.Context, req *ResourceRequest) (*ResourceResult, error)
@@ -423,7 +428,7 @@ type (
 // ResourceNotFound returns the error for an unknown resource URI: -32602
 // with data.uri.
 func ResourceNotFound(uri string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Resource not found: " + uri, Data: map[string]string{"uri": uri}}
+	return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Resource not found: " + clip.String(uri), Data: map[string]string{"uri": clip.String(uri)}}
 }
 
 // CachePolicy is a caching hint: how long (TTL, whole milliseconds) and

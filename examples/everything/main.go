@@ -11,7 +11,8 @@
 // stdout with -stdio. The requestState key comes from BATON_STATE_KEY (at
 // least 32 bytes); instances that share it finish each other's flows.
 // Without it a random key is made for the process, with a warning. With
-// BATON_REDIS_URL set, confirmations are redeemed once across instances.
+// BATON_REDIS_URL set, confirmations are redeemed once across the instances
+// that share that Redis; without it, once per process only.
 //
 // To rotate the key, start each instance with the new key in
 // BATON_STATE_KEY and the previous ones, comma-separated, in
@@ -82,8 +83,9 @@ func run() error {
 }
 
 // ledgerFromEnv returns a Redis ledger when BATON_REDIS_URL is set
-// (redis://host:port/db or unix:///path), so that every instance redeems a
-// confirmation once; otherwise nil (a ledger for this process).
+// (redis://host:port/db or unix:///path), so that a confirmation is
+// redeemed once across all the instances that share it; otherwise nil (a
+// ledger for this process only).
 func ledgerFromEnv(url string) (mrtr.Ledger, error) {
 	if url == "" {
 		return nil, nil
@@ -162,7 +164,25 @@ func serveHTTP(ctx context.Context, srv *server.Server, addr string, log *slog.L
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	hs := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{
+		Handler: e,
+		// A client must send its headers within 10 s; a slow-header
+		// (Slowloris) connection is cut.
+		ReadHeaderTimeout: 10 * time.Second,
+		// Bodies are bounded by server.Options.BodyReadTimeout (30 s by
+		// default), a deadline set per request and cleared once the body
+		// is read. ReadTimeout stays unset: net/http keeps it on the
+		// connection for the whole request, and when it passes during a
+		// long-lived response (a subscriptions/listen stream, a call
+		// streaming progress as SSE) the request's context is cancelled.
+		// WriteTimeout stays unset for the same reason: it would cut
+		// those streams mid-way (idle ones get a keep-alive comment every
+		// 25 s and are meant to stay open).
+		// Keep-alive connections that carry no request close after 2
+		// minutes (above nginx's 60 s upstream keepalive_timeout, so the
+		// proxy closes first).
+		IdleTimeout: 2 * time.Minute,
+	}
 	log.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

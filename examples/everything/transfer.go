@@ -12,9 +12,13 @@ import (
 )
 
 // registerTransfer adds confirm_transfer: it asks the user to confirm with
-// a form before it moves any money, and redeems each confirmation once
-// (ledger shared by every instance, so a replayed retry transfers nothing
-// anywhere).
+// a form before it moves any money, and redeems each confirmation in the
+// ledger before acting, so a replayed confirmed retry transfers nothing on
+// any instance that shares the ledger. With BATON_REDIS_URL that is every
+// instance using the same Redis (examples/fleet); without it the ledger
+// is this process's memory, and another instance would transfer again.
+// When the ledger cannot be reached the transfer fails closed, and the
+// client reads a generic error (the detail is in the log).
 func registerTransfer(srv *server.Server, ledger mrtr.Ledger, add func(error)) {
 	tool := server.Tool{
 		Name:        "confirm_transfer",

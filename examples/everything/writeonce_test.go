@@ -8,9 +8,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/testredis"
@@ -189,4 +192,59 @@ func TestBlockingElicitationAlternatingInstances(t *testing.T) {
 	if got := res.Text(); res.IsError || !strings.HasPrefix(got, "User response: action=accept") || len(res.Exchange.Rounds) != 2 {
 		t.Fatalf("result %q after %d rounds", got, len(res.Exchange.Rounds))
 	}
+}
+
+// The Redis ledger goes down between the question and the confirmed retry:
+// the transfer fails closed, and the client reads a generic message with a
+// reference, not Redis's address; the log has both.
+func TestLedgerDownMidFlow(t *testing.T) {
+	rs := testredis.Start(t)
+	keys, err := stateKeys(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &syncBuffer{}
+	// One attempt per command and per dial: a down Redis fails at once.
+	opts := rs.Options()
+	opts.MaxRetries, opts.DialerRetries = -1, 1
+	client := redis.NewClient(opts)
+	t.Cleanup(func() { _ = client.Close() })
+	srv, err := newServerWithLedger(keys, time.Minute, redisledger.New(client, "baton:redeemed:"), slog.New(slog.NewTextHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+
+	_, state := inputRequired(t, call(t, ts.URL, nil))
+	// SHUTDOWN NOSAVE: the server exits; the command's own reply is the
+	// connection closing.
+	_ = rs.Client(t).ShutdownNoSave(context.Background()).Err()
+	yes := map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}
+	got, isErr := text(t, call(t, ts.URL, retry(state, yes)))
+	m := regexp.MustCompile(`^Internal error \(ref ([0-9a-f]{8})\): details are in the server log$`).FindStringSubmatch(got)
+	if !isErr || m == nil || strings.Contains(got, "Transferred") {
+		t.Fatalf("ledger down: %q (isError %v); want the generic message and no transfer", got, isErr)
+	}
+	log := logs.String()
+	if !strings.Contains(log, "ref="+m[1]) || !strings.Contains(log, "redis ledger") || !strings.Contains(log, rs.Socket) {
+		t.Fatalf("the log lacks the reference or the ledger's error:\n%s", log)
+	}
+	t.Logf("client: %q", got)
+}
+
+// A requestState whose key id is 40 KB is refused naming the id, cut to a
+// few dozen bytes.
+func TestHugeKeyIDIsClipped(t *testing.T) {
+	ts := newTestServer(t, testKey)
+	kid := strings.Repeat("k", 40<<10)
+	head := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","kid":"` + kid + `","typ":"JWT"}`))
+	r := call(t, ts.URL, retry(head+".e30.c2ln", map[string]any{}))
+	if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "unknown key id") {
+		t.Fatalf("got %+v %v", r.Error, r.Result)
+	}
+	if n := len(r.Error.Message); n > 300 {
+		t.Fatalf("the refusal is %d bytes: %.200s…", n, r.Error.Message)
+	}
+	t.Logf("refusal: %s", r.Error.Message)
 }

@@ -28,6 +28,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/baton-mcp/baton/internal/testredis"
 )
 
 // The keys of the rotations: K1 signs first, then K2, then K3.
@@ -191,19 +193,24 @@ var (
 	keysRE    = regexp.MustCompile(`msg="requestState keys" signing=(\S+) verifying=(\S+)`)
 )
 
-// fleet is three instances behind one nginx, all on loopback.
+// fleet is three instances behind one nginx, all on loopback, sharing one
+// Redis ledger.
 type fleet struct {
 	t     *testing.T
 	dir   string
 	bin   string
+	redis *testredis.Server
 	nginx *proc
 	inst  [3]*instance
 	front string // http://127.0.0.1:PORT/mcp
 }
 
+// newFleet starts a private redis-server (skipping the test, saying how
+// to get it, when it is not installed), three instances given it as
+// BATON_REDIS_URL, and nginx in front of them.
 func newFleet(t *testing.T, nginxBin, key, old string) *fleet {
 	t.Helper()
-	f := &fleet{t: t, dir: t.TempDir()}
+	f := &fleet{t: t, dir: t.TempDir(), redis: testredis.Start(t)}
 	f.bin = buildEverything(t, f.dir)
 	for i := range f.inst {
 		f.inst[i] = f.startInstance(i, "127.0.0.1:0", key, old)
@@ -229,7 +236,7 @@ func newFleet(t *testing.T, nginxBin, key, old string) *fleet {
 func (f *fleet) startInstance(i int, addr, key, old string) *instance {
 	t := f.t
 	t.Helper()
-	env := append(baseEnv(), "BATON_STATE_KEY="+key, "BATON_STATE_KEYS_OLD="+old)
+	env := append(baseEnv(), "BATON_STATE_KEY="+key, "BATON_STATE_KEYS_OLD="+old, "BATON_REDIS_URL=unix://"+f.redis.Socket)
 	if raceBuild && os.Getenv("GORACE") == "" {
 		// The race runtime waits a second at exit by default; restarts
 		// need not.
@@ -593,6 +600,35 @@ func (f *flow) step(ctx context.Context, url string) error {
 	return nil
 }
 
+// resultText returns the text and isError of a complete tools/call result.
+func resultText(r *reply) (string, bool, error) {
+	if r.err != nil {
+		return "", false, fmt.Errorf("error %d: %s", r.err.Code, r.err.Message)
+	}
+	var res struct {
+		ResultType string `json:"resultType"`
+		Content    []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	}
+	if err := remarshal(r.result, &res); err != nil {
+		return "", false, err
+	}
+	if res.ResultType != "complete" || len(res.Content) != 1 {
+		return "", false, fmt.Errorf("not a complete result with one text: %s", mustJSON(r.result))
+	}
+	return res.Content[0].Text, res.IsError, nil
+}
+
+func sum[K comparable](m map[K]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
 func remarshal(in map[string]json.RawMessage, out any) error {
 	b, err := json.Marshal(in)
 	if err != nil {
@@ -737,6 +773,59 @@ func TestFleet(t *testing.T) {
 		}
 	})
 
+	// A client captures the confirmed retry of a confirm_transfer and
+	// sends it again, and again, through nginx, so that every instance
+	// receives it: the shared Redis ledger lets exactly one of them
+	// transfer.
+	t.Run("replayed confirmation", func(t *testing.T) {
+		rdb := fl.redis.Client(t)
+		keysBefore, err := rdb.Keys(ctx, "baton:redeemed:*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := newFlow(1) // confirm_transfer
+		if err := f.step(ctx, fl.front); err != nil {
+			t.Fatal(err)
+		}
+		state, answers := f.state, f.answers // the captured retry
+		var transferred []string
+		refused := map[string]int{}
+		for i := 0; i < 30 && (i < 4 || len(refused) < len(fl.inst)); i++ {
+			r, err := callTool(ctx, fl.front, f.tool, f.args, state, answers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, isError, err := resultText(r)
+			switch {
+			case err != nil:
+				t.Fatalf("send %d on %s: %v", i+1, r.upstream, err)
+			case !isError && text == f.want:
+				transferred = append(transferred, r.upstream)
+			case isError && strings.Contains(text, "already used"):
+				refused[r.upstream]++
+			default:
+				t.Fatalf("send %d on %s: %q (isError %v)", i+1, r.upstream, text, isError)
+			}
+		}
+		if len(transferred) != 1 {
+			t.Fatalf("the confirmed retry transferred %d times (on %v), want exactly once", len(transferred), transferred)
+		}
+		for _, a := range fl.addrs() {
+			if refused[a] == 0 {
+				t.Errorf("instance %s never received the replay (refusals by instance: {%s})", a, formatCounts(refused))
+			}
+		}
+		keysAfter, err := rdb.Keys(ctx, "baton:redeemed:*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keysAfter) != len(keysBefore)+1 {
+			t.Errorf("Redis holds %d redemptions, was %d: want one more", len(keysAfter), len(keysBefore))
+		}
+		t.Logf("one confirmed retry sent %d times through nginx: transferred once (on %s), refused as already used {%s}",
+			1+sum(refused), transferred[0], formatCounts(refused))
+	})
+
 	t.Run("key rotation mid-flight", func(t *testing.T) {
 		const n, workers = 30, 8
 		flows := make([]*flow, n)
@@ -878,15 +967,19 @@ func TestFleet(t *testing.T) {
 }
 
 // TestRunScript runs examples/fleet/run.sh as a person would, plays one
-// flow of each kind through the front it prints, stops it with SIGTERM and
-// checks that it stopped everything it started.
+// flow of each kind through the front it prints, replays the confirmed
+// transfer, stops it with SIGTERM and checks that it stopped everything it
+// started (the redis-server it starts included).
 func TestRunScript(t *testing.T) {
 	nginxBin := requireNginx(t)
+	if testredis.Binary() == "" {
+		t.Skip("redis-server not found: install Debian's package (apt-get install redis-server), or set BATON_REDIS_SERVER to its path")
+	}
 	bash, err := exec.LookPath("bash")
 	if err != nil {
 		t.Skip("bash not found")
 	}
-	env := append(baseEnv(), "BATON_NGINX="+nginxBin, "BATON_STATE_KEY="+keyOne)
+	env := append(baseEnv(), "BATON_NGINX="+nginxBin, "BATON_STATE_KEY="+keyOne, "BATON_REDIS_SERVER="+testredis.Binary())
 	p, err := startProc("run.sh", env, bash, "run.sh")
 	if err != nil {
 		t.Fatal(err)
@@ -896,6 +989,7 @@ func TestRunScript(t *testing.T) {
 	frontRE := regexp.MustCompile(`fleet: front (http://127\.0\.0\.1:[0-9]+/mcp)`)
 	instRE := regexp.MustCompile(`fleet: instance \d at http://(127\.0\.0\.1:[0-9]+)/mcp`)
 	confRE := regexp.MustCompile(`config (\S+)/nginx\.conf`)
+	redisRE := regexp.MustCompile(`fleet: redis-server \(pid ([0-9]+)\) at unix://`)
 	var front string
 	deadline := time.Now().Add(4 * time.Minute)
 	for front == "" {
@@ -912,7 +1006,8 @@ func TestRunScript(t *testing.T) {
 		addrs = append(addrs, m[1])
 	}
 	work := confRE.FindStringSubmatch(out)
-	if len(addrs) != 3 || work == nil {
+	redisPID := redisRE.FindStringSubmatch(out)
+	if len(addrs) != 3 || work == nil || redisPID == nil {
 		t.Fatalf("run.sh output:\n%s", out)
 	}
 
@@ -924,6 +1019,17 @@ func TestRunScript(t *testing.T) {
 	}
 	perUpstream, _ := distribution(t, flows, addrs)
 	t.Logf("run.sh: %s over %v; rounds per upstream {%s}", front, addrs, formatCounts(perUpstream))
+	// The confirmed transfer again, on every instance in turn: refused.
+	tr := flows[1]
+	for i := range len(addrs) {
+		r, err := callTool(ctx, front, tr.tool, tr.args, tr.state, tr.answers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text, isError, err := resultText(r); err != nil || !isError || !strings.Contains(text, "already used") {
+			t.Errorf("replay %d of the confirmed transfer on %s: %q, isError %v, %v", i+1, r.upstream, text, isError, err)
+		}
+	}
 
 	// SIGTERM to the script alone: its trap stops the fleet.
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
@@ -937,6 +1043,9 @@ func TestRunScript(t *testing.T) {
 			_ = c.Close()
 			t.Errorf("%s still answers after run.sh stopped", a)
 		}
+	}
+	if pid, _ := strconv.Atoi(redisPID[1]); syscall.Kill(pid, 0) == nil {
+		t.Errorf("the redis-server run.sh started (pid %d) still runs", pid)
 	}
 	if _, err := os.Stat(work[1]); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("run.sh left %s behind (%v)", work[1], err)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs a fleet on this machine: three examples/everything instances sharing
-# one state key, behind nginx balancing round-robin, all on 127.0.0.1.
+# one state key and one Redis ledger, behind nginx balancing round-robin,
+# all on 127.0.0.1.
 #
 #   examples/fleet/run.sh
 #
@@ -10,6 +11,12 @@
 #   BATON_STATE_KEYS_OLD  older keys, comma-separated, to verify only
 #   BATON_NGINX           the nginx binary (default: nginx on PATH, else
 #                         /usr/sbin/nginx; Debian: apt-get install nginx)
+#   BATON_REDIS_URL       the Redis the instances redeem confirmations in;
+#                         when unset, a private redis-server is started on a
+#                         Unix socket in the temporary directory
+#   BATON_REDIS_SERVER    the redis-server binary for that (default:
+#                         redis-server on PATH; Debian: apt-get install
+#                         redis-server)
 #   FLEET_PORT            the front port (default: a free one)
 #
 # It prints the front URL and runs until interrupted (Ctrl-C) or until any
@@ -56,6 +63,29 @@ if [ -z "${BATON_STATE_KEY:-}" ]; then
 fi
 export BATON_STATE_KEY
 export BATON_STATE_KEYS_OLD=${BATON_STATE_KEYS_OLD:-}
+
+# One ledger for the three instances, so that a confirmation is redeemed
+# once across the fleet: a replayed confirmed retry transfers nothing on
+# any instance. Without it each instance would refuse a replay only of
+# what it redeemed itself.
+if [ -z "${BATON_REDIS_URL:-}" ]; then
+  REDIS=${BATON_REDIS_SERVER:-$(command -v redis-server || echo /usr/bin/redis-server)}
+  [ -x "$REDIS" ] || fail "redis-server not found at $REDIS: apt-get install redis-server (or set BATON_REDIS_SERVER, or BATON_REDIS_URL to a running Redis)"
+  "$REDIS" --port 0 --unixsocket "$WORK/redis.sock" --unixsocketperm 700 \
+    --save "" --appendonly no --dir "$WORK" --daemonize no > "$WORK/redis.log" 2>&1 &
+  PIDS+=("$!")
+  for _ in $(seq 1 100); do
+    [ -S "$WORK/redis.sock" ] && break
+    kill -0 "${PIDS[-1]}" 2>/dev/null || { cat "$WORK/redis.log" >&2; fail "redis-server exited"; }
+    sleep 0.1
+  done
+  [ -S "$WORK/redis.sock" ] || { cat "$WORK/redis.log" >&2; fail "redis-server did not start"; }
+  BATON_REDIS_URL="unix://$WORK/redis.sock"
+  echo "fleet: redis-server (pid ${PIDS[-1]}) at $BATON_REDIS_URL"
+else
+  echo "fleet: redis at $BATON_REDIS_URL"
+fi
+export BATON_REDIS_URL
 
 # Three instances, each on a port of its own choosing; the address is read
 # from the line it logs once it listens.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"log"
 	"net/http"
+	"time"
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/server"
@@ -37,5 +38,11 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	log.Fatal(http.ListenAndServe("127.0.0.1:8081", srv))
+	// Headers must arrive within 10 s and idle keep-alive connections close
+	// after 2 minutes. Bodies have their own deadline
+	// (server.Options.BodyReadTimeout); ReadTimeout and WriteTimeout stay
+	// unset, since they would cut long-lived SSE responses
+	// (docs/deployment.md).
+	hs := &http.Server{Addr: "127.0.0.1:8081", Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	log.Fatal(hs.ListenAndServe())
 }

@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/baton-mcp/baton/internal/clip"
 )
 
 // Member is one member of an object: its unescaped key and raw value.
@@ -60,7 +62,7 @@ func splitValidObject(data []byte, what string) ([]Member, error) {
 			return nil, fmt.Errorf("%s: malformed object key", what)
 		}
 		if dup := duplicate(out, &seen, key); dup {
-			return nil, fmt.Errorf("%s: duplicate key %q", what, key)
+			return nil, fmt.Errorf("%s: duplicate key %s", what, clip.Quote(key))
 		}
 		i = SkipSpace(data, end)
 		i = SkipSpace(data, i+1) // past ':'

@@ -1,0 +1,153 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mrtr"
+)
+
+// failingLedger fails every redemption the way a ledger whose store is
+// unreachable does.
+type failingLedger struct{ err error }
+
+func (l failingLedger) Redeem(context.Context, string, time.Time) error { return l.err }
+
+var refRE = regexp.MustCompile(`^Internal error \(ref ([0-9a-f]{8})\): details are in the server log$`)
+
+// TestHandlerErrorExposure: a handler's plain error reaches the client;
+// one that wraps a network, context, operating system or ledger failure,
+// or that Internal marks, reaches it as a generic message whose reference
+// is in the log line that has the detail.
+func TestHandlerErrorExposure(t *testing.T) {
+	dialErr := &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(10, 0, 0, 7), Port: 6379}, Err: os.NewSyscallError("connect", errors.New("connection refused"))}
+	_, pathErr := os.Open("/nonexistent/secret/config.yaml")
+	for _, tc := range []struct {
+		name     string
+		err      error
+		internal bool
+		leak     string // what the client must not read
+	}{
+		{"plain", errors.New("no account named bob"), false, ""},
+		{"formatted", fmt.Errorf("amount %d is over your limit of %d", 900, 500), false, ""},
+		{"dial", fmt.Errorf("redis ledger: %w", dialErr), true, "10.0.0.7"},
+		{"deadline", fmt.Errorf("call billing: %w", context.DeadlineExceeded), true, "billing"},
+		{"file", fmt.Errorf("load: %w", pathErr), true, "/nonexistent/secret"},
+		{"marked", Internal(errors.New("SELECT * FROM accounts failed: relation missing")), true, "SELECT"},
+		{"joined", errors.Join(errors.New("first"), Internal(errors.New("hidden detail"))), true, "hidden detail"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logs := &syncBuffer{}
+			s := newTestServer(t, &Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+			mustAddTool(t, s, Tool{Name: "t"}, func(context.Context, *ToolRequest) (*ToolResult, error) { return nil, tc.err })
+			if err := s.AddPrompt(Prompt{Name: "p"}, func(context.Context, *PromptRequest) (*PromptResult, error) { return nil, tc.err }); err != nil {
+				t.Fatal(err)
+			}
+			text, isErr := toolText(t, completeResult(t, do(t, s, toolCall(1, "t", nil)), "1"))
+			if !isErr {
+				t.Fatalf("tool result %q is not an error", text)
+			}
+			pe := wantError(t, do(t, s, call(2, "prompts/get", map[string]any{"name": "p"})), http.StatusOK, jsonrpc.InternalError, "2")
+			if !tc.internal {
+				if text != tc.err.Error() || pe.Message != "Internal error: "+tc.err.Error() {
+					t.Errorf("plain error: tool text %q, prompt message %q; want its text %q", text, pe.Message, tc.err.Error())
+				}
+				return
+			}
+			for _, got := range []string{text, pe.Message} {
+				m := refRE.FindStringSubmatch(got)
+				if m == nil {
+					t.Fatalf("client reads %q, want the generic message", got)
+				}
+				if strings.Contains(got, tc.leak) {
+					t.Errorf("client reads %q", tc.leak)
+				}
+				if log := logs.String(); !strings.Contains(log, "ref="+m[1]) || !strings.Contains(log, tc.leak) {
+					t.Errorf("the log has no line with ref %s and the detail %q:\n%s", m[1], tc.leak, log)
+				}
+			}
+		})
+	}
+}
+
+// TestLedgerFailureIsInternal: Round.Redeem fails closed on a ledger error,
+// and the handler that returns it tells the client nothing of the ledger.
+func TestLedgerFailureIsInternal(t *testing.T) {
+	f := newMRTRFixture(t)
+	ledger := failingLedger{fmt.Errorf("redis ledger: %w", &net.OpError{Op: "dial", Net: "unix", Addr: &net.UnixAddr{Name: "/run/redis/redis.sock", Net: "unix"}, Err: errors.New("connect: no such file or directory")})}
+	form := confirmForm(t, "Pay?")
+	var acted bool
+	mustAddTool(t, f.s, Tool{Name: "pay"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+		if _, err := req.Round.Elicit("confirm", form); err != nil {
+			return nil, err
+		}
+		if err := req.Round.Redeem(ctx, ledger); err != nil {
+			if errors.Is(err, mrtr.ErrAlreadyRedeemed) {
+				return ErrorResult("already used"), nil
+			}
+			return nil, err
+		}
+		acted = true
+		return TextResult("paid"), nil
+	})
+	r1 := wantInputRequired(t, do(t, f.s, toolCall(1, "pay", nil).caps(elicitCaps)), "1", "confirm")
+	res := completeResult(t, do(t, f.s, toolCall(2, "pay", nil).caps(elicitCaps).retry(r1.RequestState, map[string]any{"confirm": accept(true)})), "2")
+	text, isErr := toolText(t, res)
+	if !isErr || refRE.FindString(text) == "" || strings.Contains(text, "redis") || acted {
+		t.Fatalf("ledger down: %q (isError %v, acted %v); want the generic message, nothing done", text, isErr, acted)
+	}
+	if !strings.Contains(f.logs.String(), "/run/redis/redis.sock") {
+		t.Errorf("the log lacks the ledger's error:\n%s", f.logs.String())
+	}
+}
+
+// TestEchoedInputIsClipped: wherever an error names something the peer
+// sent (a method, a name, a URI, a cursor, a header, a key), a 40 KB value
+// is cut to a few dozen bytes.
+func TestEchoedInputIsClipped(t *testing.T) {
+	huge := strings.Repeat("z", 40<<10)
+	s := newTestServer(t, &Options{AllowedOrigins: []string{"https://app.example"}})
+	mustAddTool(t, s, Tool{Name: "strict", InputSchema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false}`)},
+		func(context.Context, *ToolRequest) (*ToolResult, error) { return TextResult("ok"), nil })
+	if err := s.AddResource(Resource{URI: "file:///a", Name: "a"}, noopResource); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		req  *rpc
+		host string
+	}{
+		{"method", call(1, huge, nil).header(HeaderMethod, huge), ""},
+		{"tool name", toolCall(1, huge, nil), ""},
+		{"cursor", call(1, "tools/list", map[string]any{"cursor": huge}), ""},
+		{"log level", toolCall(1, "strict", nil).withMeta("io.modelcontextprotocol/logLevel", huge), ""},
+		{"Mcp-Name", toolCall(1, "strict", nil).header(HeaderName, huge), ""},
+		{"resource URI", call(1, "resources/read", map[string]any{"uri": "file:///" + huge}), ""},
+		{"argument key", toolCall(1, "strict", map[string]any{huge: "x"}), ""},
+		{"inputResponses key", toolCall(1, "strict", nil).withParam("inputResponses", json.RawMessage(`{"`+huge+`":{},"`+huge+`":{}}`)), ""},
+		{"Content-Type", toolCall(1, "strict", nil).header("Content-Type", "text/"+huge), ""},
+		{"Origin", toolCall(1, "strict", nil).header("Origin", "https://"+huge), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := do(t, s, tc.req)
+			body := rec.Body.String()
+			if !strings.Contains(body, "zzzz") {
+				t.Fatalf("status %d: the answer does not name the value at all: %s", rec.Code, body)
+			}
+			if len(body) > 1500 {
+				t.Fatalf("status %d: a %d-byte answer echoes the value: %.300s…", rec.Code, len(body), body)
+			}
+		})
+	}
+}
