@@ -80,6 +80,11 @@ type Options struct {
 	// goroutine until Close.
 	Fanout Fanout
 
+	// Tasks configures the tasks extension, served for tools registered
+	// with ToolOptions.Task. The zero value keeps tasks in memory, for
+	// this process only; a fleet shares a store (redistasks).
+	Tasks TaskOptions
+
 	// Logger receives the server's own diagnostics (nil: slog to stderr).
 	Logger *slog.Logger
 }
@@ -104,6 +109,7 @@ type Server struct {
 
 	hub    *hub
 	legacy LegacyHandler
+	tasks  *taskHost
 
 	fanout    Fanout
 	life      context.Context // ends at Close
@@ -168,6 +174,9 @@ func New(info Implementation, opts *Options) (*Server, error) {
 		infoMeta: infoJSON,
 	}
 	s.hub = newHub(log)
+	if s.tasks, err = newTaskHost(s, o.Tasks); err != nil {
+		return nil, err
+	}
 	s.life, s.stop = context.WithCancel(context.Background())
 	if o.Fanout != nil {
 		s.fanout = o.Fanout
@@ -207,6 +216,18 @@ type ToolOptions struct {
 	// call that does not declare them is refused with -32021 before the
 	// handler runs.
 	Requires mrtr.ClientCapabilities
+	// Task says whether calls of the tool may run as tasks (the tasks
+	// extension, SEP-2663): TaskOptional or TaskRequired make the server
+	// advertise the extension, and a call that declares it is answered
+	// with a task (see StartTask and TaskOptions). The handler is the
+	// same code either way.
+	Task TaskSupport
+	// DeferTask, with Task set, lets the handler decide when the call
+	// becomes a task: until it calls StartTask the call is an ordinary
+	// one (it may return input_required rounds to gather what it needs
+	// first, as SEP-2663 recommends, or answer at once). Without it the
+	// task is started before the handler runs.
+	DeferTask bool
 	// RefineSchemas, for a typed tool (the package-level AddTool), edits
 	// the schemas inferred from its Go types before they are compiled and
 	// published: enums, formats, bounds, patterns, examples, anything a
@@ -261,6 +282,12 @@ func (s *Server) addTool(t Tool, h ToolHandler, o ToolOptions) error {
 	}
 	if h == nil {
 		return fmt.Errorf("add tool %q: nil handler", t.Name)
+	}
+	switch {
+	case o.Task < TaskForbidden || o.Task > TaskRequired:
+		return fmt.Errorf("add tool %q: unknown TaskSupport %d", t.Name, o.Task)
+	case o.DeferTask && o.Task == TaskForbidden:
+		return fmt.Errorf("add tool %q: ToolOptions.DeferTask needs Task set to TaskOptional or TaskRequired", t.Name)
 	}
 	if len(t.InputSchema) == 0 {
 		t.InputSchema = json.RawMessage(`{"type":"object"}`)
