@@ -14,6 +14,7 @@ import (
 	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
+	"github.com/baton-mcp/baton/tasks"
 )
 
 // A 1×1 PNG and a minimal WAV, as the conformance fixtures expect.
@@ -37,6 +38,13 @@ func newServer(keys *mrtr.KeyRing, ttl time.Duration, log *slog.Logger) (*server
 // confirmations once (nil: one for this process; share one, such as
 // Redis, across instances).
 func newServerWithLedger(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, log *slog.Logger) (*server.Server, error) {
+	return newServerWith(keys, ttl, ledger, nil, log)
+}
+
+// newServerWith is newServerWithLedger with the store that keeps tasks
+// (nil: this process's memory; share one, such as Redis, across
+// instances).
+func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, store tasks.Store, log *slog.Logger) (*server.Server, error) {
 	if ledger == nil {
 		ledger = mrtr.NewMemoryLedger()
 	}
@@ -46,6 +54,7 @@ func newServerWithLedger(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledg
 		StateTTL:     ttl,
 		Logging:      true,
 		Logger:       log,
+		Tasks:        server.TaskOptions{Store: store},
 	})
 	if err != nil {
 		return nil, err
@@ -59,6 +68,7 @@ func newServerWithLedger(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledg
 	registerTransfer(srv, ledger, add)
 	registerOnboarding(srv, add)
 	registerLegacyFixtures(srv, add)
+	registerTaskTools(srv, add)
 	srv.SetCompletion(complete)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -11,7 +11,10 @@
 // stdout with -stdio. The requestState key comes from BATON_STATE_KEY (at
 // least 32 bytes); instances that share it finish each other's flows.
 // Without it a random key is made for the process, with a warning. With
-// BATON_REDIS_URL set, confirmations are redeemed once across instances.
+// BATON_REDIS_URL set, confirmations are redeemed once across instances,
+// and tasks (the tasks extension) are kept in Redis, so that any instance
+// answers tasks/get and tasks/update or tasks/cancel reach the instance
+// running the task.
 //
 // To rotate the key, start each instance with the new key in
 // BATON_STATE_KEY and the previous ones, comma-separated, in
@@ -41,7 +44,9 @@ import (
 
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/redisledger"
+	"github.com/baton-mcp/baton/redistasks"
 	"github.com/baton-mcp/baton/server"
+	"github.com/baton-mcp/baton/tasks"
 )
 
 func main() {
@@ -69,10 +74,15 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	srv, err := newServerWithLedger(keys, *ttl, ledger, log)
+	store, err := taskStoreFromEnv(os.Getenv("BATON_REDIS_URL"))
 	if err != nil {
 		return err
 	}
+	srv, err := newServerWith(keys, *ttl, ledger, store, log)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *stdio {
@@ -93,6 +103,19 @@ func ledgerFromEnv(url string) (mrtr.Ledger, error) {
 		return nil, fmt.Errorf("BATON_REDIS_URL: %w", err)
 	}
 	return redisledger.New(redis.NewClient(opts), "baton:redeemed:"), nil
+}
+
+// taskStoreFromEnv returns a Redis task store when BATON_REDIS_URL is set,
+// shared by every instance; otherwise nil (tasks kept in this process).
+func taskStoreFromEnv(url string) (tasks.Store, error) {
+	if url == "" {
+		return nil, nil
+	}
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("BATON_REDIS_URL: %w", err)
+	}
+	return redistasks.New(redis.NewClient(opts), "baton:tasks:"), nil
 }
 
 // stateKeysFromEnv builds the key ring from BATON_STATE_KEY and
