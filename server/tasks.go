@@ -444,7 +444,7 @@ func (run *taskRun) observe(rec *tasks.Record, err error) {
 		run.host.s.log.Warn("task: reading the task store failed", "task", run.id, "err", err)
 	case rec.Status == tasks.StatusCancelled:
 		run.stop(errTaskCancelled)
-	case rec.Status.Terminal():
+	case rec.Status == tasks.StatusFailed:
 		run.stop(errTaskLost)
 	}
 	run.poke()
