@@ -14,7 +14,6 @@ import (
 	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
-	"github.com/baton-mcp/baton/tasks"
 )
 
 // A 1×1 PNG and a minimal WAV, as the conformance fixtures expect.
@@ -38,13 +37,13 @@ func newServer(keys *mrtr.KeyRing, ttl time.Duration, log *slog.Logger) (*server
 // confirmations once (nil: one for this process; share one, such as
 // Redis, across instances).
 func newServerWithLedger(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, log *slog.Logger) (*server.Server, error) {
-	return newServerWith(keys, ttl, ledger, nil, log)
+	return newServerWith(keys, ttl, ledger, server.TaskOptions{}, log)
 }
 
-// newServerWith is newServerWithLedger with the store that keeps tasks
-// (nil: this process's memory; share one, such as Redis, across
-// instances).
-func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, store tasks.Store, log *slog.Logger) (*server.Server, error) {
+// newServerWith is newServerWithLedger with the options of the tasks
+// extension: the store that keeps tasks (nil: this process's memory; share
+// one, such as Redis, across instances), their TTL and lease.
+func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, taskOpts server.TaskOptions, log *slog.Logger) (*server.Server, error) {
 	if ledger == nil {
 		ledger = mrtr.NewMemoryLedger()
 	}
@@ -54,7 +53,7 @@ func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, st
 		StateTTL:     ttl,
 		Logging:      true,
 		Logger:       log,
-		Tasks:        server.TaskOptions{Store: store},
+		Tasks:        taskOpts,
 	})
 	if err != nil {
 		return nil, err

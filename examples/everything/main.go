@@ -6,6 +6,7 @@
 // Usage:
 //
 //	go run ./examples/everything [-addr 127.0.0.1:8080] [-state-ttl 10m] [-stdio]
+//	    [-task-ttl 1h] [-task-lease 15s]
 //
 // It serves http://ADDR/mcp, or newline-delimited JSON-RPC on stdin and
 // stdout with -stdio. The requestState key comes from BATON_STATE_KEY (at
@@ -60,6 +61,8 @@ func run() error {
 	addr := flag.String("addr", "127.0.0.1:8080", "HTTP listen address (HOST:PORT)")
 	ttl := flag.Duration("state-ttl", 10*time.Minute, "how long a requestState stays valid")
 	stdio := flag.Bool("stdio", false, "serve JSON-RPC on stdin/stdout instead of HTTP")
+	taskTTL := flag.Duration("task-ttl", time.Hour, "how long a task (the tasks extension) lives from its creation")
+	taskLease := flag.Duration("task-lease", 15*time.Second, "how long an instance vouches for its running tasks without renewing; a dead instance's tasks fail once it lapses")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -78,7 +81,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	srv, err := newServerWith(keys, *ttl, ledger, store, log)
+	srv, err := newServerWith(keys, *ttl, ledger, server.TaskOptions{Store: store, TTL: *taskTTL, Lease: *taskLease}, log)
 	if err != nil {
 		return err
 	}
