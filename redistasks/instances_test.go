@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -75,7 +76,7 @@ type instance struct {
 	ran   atomic.Int32 // handler runs on this instance
 }
 
-func newInstance(t *testing.T, rs *testredis.Server, lease time.Duration) *instance {
+func newInstance(t testing.TB, rs *testredis.Server, lease time.Duration) *instance {
 	t.Helper()
 	ring, err := mrtr.NewKeyRing(mrtr.Key{ID: "k", Secret: []byte(strings.Repeat("s", 32))})
 	if err != nil {
@@ -111,7 +112,7 @@ func newInstance(t *testing.T, rs *testredis.Server, lease time.Duration) *insta
 
 // send serves one JSON-RPC request on s in process; it returns the result
 // or the error code.
-func send(t *testing.T, s http.Handler, method string, params map[string]any) (map[string]any, int) {
+func send(t testing.TB, s http.Handler, method string, params map[string]any) (map[string]any, int) {
 	t.Helper()
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    server.ProtocolVersion,
@@ -148,7 +149,7 @@ func send(t *testing.T, s http.Handler, method string, params map[string]any) (m
 	return resp.Result, 0
 }
 
-func create(t *testing.T, in *instance) string {
+func create(t testing.TB, in *instance) string {
 	t.Helper()
 	res, code := send(t, in.srv, "tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}})
 	id, _ := res["taskId"].(string)
@@ -158,7 +159,7 @@ func create(t *testing.T, in *instance) string {
 	return id
 }
 
-func get(t *testing.T, in *instance, id string) map[string]any {
+func get(t testing.TB, in *instance, id string) map[string]any {
 	t.Helper()
 	res, code := send(t, in.srv, "tasks/get", map[string]any{"taskId": id})
 	if code != 0 {
@@ -168,7 +169,14 @@ func get(t *testing.T, in *instance, id string) map[string]any {
 }
 
 // waitStatus polls tasks/get on in until the status is want.
-func waitStatus(t *testing.T, in *instance, id string, want tasks.Status) map[string]any {
+func waitStatus(t testing.TB, in *instance, id string, want tasks.Status) map[string]any {
+	t.Helper()
+	return pollStatus(t, in, id, want, 10*time.Millisecond)
+}
+
+// pollStatus is waitStatus pausing pause between polls (0: yield the
+// processor, for benchmarks).
+func pollStatus(t testing.TB, in *instance, id string, want tasks.Status, pause time.Duration) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for {
@@ -179,7 +187,11 @@ func waitStatus(t *testing.T, in *instance, id string, want tasks.Status) map[st
 		if time.Now().After(deadline) {
 			t.Fatalf("task %s is %v, want %s", id, res["status"], want)
 		}
-		time.Sleep(10 * time.Millisecond)
+		if pause == 0 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(pause)
+		}
 	}
 }
 
@@ -276,5 +288,22 @@ func TestTasksInstanceDies(t *testing.T) {
 	}
 	if res := get(t, b, id); res["status"] != "failed" {
 		t.Errorf("after update and cancel: %v", res["status"])
+	}
+}
+
+// BenchmarkTaskAcrossInstances runs one task through Redis: created on a,
+// polled on b until input_required, answered on b, polled on b until
+// completed (the answer reaches a over pub/sub).
+func BenchmarkTaskAcrossInstances(b *testing.B) {
+	rs := testredis.Start(b)
+	a, o := newInstance(b, rs, 15*time.Second), newInstance(b, rs, 15*time.Second)
+	b.ReportAllocs()
+	for b.Loop() {
+		id := create(b, a)
+		pollStatus(b, o, id, tasks.StatusInputRequired, 0)
+		if _, code := send(b, o.srv, "tasks/update", map[string]any{"taskId": id, "inputResponses": answer}); code != 0 {
+			b.Fatalf("tasks/update: error %d", code)
+		}
+		pollStatus(b, o, id, tasks.StatusCompleted, 0)
 	}
 }

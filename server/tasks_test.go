@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -87,6 +88,13 @@ func getTask(tb testing.TB, h http.Handler, id string) map[string]any {
 // waitTask polls tasks/get until the task's status is one of want.
 func waitTask(tb testing.TB, h http.Handler, id string, want ...tasks.Status) map[string]any {
 	tb.Helper()
+	return pollTask(tb, h, id, 5*time.Millisecond, want...)
+}
+
+// pollTask is waitTask pausing pause between polls (0: yield the
+// processor, for benchmarks, which measure work rather than pauses).
+func pollTask(tb testing.TB, h http.Handler, id string, pause time.Duration, want ...tasks.Status) map[string]any {
+	tb.Helper()
 	deadline := time.Now().Add(taskStatusLimit)
 	for {
 		res := getTask(tb, h, id)
@@ -98,7 +106,11 @@ func waitTask(tb testing.TB, h http.Handler, id string, want ...tasks.Status) ma
 		if time.Now().After(deadline) {
 			tb.Fatalf("task %s is %v, want one of %v", id, res["status"], want)
 		}
-		time.Sleep(5 * time.Millisecond)
+		if pause == 0 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(pause)
+		}
 	}
 }
 
@@ -647,4 +659,41 @@ func TestTaskNotificationsDropped(t *testing.T) {
 		t.Errorf("Progress in a task: %v, want nil (dropped)", err)
 	}
 	waitTask(t, s, id, tasks.StatusCompleted)
+}
+
+// BenchmarkTaskCreateAndPoll serves a tools/call that becomes a task (its
+// handler answers at once), then tasks/get until the task is completed:
+// the cost of a task next to BenchmarkToolsCall.
+func BenchmarkTaskCreateAndPoll(b *testing.B) {
+	s := newTestServer(b, nil)
+	mustAddTool(b, s, Tool{Name: "job"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
+		return TextResult("done"), nil
+	}, ToolOptions{Task: TaskOptional})
+	b.ReportAllocs()
+	for b.Loop() {
+		id := createTask(b, s, "job", nil, tasksCaps)
+		pollTask(b, s, id, 0, tasks.StatusCompleted)
+	}
+}
+
+// BenchmarkTaskInputRound runs a task through one question: create, poll
+// until input_required, tasks/update, poll until completed.
+func BenchmarkTaskInputRound(b *testing.B) {
+	s := newTestServer(b, nil)
+	form := confirmForm(b, "Go?")
+	mustAddTool(b, s, Tool{Name: "ask"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+		res, err := req.Elicit(ctx, form)
+		if err != nil {
+			return nil, err
+		}
+		return TextResult(string(res.Action)), nil
+	}, ToolOptions{Task: TaskOptional})
+	answer := map[string]any{"baton:1": accept(true)}
+	b.ReportAllocs()
+	for b.Loop() {
+		id := createTask(b, s, "ask", nil, taskElicitCaps)
+		pollTask(b, s, id, 0, tasks.StatusInputRequired)
+		ackOf(b, s, taskReq(3, "tasks/update", id).withParam("inputResponses", answer))
+		pollTask(b, s, id, 0, tasks.StatusCompleted)
+	}
 }
