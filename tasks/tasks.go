@@ -83,9 +83,12 @@ type Record struct {
 	// to it.
 	Owner string `json:"owner"`
 
+	// Status is where the task is; StatusMessage, if set, says more (it is
+	// sent to the client).
 	Status        Status `json:"status"`
 	StatusMessage string `json:"statusMessage,omitempty"`
 
+	// CreatedAt and UpdatedAt are sent as createdAt and lastUpdatedAt.
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 	// ExpiresAt is CreatedAt plus the task's time to live. A store may drop
