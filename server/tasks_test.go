@@ -697,3 +697,52 @@ func BenchmarkTaskInputRound(b *testing.B) {
 		pollTask(b, s, id, 0, tasks.StatusCompleted)
 	}
 }
+
+// Tasks over stdio: the task outlives its tools/call (whose context ends
+// once answered) and is answered through tasks/update on the same pipe.
+func TestTaskOverStdio(t *testing.T) {
+	s := newTestServer(t, nil)
+	form := confirmForm(t, "Go?")
+	mustAddTool(t, s, Tool{Name: "ask"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+		res, err := req.Elicit(ctx, form)
+		if err != nil {
+			return nil, err
+		}
+		return TextResult("answered " + string(res.Action)), nil
+	}, ToolOptions{Task: TaskOptional})
+	st := startStdio(t, context.Background(), s)
+	st.sendRPC(toolCall(1, "ask", nil).caps(taskElicitCaps))
+	var created struct {
+		ResultType string `json:"resultType"`
+		TaskID     string `json:"taskId"`
+	}
+	if err := json.Unmarshal(st.next().Result, &created); err != nil || created.ResultType != "task" {
+		t.Fatalf("tools/call over stdio: %+v %v, want a task", created, err)
+	}
+	poll := func(want tasks.Status) map[string]any {
+		deadline := time.Now().Add(waitLimit)
+		for {
+			st.sendRPC(taskReq(2, "tasks/get", created.TaskID))
+			res := decodeObject(t, st.next().Result)
+			if res["status"] == string(want) {
+				return res
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("task is %v, want %s", res["status"], want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	poll(tasks.StatusInputRequired)
+	st.sendRPC(taskReq(3, "tasks/update", created.TaskID).withParam("inputResponses", map[string]any{"baton:1": accept(true)}))
+	if r := st.next(); r.Error != nil {
+		t.Fatalf("tasks/update: %+v", r.Error)
+	}
+	res := poll(tasks.StatusCompleted)
+	if text, _ := toolText(t, res["result"].(map[string]any)); text != "answered accept" {
+		t.Errorf("result %q", text)
+	}
+	if _, err := st.closeAndDrain(); err != nil {
+		t.Errorf("ServeStdio: %v", err)
+	}
+}
