@@ -71,7 +71,9 @@ type TaskOptions struct {
 	Store tasks.Store
 	// TTL is how long a task lives from its creation (default 1 hour): its
 	// status and result can be read until then, and work still running
-	// then is stopped and the task failed. Sent as ttlMs.
+	// then is stopped and the task failed. Sent as ttlMs. The record is
+	// kept Leeway longer, so that an instance whose clock runs ahead still
+	// honours the TTL (and a task failed at its TTL is seen failed).
 	TTL time.Duration
 	// PollInterval is the polling interval suggested to clients (default
 	// 1 second, whole milliseconds). Sent as pollIntervalMs.
@@ -302,7 +304,8 @@ func (run *taskRun) start() error {
 		Status:         tasks.StatusWorking,
 		CreatedAt:      now,
 		UpdatedAt:      now,
-		ExpiresAt:      now.Add(h.ttl),
+		TTLMs:          h.ttl.Milliseconds(),
+		ExpiresAt:      now.Add(h.ttl + h.leeway),
 		LeaseUntil:     now.Add(h.lease),
 		PollIntervalMs: h.poll.Milliseconds(),
 	}
@@ -330,7 +333,7 @@ func (run *taskRun) start() error {
 		return fmt.Errorf("start task: store: %w", err)
 	}
 	run.id, run.seed, run.state = id, rec, runStarted
-	expire := time.AfterFunc(rec.ExpiresAt.Sub(now), func() { run.stop(errTaskExpired) })
+	expire := time.AfterFunc(h.ttl, func() { run.stop(errTaskExpired) })
 	closed := context.AfterFunc(h.s.life, func() { run.stop(errServerClosed) })
 	go run.supervise(expire, closed)
 	close(run.started)
@@ -839,7 +842,7 @@ func (s *Server) encodeTask(rec *tasks.Record, resultType string, detailed bool)
 		StatusMessage:  rec.StatusMessage,
 		CreatedAt:      taskTime(rec.CreatedAt),
 		LastUpdatedAt:  taskTime(rec.UpdatedAt),
-		TTLMs:          rec.ExpiresAt.Sub(rec.CreatedAt).Milliseconds(),
+		TTLMs:          rec.TTLMs,
 		PollIntervalMs: rec.PollIntervalMs,
 		Meta:           s.infoMeta,
 	}

@@ -524,14 +524,22 @@ func TestTaskPrincipal(t *testing.T) {
 }
 
 // A task outlives its handler no longer than its TTL: the handler is
-// stopped and the task failed, then it is gone.
+// stopped and the task failed (seen so for the leeway), then it is gone.
 func TestTaskTTL(t *testing.T) {
-	s := newTestServer(t, &Options{Tasks: TaskOptions{TTL: 300 * time.Millisecond}})
+	const ttl, leeway = 300 * time.Millisecond, 400 * time.Millisecond
+	s := newTestServer(t, &Options{Tasks: TaskOptions{TTL: ttl, Leeway: leeway}})
 	g := newGate()
 	mustAddTool(t, s, Tool{Name: "job"}, g.handler, ToolOptions{Task: TaskOptional})
 	id := createTask(t, s, "job", nil, tasksCaps)
+	if res := getTask(t, s, id); res["ttlMs"] != float64(ttl.Milliseconds()) {
+		t.Errorf("ttlMs = %v, want %d", res["ttlMs"], ttl.Milliseconds())
+	}
 	if err := receive(t, g.ctxErr, "the handler's context to end at the TTL"); !errors.Is(err, errTaskExpired) {
 		t.Errorf("handler's context cause = %v, want the TTL", err)
+	}
+	res := waitTask(t, s, id, tasks.StatusFailed)
+	if e, _ := res["error"].(map[string]any); !strings.Contains(e["message"].(string), "time to live") {
+		t.Errorf("task stopped at its TTL = %v, want failed saying so", res)
 	}
 	deadline := time.Now().Add(waitLimit)
 	for {
@@ -540,12 +548,8 @@ func TestTaskTTL(t *testing.T) {
 			wantError(t, rec, http.StatusBadRequest, jsonrpc.InvalidParams, "2")
 			return // expired: gone
 		}
-		res := completeResult(t, rec, "2")
-		if res["status"] != "working" && res["status"] != "failed" {
-			t.Fatalf("task at its TTL is %v, want working until failed", res["status"])
-		}
 		if time.Now().After(deadline) {
-			t.Fatal("the task outlived its TTL")
+			t.Fatal("the task outlived its TTL and leeway")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

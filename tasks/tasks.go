@@ -91,8 +91,14 @@ type Record struct {
 	// CreatedAt and UpdatedAt are sent as createdAt and lastUpdatedAt.
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
-	// ExpiresAt is CreatedAt plus the task's time to live. A store may drop
-	// the record from then on, and must not return it.
+	// TTLMs is the time to live promised to the client, in milliseconds
+	// from CreatedAt (sent as ttlMs). Work still running then is stopped.
+	TTLMs int64 `json:"ttlMs"`
+	// ExpiresAt is when the record goes: CreatedAt plus the time to live,
+	// plus the server's clock leeway, so that no instance drops a task
+	// before its time to live by its own clock (and a task stopped at its
+	// time to live is seen failed for that while). A store may drop the
+	// record from then on, and must not return it.
 	ExpiresAt time.Time `json:"expiresAt"`
 	// LeaseUntil is how long the owner vouches for the task. The owner
 	// renews it while the work runs; once it has lapsed (beyond the

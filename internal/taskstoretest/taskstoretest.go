@@ -52,6 +52,7 @@ func Record(ttl time.Duration) *tasks.Record {
 		Status:         tasks.StatusWorking,
 		CreatedAt:      now,
 		UpdatedAt:      now,
+		TTLMs:          ttl.Milliseconds(),
 		ExpiresAt:      now.Add(ttl),
 		LeaseUntil:     now.Add(15 * time.Second),
 		PollIntervalMs: 1000,
