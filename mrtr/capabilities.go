@@ -3,6 +3,8 @@ package mrtr
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -107,6 +109,9 @@ func (c ClientCapabilities) names() string {
 	if c.Roots != nil {
 		n = append(n, "roots")
 	}
+	for _, ext := range slices.Sorted(maps.Keys(c.Extensions)) {
+		n = append(n, "extensions."+ext)
+	}
 	if len(n) == 0 {
 		return "(none)"
 	}
@@ -145,9 +150,26 @@ func (c ClientCapabilities) RequireRoots(what string) error {
 	return &MissingCapabilityError{Required: ClientCapabilities{Roots: &RootsCapability{}}, What: what}
 }
 
+// HasExtension reports whether the extension id (for example
+// "io.modelcontextprotocol/tasks") was declared.
+func (c ClientCapabilities) HasExtension(id string) bool {
+	_, ok := c.Extensions[id]
+	return ok
+}
+
+// RequireExtension returns a *MissingCapabilityError unless the extension
+// id was declared.
+func (c ClientCapabilities) RequireExtension(what, id string) error {
+	if c.HasExtension(id) {
+		return nil
+	}
+	return &MissingCapabilityError{Required: ClientCapabilities{Extensions: map[string]json.RawMessage{id: json.RawMessage("{}")}}, What: what}
+}
+
 // Missing returns the part of required that c does not declare, and
-// whether anything is missing. Elicitation modes, sampling features and
-// roots are compared one by one.
+// whether anything is missing. Elicitation modes, sampling features, roots
+// and extensions are compared one by one (an extension's settings are not
+// compared: declaring it is enough).
 func (c ClientCapabilities) Missing(required ClientCapabilities) (ClientCapabilities, bool) {
 	var m ClientCapabilities
 	if r := required.Elicitation; r != nil {
@@ -173,5 +195,16 @@ func (c ClientCapabilities) Missing(required ClientCapabilities) (ClientCapabili
 	if required.Roots != nil && c.Roots == nil {
 		m.Roots = required.Roots
 	}
-	return m, m.Elicitation != nil || m.Sampling != nil || m.Roots != nil
+	for id, v := range required.Extensions {
+		if !c.HasExtension(id) {
+			if m.Extensions == nil {
+				m.Extensions = make(map[string]json.RawMessage)
+			}
+			if len(v) == 0 {
+				v = json.RawMessage("{}")
+			}
+			m.Extensions[id] = v
+		}
+	}
+	return m, m.Elicitation != nil || m.Sampling != nil || m.Roots != nil || len(m.Extensions) > 0
 }

@@ -178,6 +178,11 @@ func (s *Sealer) SetKeys(ring *KeyRing) error {
 // TTL returns the lifetime of newly sealed state.
 func (s *Sealer) TTL() time.Duration { return s.ttl }
 
+// Now reads the sealer's clock (SealerOptions.Now, or the wall clock). A
+// server reads every time through it, so one injected clock governs state,
+// leases and timestamps alike.
+func (s *Sealer) Now() time.Time { return s.now() }
+
 // Leeway returns the clock skew tolerated on a state's issue time (zero
 // when none). See SealerOptions.Leeway.
 func (s *Sealer) Leeway() time.Duration { return s.leeway }

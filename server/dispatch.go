@@ -59,6 +59,7 @@ type paramsIn struct {
 		Arguments map[string]string `json:"arguments"`
 	} `json:"context"`
 	Notifications *SubscriptionFilter `json:"notifications"`
+	TaskID        *string             `json:"taskId"`
 }
 
 // request is a decoded request.
@@ -238,6 +239,8 @@ func (s *Server) handle(ctx context.Context, r *request, n Notifier) (json.RawMe
 		return s.readResource(ctx, r, n)
 	case "completion/complete":
 		return s.complete(ctx, r, n)
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return s.handleTask(ctx, r)
 	}
 	return nil, methodNotFound(r.method)
 }
@@ -293,6 +296,11 @@ type ServerCapabilities struct {
 	Resources   *resourceCap `json:"resources,omitempty"`
 	Completions *struct{}    `json:"completions,omitempty"`
 	Logging     *struct{}    `json:"logging,omitempty"`
+	// Extensions lists the extensions the server supports, by identifier
+	// (TasksExtension while a tool may run as a task). They exist in the
+	// 2026-07-28 protocol only: server/discover sends them, a 2025-11-25
+	// initialize does not.
+	Extensions map[string]struct{} `json:"extensions,omitempty"`
 }
 
 type listCap struct {
@@ -306,7 +314,8 @@ type resourceCap struct {
 
 // Capabilities returns what the server advertises now: tools, prompts and
 // resources while any are registered (each with listChanged), completions
-// when a handler is set, logging when Options.Logging is on.
+// when a handler is set, logging when Options.Logging is on. Extensions are
+// left out (see modernCapabilities).
 func (s *Server) Capabilities() ServerCapabilities {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -329,6 +338,16 @@ func (s *Server) Capabilities() ServerCapabilities {
 	return c
 }
 
+// modernCapabilities are Capabilities plus the extensions, for
+// server/discover.
+func (s *Server) modernCapabilities() ServerCapabilities {
+	c := s.Capabilities()
+	if s.tasksAdvertised() {
+		c.Extensions = map[string]struct{}{TasksExtension: {}}
+	}
+	return c
+}
+
 type discoverWire struct {
 	ResultType        string             `json:"resultType"`
 	SupportedVersions []string           `json:"supportedVersions"`
@@ -343,7 +362,7 @@ func (s *Server) discover() (json.RawMessage, *jsonrpc.Error) {
 	return s.encode(discoverWire{
 		ResultType:        "complete",
 		SupportedVersions: s.supportedVersions(),
-		Capabilities:      s.Capabilities(),
+		Capabilities:      s.modernCapabilities(),
 		Instructions:      s.opts.Instructions,
 		TTL:               s.opts.ListCache.TTL,
 		Scope:             s.opts.ListCache.Scope,
@@ -596,6 +615,17 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 	if missing, ok := r.meta.ClientCapabilities.Missing(e.opts.Requires); ok {
 		return nil, (&mrtr.MissingCapabilityError{Required: missing, What: "tool " + name}).RPCError()
 	}
+	asTask := false
+	if e.opts.Task != TaskForbidden {
+		// Only a modern request can declare the extension; a task-required
+		// tool refuses every other request before its handler runs.
+		asTask = !r.legacy && r.meta.ClientCapabilities.HasExtension(TasksExtension)
+		if !asTask && e.opts.Task == TaskRequired {
+			err := mrtr.ClientCapabilities{}.RequireExtension("tool "+name+" (it runs only as a task)", TasksExtension)
+			re, _ := asRPCError(err)
+			return nil, re
+		}
+	}
 	args := r.p.Arguments
 	if t := bytes.TrimSpace(args); len(t) == 0 || bytes.Equal(t, []byte("null")) {
 		args = json.RawMessage("{}")
@@ -630,9 +660,17 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 	}
 	call := NewCall(r.id, r.method, r.meta, mc.round, n)
 	call.peer = r.peer
-	res, err := invoke(s, "tool "+name, func() (*ToolResult, error) {
-		return e.handler(ctx, &ToolRequest{Call: call, Name: name, Arguments: args, fields: &e.fields})
-	})
+	req := &ToolRequest{Call: call, Name: name, Arguments: args, fields: &e.fields}
+	if asTask {
+		return s.callToolAsTask(ctx, r, e, mc, req)
+	}
+	res, err := invoke(s, "tool "+name, func() (*ToolResult, error) { return e.handler(ctx, req) })
+	return s.toolOutcome(ctx, r, e, mc, name, res, err)
+}
+
+// toolOutcome turns what a tool handler returned into the call's answer:
+// the encoded result, input_required, or a protocol error.
+func (s *Server) toolOutcome(ctx context.Context, r *request, e *toolEntry, mc *mrtrCall, name string, res *ToolResult, err error) (json.RawMessage, *jsonrpc.Error) {
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, errNoResponse

@@ -57,12 +57,16 @@ func (s *Server) relay() {
 	}
 }
 
-// Close stops the server's background work (the fan-out receiver). It
-// does not close listeners or connections served by an http.Server.
+// Close stops the server's background work (the fan-out receiver, the
+// task signal receiver) and fails the tasks still running on this
+// instance, so that their clients learn at once rather than when their
+// lease lapses. It does not close listeners or connections served by an
+// http.Server.
 func (s *Server) Close() error {
 	s.stop()
 	if s.fanout != nil {
 		<-s.relayDone
 	}
+	s.tasks.close()
 	return nil
 }

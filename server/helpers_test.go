@@ -205,6 +205,8 @@ func (c *rpc) nameHeader() (string, bool) {
 		key = "name"
 	case "resources/read":
 		key = "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		key = "taskId"
 	default:
 		return "", false
 	}

@@ -167,6 +167,10 @@ func mcpName(r *request) (string, bool) {
 		if r.p.URI != nil {
 			return *r.p.URI, true
 		}
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		if r.p.TaskID != nil {
+			return *r.p.TaskID, true
+		}
 	}
 	return "", false
 }

@@ -160,16 +160,45 @@ func (c *Call) ElicitAll(ctx context.Context, reqs []*elicit.Request, opts ...Ca
 	return out, nil
 }
 
-// ask runs blocking questions: over the legacy peer, or by replay through
-// the Round. check validates the i-th raw answer.
-func (c *Call) ask(ctx context.Context, irs []mrtr.InputRequest, opts []CallOption, check func(i int, raw json.RawMessage) error) error {
+// asker is a backend of the blocking client calls that waits for the real
+// answers: a 2025-11-25 session's Peer (a round trip per call), or a
+// running task (questions published on tasks/get, answers delivered by
+// tasks/update). The third backend, replay through the Round, is not an
+// asker: it never waits.
+type asker interface {
+	// ask puts the questions to the client at once and returns their raw
+	// answers in order. A timeout of zero means the backend's default.
+	ask(ctx context.Context, irs []mrtr.InputRequest, timeout time.Duration) ([]json.RawMessage, error)
+}
+
+// peerAsker asks over a legacy session's Peer.
+type peerAsker struct{ p Peer }
+
+func (a peerAsker) ask(ctx context.Context, irs []mrtr.InputRequest, timeout time.Duration) ([]json.RawMessage, error) {
+	preqs := make([]PeerRequest, len(irs))
+	for i, ir := range irs {
+		preqs[i] = PeerRequest{Method: ir.Method(), Params: ir.Params()}
+	}
+	return a.p.Request(ctx, preqs, timeout)
+}
+
+// waiter returns the call's waiting backend, or nil when it replays.
+func (c *Call) waiter() asker {
 	switch {
+	case c.task.running():
+		return c.task
 	case c.peer != nil:
-		preqs := make([]PeerRequest, len(irs))
-		for i, ir := range irs {
-			preqs[i] = PeerRequest{Method: ir.Method(), Params: ir.Params()}
-		}
-		raws, err := c.peer.Request(ctx, preqs, collect(opts).timeout)
+		return peerAsker{c.peer}
+	}
+	return nil
+}
+
+// ask runs blocking questions: over a waiting backend (legacy peer, or a
+// task), or by replay through the Round. check validates the i-th raw
+// answer.
+func (c *Call) ask(ctx context.Context, irs []mrtr.InputRequest, opts []CallOption, check func(i int, raw json.RawMessage) error) error {
+	if w := c.waiter(); w != nil {
+		raws, err := w.ask(ctx, irs, collect(opts).timeout)
 		if err != nil {
 			return err
 		}
@@ -179,22 +208,22 @@ func (c *Call) ask(ctx context.Context, irs []mrtr.InputRequest, opts []CallOpti
 			}
 		}
 		return nil
-	case c.Round != nil:
-		// One ask at a time, so positions follow the order in which asks
-		// reach the Round and a batch takes consecutive positions.
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		first := c.pos
-		c.pos += len(irs)
-		var errs []error
-		for i, ir := range irs {
-			_, err := c.Round.Replay(first+i, ir, func(raw json.RawMessage) error { return check(i, raw) })
-			errs = append(errs, err)
-		}
-		return errors.Join(errs...)
-	default:
+	}
+	if c.Round == nil {
 		return ErrNoPeer
 	}
+	// One ask at a time, so positions follow the order in which asks
+	// reach the Round and a batch takes consecutive positions.
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	first := c.pos
+	c.pos += len(irs)
+	var errs []error
+	for i, ir := range irs {
+		_, err := c.Round.Replay(first+i, ir, func(raw json.RawMessage) error { return check(i, raw) })
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // CreateFormElicitation asks the user to fill a form; see Elicit.

@@ -136,6 +136,11 @@ type Options struct {
 	// goroutine until Close.
 	Fanout Fanout
 
+	// Tasks configures the tasks extension, served for tools registered
+	// with ToolOptions.Task. The zero value keeps tasks in memory, for
+	// this process only; a fleet shares a store (redistasks).
+	Tasks TaskOptions
+
 	// Logger receives the server's own diagnostics (nil: slog to stderr).
 	// Many of them can be caused by a peer, so the server rate-limits its
 	// lines per message: a burst of 10, then one a second; the lines
@@ -164,6 +169,7 @@ type Server struct {
 
 	hub    *hub
 	legacy LegacyHandler
+	tasks  *taskHost
 
 	fanout    Fanout
 	life      context.Context // ends at Close
@@ -267,6 +273,9 @@ func New(info Implementation, opts *Options) (*Server, error) {
 	}
 	s.hub = newHub(log)
 	s.hub.maxStreams, s.hub.maxPerOwner = o.MaxListenStreams, o.MaxListenStreamsPerPrincipal
+	if s.tasks, err = newTaskHost(s, o.Tasks); err != nil {
+		return nil, err
+	}
 	s.life, s.stop = context.WithCancel(context.Background())
 	if o.Fanout != nil {
 		s.fanout = o.Fanout
@@ -306,6 +315,18 @@ type ToolOptions struct {
 	// call that does not declare them is refused with -32021 before the
 	// handler runs.
 	Requires mrtr.ClientCapabilities
+	// Task says whether calls of the tool may run as tasks (the tasks
+	// extension, SEP-2663): TaskOptional or TaskRequired make the server
+	// advertise the extension, and a call that declares it is answered
+	// with a task (see StartTask and TaskOptions). The handler is the
+	// same code either way.
+	Task TaskSupport
+	// DeferTask, with Task set, lets the handler decide when the call
+	// becomes a task: until it calls StartTask the call is an ordinary
+	// one (it may return input_required rounds to gather what it needs
+	// first, as SEP-2663 recommends, or answer at once). Without it the
+	// task is started before the handler runs.
+	DeferTask bool
 	// RefineSchemas, for a typed tool (the package-level AddTool), edits
 	// the schemas inferred from its Go types before they are compiled and
 	// published: enums, formats, bounds, patterns, examples, anything a
@@ -360,6 +381,12 @@ func (s *Server) addTool(t Tool, h ToolHandler, o ToolOptions) error {
 	}
 	if h == nil {
 		return fmt.Errorf("add tool %q: nil handler", t.Name)
+	}
+	switch {
+	case o.Task < TaskForbidden || o.Task > TaskRequired:
+		return fmt.Errorf("add tool %q: unknown TaskSupport %d", t.Name, o.Task)
+	case o.DeferTask && o.Task == TaskForbidden:
+		return fmt.Errorf("add tool %q: ToolOptions.DeferTask needs Task set to TaskOptional or TaskRequired", t.Name)
 	}
 	if len(t.InputSchema) == 0 {
 		t.InputSchema = json.RawMessage(`{"type":"object"}`)

@@ -234,6 +234,7 @@ type Call struct {
 
 	notifier Notifier
 	peer     Peer
+	task     *taskRun // set when the call may run as a task
 
 	mu  sync.Mutex // held through each replayed blocking call
 	pos int        // next blocking-call position (replay)

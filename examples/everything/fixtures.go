@@ -37,6 +37,13 @@ func newServer(keys *mrtr.KeyRing, ttl time.Duration, log *slog.Logger) (*server
 // confirmations once (nil: one for this process; share one, such as
 // Redis, across instances).
 func newServerWithLedger(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, log *slog.Logger) (*server.Server, error) {
+	return newServerWith(keys, ttl, ledger, server.TaskOptions{}, log)
+}
+
+// newServerWith is newServerWithLedger with the options of the tasks
+// extension: the store that keeps tasks (nil: this process's memory; share
+// one, such as Redis, across instances), their TTL and lease.
+func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, taskOpts server.TaskOptions, log *slog.Logger) (*server.Server, error) {
 	if ledger == nil {
 		ledger = mrtr.NewMemoryLedger()
 	}
@@ -46,6 +53,7 @@ func newServerWithLedger(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledg
 		StateTTL:     ttl,
 		Logging:      true,
 		Logger:       log,
+		Tasks:        taskOpts,
 	})
 	if err != nil {
 		return nil, err
@@ -59,6 +67,7 @@ func newServerWithLedger(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledg
 	registerTransfer(srv, ledger, add)
 	registerOnboarding(srv, add)
 	registerLegacyFixtures(srv, add)
+	registerTaskTools(srv, add)
 	srv.SetCompletion(complete)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

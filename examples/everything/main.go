@@ -6,13 +6,16 @@
 // Usage:
 //
 //	go run ./examples/everything [-addr 127.0.0.1:8080] [-state-ttl 10m] [-stdio]
+//	    [-task-ttl 1h] [-task-lease 15s]
 //
 // It serves http://ADDR/mcp, or newline-delimited JSON-RPC on stdin and
 // stdout with -stdio. The requestState key comes from BATON_STATE_KEY (at
 // least 32 bytes); instances that share it finish each other's flows.
 // Without it a random key is made for the process, with a warning. With
 // BATON_REDIS_URL set, confirmations are redeemed once across the instances
-// that share that Redis; without it, once per process only.
+// that share that Redis (without it, once per process only), and tasks (the
+// tasks extension) are kept in Redis, so that any instance answers tasks/get
+// and tasks/update or tasks/cancel reach the instance running the task.
 //
 // To rotate the key, start each instance with the new key in
 // BATON_STATE_KEY and the previous ones, comma-separated, in
@@ -42,7 +45,9 @@ import (
 
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/redisledger"
+	"github.com/baton-mcp/baton/redistasks"
 	"github.com/baton-mcp/baton/server"
+	"github.com/baton-mcp/baton/tasks"
 )
 
 func main() {
@@ -56,6 +61,8 @@ func run() error {
 	addr := flag.String("addr", "127.0.0.1:8080", "HTTP listen address (HOST:PORT)")
 	ttl := flag.Duration("state-ttl", 10*time.Minute, "how long a requestState stays valid")
 	stdio := flag.Bool("stdio", false, "serve JSON-RPC on stdin/stdout instead of HTTP")
+	taskTTL := flag.Duration("task-ttl", time.Hour, "how long a task (the tasks extension) lives from its creation")
+	taskLease := flag.Duration("task-lease", 15*time.Second, "how long an instance vouches for its running tasks without renewing; a dead instance's tasks fail once it lapses")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -70,10 +77,15 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	srv, err := newServerWithLedger(keys, *ttl, ledger, log)
+	store, err := taskStoreFromEnv(os.Getenv("BATON_REDIS_URL"))
 	if err != nil {
 		return err
 	}
+	srv, err := newServerWith(keys, *ttl, ledger, server.TaskOptions{Store: store, TTL: *taskTTL, Lease: *taskLease}, log)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *stdio {
@@ -95,6 +107,19 @@ func ledgerFromEnv(url string) (mrtr.Ledger, error) {
 		return nil, fmt.Errorf("BATON_REDIS_URL: %w", err)
 	}
 	return redisledger.New(redis.NewClient(opts), "baton:redeemed:"), nil
+}
+
+// taskStoreFromEnv returns a Redis task store when BATON_REDIS_URL is set,
+// shared by every instance; otherwise nil (tasks kept in this process).
+func taskStoreFromEnv(url string) (tasks.Store, error) {
+	if url == "" {
+		return nil, nil
+	}
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("BATON_REDIS_URL: %w", err)
+	}
+	return redistasks.New(redis.NewClient(opts), "baton:tasks:"), nil
 }
 
 // stateKeysFromEnv builds the key ring from BATON_STATE_KEY and

@@ -1,0 +1,163 @@
+package main
+
+// The tasks extension (io.modelcontextprotocol/tasks, SEP-2663), as the
+// conformance suite's tasks-* scenarios exercise it.
+//
+// A tool registered with ToolOptions.Task may answer with a task: when the
+// caller declares the extension in its client capabilities, tools/call
+// returns a CreateTaskResult at once, the handler runs in the background,
+// and the client polls tasks/get (the result or error is inlined once the
+// task is terminal), answers its questions with tasks/update and may stop
+// it with tasks/cancel. A caller without the extension runs a TaskOptional
+// tool synchronously and is refused a TaskRequired one (-32021).
+//
+// Nothing below is task-specific code: each handler is an ordinary tool
+// handler. Its context ends when the task is cancelled, and its blocking
+// questions (req.CreateFormElicitation, req.ElicitAll, ...) put the task
+// in input_required until tasks/update brings the answers. Run by a caller
+// without the extension, the same handlers answer synchronously, their
+// questions becoming input_required results (multi round-trip requests).
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/server"
+)
+
+// greetArgs are the arguments of greet.
+type greetArgs struct {
+	Name string `json:"name" jsonschema:"who to greet"`
+}
+
+// computeArgs are the arguments of slow_compute.
+type computeArgs struct {
+	Seconds float64 `json:"seconds" jsonschema:"how long the computation takes, in seconds (0 answers at once)"`
+	Label   string  `json:"label,omitempty" jsonschema:"a name for the computation, echoed in its result"`
+}
+
+// deleteArgs are the arguments of confirm_delete.
+type deleteArgs struct {
+	Filename string `json:"filename" jsonschema:"the file to delete"`
+}
+
+// none is the arguments of a tool that takes none.
+type none struct{}
+
+// maxCompute bounds slow_compute, so a call cannot hold a task for long.
+const maxCompute = 10 * time.Minute
+
+func registerTaskTools(srv *server.Server, add func(error)) {
+	optional := server.ToolOptions{Task: server.TaskOptional}
+	required := server.ToolOptions{Task: server.TaskRequired}
+
+	// greet never runs as a task: it answers at once, whatever the caller
+	// declares (a legacy `task` param included).
+	add(server.AddTool(srv, server.Tool{Name: "greet", Description: "Greets someone (never a task)"},
+		func(ctx context.Context, req *server.ToolRequest, in greetArgs) (*server.ToolResult, error) {
+			return server.TextResult("Hello, " + in.Name + "!"), nil
+		}))
+
+	// slow_compute runs as a task for callers that declare the extension:
+	// it works for `seconds`, then answers. Cancelling the task ends its
+	// context, so the work stops and the task stays cancelled.
+	add(server.AddTool(srv, server.Tool{Name: "slow_compute", Description: "Computes for `seconds` seconds, then answers (a task when the caller supports tasks)"},
+		func(ctx context.Context, req *server.ToolRequest, in computeArgs) (*server.ToolResult, error) {
+			d := time.Duration(in.Seconds * float64(time.Second))
+			if d < 0 || d > maxCompute {
+				return server.ErrorResult(fmt.Sprintf("seconds must be between 0 and %v", maxCompute.Seconds())), nil
+			}
+			if err := sleep(ctx, d); err != nil {
+				return nil, err
+			}
+			return server.TextResult(fmt.Sprintf("Computed %q in %gs", in.Label, in.Seconds)), nil
+		}, optional))
+
+	// failing_job runs only as a task, and always ends in a tool error
+	// after about a second: the task is completed, its result isError.
+	add(server.AddTool(srv, server.Tool{Name: "failing_job", Description: "A task that fails with a tool error after about a second"},
+		func(ctx context.Context, req *server.ToolRequest, _ none) (*server.ToolResult, error) {
+			if err := sleep(ctx, time.Second); err != nil {
+				return nil, err
+			}
+			return server.ErrorResult("failing_job failed, as it always does"), nil
+		}, required))
+
+	// protocol_error_job ends in a JSON-RPC error: the task is failed, the
+	// error inlined on tasks/get.
+	add(server.AddTool(srv, server.Tool{Name: "protocol_error_job", Description: "A task that fails with a protocol error"},
+		func(ctx context.Context, req *server.ToolRequest, _ none) (*server.ToolResult, error) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "protocol_error_job hit an internal error, on purpose"}
+		}, optional))
+
+	// confirm_delete asks for a confirmation in the blocking style. As a
+	// task, the question appears on tasks/get (input_required) and the
+	// answer comes with tasks/update; the handler waits in place.
+	confirm, err := elicit.NewForm("Delete the file?", elicit.Boolean("confirm").Required())
+	add(err)
+	if confirm != nil {
+		add(server.AddTool(srv, server.Tool{Name: "confirm_delete", Description: "Deletes a file after the user confirms"},
+			func(ctx context.Context, req *server.ToolRequest, in deleteArgs) (*server.ToolResult, error) {
+				res, err := req.Elicit(ctx, confirm)
+				if err != nil {
+					return nil, err
+				}
+				var a struct {
+					Confirm bool `json:"confirm"`
+				}
+				if res.Action != elicit.ActionAccept || res.Decode(&a) != nil || !a.Confirm {
+					return server.TextResult("Kept " + in.Filename), nil
+				}
+				return server.TextResult("Deleted " + in.Filename), nil
+			}, optional))
+	}
+
+	// multi_input asks two questions at once: both are pending together,
+	// and the client may answer them one tasks/update at a time.
+	nameQ, err1 := askText("Your name?", "name")
+	okQ, err2 := elicit.NewForm("Proceed?", elicit.Boolean("confirm").Required())
+	add(err1)
+	add(err2)
+	if nameQ != nil && okQ != nil {
+		add(server.AddTool(srv, server.Tool{Name: "multi_input", Description: "Asks two questions at once"},
+			func(ctx context.Context, req *server.ToolRequest, _ none) (*server.ToolResult, error) {
+				res, err := req.ElicitAll(ctx, []*elicit.Request{nameQ, okQ})
+				if err != nil {
+					return nil, err
+				}
+				name, _ := acceptedString(res[0], "name")
+				return server.TextResult(fmt.Sprintf("Name: %s; proceed: %s", name, res[1].Action)), nil
+			}, optional))
+	}
+
+	// test_tool_with_task gathers its input with a multi round-trip
+	// request first, as SEP-2663 recommends, and only then becomes a task
+	// (DeferTask: the handler starts it). Round 1 answers input_required
+	// asking for user_name; round 2, carrying the answer, gets the
+	// CreateTaskResult; the task's result greets the name.
+	nameForm, err := askText("What is your name?", "name")
+	add(err)
+	if nameForm != nil {
+		add(server.AddTool(srv, server.Tool{Name: "test_tool_with_task", Description: "Asks for a name, then greets it from a task"},
+			func(ctx context.Context, req *server.ToolRequest, _ none) (*server.ToolResult, error) {
+				res, err := req.Round.Elicit("user_name", nameForm)
+				if err != nil {
+					return nil, err
+				}
+				name, ok := acceptedString(res, "name")
+				if !ok {
+					return server.ErrorResult("No name given (" + string(res.Action) + ")"), nil
+				}
+				if err := req.StartTask(); err != nil {
+					return nil, err
+				}
+				if err := sleep(ctx, 100*time.Millisecond); err != nil { // the work the task stands for
+					return nil, err
+				}
+				return server.TextResult("Hello, " + name + "! (from task " + req.TaskID() + ")"), nil
+			}, server.ToolOptions{Task: server.TaskRequired, DeferTask: true}))
+	}
+}

@@ -1,0 +1,1089 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/baton-mcp/baton/internal/jsonw"
+	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/tasks"
+)
+
+// Tasks (the tasks extension, SEP-2663).
+//
+// A tool registered with ToolOptions.Task may answer a tools/call with a
+// task instead of its result: the client gets a CreateTaskResult at once,
+// polls tasks/get until the task is completed (the tool result inlined),
+// failed (a JSON-RPC error inlined) or cancelled, answers the questions the
+// task asks through tasks/update, and may stop it with tasks/cancel. Only a
+// request that declares the extension in its client capabilities gets a
+// task; others run the tool synchronously (TaskOptional) or are refused
+// with -32021 (TaskRequired).
+//
+// The handler is the same code either way. A blocking client call
+// (Elicit, ElicitAll, CreateFormElicitation, CreateURLElicitation,
+// CreateMessage, ListRoots) made while the call runs as a task puts the
+// task in input_required with the question under a key unique for the
+// task's life, and waits, in place, until tasks/update delivers the answer
+// (or the task is cancelled, outlives its time to live, or the server
+// closes). Nothing is replayed: the code before a question runs once.
+//
+// The work runs on the instance that created the task; the record lives in
+// the TaskOptions.Store, so with a shared store (package redistasks) any
+// instance answers tasks/get, and tasks/update and tasks/cancel reach the
+// running instance through the store's signals. The running instance
+// renews a lease on the task; if it dies, the lease lapses and the next
+// instance to read the task marks it failed, so no task is left working
+// forever.
+
+// TasksExtension is the identifier of the tasks extension in
+// capabilities.extensions.
+const TasksExtension = "io.modelcontextprotocol/tasks"
+
+// TaskSupport says whether calls of a tool may run as tasks.
+type TaskSupport int
+
+const (
+	// TaskForbidden (the zero value): calls always run synchronously.
+	TaskForbidden TaskSupport = iota
+	// TaskOptional: a call that declares the tasks extension runs as a
+	// task, any other runs synchronously.
+	TaskOptional
+	// TaskRequired: a call that declares the tasks extension runs as a
+	// task, any other is refused with -32021 before the handler runs.
+	TaskRequired
+)
+
+// TaskOptions configure the tasks extension. The zero value is usable: a
+// MemoryStore for this process and the defaults below.
+type TaskOptions struct {
+	// Store keeps the tasks. nil means a tasks.MemoryStore for this
+	// process; a fleet shares one (redistasks.New).
+	Store tasks.Store
+	// TTL is how long a task lives from its creation (default 1 hour): its
+	// status and result can be read until then, and work still running
+	// then is stopped and the task failed. Sent as ttlMs. The record is
+	// kept Leeway longer, so that an instance whose clock runs ahead still
+	// honours the TTL (and a task failed at its TTL is seen failed).
+	TTL time.Duration
+	// PollInterval is the polling interval suggested to clients (default
+	// 1 second, whole milliseconds). Sent as pollIntervalMs.
+	PollInterval time.Duration
+	// Lease is how long the instance running a task vouches for it without
+	// renewing (default 15 seconds); it renews every third of it. When the
+	// instance dies, its tasks are marked failed once their lease has
+	// lapsed (plus Leeway).
+	Lease time.Duration
+	// Leeway is the clock skew tolerated between the instance that renewed
+	// a lease and one that reads it (default 5 seconds; negative for
+	// none).
+	Leeway time.Duration
+}
+
+// storeTimeout bounds a store operation the server makes on its own
+// behalf (renewing a lease, writing a result), when no request's context
+// applies.
+const storeTimeout = 10 * time.Second
+
+// Why a running task's context ends.
+var (
+	errTaskCancelled = errors.New("the client cancelled the task")
+	errTaskExpired   = errors.New("the task outlived its time to live")
+	errServerClosed  = errors.New("the server instance running the task shut down")
+	errTaskLost      = errors.New("the task was failed by another instance: its lease had lapsed")
+	errTaskDone      = errors.New("the task's handler returned")
+)
+
+// taskHost runs the tasks of one server and answers tasks/* for every
+// task in the store.
+type taskHost struct {
+	s        *Server
+	store    tasks.Store
+	ttl      time.Duration
+	poll     time.Duration
+	lease    time.Duration
+	leeway   time.Duration
+	instance string // names this instance in records and signals
+
+	mu        sync.Mutex
+	runs      map[string]*taskRun // running here, by task id
+	receiving bool                // the signal receiver runs
+	closed    bool
+	wg        sync.WaitGroup // supervisors and the receiver
+}
+
+func newTaskHost(s *Server, o TaskOptions) (*taskHost, error) {
+	h := &taskHost{s: s, store: o.Store, ttl: o.TTL, poll: o.PollInterval, lease: o.Lease, leeway: o.Leeway, runs: make(map[string]*taskRun)}
+	for _, d := range []struct {
+		v    *time.Duration
+		def  time.Duration
+		name string
+		min  time.Duration
+	}{
+		{&h.ttl, time.Hour, "TTL", time.Millisecond},
+		{&h.poll, time.Second, "PollInterval", time.Millisecond},
+		{&h.lease, 15 * time.Second, "Lease", 3 * time.Millisecond},
+	} {
+		switch {
+		case *d.v == 0:
+			*d.v = d.def
+		case *d.v < d.min:
+			return nil, fmt.Errorf("server: TaskOptions.%s %v is below %v", d.name, *d.v, d.min)
+		}
+		*d.v = d.v.Truncate(time.Millisecond)
+	}
+	switch {
+	case h.leeway == 0:
+		h.leeway = 5 * time.Second
+	case h.leeway < 0:
+		h.leeway = 0
+	}
+	if h.store == nil {
+		h.store = tasks.NewMemoryStoreWithClock(s.now)
+	}
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		return nil, fmt.Errorf("server: instance id: %w", err)
+	}
+	h.instance = base64.RawURLEncoding.EncodeToString(b)
+	return h, nil
+}
+
+// now reads the server's clock (Options.Now, or the wall clock), the one
+// the sealer reads.
+func (s *Server) now() time.Time { return s.sealer.Now() }
+
+// taskIDBytes is the entropy of a task id: 144 bits, 24 base64url
+// characters.
+const taskIDBytes = 18
+
+func newTaskID() (string, error) {
+	b := make([]byte, taskIDBytes)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("task id: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// validTaskID reports whether id has the form of an id this server mints,
+// so that anything else is refused before the store is asked.
+func validTaskID(id string) bool {
+	if len(id) != base64.RawURLEncoding.EncodedLen(taskIDBytes) {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// tasksAdvertised reports whether the server offers the tasks extension:
+// some registered tool may run as a task.
+func (s *Server) tasksAdvertised() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, name := range s.tools.order {
+		if e := s.tools.byName[name]; e.opts.Task != TaskForbidden {
+			return true
+		}
+	}
+	return false
+}
+
+// outcome is what a handler returned.
+type outcome struct {
+	res *ToolResult
+	err error
+}
+
+// Run states.
+const (
+	runPending  = iota // the handler runs on the request; no task yet
+	runStarted         // the task exists; the handler runs in the background
+	runReturned        // the handler returned before a task was started
+)
+
+// taskRun is one tools/call that may become, or is, a task running on
+// this instance. It is the blocking client calls' backend once started.
+type taskRun struct {
+	host *taskHost
+	ctx  context.Context // the handler's context
+	stop context.CancelCauseFunc
+	link func() bool // stops the request's context from ending ctx
+	req  context.Context
+
+	// finish encodes the handler's outcome as the task's result.
+	finish func(res *ToolResult, err error) (json.RawMessage, *jsonrpc.Error)
+
+	mu      sync.Mutex
+	state   int
+	id      string
+	seed    *tasks.Record // the record as created
+	changed chan struct{} // closed and replaced when the record may have changed
+
+	started  chan struct{} // closed by start
+	early    chan outcome  // the handler's outcome before start
+	finished chan struct{} // closed once a started task's handler returned
+	wake     chan struct{} // signals from the store
+}
+
+// newRun prepares a call that may run as a task. Its handler context keeps
+// the request's values; until the task starts it ends with the request.
+func (h *taskHost) newRun(req context.Context) *taskRun {
+	ctx, stop := context.WithCancelCause(context.WithoutCancel(req))
+	run := &taskRun{
+		host: h, ctx: ctx, stop: stop, req: req,
+		changed:  make(chan struct{}),
+		started:  make(chan struct{}),
+		early:    make(chan outcome, 1),
+		finished: make(chan struct{}),
+		wake:     make(chan struct{}, 1),
+	}
+	run.link = context.AfterFunc(req, func() { stop(context.Cause(req)) })
+	return run
+}
+
+// running reports whether the call runs as a task now.
+func (run *taskRun) running() bool {
+	if run == nil {
+		return false
+	}
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	return run.state == runStarted
+}
+
+// taskID returns the task's id once started.
+func (run *taskRun) taskID() string {
+	if run == nil {
+		return ""
+	}
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	return run.id
+}
+
+// start creates the task: from here on the call runs in the background and
+// the client gets a CreateTaskResult. It does nothing on a started task.
+func (run *taskRun) start() error {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	switch run.state {
+	case runStarted:
+		return nil
+	case runReturned:
+		return errors.New("start task: the handler has returned")
+	}
+	if !run.link() { // the request ended first
+		return fmt.Errorf("start task: %w", context.Cause(run.ctx))
+	}
+	h := run.host
+	relink := func() { run.link = context.AfterFunc(run.req, func() { run.stop(context.Cause(run.req)) }) }
+	id, err := newTaskID()
+	if err != nil {
+		relink()
+		return err
+	}
+	now := h.s.now()
+	rec := &tasks.Record{
+		ID:             id,
+		Principal:      mrtr.PrincipalFromContext(run.ctx),
+		Owner:          h.instance,
+		Status:         tasks.StatusWorking,
+		CreatedAt:      now,
+		UpdatedAt:      now,
+		TTLMs:          h.ttl.Milliseconds(),
+		ExpiresAt:      now.Add(h.ttl + h.leeway),
+		LeaseUntil:     now.Add(h.lease),
+		PollIntervalMs: h.poll.Milliseconds(),
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		relink()
+		return fmt.Errorf("start task: %w", errServerClosed)
+	}
+	h.runs[id] = run
+	h.wg.Add(1) // the supervisor
+	if !h.receiving {
+		h.receiving = true
+		h.wg.Add(1)
+		go h.receive()
+	}
+	h.mu.Unlock()
+	cctx, cancel := context.WithTimeout(run.ctx, storeTimeout)
+	err = h.store.Create(cctx, rec)
+	cancel()
+	if err != nil {
+		h.forget(id)
+		h.wg.Done()
+		relink()
+		return fmt.Errorf("start task: store: %w", err)
+	}
+	run.id, run.seed, run.state = id, rec, runStarted
+	expire := time.AfterFunc(h.ttl, func() { run.stop(errTaskExpired) })
+	closed := context.AfterFunc(h.s.life, func() { run.stop(errServerClosed) })
+	go run.supervise(expire, closed)
+	close(run.started)
+	return nil
+}
+
+// handlerDone takes the handler's outcome: to the request while no task
+// was started, into the task's record after.
+func (run *taskRun) handlerDone(res *ToolResult, err error) {
+	run.mu.Lock()
+	if run.state == runPending {
+		run.state = runReturned
+		run.mu.Unlock()
+		run.early <- outcome{res, err}
+		return
+	}
+	run.mu.Unlock()
+	defer close(run.finished)
+	out, e := run.finish(res, err)
+	if e == errNoResponse || run.ctx.Err() != nil {
+		run.abandon(context.Cause(run.ctx)) // cancelled, expired or closed
+		return
+	}
+	h := run.host
+	now := h.s.now()
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	_, uerr := h.store.Update(ctx, run.id, func(r *tasks.Record) error {
+		if r.Status.Terminal() {
+			return tasks.ErrNoUpdate
+		}
+		if e != nil {
+			r.Status, r.Error, r.StatusMessage, r.Result = tasks.StatusFailed, e, e.Message, nil
+		} else {
+			r.Status, r.Result, r.Error, r.StatusMessage = tasks.StatusCompleted, out, nil, ""
+		}
+		r.Inputs, r.UpdatedAt = nil, now
+		return nil
+	})
+	if uerr != nil {
+		h.s.log.Error("task: storing the result failed; the task stays working until its lease lapses", "task", run.id, "err", uerr)
+	}
+}
+
+// release frees the context of a call that returned without a task.
+func (run *taskRun) release() {
+	run.mu.Lock()
+	link := run.link
+	run.mu.Unlock()
+	link()
+	run.stop(errTaskDone)
+}
+
+// supervise keeps a started task's lease, listens for its signals and
+// settles it when its context ends before its handler returns.
+func (run *taskRun) supervise(expire *time.Timer, closed func() bool) {
+	h := run.host
+	defer h.wg.Done()
+	defer h.forget(run.id)
+	defer closed()
+	defer expire.Stop()
+	defer run.stop(errTaskDone)
+	t := time.NewTicker(h.lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-run.finished:
+			return
+		case <-run.ctx.Done():
+			run.abandon(context.Cause(run.ctx))
+			return
+		case <-t.C:
+			run.renew()
+		case <-run.wake:
+			run.check()
+		}
+	}
+}
+
+// renew extends the lease and looks for a cancellation.
+func (run *taskRun) renew() {
+	h := run.host
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	now := h.s.now()
+	rec, err := h.store.Update(ctx, run.id, func(r *tasks.Record) error {
+		if r.Status.Terminal() {
+			return tasks.ErrNoUpdate
+		}
+		r.LeaseUntil = now.Add(h.lease)
+		return nil
+	})
+	run.observe(rec, err)
+}
+
+// check rereads the record after a signal.
+func (run *taskRun) check() {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	rec, err := run.host.store.Get(ctx, run.id)
+	run.observe(rec, err)
+}
+
+// observe stops the handler of a task that was settled elsewhere and wakes
+// the blocking calls waiting for answers.
+func (run *taskRun) observe(rec *tasks.Record, err error) {
+	switch {
+	case errors.Is(err, tasks.ErrNotFound):
+		run.stop(errTaskExpired)
+	case err != nil:
+		run.host.s.log.Warn("task: reading the task store failed", "task", run.id, "err", err)
+	case rec.Status == tasks.StatusCancelled:
+		run.stop(errTaskCancelled)
+	case rec.Status == tasks.StatusFailed:
+		run.stop(errTaskLost)
+	}
+	run.poke()
+}
+
+// poke wakes every blocking call waiting on the task.
+func (run *taskRun) poke() {
+	run.mu.Lock()
+	close(run.changed)
+	run.changed = make(chan struct{})
+	run.mu.Unlock()
+}
+
+// changes returns the channel the next poke closes.
+func (run *taskRun) changes() <-chan struct{} {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	return run.changed
+}
+
+// abandon fails a task whose handler was stopped by its time to live or by
+// the server closing. A cancelled task is cancelled already.
+func (run *taskRun) abandon(cause error) {
+	var msg string
+	switch cause {
+	case errTaskExpired:
+		msg = "the task outlived its time to live (ttlMs) and was stopped"
+	case errServerClosed:
+		msg = "the server instance running the task shut down; call the tool again"
+	default:
+		return
+	}
+	h := run.host
+	now := h.s.now()
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	_, err := h.store.Update(ctx, run.id, func(r *tasks.Record) error {
+		if r.Status.Terminal() {
+			return tasks.ErrNoUpdate
+		}
+		failTask(r, now, msg)
+		return nil
+	})
+	if err != nil && !errors.Is(err, tasks.ErrNotFound) {
+		h.s.log.Error("task: marking an abandoned task failed did not work", "task", run.id, "err", err)
+	}
+}
+
+// failTask moves r to failed with an internal error saying why.
+func failTask(r *tasks.Record, now time.Time, why string) {
+	r.Status = tasks.StatusFailed
+	r.Error = &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + why}
+	r.StatusMessage = why
+	r.Result, r.Inputs, r.UpdatedAt = nil, nil, now
+}
+
+// forget drops a task from the runs of this instance.
+func (h *taskHost) forget(id string) {
+	h.mu.Lock()
+	delete(h.runs, id)
+	h.mu.Unlock()
+}
+
+// receive runs the store's signal receiver until the server closes.
+func (h *taskHost) receive() {
+	defer h.wg.Done()
+	life := h.s.life
+	pause := 100 * time.Millisecond
+	for life.Err() == nil {
+		err := h.store.Signals(life, h.instance, h.deliver)
+		if life.Err() != nil {
+			return
+		}
+		h.s.log.Warn("tasks: receiving signals failed; retrying (running tasks still reread the store every lease/3)", "err", err, "in", pause)
+		select {
+		case <-life.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(pause*2, 5*time.Second)
+	}
+}
+
+// deliver hands a signal to the task it names, if it runs here.
+func (h *taskHost) deliver(id string) {
+	h.mu.Lock()
+	run := h.runs[id]
+	h.mu.Unlock()
+	if run == nil {
+		return
+	}
+	select {
+	case run.wake <- struct{}{}:
+	default: // one is pending already
+	}
+}
+
+// close stops accepting tasks and waits for the supervisors and the
+// receiver (Server.Close has ended the server's life, which stops them).
+func (h *taskHost) close() {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	h.wg.Wait()
+}
+
+// ask is the blocking client calls' backend for a running task: it puts
+// the questions in the task under fresh keys (input_required) and waits
+// until tasks/update has answered all of them, then takes the answers out
+// of the record (working again once nothing is pending).
+func (run *taskRun) ask(ctx context.Context, irs []mrtr.InputRequest, timeout time.Duration) ([]json.RawMessage, error) {
+	h := run.host
+	reqs := make([]json.RawMessage, len(irs))
+	for i, ir := range irs {
+		b, err := ir.AppendJSON(nil)
+		if err != nil {
+			return nil, fmt.Errorf("task: encode %s: %w", ir.Method(), err)
+		}
+		reqs[i] = b
+	}
+	var keys []string
+	now := h.s.now()
+	_, err := h.store.Update(ctx, run.id, func(r *tasks.Record) error {
+		if r.Status.Terminal() {
+			return terminalError(r)
+		}
+		keys = keys[:0]
+		for _, q := range reqs {
+			r.Keys++
+			k := "baton:" + strconv.Itoa(r.Keys)
+			keys = append(keys, k)
+			r.Inputs = append(r.Inputs, tasks.Input{Key: k, Request: q})
+		}
+		r.Status, r.StatusMessage, r.UpdatedAt = tasks.StatusInputRequired, "", now
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("task: ask the client: %w", err)
+	}
+	var expire <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expire = t.C
+	}
+	for {
+		changed := run.changes()
+		answers, err := run.collect(ctx, keys)
+		switch {
+		case answers != nil:
+			return answers, nil
+		case errors.Is(err, errAnswersPending):
+		case isTerminal(err):
+			return nil, err
+		case ctx.Err() != nil:
+		case err != nil:
+			h.s.log.Warn("task: reading answers failed; retrying", "task", run.id, "err", err)
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			run.withdraw(keys)
+			return nil, fmt.Errorf("task: waiting for the client: %w", context.Cause(ctx))
+		case <-expire:
+			run.withdraw(keys)
+			return nil, fmt.Errorf("task: waiting for the client: %w", ErrTimeout)
+		}
+	}
+}
+
+// errAnswersPending: some of the keys are not answered yet.
+var errAnswersPending = errors.New("answers pending")
+
+// terminalErr is the error of a blocking call in a task that was settled
+// while it asked.
+type terminalErr struct{ status tasks.Status }
+
+func (e *terminalErr) Error() string {
+	return "task: the task is " + string(e.status)
+}
+
+func (e *terminalErr) Unwrap() error {
+	switch e.status {
+	case tasks.StatusCancelled:
+		return errTaskCancelled
+	case tasks.StatusFailed:
+		return errTaskLost
+	}
+	return nil
+}
+
+func terminalError(r *tasks.Record) error { return &terminalErr{status: r.Status} }
+
+func isTerminal(err error) bool {
+	var te *terminalErr
+	return errors.As(err, &te)
+}
+
+// collect takes the answers to keys out of the record once all of them are
+// answered; otherwise it returns errAnswersPending and writes nothing.
+func (run *taskRun) collect(ctx context.Context, keys []string) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	now := run.host.s.now()
+	_, err := run.host.store.Update(ctx, run.id, func(r *tasks.Record) error {
+		out = nil
+		if r.Status.Terminal() {
+			return terminalError(r)
+		}
+		got := make([]json.RawMessage, len(keys))
+		for i, k := range keys {
+			for _, in := range r.Inputs {
+				if in.Key == k {
+					got[i] = in.Answer
+				}
+			}
+			if got[i] == nil {
+				return errAnswersPending
+			}
+		}
+		dropInputs(r, keys, now)
+		out = got
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// withdraw takes unanswered questions back out of the task.
+func (run *taskRun) withdraw(keys []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	now := run.host.s.now()
+	_, err := run.host.store.Update(ctx, run.id, func(r *tasks.Record) error {
+		if r.Status.Terminal() {
+			return tasks.ErrNoUpdate
+		}
+		dropInputs(r, keys, now)
+		return nil
+	})
+	if err != nil && !errors.Is(err, tasks.ErrNotFound) {
+		run.host.s.log.Warn("task: withdrawing questions failed", "task", run.id, "err", err)
+	}
+}
+
+// dropInputs removes the inputs under keys; a task left with nothing
+// pending is working again.
+func dropInputs(r *tasks.Record, keys []string, now time.Time) {
+	kept := r.Inputs[:0]
+	for _, in := range r.Inputs {
+		drop := false
+		for _, k := range keys {
+			if in.Key == k {
+				drop = true
+				break
+			}
+		}
+		if !drop {
+			kept = append(kept, in)
+		}
+	}
+	r.Inputs = kept
+	if len(r.Inputs) == 0 {
+		r.Inputs = nil
+	}
+	if r.Status == tasks.StatusInputRequired && len(r.Pending()) == 0 {
+		r.Status = tasks.StatusWorking
+	}
+	r.UpdatedAt = now
+}
+
+// taskNotifier forwards the notifications of a call that may become a task
+// to its request's stream until it does; a task has no stream, so they are
+// dropped after.
+type taskNotifier struct {
+	next Notifier
+	run  *taskRun
+}
+
+// Notify implements Notifier.
+func (n taskNotifier) Notify(ctx context.Context, method string, params any) error {
+	if n.next == nil || n.run.running() {
+		return nil
+	}
+	return n.next.Notify(ctx, method, params)
+}
+
+// StartTask turns the tools/call being served into a task now: the client
+// gets a CreateTaskResult, and the handler goes on in the background, its
+// context no longer ending with the request (it ends when the task is
+// cancelled, outlives its time to live, or the server closes). Later
+// blocking client calls are answered through tasks/get and tasks/update.
+//
+// It is for tools registered with ToolOptions.DeferTask, which gather what
+// they need with multi round-trip requests first (SEP-2663 recommends
+// finishing those before creating the task), then call StartTask. For
+// other task-supporting tools the server starts the task before the
+// handler runs. StartTask does nothing, and returns nil, when the call
+// does not run as a task (the client did not declare the extension, the
+// tool does not support tasks, it is not a tools/call) or already does. It
+// fails (with a *jsonrpc.Error the handler should return) when the task
+// cannot be stored.
+func (c *Call) StartTask() error {
+	if c.task == nil {
+		return nil
+	}
+	if err := c.task.start(); err != nil {
+		c.task.host.s.log.Error("task: start failed", "err", err)
+		return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the task could not be created"}
+	}
+	return nil
+}
+
+// TaskID returns the id of the task the call runs as, or "" when it does
+// not run as a task (yet).
+func (c *Call) TaskID() string { return c.task.taskID() }
+
+// callToolAsTask serves a tools/call that declared the tasks extension for
+// a tool that supports tasks. The handler runs on its own goroutine; the
+// request answers with a CreateTaskResult once the task is started (before
+// the handler, or by the handler's StartTask), or with the handler's own
+// outcome if it returns first (an input_required round of a DeferTask
+// tool, say).
+func (s *Server) callToolAsTask(ctx context.Context, r *request, e *toolEntry, mc *mrtrCall, req *ToolRequest) (json.RawMessage, *jsonrpc.Error) {
+	run := s.tasks.newRun(ctx)
+	req.task = run
+	req.notifier = taskNotifier{next: req.notifier, run: run}
+	run.finish = func(res *ToolResult, err error) (json.RawMessage, *jsonrpc.Error) {
+		var ue *URLElicitationRequiredError
+		switch {
+		case run.ctx.Err() != nil:
+			return nil, errNoResponse
+		case errors.Is(err, mrtr.ErrInputRequired), errors.As(err, &ue):
+			s.log.Error("task: the handler asked through an input_required round after its task started", "tool", req.Name, "err", err)
+			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the tool asked for input by ending its round (Round.Elicit and the like, or URLElicitationRequiredError) after its task started; " +
+				"a task asks with the blocking calls (Elicit, CreateFormElicitation, CreateMessage, ListRoots), answered through tasks/update"}
+		}
+		return s.toolOutcome(run.ctx, r, e, mc, req.Name, res, err)
+	}
+	if !e.opts.DeferTask {
+		if err := req.StartTask(); err != nil {
+			run.release()
+			var re *jsonrpc.Error
+			errors.As(err, &re)
+			return nil, re
+		}
+	}
+	go func() {
+		res, err := invoke(s, "tool "+req.Name, func() (*ToolResult, error) { return e.handler(run.ctx, req) })
+		run.handlerDone(res, err)
+	}()
+	select {
+	case <-run.started:
+		run.mu.Lock()
+		seed := run.seed
+		run.mu.Unlock()
+		return s.encodeTask(seed, "task", false)
+	case o := <-run.early:
+		defer run.release()
+		return s.toolOutcome(ctx, r, e, mc, req.Name, o.res, o.err)
+	}
+}
+
+// taskWire is a task on the wire: a CreateTaskResult (resultType "task")
+// or a tasks/get result (resultType "complete", with the status's payload).
+type taskWire struct {
+	ResultType     string          `json:"resultType"`
+	TaskID         string          `json:"taskId"`
+	Status         tasks.Status    `json:"status"`
+	StatusMessage  string          `json:"statusMessage,omitempty"`
+	CreatedAt      string          `json:"createdAt"`
+	LastUpdatedAt  string          `json:"lastUpdatedAt"`
+	TTLMs          int64           `json:"ttlMs"`
+	PollIntervalMs int64           `json:"pollIntervalMs,omitempty"`
+	InputRequests  json.RawMessage `json:"inputRequests,omitempty"`
+	Result         json.RawMessage `json:"result,omitempty"`
+	Error          *jsonrpc.Error  `json:"error,omitempty"`
+	Meta           json.RawMessage `json:"_meta"`
+}
+
+// taskTime formats a task timestamp: ISO 8601, UTC, milliseconds.
+func taskTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+// encodeTask encodes rec; detailed adds what its status carries (pending
+// input requests, the result, the error).
+func (s *Server) encodeTask(rec *tasks.Record, resultType string, detailed bool) (json.RawMessage, *jsonrpc.Error) {
+	w := taskWire{
+		ResultType:     resultType,
+		TaskID:         rec.ID,
+		Status:         rec.Status,
+		StatusMessage:  rec.StatusMessage,
+		CreatedAt:      taskTime(rec.CreatedAt),
+		LastUpdatedAt:  taskTime(rec.UpdatedAt),
+		TTLMs:          rec.TTLMs,
+		PollIntervalMs: rec.PollIntervalMs,
+		Meta:           s.infoMeta,
+	}
+	if detailed {
+		switch rec.Status {
+		case tasks.StatusInputRequired:
+			b := []byte{'{'}
+			for i, in := range rec.Pending() {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = jsonw.Key(b, in.Key)
+				b = append(b, in.Request...)
+			}
+			w.InputRequests = append(b, '}')
+		case tasks.StatusCompleted:
+			w.Result = rec.Result
+		case tasks.StatusFailed:
+			w.Error = rec.Error
+			if w.Error == nil {
+				w.Error = &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error"}
+			}
+		}
+	}
+	return s.encode(w)
+}
+
+// unknownTask is the answer for a task id that names no task the caller
+// may see: never created, expired, or another principal's. It is the same
+// for all three, so that a task's existence leaks to no one else.
+func unknownTask(string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Invalid params: task not found (unknown or expired)"}
+}
+
+// storeError logs a failure of the task store and hides its details.
+func (h *taskHost) storeError(op string, err error) *jsonrpc.Error {
+	h.s.log.Error("task store failed", "op", op, "err", err)
+	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the task store is unavailable"}
+}
+
+// handleTask serves tasks/get, tasks/update and tasks/cancel.
+func (s *Server) handleTask(ctx context.Context, r *request) (json.RawMessage, *jsonrpc.Error) {
+	if r.legacy || !s.tasksAdvertised() {
+		return nil, methodNotFound(r.method)
+	}
+	if err := r.meta.ClientCapabilities.RequireExtension(r.method, TasksExtension); err != nil {
+		re, _ := asRPCError(err)
+		return nil, re
+	}
+	if r.p.TaskID == nil || *r.p.TaskID == "" {
+		return nil, invalidParams("%s needs a taskId", r.method)
+	}
+	var responses map[string]json.RawMessage
+	if r.method == "tasks/update" {
+		if r.p.InputResponses == nil {
+			return nil, invalidParams("tasks/update needs inputResponses")
+		}
+		var err error
+		if responses, err = mrtr.ParseResponses(r.p.InputResponses); err != nil {
+			return nil, invalidParams("%v", err)
+		}
+	}
+	h := s.tasks
+	rec, e := h.load(ctx, *r.p.TaskID, mrtr.PrincipalFromContext(ctx))
+	if e != nil {
+		return nil, e
+	}
+	switch r.method {
+	case "tasks/get":
+		return s.encodeTask(rec, "complete", true)
+	case "tasks/update":
+		if e := h.answer(ctx, rec, responses); e != nil {
+			return nil, e
+		}
+	case "tasks/cancel":
+		if e := h.cancel(ctx, rec); e != nil {
+			return nil, e
+		}
+	}
+	return s.ack(), nil
+}
+
+// ack is the empty result of tasks/update and tasks/cancel.
+func (s *Server) ack() json.RawMessage {
+	b := make([]byte, 0, 40+len(s.infoMeta))
+	b = append(b, `{"resultType":"complete","_meta":`...)
+	b = append(b, s.infoMeta...)
+	return append(b, '}')
+}
+
+// load reads a task for principal, and fails it if the instance running
+// it stopped renewing its lease.
+func (h *taskHost) load(ctx context.Context, id, principal string) (*tasks.Record, *jsonrpc.Error) {
+	if !validTaskID(id) {
+		return nil, unknownTask(id)
+	}
+	rec, err := h.store.Get(ctx, id)
+	switch {
+	case errors.Is(err, tasks.ErrNotFound):
+		return nil, unknownTask(id)
+	case err != nil:
+		return nil, h.storeError("get", err)
+	case rec.Principal != principal:
+		return nil, unknownTask(id)
+	}
+	now := h.s.now()
+	if !now.Before(rec.ExpiresAt) {
+		return nil, unknownTask(id)
+	}
+	if lapsed := func(r *tasks.Record) bool {
+		return !r.Status.Terminal() && now.After(r.LeaseUntil.Add(h.leeway))
+	}; lapsed(rec) {
+		rec, err = h.store.Update(ctx, id, func(r *tasks.Record) error {
+			if !lapsed(r) {
+				return tasks.ErrNoUpdate
+			}
+			failTask(r, now, fmt.Sprintf("the server instance running this task stopped renewing its lease (due %s); its work is lost, call the tool again",
+				taskTime(r.LeaseUntil)))
+			return nil
+		})
+		switch {
+		case errors.Is(err, tasks.ErrNotFound):
+			return nil, unknownTask(id)
+		case err != nil:
+			return nil, h.storeError("fail lapsed", err)
+		}
+	}
+	return rec, nil
+}
+
+// answerError is an answer tasks/update cannot accept.
+type answerError struct {
+	key string
+	err error
+}
+
+func (e *answerError) Error() string { return fmt.Sprintf("input response %q: %v", e.key, e.err) }
+
+// answer stores the responses to pending inputs of the task, after
+// checking each against its request, and signals the running instance.
+// Responses to keys that are not pending are ignored (SEP-2663).
+func (h *taskHost) answer(ctx context.Context, rec *tasks.Record, responses map[string]json.RawMessage) *jsonrpc.Error {
+	var applied bool
+	now := h.s.now()
+	_, err := h.store.Update(ctx, rec.ID, func(r *tasks.Record) error {
+		applied = false
+		if r.Status.Terminal() {
+			return tasks.ErrNoUpdate
+		}
+		for i := range r.Inputs {
+			in := &r.Inputs[i]
+			raw, ok := responses[in.Key]
+			if !ok || in.Answer != nil {
+				continue
+			}
+			raw = bytes.TrimSpace(raw)
+			if err := checkAnswer(in.Request, raw); err != nil {
+				return &answerError{key: in.Key, err: err}
+			}
+			in.Answer, applied = bytes.Clone(raw), true
+		}
+		if !applied {
+			return tasks.ErrNoUpdate
+		}
+		if r.Status == tasks.StatusInputRequired && len(r.Pending()) == 0 {
+			r.Status = tasks.StatusWorking
+		}
+		r.UpdatedAt = now
+		return nil
+	})
+	var ae *answerError
+	switch {
+	case errors.As(err, &ae):
+		return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Invalid params: " + ae.Error()}
+	case errors.Is(err, tasks.ErrNotFound):
+		return unknownTask(rec.ID)
+	case err != nil:
+		return h.storeError("update", err)
+	}
+	if applied {
+		h.signal(ctx, rec)
+	}
+	return nil
+}
+
+// cancel moves the task to cancelled (unless it is terminal: cancelling is
+// idempotent) and signals the running instance.
+func (h *taskHost) cancel(ctx context.Context, rec *tasks.Record) *jsonrpc.Error {
+	var changed bool
+	now := h.s.now()
+	_, err := h.store.Update(ctx, rec.ID, func(r *tasks.Record) error {
+		changed = false
+		if r.Status.Terminal() {
+			return tasks.ErrNoUpdate
+		}
+		r.Status, r.StatusMessage = tasks.StatusCancelled, "Cancelled by the client"
+		r.Inputs, r.Result, r.Error, r.UpdatedAt = nil, nil, nil, now
+		changed = true
+		return nil
+	})
+	switch {
+	case errors.Is(err, tasks.ErrNotFound):
+		return unknownTask(rec.ID)
+	case err != nil:
+		return h.storeError("cancel", err)
+	}
+	if changed {
+		h.signal(ctx, rec)
+	}
+	return nil
+}
+
+// signal wakes the instance running rec. A lost signal only delays the
+// task: its instance rereads it every lease/3.
+func (h *taskHost) signal(ctx context.Context, rec *tasks.Record) {
+	if rec.Owner == h.instance {
+		h.deliver(rec.ID)
+		return
+	}
+	if err := h.store.Signal(ctx, rec.Owner, rec.ID); err != nil {
+		h.s.log.Warn("task: signalling the running instance failed; it notices within lease/3", "task", rec.ID, "err", err)
+	}
+}
+
+// checkAnswer checks a client's answer against the input request it
+// answers, as the blocking call waiting for it will.
+func checkAnswer(request, raw json.RawMessage) error {
+	var ir mrtr.InputRequest
+	if err := ir.UnmarshalJSON(request); err != nil {
+		return fmt.Errorf("the stored request is unreadable: %w", err)
+	}
+	var err error
+	switch ir.Method() {
+	case mrtr.MethodElicit:
+		_, err = ir.Elicitation().CheckResult(raw)
+	case mrtr.MethodSample:
+		_, err = mrtr.ParseCreateMessageResult(raw)
+	case mrtr.MethodListRoots:
+		_, err = mrtr.ParseListRootsResult(raw)
+	default:
+		err = fmt.Errorf("unknown request method %q", ir.Method())
+	}
+	return err
+}

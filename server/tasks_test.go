@@ -1,0 +1,752 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/tasks"
+)
+
+// tasksCaps declares the tasks extension; taskElicitCaps adds elicitation.
+const (
+	tasksCaps       = `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+	taskElicitCaps  = `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+	taskStatusLimit = waitLimit
+)
+
+// taskReq is a tasks/* request for id, declaring the extension.
+func taskReq(rpcID any, method, id string) *rpc {
+	return call(rpcID, method, map[string]any{"taskId": id}).caps(tasksCaps)
+}
+
+// createTask calls a tool declaring caps and checks the CreateTaskResult
+// (SEP-2663: flat, no result, error, inputRequests or requestState,
+// integer ttlMs and pollIntervalMs, ISO 8601 times). It returns the id.
+func createTask(tb testing.TB, h http.Handler, name string, args any, caps string) string {
+	tb.Helper()
+	rec := do(tb, h, toolCall(1, name, args).caps(caps))
+	res := wantResult(tb, rec, "1")
+	if res["resultType"] != "task" {
+		tb.Fatalf("tools/call %s: resultType = %v, want task: %v", name, res["resultType"], res)
+	}
+	checkServerInfo(tb, res)
+	id, _ := res["taskId"].(string)
+	if !validTaskID(id) {
+		tb.Errorf("taskId %q is not 24 base64url characters (144 random bits)", id)
+	}
+	if res["status"] != "working" {
+		tb.Errorf("status = %v, want working", res["status"])
+	}
+	for _, k := range []string{"result", "error", "inputRequests", "requestState", "task", "ttl", "pollInterval", "content"} {
+		if _, ok := res[k]; ok {
+			tb.Errorf("CreateTaskResult carries %q: %v", k, res)
+		}
+	}
+	checkTaskFields(tb, res)
+	return id
+}
+
+// checkTaskFields checks the fields every task carries.
+func checkTaskFields(tb testing.TB, res map[string]any) {
+	tb.Helper()
+	for _, k := range []string{"ttlMs", "pollIntervalMs"} {
+		v, ok := res[k].(float64)
+		if !ok || v <= 0 || v != float64(int64(v)) {
+			tb.Errorf("%s = %v, want a positive integer", k, res[k])
+		}
+	}
+	for _, k := range []string{"createdAt", "lastUpdatedAt"} {
+		s, _ := res[k].(string)
+		if _, err := time.Parse(time.RFC3339Nano, s); err != nil || !strings.HasSuffix(s, "Z") {
+			tb.Errorf("%s = %q, want an ISO 8601 UTC time", k, s)
+		}
+	}
+}
+
+// getTask returns the tasks/get result for id.
+func getTask(tb testing.TB, h http.Handler, id string) map[string]any {
+	tb.Helper()
+	res := completeResult(tb, do(tb, h, taskReq(2, "tasks/get", id)), "2")
+	if res["taskId"] != id {
+		tb.Fatalf("tasks/get taskId = %v, want %s", res["taskId"], id)
+	}
+	checkTaskFields(tb, res)
+	return res
+}
+
+// waitTask polls tasks/get until the task's status is one of want.
+func waitTask(tb testing.TB, h http.Handler, id string, want ...tasks.Status) map[string]any {
+	tb.Helper()
+	return pollTask(tb, h, id, 5*time.Millisecond, want...)
+}
+
+// pollTask is waitTask pausing pause between polls (0: yield the
+// processor, for benchmarks, which measure work rather than pauses).
+func pollTask(tb testing.TB, h http.Handler, id string, pause time.Duration, want ...tasks.Status) map[string]any {
+	tb.Helper()
+	deadline := time.Now().Add(taskStatusLimit)
+	for {
+		res := getTask(tb, h, id)
+		for _, w := range want {
+			if res["status"] == string(w) {
+				return res
+			}
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("task %s is %v, want one of %v", id, res["status"], want)
+		}
+		if pause == 0 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(pause)
+		}
+	}
+}
+
+// ackOf sends c (rpc id 3) and checks the empty acknowledgement of
+// tasks/update and tasks/cancel.
+func ackOf(tb testing.TB, h http.Handler, c *rpc) {
+	tb.Helper()
+	res := completeResult(tb, do(tb, h, c), "3")
+	for _, k := range []string{"taskId", "status", "result", "error", "inputRequests"} {
+		if _, ok := res[k]; ok {
+			tb.Errorf("%s ack carries %q: %v", c.method, k, res)
+		}
+	}
+}
+
+// gate is a handler that blocks until released, counting its runs.
+type gate struct {
+	release chan struct{}
+	runs    atomic.Int32
+	ctxErr  chan error
+}
+
+func newGate() *gate { return &gate{release: make(chan struct{}), ctxErr: make(chan error, 1)} }
+
+func (g *gate) handler(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+	g.runs.Add(1)
+	select {
+	case <-g.release:
+		return TextResult("released"), nil
+	case <-ctx.Done():
+		g.ctxErr <- context.Cause(ctx)
+		return nil, ctx.Err()
+	}
+}
+
+func TestTasksAdvertisedInDiscoverOnly(t *testing.T) {
+	s := newTestServer(t, nil)
+	textTool(s, t, "plain", "hi")
+	discover := func() map[string]any {
+		res := completeResult(t, do(t, s, call(1, "server/discover", nil)), "1")
+		caps, _ := res["capabilities"].(map[string]any)
+		return caps
+	}
+	if caps := discover(); caps["extensions"] != nil {
+		t.Errorf("without task-supporting tools discover advertises extensions: %v", caps)
+	}
+	if e := wantError(t, do(t, s, taskReq(1, "tasks/get", "AAAAAAAAAAAAAAAAAAAAAAAA")), http.StatusNotFound, jsonrpc.MethodNotFound, "1"); e == nil {
+		t.Fatal("no error")
+	}
+	mustAddTool(t, s, Tool{Name: "job"}, newGate().handler, ToolOptions{Task: TaskOptional})
+	caps := discover()
+	ext, _ := caps["extensions"].(map[string]any)
+	if _, ok := ext[TasksExtension]; !ok {
+		t.Errorf("discover capabilities = %v, want extensions[%q]", caps, TasksExtension)
+	}
+	if _, ok := caps["tasks"]; ok {
+		t.Error("discover uses the v1 capabilities.tasks slot")
+	}
+	if s.Capabilities().Extensions != nil {
+		t.Error("Capabilities() carries extensions, which a 2025-11-25 initialize would copy")
+	}
+	s.RemoveTool("job")
+	if caps := discover(); caps["extensions"] != nil {
+		t.Errorf("after removing the task tool discover still advertises %v", caps["extensions"])
+	}
+}
+
+func TestTaskRegistrationChecks(t *testing.T) {
+	s := newTestServer(t, nil)
+	h := newGate().handler
+	if err := s.AddTool(Tool{Name: "a"}, h, ToolOptions{DeferTask: true}); err == nil {
+		t.Error("DeferTask without Task was accepted")
+	}
+	if err := s.AddTool(Tool{Name: "b"}, h, ToolOptions{Task: TaskSupport(7)}); err == nil {
+		t.Error("an unknown TaskSupport was accepted")
+	}
+	for _, o := range []TaskOptions{{Lease: time.Microsecond}, {TTL: -time.Second}, {PollInterval: -1}} {
+		if _, err := New(testInfo, &Options{StateKeys: testRing(t), Logger: slog.New(slog.DiscardHandler), Tasks: o}); err == nil {
+			t.Errorf("TaskOptions %+v were accepted", o)
+		}
+	}
+}
+
+// Without the extension: tasks/* are -32021 naming it, a task-required
+// tool is refused before its handler runs, a task-optional one runs
+// synchronously. With it, removed v1 methods are -32601.
+func TestTaskGating(t *testing.T) {
+	s := newTestServer(t, nil)
+	req := newGate()
+	mustAddTool(t, s, Tool{Name: "required"}, req.handler, ToolOptions{Task: TaskRequired})
+	mustAddTool(t, s, Tool{Name: "optional"}, func(ctx context.Context, r *ToolRequest) (*ToolResult, error) {
+		return TextResult("sync " + r.TaskID()), nil
+	}, ToolOptions{Task: TaskOptional})
+	textTool(s, t, "plain", "plain")
+
+	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+		c := call(1, m, map[string]any{"taskId": "gate-test", "inputResponses": map[string]any{}})
+		e := wantError(t, do(t, s, c), http.StatusBadRequest, jsonrpc.MissingRequiredClientCapability, "1")
+		if !strings.Contains(string(e.Data), `"extensions":{"io.modelcontextprotocol/tasks":{}}`) {
+			t.Errorf("%s without the extension: data = %s, want requiredCapabilities.extensions", m, e.Data)
+		}
+	}
+	e := wantError(t, do(t, s, toolCall(1, "required", nil)), http.StatusBadRequest, jsonrpc.MissingRequiredClientCapability, "1")
+	var data struct {
+		RequiredCapabilities mrtr.ClientCapabilities `json:"requiredCapabilities"`
+	}
+	if err := json.Unmarshal(e.Data, &data); err != nil || !data.RequiredCapabilities.HasExtension(TasksExtension) {
+		t.Errorf("task-required tool without the extension: data = %s, want requiredCapabilities.extensions[%q]", e.Data, TasksExtension)
+	}
+	if n := req.runs.Load(); n != 0 {
+		t.Errorf("the task-required handler ran %d times for a caller without the extension", n)
+	}
+	res := completeResult(t, do(t, s, toolCall(1, "optional", nil)), "1")
+	if text, _ := toolText(t, res); text != "sync " || res["taskId"] != nil {
+		t.Errorf("task-optional tool without the extension = %v, want a synchronous result and no task id", res)
+	}
+	// A sync-only tool stays sync for a caller with the extension, and a
+	// v1 `task` param promotes nothing.
+	res = completeResult(t, do(t, s, toolCall(1, "plain", nil).caps(tasksCaps).withParam("task", map[string]any{"ttl": 60000})), "1")
+	if text, _ := toolText(t, res); text != "plain" {
+		t.Errorf("sync tool with the extension and a legacy task param = %v", res)
+	}
+	for _, m := range []string{"tasks/result", "tasks/list"} {
+		wantError(t, do(t, s, call(1, m, map[string]any{"taskId": "x"}).caps(tasksCaps)), http.StatusNotFound, jsonrpc.MethodNotFound, "1")
+	}
+}
+
+// A task's life: created before tools/call answers, working while its
+// handler runs, completed with the tool result inlined.
+func TestTaskLifecycle(t *testing.T) {
+	s := newTestServer(t, &Options{Tasks: TaskOptions{TTL: time.Hour, PollInterval: 250 * time.Millisecond}})
+	g := newGate()
+	mustAddTool(t, s, Tool{Name: "job"}, g.handler, ToolOptions{Task: TaskOptional})
+	id := createTask(t, s, "job", nil, tasksCaps)
+
+	res := getTask(t, s, id)
+	if res["status"] != "working" || res["ttlMs"] != float64(time.Hour.Milliseconds()) || res["pollIntervalMs"] != float64(250) {
+		t.Errorf("working task = %v", res)
+	}
+	for _, k := range []string{"result", "error", "inputRequests", "requestState"} {
+		if _, ok := res[k]; ok {
+			t.Errorf("working task carries %q", k)
+		}
+	}
+	close(g.release)
+	res = waitTask(t, s, id, tasks.StatusCompleted)
+	result, _ := res["result"].(map[string]any)
+	if text, isErr := toolText(t, result); text != "released" || isErr {
+		t.Errorf("completed task result = %v, want the tool result", res["result"])
+	}
+	if _, ok := res["error"]; ok {
+		t.Error("completed task carries an error")
+	}
+	if meta, _ := result["_meta"].(map[string]any); meta["io.modelcontextprotocol/related-task"] != nil {
+		t.Error("inlined result carries the v1 related-task _meta")
+	}
+	// Cancelling a terminal task is an idempotent ack; it stays completed.
+	ackOf(t, s, taskReq(3, "tasks/cancel", id))
+	if res := getTask(t, s, id); res["status"] != "completed" {
+		t.Errorf("after cancelling a completed task its status is %v", res["status"])
+	}
+	if g.runs.Load() != 1 {
+		t.Errorf("handler ran %d times, want 1", g.runs.Load())
+	}
+}
+
+// A tool error is a completed task whose result is isError; a protocol
+// error or a panic is a failed task with the error inlined and no result.
+func TestTaskErrors(t *testing.T) {
+	s := newTestServer(t, nil)
+	mustAddTool(t, s, Tool{Name: "tool_error"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
+		return nil, errors.New("disk full")
+	}, ToolOptions{Task: TaskRequired})
+	mustAddTool(t, s, Tool{Name: "rpc_error"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
+		return nil, &jsonrpc.Error{Code: -32000, Message: "backend refused", Data: map[string]any{"retry": false}}
+	}, ToolOptions{Task: TaskOptional})
+	mustAddTool(t, s, Tool{Name: "panics"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
+		panic("boom")
+	}, ToolOptions{Task: TaskOptional})
+
+	res := waitTask(t, s, createTask(t, s, "tool_error", nil, tasksCaps), tasks.StatusCompleted, tasks.StatusFailed)
+	result, _ := res["result"].(map[string]any)
+	if text, isErr := toolText(t, result); res["status"] != "completed" || !isErr || text != "disk full" {
+		t.Errorf("tool error task = %v, want completed with an isError result", res)
+	}
+	res = waitTask(t, s, createTask(t, s, "rpc_error", nil, tasksCaps), tasks.StatusCompleted, tasks.StatusFailed)
+	e, _ := res["error"].(map[string]any)
+	if res["status"] != "failed" || e["code"] != float64(-32000) || e["message"] != "backend refused" || res["result"] != nil {
+		t.Errorf("protocol error task = %v, want failed with the error inlined", res)
+	}
+	if d, _ := e["data"].(map[string]any); d["retry"] != false {
+		t.Errorf("inlined error lost its data: %v", e)
+	}
+	res = waitTask(t, s, createTask(t, s, "panics", nil, tasksCaps), tasks.StatusCompleted, tasks.StatusFailed)
+	if e, _ := res["error"].(map[string]any); res["status"] != "failed" || e["code"] != float64(jsonrpc.InternalError) {
+		t.Errorf("panicking task = %v, want failed with -32603", res)
+	}
+}
+
+// tasks/cancel stops a running task: ack at once, status cancelled, the
+// handler's context ended; unknown ids are -32602.
+func TestTaskCancel(t *testing.T) {
+	s := newTestServer(t, nil)
+	g := newGate()
+	mustAddTool(t, s, Tool{Name: "job"}, g.handler, ToolOptions{Task: TaskOptional})
+	id := createTask(t, s, "job", nil, tasksCaps)
+	ackOf(t, s, taskReq(3, "tasks/cancel", id))
+	if res := getTask(t, s, id); res["status"] != "cancelled" || res["result"] != nil || res["error"] != nil {
+		t.Errorf("after tasks/cancel: %v, want cancelled", res)
+	}
+	if err := receive(t, g.ctxErr, "the handler's context to end"); !errors.Is(err, errTaskCancelled) {
+		t.Errorf("handler's context cause = %v, want the cancellation", err)
+	}
+	ackOf(t, s, taskReq(3, "tasks/cancel", id)) // idempotent
+	// The handler's late return changes nothing.
+	if res := waitTask(t, s, id, tasks.StatusCancelled); res["status"] != "cancelled" {
+		t.Errorf("status after the handler returned: %v", res["status"])
+	}
+	for _, m := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
+		for _, bad := range []string{"tasks-conformance-nonexistent-12345", "AAAAAAAAAAAAAAAAAAAAAAAA", strings.Repeat("x", 5000)} {
+			c := taskReq(1, m, bad).withParam("inputResponses", map[string]any{})
+			wantError(t, do(t, s, c), http.StatusBadRequest, jsonrpc.InvalidParams, "1")
+		}
+	}
+	wantError(t, do(t, s, call(1, "tasks/get", nil).caps(tasksCaps)), http.StatusBadRequest, jsonrpc.InvalidParams, "1")
+}
+
+// The Mcp-Name header of tasks/* must match params.taskId.
+func TestTaskRoutingHeader(t *testing.T) {
+	s := newTestServer(t, nil)
+	mustAddTool(t, s, Tool{Name: "job"}, newGate().handler, ToolOptions{Task: TaskOptional})
+	id := createTask(t, s, "job", nil, tasksCaps)
+	wantError(t, do(t, s, taskReq(1, "tasks/get", id).header(HeaderName, "another-task")), http.StatusBadRequest, jsonrpc.HeaderMismatch, "1")
+	wantError(t, do(t, s, taskReq(1, "tasks/get", id).without(HeaderName)), http.StatusBadRequest, jsonrpc.HeaderMismatch, "1")
+	ackOf(t, s, taskReq(3, "tasks/cancel", id))
+}
+
+// One handler, written in the blocking style, serves both ways: as a task
+// its question appears on tasks/get and the answer arrives through
+// tasks/update while it waits in place; without the extension the same
+// question is an input_required round.
+func TestTaskInputRequired(t *testing.T) {
+	s := newTestServer(t, nil)
+	form := confirmForm(t, "Delete?")
+	var before atomic.Int32 // code before the question
+	mustAddTool(t, s, Tool{Name: "confirm"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+		before.Add(1)
+		res, err := req.Elicit(ctx, form)
+		if err != nil {
+			return nil, err
+		}
+		var a struct {
+			OK bool `json:"ok"`
+		}
+		if err := res.Decode(&a); err != nil || !a.OK {
+			return TextResult("kept"), nil
+		}
+		return TextResult("deleted"), nil
+	}, ToolOptions{Task: TaskOptional})
+
+	id := createTask(t, s, "confirm", nil, taskElicitCaps)
+	res := waitTask(t, s, id, tasks.StatusInputRequired)
+	irs, _ := res["inputRequests"].(map[string]any)
+	q, _ := irs["baton:1"].(map[string]any)
+	if len(irs) != 1 || q["method"] != "elicitation/create" {
+		t.Fatalf("input_required task inputRequests = %v, want one elicitation under baton:1", res["inputRequests"])
+	}
+	if p, _ := q["params"].(map[string]any); p["message"] != "Delete?" {
+		t.Errorf("the task asks %v, want the handler's form", q)
+	}
+	// An answer that does not fit the form is refused, and nothing moves.
+	bad := taskReq(1, "tasks/update", id).withParam("inputResponses", map[string]any{"baton:1": map[string]any{"action": "accept", "content": map[string]any{"ok": "yes"}}})
+	if e := wantError(t, do(t, s, bad), http.StatusBadRequest, jsonrpc.InvalidParams, "1"); !strings.Contains(e.Message, "baton:1") {
+		t.Errorf("invalid answer error %q does not name the key", e.Message)
+	}
+	// Answers to keys that are not pending are ignored.
+	ackOf(t, s, taskReq(3, "tasks/update", id).withParam("inputResponses", map[string]any{"unknown-key": map[string]any{"ignored": true}}))
+	if res := getTask(t, s, id); res["status"] != "input_required" {
+		t.Errorf("after an ignored answer: %v", res["status"])
+	}
+	ackOf(t, s, taskReq(3, "tasks/update", id).withParam("inputResponses", map[string]any{"baton:1": accept(true)}))
+	res = waitTask(t, s, id, tasks.StatusCompleted)
+	if text, _ := toolText(t, res["result"].(map[string]any)); text != "deleted" {
+		t.Errorf("task result = %v, want deleted", res["result"])
+	}
+	if before.Load() != 1 {
+		t.Errorf("as a task the code before the question ran %d times, want once (no replay)", before.Load())
+	}
+	// The same handler without the extension: an MRTR round, then the
+	// answer on the retry.
+	rec := do(t, s, toolCall(1, "confirm", nil).caps(`{"elicitation":{}}`))
+	ir := wantInputRequired(t, rec, "1", mrtr.ReplayKey(0))
+	rec = do(t, s, toolCall(1, "confirm", nil).caps(`{"elicitation":{}}`).retry(ir.RequestState, map[string]any{mrtr.ReplayKey(0): accept(false)}))
+	if text, _ := toolText(t, completeResult(t, rec, "1")); text != "kept" {
+		t.Errorf("synchronous run = %q, want kept", text)
+	}
+	// A task cannot ask what its client did not declare.
+	id = createTask(t, s, "confirm", nil, tasksCaps)
+	res = waitTask(t, s, id, tasks.StatusCompleted, tasks.StatusFailed)
+	if e, _ := res["error"].(map[string]any); res["status"] != "failed" || e["code"] != float64(jsonrpc.MissingRequiredClientCapability) {
+		t.Errorf("task asking for an undeclared capability = %v, want failed with -32021", res)
+	}
+}
+
+// Questions asked together are pending together and may be answered one
+// tasks/update at a time; keys are never reused in a task's life.
+func TestTaskPartialAnswersAndKeys(t *testing.T) {
+	s := newTestServer(t, nil)
+	a, b, c := confirmForm(t, "A?"), confirmForm(t, "B?"), confirmForm(t, "C?")
+	mustAddTool(t, s, Tool{Name: "multi"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+		two, err := req.ElicitAll(ctx, []*elicit.Request{a, b})
+		if err != nil {
+			return nil, err
+		}
+		third, err := req.Elicit(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		return TextResult(string(two[0].Action) + "," + string(two[1].Action) + "," + string(third.Action)), nil
+	}, ToolOptions{Task: TaskOptional})
+	id := createTask(t, s, "multi", nil, taskElicitCaps)
+	res := waitTask(t, s, id, tasks.StatusInputRequired)
+	irs, _ := res["inputRequests"].(map[string]any)
+	if len(irs) != 2 || irs["baton:1"] == nil || irs["baton:2"] == nil {
+		t.Fatalf("inputRequests = %v, want baton:1 and baton:2", irs)
+	}
+	ackOf(t, s, taskReq(3, "tasks/update", id).withParam("inputResponses", map[string]any{"baton:1": accept(true)}))
+	res = getTask(t, s, id)
+	irs, _ = res["inputRequests"].(map[string]any)
+	if res["status"] != "input_required" || len(irs) != 1 || irs["baton:2"] == nil {
+		t.Fatalf("after answering baton:1 only: %v, want input_required with baton:2 alone", res)
+	}
+	// Answering baton:1 again is ignored; baton:2 lets the handler go on.
+	ackOf(t, s, taskReq(3, "tasks/update", id).withParam("inputResponses", map[string]any{"baton:1": map[string]any{"action": "decline"}, "baton:2": map[string]any{"action": "decline"}}))
+	res = waitTask(t, s, id, tasks.StatusInputRequired)
+	for res["inputRequests"].(map[string]any)["baton:3"] == nil {
+		res = waitTask(t, s, id, tasks.StatusInputRequired)
+	}
+	if irs := res["inputRequests"].(map[string]any); len(irs) != 1 {
+		t.Errorf("third question: inputRequests = %v, want baton:3 alone (a fresh key)", irs)
+	}
+	ackOf(t, s, taskReq(3, "tasks/update", id).withParam("inputResponses", map[string]any{"baton:3": map[string]any{"action": "cancel"}}))
+	res = waitTask(t, s, id, tasks.StatusCompleted)
+	if text, _ := toolText(t, res["result"].(map[string]any)); text != "accept,decline,cancel" {
+		t.Errorf("answers reached the handler as %q, want accept,decline,cancel", text)
+	}
+}
+
+// A DeferTask tool finishes its MRTR rounds first and becomes a task when
+// it says so; the CreateTaskResult carries no requestState.
+func TestDeferredTask(t *testing.T) {
+	s := newTestServer(t, nil)
+	form := confirmForm(t, "Name?")
+	mustAddTool(t, s, Tool{Name: "deferred"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+		if req.TaskID() != "" {
+			return nil, errors.New("a task id before StartTask")
+		}
+		res, err := req.Round.Elicit("user_name", form)
+		if err != nil {
+			return nil, err
+		}
+		if err := req.StartTask(); err != nil {
+			return nil, err
+		}
+		id := req.TaskID()
+		if err := req.StartTask(); err != nil || req.TaskID() != id { // idempotent
+			return nil, errors.New("second StartTask changed the task")
+		}
+		return TextResult("answered " + string(res.Action) + " in task " + id), nil
+	}, ToolOptions{Task: TaskRequired, DeferTask: true})
+
+	ir := wantInputRequired(t, do(t, s, toolCall(1, "deferred", nil).caps(taskElicitCaps)), "1", "user_name")
+	rec := do(t, s, toolCall(1, "deferred", nil).caps(taskElicitCaps).retry(ir.RequestState, map[string]any{"user_name": accept(true)}))
+	res := wantResult(t, rec, "1")
+	if res["resultType"] != "task" || res["requestState"] != nil || res["inputRequests"] != nil {
+		t.Fatalf("round 2 = %v, want a CreateTaskResult without requestState", res)
+	}
+	id := res["taskId"].(string)
+	res = waitTask(t, s, id, tasks.StatusCompleted)
+	if text, _ := toolText(t, res["result"].(map[string]any)); text != "answered accept in task "+id {
+		t.Errorf("task result %q", text)
+	}
+}
+
+// A task belongs to the principal that created it: to anyone else it does
+// not exist.
+func TestTaskPrincipal(t *testing.T) {
+	s := newTestServer(t, nil)
+	g := newGate()
+	mustAddTool(t, s, Tool{Name: "job"}, g.handler, ToolOptions{Task: TaskOptional})
+	as := func(p string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s.ServeHTTP(w, r.WithContext(mrtr.ContextWithPrincipal(r.Context(), p)))
+		})
+	}
+	id := createTask(t, as("alice"), "job", nil, tasksCaps)
+	for _, h := range []http.Handler{as("mallory"), s} {
+		for _, m := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
+			c := taskReq(1, m, id).withParam("inputResponses", map[string]any{})
+			e := wantError(t, do(t, h, c), http.StatusBadRequest, jsonrpc.InvalidParams, "1")
+			if e.Message != unknownTask("").Message {
+				t.Errorf("another principal's %s: %q, want the unknown-task error", m, e.Message)
+			}
+		}
+	}
+	if res := getTask(t, as("alice"), id); res["status"] != "working" {
+		t.Errorf("after another principal's cancel the task is %v", res["status"])
+	}
+	close(g.release)
+	waitTask(t, as("alice"), id, tasks.StatusCompleted)
+}
+
+// A task outlives its handler no longer than its TTL: the handler is
+// stopped and the task failed (seen so for the leeway), then it is gone.
+func TestTaskTTL(t *testing.T) {
+	const ttl, leeway = 300 * time.Millisecond, 400 * time.Millisecond
+	s := newTestServer(t, &Options{Tasks: TaskOptions{TTL: ttl, Leeway: leeway}})
+	g := newGate()
+	mustAddTool(t, s, Tool{Name: "job"}, g.handler, ToolOptions{Task: TaskOptional})
+	id := createTask(t, s, "job", nil, tasksCaps)
+	if res := getTask(t, s, id); res["ttlMs"] != float64(ttl.Milliseconds()) {
+		t.Errorf("ttlMs = %v, want %d", res["ttlMs"], ttl.Milliseconds())
+	}
+	if err := receive(t, g.ctxErr, "the handler's context to end at the TTL"); !errors.Is(err, errTaskExpired) {
+		t.Errorf("handler's context cause = %v, want the TTL", err)
+	}
+	res := waitTask(t, s, id, tasks.StatusFailed)
+	if e, _ := res["error"].(map[string]any); !strings.Contains(e["message"].(string), "time to live") {
+		t.Errorf("task stopped at its TTL = %v, want failed saying so", res)
+	}
+	deadline := time.Now().Add(waitLimit)
+	for {
+		rec := do(t, s, taskReq(2, "tasks/get", id))
+		if rec.Code != http.StatusOK {
+			wantError(t, rec, http.StatusBadRequest, jsonrpc.InvalidParams, "2")
+			return // expired: gone
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the task outlived its TTL and leeway")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Closing the server fails the tasks it runs, at once.
+func TestTaskServerClose(t *testing.T) {
+	store := tasks.NewMemoryStore()
+	a := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
+	b := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
+	g := newGate()
+	for _, s := range []*Server{a, b} {
+		mustAddTool(t, s, Tool{Name: "job"}, g.handler, ToolOptions{Task: TaskOptional})
+	}
+	id := createTask(t, a, "job", nil, tasksCaps)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res := getTask(t, b, id)
+	if e, _ := res["error"].(map[string]any); res["status"] != "failed" || !strings.Contains(e["message"].(string), "shut down") {
+		t.Errorf("task of a closed instance = %v, want failed saying it shut down", res)
+	}
+	if err := receive(t, g.ctxErr, "the handler's context to end"); !errors.Is(err, errServerClosed) {
+		t.Errorf("handler's context cause = %v, want the server closing", err)
+	}
+	wantError(t, do(t, a, toolCall(1, "job", nil).caps(tasksCaps)), http.StatusOK, jsonrpc.InternalError, "1")
+}
+
+// Two instances share a store: the task runs where it was created, any
+// instance reads it, and an update or cancel sent to the other reaches it.
+func TestTaskAcrossInstances(t *testing.T) {
+	store := tasks.NewMemoryStore()
+	a := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
+	b := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
+	t.Cleanup(func() { a.Close(); b.Close() })
+	form := confirmForm(t, "Go?")
+	var ranOn atomic.Pointer[string]
+	for name, s := range map[string]*Server{"a": a, "b": b} {
+		mustAddTool(t, s, Tool{Name: "ask"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+			ranOn.Store(&name)
+			res, err := req.Elicit(ctx, form)
+			if err != nil {
+				return nil, err
+			}
+			return TextResult("answered " + string(res.Action)), nil
+		}, ToolOptions{Task: TaskOptional})
+	}
+	id := createTask(t, a, "ask", nil, taskElicitCaps)
+	waitTask(t, b, id, tasks.StatusInputRequired)
+	ackOf(t, b, taskReq(3, "tasks/update", id).withParam("inputResponses", map[string]any{"baton:1": accept(true)}))
+	res := waitTask(t, b, id, tasks.StatusCompleted)
+	if text, _ := toolText(t, res["result"].(map[string]any)); text != "answered accept" || *ranOn.Load() != "a" {
+		t.Errorf("result %q, ran on %s; want answered accept, on a", text, *ranOn.Load())
+	}
+	id = createTask(t, a, "ask", nil, taskElicitCaps)
+	waitTask(t, a, id, tasks.StatusInputRequired)
+	ackOf(t, b, taskReq(3, "tasks/cancel", id))
+	if res := waitTask(t, a, id, tasks.StatusCancelled); res["inputRequests"] != nil {
+		t.Errorf("cancelled task still shows its questions: %v", res)
+	}
+}
+
+// An instance that stops renewing its lease (it died, or lost the store)
+// has its tasks failed by the next instance that reads them, and if it
+// is still alive, it stops their handlers.
+func TestTaskLeaseLapse(t *testing.T) {
+	store := tasks.NewMemoryStore()
+	var skew atomic.Int64 // b's clock runs ahead by this much
+	a := newTestServer(t, &Options{Tasks: TaskOptions{Store: store, Lease: 30 * time.Second, Leeway: time.Second}})
+	b := newTestServer(t, &Options{Tasks: TaskOptions{Store: store, Lease: 30 * time.Second, Leeway: time.Second},
+		Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	t.Cleanup(func() { a.Close(); b.Close() })
+	g := newGate()
+	for _, s := range []*Server{a, b} {
+		mustAddTool(t, s, Tool{Name: "job"}, g.handler, ToolOptions{Task: TaskOptional})
+	}
+	id := createTask(t, a, "job", nil, tasksCaps)
+	// Within lease plus leeway, the task is working.
+	skew.Store(int64(30*time.Second + 500*time.Millisecond))
+	if res := getTask(t, b, id); res["status"] != "working" {
+		t.Fatalf("within the leeway: %v", res["status"])
+	}
+	skew.Store(int64(32 * time.Second))
+	res := getTask(t, b, id)
+	e, _ := res["error"].(map[string]any)
+	if res["status"] != "failed" || e["code"] != float64(jsonrpc.InternalError) || !strings.Contains(e["message"].(string), "lease") {
+		t.Fatalf("after the lease lapsed: %v, want failed with an error about the lease", res)
+	}
+	// a notices when it next renews (every lease/3: here, signal it).
+	a.tasks.deliver(id)
+	if err := receive(t, g.ctxErr, "the stale handler to stop"); !errors.Is(err, errTaskLost) {
+		t.Errorf("handler's context cause = %v, want the lost lease", err)
+	}
+	if res := getTask(t, a, id); res["status"] != "failed" {
+		t.Errorf("the instance that lost the lease rewrote the task: %v", res["status"])
+	}
+}
+
+// Notifications of a task-mode call reach the request's stream until the
+// task starts, and are dropped after (a task has no stream).
+func TestTaskNotificationsDropped(t *testing.T) {
+	s := newTestServer(t, nil)
+	sent := make(chan error, 1)
+	mustAddTool(t, s, Tool{Name: "progress"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+		sent <- req.Progress(ctx, 1, 2, "halfway")
+		return TextResult("done"), nil
+	}, ToolOptions{Task: TaskOptional})
+	rec := do(t, s, toolCall(1, "progress", nil).caps(tasksCaps).withMeta("progressToken", "p1"))
+	id, _ := wantResult(t, rec, "1")["taskId"].(string)
+	if err := receive(t, sent, "the progress call"); err != nil {
+		t.Errorf("Progress in a task: %v, want nil (dropped)", err)
+	}
+	waitTask(t, s, id, tasks.StatusCompleted)
+}
+
+// BenchmarkTaskCreateAndPoll serves a tools/call that becomes a task (its
+// handler answers at once), then tasks/get until the task is completed:
+// the cost of a task next to BenchmarkToolsCall.
+func BenchmarkTaskCreateAndPoll(b *testing.B) {
+	s := newTestServer(b, nil)
+	mustAddTool(b, s, Tool{Name: "job"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
+		return TextResult("done"), nil
+	}, ToolOptions{Task: TaskOptional})
+	b.ReportAllocs()
+	for b.Loop() {
+		id := createTask(b, s, "job", nil, tasksCaps)
+		pollTask(b, s, id, 0, tasks.StatusCompleted)
+	}
+}
+
+// BenchmarkTaskInputRound runs a task through one question: create, poll
+// until input_required, tasks/update, poll until completed.
+func BenchmarkTaskInputRound(b *testing.B) {
+	s := newTestServer(b, nil)
+	form := confirmForm(b, "Go?")
+	mustAddTool(b, s, Tool{Name: "ask"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+		res, err := req.Elicit(ctx, form)
+		if err != nil {
+			return nil, err
+		}
+		return TextResult(string(res.Action)), nil
+	}, ToolOptions{Task: TaskOptional})
+	answer := map[string]any{"baton:1": accept(true)}
+	b.ReportAllocs()
+	for b.Loop() {
+		id := createTask(b, s, "ask", nil, taskElicitCaps)
+		pollTask(b, s, id, 0, tasks.StatusInputRequired)
+		ackOf(b, s, taskReq(3, "tasks/update", id).withParam("inputResponses", answer))
+		pollTask(b, s, id, 0, tasks.StatusCompleted)
+	}
+}
+
+// Tasks over stdio: the task outlives its tools/call (whose context ends
+// once answered) and is answered through tasks/update on the same pipe.
+func TestTaskOverStdio(t *testing.T) {
+	s := newTestServer(t, nil)
+	form := confirmForm(t, "Go?")
+	mustAddTool(t, s, Tool{Name: "ask"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+		res, err := req.Elicit(ctx, form)
+		if err != nil {
+			return nil, err
+		}
+		return TextResult("answered " + string(res.Action)), nil
+	}, ToolOptions{Task: TaskOptional})
+	st := startStdio(t, context.Background(), s)
+	st.sendRPC(toolCall(1, "ask", nil).caps(taskElicitCaps))
+	var created struct {
+		ResultType string `json:"resultType"`
+		TaskID     string `json:"taskId"`
+	}
+	if err := json.Unmarshal(st.next().Result, &created); err != nil || created.ResultType != "task" {
+		t.Fatalf("tools/call over stdio: %+v %v, want a task", created, err)
+	}
+	poll := func(want tasks.Status) map[string]any {
+		deadline := time.Now().Add(waitLimit)
+		for {
+			st.sendRPC(taskReq(2, "tasks/get", created.TaskID))
+			res := decodeObject(t, st.next().Result)
+			if res["status"] == string(want) {
+				return res
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("task is %v, want %s", res["status"], want)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	poll(tasks.StatusInputRequired)
+	st.sendRPC(taskReq(3, "tasks/update", created.TaskID).withParam("inputResponses", map[string]any{"baton:1": accept(true)}))
+	if r := st.next(); r.Error != nil {
+		t.Fatalf("tasks/update: %+v", r.Error)
+	}
+	res := poll(tasks.StatusCompleted)
+	if text, _ := toolText(t, res["result"].(map[string]any)); text != "answered accept" {
+		t.Errorf("result %q", text)
+	}
+	if _, err := st.closeAndDrain(); err != nil {
+		t.Errorf("ServeStdio: %v", err)
+	}
+}

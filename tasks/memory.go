@@ -1,0 +1,152 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// MemoryStore is a Store for one process: the default of a server that is
+// given none. Its tasks are lost when the process ends, and another
+// process cannot see them, so a fleet needs a shared store (package
+// redistasks). It is safe for concurrent use and forgets tasks once they
+// expire.
+type MemoryStore struct {
+	now func() time.Time
+
+	mu        sync.Mutex
+	recs      map[string]*Record
+	subs      map[string]map[*memorySub]struct{} // by owner
+	lastSweep time.Time
+}
+
+type memorySub struct{ deliver func(string) }
+
+// NewMemoryStore returns an empty MemoryStore on the wall clock.
+func NewMemoryStore() *MemoryStore { return NewMemoryStoreWithClock(nil) }
+
+// NewMemoryStoreWithClock returns an empty MemoryStore that tells expired
+// tasks by now (nil means the wall clock). Give it the server's clock
+// (server.Options.Now).
+func NewMemoryStoreWithClock(now func() time.Time) *MemoryStore {
+	if now == nil {
+		now = time.Now
+	}
+	return &MemoryStore{now: now, recs: make(map[string]*Record), subs: make(map[string]map[*memorySub]struct{})}
+}
+
+// sweep drops expired records, at most once a minute. m.mu is held.
+func (m *MemoryStore) sweep(now time.Time) {
+	if now.Sub(m.lastSweep) < time.Minute {
+		return
+	}
+	for id, r := range m.recs {
+		if !now.Before(r.ExpiresAt) {
+			delete(m.recs, id)
+		}
+	}
+	m.lastSweep = now
+}
+
+// live returns the record of id unless it is missing or expired. m.mu is
+// held.
+func (m *MemoryStore) live(id string, now time.Time) (*Record, bool) {
+	r, ok := m.recs[id]
+	if !ok || !now.Before(r.ExpiresAt) {
+		return nil, false
+	}
+	return r, true
+}
+
+// Create implements Store.
+func (m *MemoryStore) Create(ctx context.Context, r *Record) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweep(now)
+	if _, ok := m.live(r.ID, now); ok {
+		return ErrExists
+	}
+	m.recs[r.ID] = r.Clone()
+	return nil
+}
+
+// Get implements Store.
+func (m *MemoryStore) Get(ctx context.Context, id string) (*Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.live(id, m.now())
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return r.Clone(), nil
+}
+
+// Update implements Store. fn runs under the store's lock, so it must not
+// call the store.
+func (m *MemoryStore) Update(ctx context.Context, id string, fn func(*Record) error) (*Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, ok := m.live(id, m.now())
+	if !ok {
+		return nil, ErrNotFound
+	}
+	next := cur.Clone()
+	if err := fn(next); errors.Is(err, ErrNoUpdate) {
+		return cur.Clone(), nil
+	} else if err != nil {
+		return nil, err
+	}
+	next.ID, next.ExpiresAt = cur.ID, cur.ExpiresAt
+	m.recs[id] = next
+	return next.Clone(), nil
+}
+
+// Signal implements Store: it calls the deliver function of every Signals
+// running for owner in this process.
+func (m *MemoryStore) Signal(ctx context.Context, owner, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	subs := make([]*memorySub, 0, len(m.subs[owner]))
+	for s := range m.subs[owner] {
+		subs = append(subs, s)
+	}
+	m.mu.Unlock()
+	for _, s := range subs {
+		s.deliver(id)
+	}
+	return nil
+}
+
+// Signals implements Store.
+func (m *MemoryStore) Signals(ctx context.Context, owner string, deliver func(id string)) error {
+	s := &memorySub{deliver: deliver}
+	m.mu.Lock()
+	if m.subs[owner] == nil {
+		m.subs[owner] = make(map[*memorySub]struct{})
+	}
+	m.subs[owner][s] = struct{}{}
+	m.mu.Unlock()
+	<-ctx.Done()
+	m.mu.Lock()
+	delete(m.subs[owner], s)
+	if len(m.subs[owner]) == 0 {
+		delete(m.subs, owner)
+	}
+	m.mu.Unlock()
+	return ctx.Err()
+}
+
+var _ Store = (*MemoryStore)(nil)

@@ -1,0 +1,81 @@
+package tasks_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/baton-mcp/baton/internal/taskstoretest"
+	"github.com/baton-mcp/baton/tasks"
+)
+
+func TestMemoryStore(t *testing.T) {
+	taskstoretest.Run(t, func(*testing.T) tasks.Store { return tasks.NewMemoryStore() })
+}
+
+// The memory store tells expiry by the clock it is given, and sweeps
+// expired records out.
+func TestMemoryStoreClock(t *testing.T) {
+	now := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
+	s := tasks.NewMemoryStoreWithClock(func() time.Time { return now })
+	ctx := context.Background()
+	r := taskstoretest.Record(time.Minute)
+	r.CreatedAt, r.ExpiresAt = now, now.Add(time.Minute)
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute - time.Millisecond)
+	if _, err := s.Get(ctx, r.ID); err != nil {
+		t.Fatalf("a millisecond before expiry: %v", err)
+	}
+	now = now.Add(time.Millisecond)
+	if _, err := s.Get(ctx, r.ID); !errors.Is(err, tasks.ErrNotFound) {
+		t.Fatalf("at expiry: %v, want ErrNotFound", err)
+	}
+	// An expired id may be created again (its record is gone).
+	r.CreatedAt, r.ExpiresAt = now, now.Add(time.Minute)
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatalf("Create over an expired record: %v", err)
+	}
+}
+
+func TestStatus(t *testing.T) {
+	for _, c := range []struct {
+		s               tasks.Status
+		valid, terminal bool
+	}{
+		{tasks.StatusWorking, true, false},
+		{tasks.StatusInputRequired, true, false},
+		{tasks.StatusCompleted, true, true},
+		{tasks.StatusFailed, true, true},
+		{tasks.StatusCancelled, true, true},
+		{"done", false, false},
+		{"", false, false},
+	} {
+		if c.s.Valid() != c.valid || c.s.Terminal() != c.terminal {
+			t.Errorf("%q: Valid %v Terminal %v, want %v %v", c.s, c.s.Valid(), c.s.Terminal(), c.valid, c.terminal)
+		}
+	}
+}
+
+func TestPendingAndClone(t *testing.T) {
+	r := &tasks.Record{Inputs: []tasks.Input{
+		{Key: "a", Request: []byte(`{}`)},
+		{Key: "b", Request: []byte(`{}`), Answer: []byte(`{"action":"cancel"}`)},
+		{Key: "c", Request: []byte(`{}`)},
+	}}
+	p := r.Pending()
+	if len(p) != 2 || p[0].Key != "a" || p[1].Key != "c" {
+		t.Errorf("Pending = %+v, want a and c", p)
+	}
+	c := r.Clone()
+	c.Inputs[1].Answer[2] = 'X'
+	c.Inputs[0].Key = "z"
+	if r.Inputs[1].Answer[2] != 'a' || r.Inputs[0].Key != "a" {
+		t.Error("Clone shares memory with the original")
+	}
+	if (*tasks.Record)(nil).Clone() != nil {
+		t.Error("Clone of nil is not nil")
+	}
+}

@@ -1,0 +1,197 @@
+// Package tasks keeps the tasks of the MCP tasks extension
+// (io.modelcontextprotocol/tasks, SEP-2663): the record of one task, the
+// Store interface every instance of a deployment reads and writes them
+// through, and MemoryStore, the store of a single process. Package
+// redistasks provides a Store on Redis for a fleet.
+//
+// A store is deliberately dumb: it keeps records, applies an update
+// atomically (Update re-runs the caller's function until its write does not
+// race another), and carries wake-up signals to the instance running a
+// task. What the statuses mean, and who may move a task from one to another,
+// is decided by package server, once, for every store.
+//
+// Serving tasks is package server's job (server.Options.Tasks,
+// server.ToolOptions.Task); most programs only choose a store.
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/baton-mcp/baton/jsonrpc"
+)
+
+// Status is the status of a task.
+type Status string
+
+// The statuses of a task. Completed, failed and cancelled are terminal: a
+// task that reached one never leaves it.
+const (
+	// StatusWorking: the work is in progress.
+	StatusWorking Status = "working"
+	// StatusInputRequired: the work waits for answers to Record.Inputs.
+	StatusInputRequired Status = "input_required"
+	// StatusCompleted: the work finished; Record.Result holds its result
+	// (a tool result, isError included).
+	StatusCompleted Status = "completed"
+	// StatusFailed: the work ended in a JSON-RPC error (Record.Error), or
+	// was lost (its instance died, or it outlived its time to live).
+	StatusFailed Status = "failed"
+	// StatusCancelled: the client cancelled the task.
+	StatusCancelled Status = "cancelled"
+)
+
+// Terminal reports whether s is completed, failed or cancelled.
+func (s Status) Terminal() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+}
+
+// Valid reports whether s is one of the five statuses.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusWorking, StatusInputRequired, StatusCompleted, StatusFailed, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// Input is one request a task put to its client: an input request as it
+// appears in inputRequests on tasks/get, and, once tasks/update delivered
+// it, the client's answer, until the task takes it.
+type Input struct {
+	// Key names the request in inputRequests and inputResponses. A task
+	// never uses a key twice.
+	Key string `json:"key"`
+	// Request is the input request, {"method": ..., "params": ...}.
+	Request json.RawMessage `json:"request"`
+	// Answer is the client's answer, nil until one arrived.
+	Answer json.RawMessage `json:"answer,omitempty"`
+}
+
+// Record is the stored state of one task.
+type Record struct {
+	// ID is the task id: an unguessable handle (server mints 144 random
+	// bits).
+	ID string `json:"id"`
+	// Principal is the principal that created the task; only it may read,
+	// update or cancel it. Empty for anonymous callers.
+	Principal string `json:"principal,omitempty"`
+	// Owner names the instance running the task: signals for the task go
+	// to it.
+	Owner string `json:"owner"`
+
+	// Status is where the task is; StatusMessage, if set, says more (it is
+	// sent to the client).
+	Status        Status `json:"status"`
+	StatusMessage string `json:"statusMessage,omitempty"`
+
+	// CreatedAt and UpdatedAt are sent as createdAt and lastUpdatedAt.
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	// TTLMs is the time to live promised to the client, in milliseconds
+	// from CreatedAt (sent as ttlMs). Work still running then is stopped.
+	TTLMs int64 `json:"ttlMs"`
+	// ExpiresAt is when the record goes: CreatedAt plus the time to live,
+	// plus the server's clock leeway, so that no instance drops a task
+	// before its time to live by its own clock (and a task stopped at its
+	// time to live is seen failed for that while). A store may drop the
+	// record from then on, and must not return it.
+	ExpiresAt time.Time `json:"expiresAt"`
+	// LeaseUntil is how long the owner vouches for the task. The owner
+	// renews it while the work runs; once it has lapsed (beyond the
+	// server's leeway) on a task that is not terminal, any instance that
+	// reads the task marks it failed.
+	LeaseUntil time.Time `json:"leaseUntil"`
+	// PollIntervalMs is the polling interval suggested to the client.
+	PollIntervalMs int64 `json:"pollIntervalMs"`
+
+	// Inputs are the requests the task waits on, answered or not.
+	Inputs []Input `json:"inputs,omitempty"`
+	// Keys counts the input request keys issued so far, so that none is
+	// issued twice in the task's life.
+	Keys int `json:"keys,omitempty"`
+
+	// Result is the encoded result of a completed task.
+	Result json.RawMessage `json:"result,omitempty"`
+	// Error is the error of a failed task.
+	Error *jsonrpc.Error `json:"error,omitempty"`
+}
+
+// Clone returns a deep copy of r.
+func (r *Record) Clone() *Record {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	if r.Inputs != nil {
+		c.Inputs = make([]Input, len(r.Inputs))
+		for i, in := range r.Inputs {
+			c.Inputs[i] = Input{Key: in.Key, Request: slices.Clone(in.Request), Answer: slices.Clone(in.Answer)}
+		}
+	}
+	c.Result = slices.Clone(r.Result)
+	if r.Error != nil {
+		e := *r.Error
+		c.Error = &e
+	}
+	return &c
+}
+
+// Pending returns the inputs not answered yet, in the order they were
+// issued.
+func (r *Record) Pending() []Input {
+	var p []Input
+	for _, in := range r.Inputs {
+		if in.Answer == nil {
+			p = append(p, in)
+		}
+	}
+	return p
+}
+
+// Errors of a Store.
+var (
+	// ErrNotFound is returned for a task that does not exist: never
+	// created, or expired.
+	ErrNotFound = errors.New("tasks: no such task")
+	// ErrExists is returned by Create for an id already in use.
+	ErrExists = errors.New("tasks: a task with this id exists")
+	// ErrNoUpdate is returned by an update function to leave the record as
+	// it is: Update then writes nothing and returns the record it read,
+	// with a nil error.
+	ErrNoUpdate = errors.New("tasks: no update")
+)
+
+// Store keeps the tasks of a deployment. Every instance that serves the
+// deployment's endpoint must share one, so that any instance answers
+// tasks/get and a tasks/update or tasks/cancel reaches the instance running
+// the task. Implementations must be safe for concurrent use, and must hand
+// out copies: a record returned, or passed to an update function, is the
+// caller's to change.
+type Store interface {
+	// Create stores a new task. It returns ErrExists if the id is taken.
+	// When it returns nil the task is durable: a Get on any instance finds
+	// it (SEP-2663: the CreateTaskResult is sent only after this).
+	Create(ctx context.Context, r *Record) error
+	// Get returns the task, or ErrNotFound.
+	Get(ctx context.Context, id string) (*Record, error)
+	// Update applies fn to the current record and stores what fn left in
+	// it, atomically: if the record changed between the read and the
+	// write, fn runs again on the new one. fn returning ErrNoUpdate writes
+	// nothing; any other error aborts the update and is returned. Update
+	// returns the record as stored (or as read, after ErrNoUpdate), or
+	// ErrNotFound. fn must not change ID or ExpiresAt.
+	Update(ctx context.Context, id string, fn func(*Record) error) (*Record, error)
+	// Signal wakes the instance owner about task id: an answer or a
+	// cancellation was stored for it. Delivery is best effort; the owner
+	// also rereads its tasks periodically.
+	Signal(ctx context.Context, owner, id string) error
+	// Signals calls deliver with the id of every task signalled to owner,
+	// until ctx ends (it then returns ctx's error) or the transport fails.
+	// deliver must not block. The server runs it in one goroutine per
+	// instance and calls it again, after a pause, when it fails.
+	Signals(ctx context.Context, owner string, deliver func(id string)) error
+}
