@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/mrtr"
@@ -18,7 +19,7 @@ import (
 
 // noStateOnTheWire asserts that nothing the client received carries the
 // sealed requestState: neither the member name nor a JWT-looking token.
-func noStateOnTheWire(t *testing.T, c *client) {
+func noStateOnTheWire(t *testing.T, c *wireClient) {
 	t.Helper()
 	wire := c.log.String()
 	if wire == "" {
@@ -108,7 +109,7 @@ func mrtrTools(t *testing.T, srv *server.Server) {
 		} else {
 			parts = append(parts, "name:"+string(r.Content))
 		}
-		if r, err := req.Round.Sample("capital", &mrtr.CreateMessageParams{Messages: []mrtr.SamplingMessage{mrtr.UserText("Capital?")}, MaxTokens: 10}); errors.Is(err, mrtr.ErrInputRequired) {
+		if r, err := req.Round.Sample("capital", &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("Capital?")}, MaxTokens: 10}); errors.Is(err, mrtr.ErrInputRequired) {
 			pending = true
 		} else if err != nil {
 			return nil, err
@@ -503,7 +504,7 @@ func TestURLElicitationRequired(t *testing.T) {
 				continue
 			}
 			var data struct {
-				RequiredCapabilities mrtr.ClientCapabilities `json:"requiredCapabilities"`
+				RequiredCapabilities client.Capabilities `json:"requiredCapabilities"`
 			}
 			if err := json.Unmarshal(m.Error.Data, &data); err != nil || !data.RequiredCapabilities.CanElicitURL() {
 				t.Errorf("caps %s: data = %s, want requiredCapabilities.elicitation.url", caps, m.Error.Data)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
@@ -265,9 +266,9 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 }
 
 type initializeParams struct {
-	ProtocolVersion string                   `json:"protocolVersion"`
-	Capabilities    *mrtr.ClientCapabilities `json:"capabilities"`
-	ClientInfo      *server.Implementation   `json:"clientInfo"`
+	ProtocolVersion string                 `json:"protocolVersion"`
+	Capabilities    *client.Capabilities   `json:"capabilities"`
+	ClientInfo      *server.Implementation `json:"clientInfo"`
 }
 
 type initializeResult struct {

@@ -341,8 +341,8 @@ func (s *stream) close() {
 	_ = s.resp.Body.Close()
 }
 
-// client is a small 2025-11-25 Streamable HTTP client.
-type client struct {
+// wireClient is a small 2025-11-25 Streamable HTTP client.
+type wireClient struct {
 	tb      testing.TB
 	url     string
 	sid     string
@@ -350,13 +350,13 @@ type client struct {
 	log     *wireLog
 }
 
-func newClient(tb testing.TB, f *fixture) *client {
-	return &client{tb: tb, url: f.ts.URL + "/mcp", log: &wireLog{}}
+func newClient(tb testing.TB, f *fixture) *wireClient {
+	return &wireClient{tb: tb, url: f.ts.URL + "/mcp", log: &wireLog{}}
 }
 
 // do sends one HTTP request with the session headers (if any) and returns
 // the stream reading its response. Cleanup closes it.
-func (c *client) do(method string, body []byte, hdr map[string]string) *stream {
+func (c *wireClient) do(method string, body []byte, hdr map[string]string) *stream {
 	c.tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var rd io.Reader
@@ -397,7 +397,7 @@ func (c *client) do(method string, body []byte, hdr map[string]string) *stream {
 }
 
 // request POSTs a JSON-RPC request; id is any JSON-marshalable id.
-func (c *client) request(id any, method string, params any) *stream {
+func (c *wireClient) request(id any, method string, params any) *stream {
 	c.tb.Helper()
 	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
 	if params != nil {
@@ -408,7 +408,7 @@ func (c *client) request(id any, method string, params any) *stream {
 
 // call POSTs a request and returns the successful result of a plain or SSE
 // response with no messages before it.
-func (c *client) call(id any, method string, params any) json.RawMessage {
+func (c *wireClient) call(id any, method string, params any) json.RawMessage {
 	c.tb.Helper()
 	s := c.request(id, method, params)
 	if s.status != http.StatusOK {
@@ -419,7 +419,7 @@ func (c *client) call(id any, method string, params any) json.RawMessage {
 
 // post202 POSTs a notification or a response and checks it is accepted
 // with 202 and an empty body.
-func (c *client) post202(msg any) {
+func (c *wireClient) post202(msg any) {
 	c.tb.Helper()
 	s := c.do(http.MethodPost, mustJSON(c.tb, msg), nil)
 	if s.status != http.StatusAccepted {
@@ -430,7 +430,7 @@ func (c *client) post202(msg any) {
 	}
 }
 
-func (c *client) notify(method string, params any) {
+func (c *wireClient) notify(method string, params any) {
 	c.tb.Helper()
 	msg := map[string]any{"jsonrpc": "2.0", "method": method}
 	if params != nil {
@@ -440,19 +440,19 @@ func (c *client) notify(method string, params any) {
 }
 
 // answer POSTs the client's result for a server-to-client request.
-func (c *client) answer(req message, result any) {
+func (c *wireClient) answer(req message, result any) {
 	c.tb.Helper()
 	c.post202(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
 }
 
 // answerError POSTs the client's error for a server-to-client request.
-func (c *client) answerError(req message, code int, msg string) {
+func (c *wireClient) answerError(req message, code int, msg string) {
 	c.tb.Helper()
 	c.post202(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": code, "message": msg}})
 }
 
 // get opens the session's GET stream.
-func (c *client) get(accept string) *stream {
+func (c *wireClient) get(accept string) *stream {
 	c.tb.Helper()
 	return c.do(http.MethodGet, nil, map[string]string{"Accept": accept})
 }
@@ -468,7 +468,7 @@ func initParams(version, caps string) map[string]any {
 // connect performs the handshake (initialize without MCP-Protocol-Version,
 // then notifications/initialized) declaring caps, and returns the client
 // bound to the new session.
-func connect(tb testing.TB, f *fixture, caps string) *client {
+func connect(tb testing.TB, f *fixture, caps string) *wireClient {
 	tb.Helper()
 	c := newClient(tb, f)
 	s := c.request(0, "initialize", initParams(legacyVersion, caps))

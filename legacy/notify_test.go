@@ -23,7 +23,7 @@ type seen struct {
 
 // drive reads the stream of call id to its response, answering every
 // server-to-client request with answer, and returns what it saw.
-func drive(t *testing.T, c *client, s *stream, id string, answer func(m message) any) seen {
+func drive(t *testing.T, c *wireClient, s *stream, id string, answer func(m message) any) seen {
 	t.Helper()
 	var out seen
 	for {

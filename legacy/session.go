@@ -9,11 +9,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
-	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -36,7 +36,7 @@ type session struct {
 	h          *Handler
 	id         string
 	version    string
-	caps       mrtr.ClientCapabilities
+	caps       client.Capabilities
 	clientInfo *server.Implementation
 	principal  string // the authenticated subject that opened the session
 

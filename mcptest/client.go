@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/strictjson"
-	"github.com/baton-mcp/baton/mrtr"
 )
 
 // ProtocolVersion is the protocol revision every request declares.
@@ -58,16 +58,16 @@ type Options struct {
 	// callbacks: elicitation (form and url) when Elicitation is set,
 	// sampling when Sampling is set, roots when Roots is set; none at all
 	// is {}.
-	Capabilities *mrtr.ClientCapabilities
+	Capabilities *client.Capabilities
 	// Elicitation answers the elicitation/create requests of an
 	// input_required result. It may decline or cancel; an error ends the
 	// call with that error. The answer is sent as returned, unchecked, so
 	// a test can send one the server must refuse.
 	Elicitation func(ctx context.Context, req *elicit.Request) (*elicit.Result, error)
 	// Sampling answers sampling/createMessage requests.
-	Sampling func(ctx context.Context, req *mrtr.CreateMessageParams) (*mrtr.CreateMessageResult, error)
+	Sampling func(ctx context.Context, req *client.CreateMessageParams) (*client.CreateMessageResult, error)
 	// Roots answers roots/list requests.
-	Roots func(ctx context.Context) (*mrtr.ListRootsResult, error)
+	Roots func(ctx context.Context) (*client.ListRootsResult, error)
 	// OnNotification sees each notification of a response stream as it
 	// arrives, before the response; it runs on the calling goroutine. The
 	// notifications are also recorded (Response.Notifications,
@@ -95,7 +95,7 @@ type Client struct {
 	opts   Options
 	caps   json.RawMessage
 	// declared is what caps says, for checking the server's requests.
-	declared mrtr.ClientCapabilities
+	declared client.Capabilities
 	info     json.RawMessage
 	nextID   atomic.Int64
 }
@@ -126,15 +126,15 @@ func New(target Target, opts *Options) (*Client, error) {
 	}
 	caps := c.opts.Capabilities
 	if caps == nil {
-		caps = &mrtr.ClientCapabilities{}
+		caps = &client.Capabilities{}
 		if c.opts.Elicitation != nil {
-			caps.Elicitation = &mrtr.ElicitationCapability{Form: &mrtr.Empty{}, URL: &mrtr.Empty{}}
+			caps.Elicitation = &client.ElicitationCapability{Form: &client.Empty{}, URL: &client.Empty{}}
 		}
 		if c.opts.Sampling != nil {
-			caps.Sampling = &mrtr.SamplingCapability{}
+			caps.Sampling = &client.SamplingCapability{}
 		}
 		if c.opts.Roots != nil {
-			caps.Roots = &mrtr.RootsCapability{}
+			caps.Roots = &client.RootsCapability{}
 		}
 	}
 	c.declared = *caps

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/mcptest"
@@ -138,8 +139,8 @@ func newServer(t testing.TB, key mrtr.Key) *server.Server {
 		return server.TextResult("Hello, " + a.Name), nil
 	})
 	add("sample", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		out, err := req.CreateMessage(ctx, &mrtr.CreateMessageParams{
-			Messages:  []mrtr.SamplingMessage{mrtr.UserText("Capital of France?")},
+		out, err := req.CreateMessage(ctx, &client.CreateMessageParams{
+			Messages:  []client.SamplingMessage{client.UserText("Capital of France?")},
 			MaxTokens: 10,
 		})
 		if err != nil {
@@ -471,7 +472,7 @@ func TestMaxRounds(t *testing.T) {
 func TestMissingCallbackAndCapability(t *testing.T) {
 	srv := newServer(t, sharedKey)
 	ctx := testContext(t)
-	declared := newClient(t, mcptest.Handler(srv), &mcptest.Options{Capabilities: &mrtr.ClientCapabilities{Elicitation: &mrtr.ElicitationCapability{}}})
+	declared := newClient(t, mcptest.Handler(srv), &mcptest.Options{Capabilities: &client.Capabilities{Elicitation: &client.ElicitationCapability{}}})
 	_, err := declared.CallTool(ctx, "ask_one", nil)
 	if !errors.Is(err, mcptest.ErrNoCallback) || !strings.Contains(err.Error(), "Options.Elicitation") {
 		t.Fatalf("declared without callback: %v", err)
@@ -483,7 +484,7 @@ func TestMissingCallbackAndCapability(t *testing.T) {
 		t.Fatalf("undeclared: %v", err)
 	}
 	var data struct {
-		RequiredCapabilities mrtr.ClientCapabilities `json:"requiredCapabilities"`
+		RequiredCapabilities client.Capabilities `json:"requiredCapabilities"`
 	}
 	if err := json.Unmarshal(rpcErr.Data, &data); err != nil || data.RequiredCapabilities.Elicitation == nil {
 		t.Fatalf("data %s: %v", rpcErr.Data, err)
@@ -499,15 +500,15 @@ func TestMissingCallbackAndCapability(t *testing.T) {
 func TestSamplingAndRoots(t *testing.T) {
 	var sawKey string
 	c := newClient(t, mcptest.Handler(newServer(t, sharedKey)), &mcptest.Options{
-		Sampling: func(ctx context.Context, p *mrtr.CreateMessageParams) (*mrtr.CreateMessageResult, error) {
+		Sampling: func(ctx context.Context, p *client.CreateMessageParams) (*client.CreateMessageResult, error) {
 			sawKey = mcptest.InputKey(ctx)
 			if p.MaxTokens != 10 || len(p.Messages) != 1 {
 				return nil, fmt.Errorf("unexpected request %+v", p)
 			}
-			return &mrtr.CreateMessageResult{Role: content.RoleAssistant, Content: []content.Block{content.Text("Paris")}, Model: "test-model"}, nil
+			return &client.CreateMessageResult{Role: content.RoleAssistant, Content: []content.Block{content.Text("Paris")}, Model: "test-model"}, nil
 		},
-		Roots: func(context.Context) (*mrtr.ListRootsResult, error) {
-			return &mrtr.ListRootsResult{Roots: []mrtr.Root{{URI: "file:///src", Name: "src"}, {URI: "file:///docs"}}}, nil
+		Roots: func(context.Context) (*client.ListRootsResult, error) {
+			return &client.ListRootsResult{Roots: []client.Root{{URI: "file:///src", Name: "src"}, {URI: "file:///docs"}}}, nil
 		},
 	})
 	ctx := testContext(t)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/strictjson"
@@ -42,7 +43,7 @@ type InputRequest struct {
 	// Elicitation is the decoded request of an elicitation/create.
 	Elicitation *elicit.Request
 	// Sampling is the decoded request of a sampling/createMessage.
-	Sampling *mrtr.CreateMessageParams
+	Sampling *client.CreateMessageParams
 }
 
 // Round records one request of a multi-round call and its response.
@@ -403,7 +404,7 @@ func parseInputRequest(key string, raw json.RawMessage) (InputRequest, error) {
 		}
 		ir.Elicitation = &er
 	case methodSample:
-		var sp mrtr.CreateMessageParams
+		var sp client.CreateMessageParams
 		if err := strictjson.Unmarshal(r.Params, &sp); err != nil {
 			return ir, protocolError("inputRequests[%q]: invalid sampling request: %v", key, err)
 		}
@@ -464,7 +465,7 @@ func (c *Client) answer(ctx context.Context, round int, reqs []InputRequest) (ma
 			if c.opts.Sampling == nil {
 				return nil, fmt.Errorf("%w: %q is a sampling request and Options.Sampling is nil", ErrNoCallback, ir.Key)
 			}
-			var res *mrtr.CreateMessageResult
+			var res *client.CreateMessageResult
 			if res, err = c.opts.Sampling(cctx, ir.Sampling); err == nil && res == nil {
 				err = errors.New("the callback returned no result")
 			}
@@ -476,7 +477,7 @@ func (c *Client) answer(ctx context.Context, round int, reqs []InputRequest) (ma
 			if c.opts.Roots == nil {
 				return nil, fmt.Errorf("%w: %q is a roots request and Options.Roots is nil", ErrNoCallback, ir.Key)
 			}
-			var res *mrtr.ListRootsResult
+			var res *client.ListRootsResult
 			if res, err = c.opts.Roots(cctx); err == nil && res == nil {
 				err = errors.New("the callback returned no result")
 			}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -270,7 +271,7 @@ func TestRedeemOutlivesExpiryByTheLeeway(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rec recordingLedger
-	if err := NewRound(ClientCapabilities{}, nil, st, RoundOptions{}).Redeem(ctx, &rec); err != nil {
+	if err := NewRound(client.Capabilities{}, nil, st, RoundOptions{}).Redeem(ctx, &rec); err != nil {
 		t.Fatal(err)
 	}
 	if want := exp.Add(DefaultStateLeeway); !rec.expires.Equal(want) {
@@ -287,7 +288,7 @@ func TestRedeemOutlivesExpiryByTheLeeway(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return NewRound(ClientCapabilities{}, nil, st, RoundOptions{}).Redeem(ctx, ledger)
+		return NewRound(client.Capabilities{}, nil, st, RoundOptions{}).Redeem(ctx, ledger)
 	}
 	if err := redeem(); err != nil {
 		t.Fatal(err)

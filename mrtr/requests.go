@@ -8,9 +8,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/strictjson"
 )
@@ -31,7 +30,7 @@ type Digest [32]byte
 type InputRequest struct {
 	method string
 	elicit *elicit.Request
-	sample *CreateMessageParams
+	sample *client.CreateMessageParams
 }
 
 // ElicitRequest wraps an elicitation request.
@@ -40,7 +39,7 @@ func ElicitRequest(r *elicit.Request) InputRequest {
 }
 
 // SampleRequest wraps a sampling request.
-func SampleRequest(p *CreateMessageParams) InputRequest {
+func SampleRequest(p *client.CreateMessageParams) InputRequest {
 	return InputRequest{method: MethodSample, sample: p}
 }
 
@@ -54,7 +53,7 @@ func (r InputRequest) Method() string { return r.method }
 func (r InputRequest) Elicitation() *elicit.Request { return r.elicit }
 
 // Sampling returns the sampling request, or nil.
-func (r InputRequest) Sampling() *CreateMessageParams { return r.sample }
+func (r InputRequest) Sampling() *client.CreateMessageParams { return r.sample }
 
 // Params returns the request's params, ready to marshal (nil for roots).
 func (r InputRequest) Params() any {
@@ -96,9 +95,9 @@ func (r InputRequest) Validate() error {
 	return nil
 }
 
-// CheckCapabilities returns a *MissingCapabilityError when caps do not
+// CheckCapabilities returns a *client.MissingCapabilityError when caps do not
 // declare what the request needs.
-func (r InputRequest) CheckCapabilities(caps ClientCapabilities) error {
+func (r InputRequest) CheckCapabilities(caps client.Capabilities) error {
 	switch r.method {
 	case MethodElicit:
 		mode := r.elicit.Mode
@@ -111,14 +110,14 @@ func (r InputRequest) CheckCapabilities(caps ClientCapabilities) error {
 			return err
 		}
 		if (len(r.sample.Tools) > 0 || r.sample.ToolChoice != nil) && caps.Sampling.Tools == nil {
-			return &MissingCapabilityError{
-				Required: ClientCapabilities{Sampling: &SamplingCapability{Tools: &Empty{}}},
+			return &client.MissingCapabilityError{
+				Required: client.Capabilities{Sampling: &client.SamplingCapability{Tools: &client.Empty{}}},
 				What:     "a sampling request with tools",
 			}
 		}
 		if ic := r.sample.IncludeContext; ic != "" && ic != "none" && caps.Sampling.Context == nil {
-			return &MissingCapabilityError{
-				Required: ClientCapabilities{Sampling: &SamplingCapability{Context: &Empty{}}},
+			return &client.MissingCapabilityError{
+				Required: client.Capabilities{Sampling: &client.SamplingCapability{Context: &client.Empty{}}},
 				What:     "a sampling request with includeContext " + ic,
 			}
 		}
@@ -175,7 +174,7 @@ func (r *InputRequest) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("elicitation request params: %w", err)
 		}
 	case MethodSample:
-		out.sample = new(CreateMessageParams)
+		out.sample = new(client.CreateMessageParams)
 		if err := strictjson.Unmarshal(w.Params, out.sample); err != nil {
 			return fmt.Errorf("sampling request params: %w", err)
 		}
@@ -269,225 +268,6 @@ func checkKey(key string) error {
 		return fmt.Errorf("input request key %q contains control characters", key)
 	}
 	return nil
-}
-
-// CreateMessageParams are the params of sampling/createMessage.
-type CreateMessageParams struct {
-	Messages         []SamplingMessage `json:"messages"`
-	ModelPreferences *ModelPreferences `json:"modelPreferences,omitempty"`
-	SystemPrompt     string            `json:"systemPrompt,omitempty"`
-	IncludeContext   string            `json:"includeContext,omitempty"`
-	Temperature      *float64          `json:"temperature,omitempty"`
-	MaxTokens        int               `json:"maxTokens"`
-	StopSequences    []string          `json:"stopSequences,omitempty"`
-	Metadata         map[string]any    `json:"metadata,omitempty"`
-	Tools            []json.RawMessage `json:"tools,omitempty"`
-	ToolChoice       *ToolChoice       `json:"toolChoice,omitempty"`
-}
-
-// Validate checks the sampling request.
-func (p *CreateMessageParams) Validate() error {
-	if len(p.Messages) == 0 {
-		return errors.New("no messages")
-	}
-	if p.MaxTokens <= 0 {
-		return fmt.Errorf("maxTokens must be positive, got %d", p.MaxTokens)
-	}
-	for i, m := range p.Messages {
-		if m.Role != content.RoleUser && m.Role != content.RoleAssistant {
-			return fmt.Errorf("message %d: role %q is neither user nor assistant", i, m.Role)
-		}
-		if len(m.Content) == 0 {
-			return fmt.Errorf("message %d: no content", i)
-		}
-	}
-	switch p.IncludeContext {
-	case "", "none", "thisServer", "allServers":
-	default:
-		return fmt.Errorf("includeContext %q is not none, thisServer or allServers", p.IncludeContext)
-	}
-	return nil
-}
-
-// ModelPreferences guide the client's model choice.
-type ModelPreferences struct {
-	Hints                []ModelHint `json:"hints,omitempty"`
-	CostPriority         *float64    `json:"costPriority,omitempty"`
-	SpeedPriority        *float64    `json:"speedPriority,omitempty"`
-	IntelligencePriority *float64    `json:"intelligencePriority,omitempty"`
-}
-
-// ModelHint names a model family.
-type ModelHint struct {
-	Name string `json:"name,omitempty"`
-}
-
-// ToolChoice says how a sampled model may use tools.
-type ToolChoice struct {
-	Mode string `json:"mode,omitempty"`
-}
-
-// SamplingMessage is one message of a sampling conversation. On the wire
-// its content is a single block or an array of blocks.
-type SamplingMessage struct {
-	Role    content.Role
-	Content []content.Block
-}
-
-// UserText returns a user message holding text.
-func UserText(text string) SamplingMessage {
-	return SamplingMessage{Role: content.RoleUser, Content: []content.Block{content.Text(text)}}
-}
-
-type samplingMessageWire struct {
-	Role    content.Role    `json:"role"`
-	Content json.RawMessage `json:"content"`
-}
-
-// MarshalJSON writes one block as an object and several as an array.
-func (m SamplingMessage) MarshalJSON() ([]byte, error) {
-	c, err := marshalBlocks(m.Content)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(samplingMessageWire{Role: m.Role, Content: c})
-}
-
-// UnmarshalJSON reads either content form.
-func (m *SamplingMessage) UnmarshalJSON(data []byte) error {
-	var w samplingMessageWire
-	if err := strictjson.Unmarshal(data, &w); err != nil {
-		return fmt.Errorf("sampling message: %w", err)
-	}
-	blocks, err := unmarshalBlocks(w.Content)
-	if err != nil {
-		return fmt.Errorf("sampling message: %w", err)
-	}
-	*m = SamplingMessage{Role: w.Role, Content: blocks}
-	return nil
-}
-
-// CreateMessageResult is the client's answer to a sampling request.
-type CreateMessageResult struct {
-	Role       content.Role
-	Content    []content.Block
-	Model      string
-	StopReason string
-}
-
-// Text returns the concatenated text of the result's text blocks.
-func (r *CreateMessageResult) Text() string {
-	var sb strings.Builder
-	for _, b := range r.Content {
-		if b.Type == content.TypeText {
-			sb.WriteString(b.Text)
-		}
-	}
-	return sb.String()
-}
-
-type createMessageResultWire struct {
-	Role       content.Role    `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	Model      string          `json:"model"`
-	StopReason string          `json:"stopReason,omitempty"`
-}
-
-// MarshalJSON writes the result.
-func (r CreateMessageResult) MarshalJSON() ([]byte, error) {
-	c, err := marshalBlocks(r.Content)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(createMessageResultWire{r.Role, c, r.Model, r.StopReason})
-}
-
-// ParseCreateMessageResult reads and checks a sampling answer.
-func ParseCreateMessageResult(data []byte) (*CreateMessageResult, error) {
-	if err := requireObject(data); err != nil {
-		return nil, fmt.Errorf("sampling result: %w", err)
-	}
-	var w createMessageResultWire
-	if err := strictjson.Unmarshal(data, &w); err != nil {
-		return nil, fmt.Errorf("sampling result: %w", err)
-	}
-	if w.Role != content.RoleUser && w.Role != content.RoleAssistant {
-		return nil, fmt.Errorf("sampling result: role %s is neither user nor assistant", clip.Quote(string(w.Role)))
-	}
-	if w.Model == "" {
-		return nil, errors.New(`sampling result: missing "model"`)
-	}
-	blocks, err := unmarshalBlocks(w.Content)
-	if err != nil {
-		return nil, fmt.Errorf("sampling result: %w", err)
-	}
-	if len(blocks) == 0 {
-		return nil, errors.New("sampling result: no content")
-	}
-	return &CreateMessageResult{Role: w.Role, Content: blocks, Model: w.Model, StopReason: w.StopReason}, nil
-}
-
-// Root is a root the client exposes.
-type Root struct {
-	URI  string `json:"uri"`
-	Name string `json:"name,omitempty"`
-}
-
-// ListRootsResult is the client's answer to roots/list.
-type ListRootsResult struct {
-	Roots []Root `json:"roots"`
-}
-
-// ParseListRootsResult reads and checks a roots answer: an object with a
-// roots array whose URIs are file:// URIs.
-func ParseListRootsResult(data []byte) (*ListRootsResult, error) {
-	if err := requireObject(data); err != nil {
-		return nil, fmt.Errorf("roots result: %w", err)
-	}
-	var w struct {
-		Roots *[]Root `json:"roots"`
-	}
-	if err := strictjson.Unmarshal(data, &w); err != nil {
-		return nil, fmt.Errorf("roots result: %w", err)
-	}
-	if w.Roots == nil {
-		return nil, errors.New(`roots result: missing "roots"`)
-	}
-	for i, r := range *w.Roots {
-		if !strings.HasPrefix(r.URI, "file://") {
-			return nil, fmt.Errorf("roots result: root %d: uri %s is not a file:// URI", i, clip.Quote(r.URI))
-		}
-	}
-	return &ListRootsResult{Roots: *w.Roots}, nil
-}
-
-func marshalBlocks(bs []content.Block) (json.RawMessage, error) {
-	if len(bs) == 1 {
-		return json.Marshal(bs[0])
-	}
-	if bs == nil {
-		bs = []content.Block{}
-	}
-	return json.Marshal(bs)
-}
-
-func unmarshalBlocks(data json.RawMessage) ([]content.Block, error) {
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 {
-		return nil, errors.New(`missing "content"`)
-	}
-	if data[0] == '[' {
-		var bs []content.Block
-		if err := strictjson.Unmarshal(data, &bs); err != nil {
-			return nil, err
-		}
-		return bs, nil
-	}
-	var b content.Block
-	if err := strictjson.Unmarshal(data, &b); err != nil {
-		return nil, err
-	}
-	return []content.Block{b}, nil
 }
 
 func requireObject(data []byte) error {

@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 )
 
 func TestInputRequestJSONRoundTrip(t *testing.T) {
 	form := confirmForm(t, "ok?")
-	sample := &CreateMessageParams{Messages: []SamplingMessage{UserText("hi")}, MaxTokens: 5}
+	sample := &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("hi")}, MaxTokens: 5}
 	for _, ir := range []InputRequest{ElicitRequest(form), SampleRequest(sample), RootsRequest()} {
 		b, err := json.Marshal(ir)
 		if err != nil {
@@ -44,8 +45,8 @@ func TestDigestDistinguishesRequests(t *testing.T) {
 	a, _ := ElicitRequest(confirmForm(t, "a")).Digest()
 	b, _ := ElicitRequest(confirmForm(t, "b")).Digest()
 	r, _ := RootsRequest().Digest()
-	s1, _ := SampleRequest(&CreateMessageParams{Messages: []SamplingMessage{UserText("x")}, MaxTokens: 5}).Digest()
-	s2, _ := SampleRequest(&CreateMessageParams{Messages: []SamplingMessage{UserText("x")}, MaxTokens: 6}).Digest()
+	s1, _ := SampleRequest(&client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("x")}, MaxTokens: 5}).Digest()
+	s2, _ := SampleRequest(&client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("x")}, MaxTokens: 6}).Digest()
 	seen := map[Digest]bool{}
 	for _, d := range []Digest{a, b, r, s1, s2} {
 		if seen[d] {
@@ -56,28 +57,28 @@ func TestDigestDistinguishesRequests(t *testing.T) {
 }
 
 func TestParseCreateMessageResult(t *testing.T) {
-	res, err := ParseCreateMessageResult([]byte(`{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"m","stopReason":"endTurn"}`))
+	res, err := client.ParseCreateMessageResult([]byte(`{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"m","stopReason":"endTurn"}`))
 	if err != nil || res.Text() != "Paris" || res.Model != "m" {
 		t.Fatalf("%+v, %v", res, err)
 	}
-	res, err = ParseCreateMessageResult([]byte(`{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}],"model":"m"}`))
+	res, err = client.ParseCreateMessageResult([]byte(`{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}],"model":"m"}`))
 	if err != nil || res.Text() != "ab" {
 		t.Fatalf("array content: %+v, %v", res, err)
 	}
 	for _, bad := range []string{`12`, `null`, `{"role":"assistant","model":"m"}`, `{"role":"robot","content":{"type":"text","text":"x"},"model":"m"}`, `{"role":"assistant","content":{"type":"text","text":"x"}}`} {
-		if _, err := ParseCreateMessageResult([]byte(bad)); err == nil {
+		if _, err := client.ParseCreateMessageResult([]byte(bad)); err == nil {
 			t.Errorf("%s should be refused", bad)
 		}
 	}
 }
 
 func TestParseListRootsResult(t *testing.T) {
-	res, err := ParseListRootsResult([]byte(`{"roots":[{"uri":"file:///a","name":"A"}]}`))
+	res, err := client.ParseListRootsResult([]byte(`{"roots":[{"uri":"file:///a","name":"A"}]}`))
 	if err != nil || len(res.Roots) != 1 || res.Roots[0].Name != "A" {
 		t.Fatalf("%+v, %v", res, err)
 	}
 	for _, bad := range []string{`{}`, `{"roots":[{"uri":"https://x"}]}`, `[]`, `"x"`} {
-		_, err := ParseListRootsResult([]byte(bad))
+		_, err := client.ParseListRootsResult([]byte(bad))
 		if err == nil || !strings.Contains(err.Error(), "roots result") {
 			t.Errorf("%s: err = %v", bad, err)
 		}
@@ -102,22 +103,22 @@ func TestMissingCapabilityMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sample := &CreateMessageParams{Messages: []SamplingMessage{UserText("hi")}, MaxTokens: 10}
+	sample := &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("hi")}, MaxTokens: 10}
 	for _, tc := range []struct {
 		ir   InputRequest
-		caps ClientCapabilities
+		caps client.Capabilities
 		want string
 	}{
-		{ElicitRequest(confirmForm(t, "x")), ClientCapabilities{}, "an elicitation/create input request in form mode needs the client capability elicitation, which this request did not declare"},
-		{ElicitRequest(urlReq), ClientCapabilities{Elicitation: &ElicitationCapability{}}, "an elicitation/create input request in url mode needs the client capability elicitation.url, which this request did not declare"},
-		{SampleRequest(sample), ClientCapabilities{}, "a sampling/createMessage input request needs the client capability sampling, which this request did not declare"},
-		{RootsRequest(), ClientCapabilities{}, "a roots/list input request needs the client capability roots, which this request did not declare"},
+		{ElicitRequest(confirmForm(t, "x")), client.Capabilities{}, "an elicitation/create input request in form mode needs the client capability elicitation, which this request did not declare"},
+		{ElicitRequest(urlReq), client.Capabilities{Elicitation: &client.ElicitationCapability{}}, "an elicitation/create input request in url mode needs the client capability elicitation.url, which this request did not declare"},
+		{SampleRequest(sample), client.Capabilities{}, "a sampling/createMessage input request needs the client capability sampling, which this request did not declare"},
+		{RootsRequest(), client.Capabilities{}, "a roots/list input request needs the client capability roots, which this request did not declare"},
 	} {
 		err := tc.ir.CheckCapabilities(tc.caps)
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s: error %v, want %q", tc.ir.Method(), err, tc.want)
 		}
-		var mc *MissingCapabilityError
+		var mc *client.MissingCapabilityError
 		if !errors.As(err, &mc) {
 			t.Errorf("%s: error %T, want *MissingCapabilityError", tc.ir.Method(), err)
 		} else if rpc := mc.RPCError(); rpc.Message != "Missing required client capability: "+tc.want {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonscan"
@@ -93,7 +94,7 @@ type RoundOptions struct {
 // in. Blocking-style questions (Replay) are matched by position, so their
 // order is part of their meaning; see Replay.
 type Round struct {
-	caps      ClientCapabilities
+	caps      client.Capabilities
 	responses map[string]json.RawMessage
 	state     *State
 	opts      RoundOptions
@@ -123,12 +124,12 @@ type Round struct {
 // NewRound returns a Round for a request with capabilities caps, answers
 // responses (from ParseResponses) and state (from Sealer.Open, or nil when
 // the request carried none).
-func NewRound(caps ClientCapabilities, responses map[string]json.RawMessage, state *State, opts RoundOptions) *Round {
+func NewRound(caps client.Capabilities, responses map[string]json.RawMessage, state *State, opts RoundOptions) *Round {
 	return &Round{caps: caps, responses: responses, state: state, opts: opts}
 }
 
 // Capabilities returns the client capabilities declared on this request.
-func (r *Round) Capabilities() ClientCapabilities { return r.caps }
+func (r *Round) Capabilities() client.Capabilities { return r.caps }
 
 // Resumed reports whether the request carried a verified requestState.
 func (r *Round) Resumed() bool { return r.state != nil }
@@ -183,7 +184,7 @@ func (r *Round) Suspend() error {
 // records the question and returns an error wrapping ErrInputRequired. An
 // accepted answer has been validated against req's schema. Decline and
 // cancel come back as results with that action, not as errors. The error
-// is a *MissingCapabilityError if the client did not declare the
+// is a *client.MissingCapabilityError if the client did not declare the
 // elicitation mode req needs, and an *InvalidResponseError if the answer
 // is malformed.
 func (r *Round) Elicit(key string, req *elicit.Request) (*elicit.Result, error) {
@@ -203,7 +204,7 @@ func (r *Round) Elicit(key string, req *elicit.Request) (*elicit.Result, error) 
 
 // Sample returns the client's answer to the sampling request p under key,
 // or records the question; see Elicit.
-func (r *Round) Sample(key string, p *CreateMessageParams) (*CreateMessageResult, error) {
+func (r *Round) Sample(key string, p *client.CreateMessageParams) (*client.CreateMessageResult, error) {
 	if p == nil {
 		return nil, errors.New("sample: nil request")
 	}
@@ -211,7 +212,7 @@ func (r *Round) Sample(key string, p *CreateMessageParams) (*CreateMessageResult
 	if err != nil {
 		return nil, err
 	}
-	res, err := ParseCreateMessageResult(raw)
+	res, err := client.ParseCreateMessageResult(raw)
 	if err != nil {
 		return nil, &InvalidResponseError{Key: key, Err: err}
 	}
@@ -220,12 +221,12 @@ func (r *Round) Sample(key string, p *CreateMessageParams) (*CreateMessageResult
 
 // ListRoots returns the client's roots under key, or records the question;
 // see Elicit.
-func (r *Round) ListRoots(key string) (*ListRootsResult, error) {
+func (r *Round) ListRoots(key string) (*client.ListRootsResult, error) {
 	raw, err := r.ask(key, RootsRequest())
 	if err != nil {
 		return nil, err
 	}
-	res, err := ParseListRootsResult(raw)
+	res, err := client.ParseListRootsResult(raw)
 	if err != nil {
 		return nil, &InvalidResponseError{Key: key, Err: err}
 	}

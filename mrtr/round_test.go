@@ -6,10 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 )
 
-var formCaps = ClientCapabilities{Elicitation: &ElicitationCapability{}}
+var formCaps = client.Capabilities{Elicitation: &client.ElicitationCapability{}}
 
 func confirmForm(t testing.TB, message string) *elicit.Request {
 	t.Helper()
@@ -29,7 +30,7 @@ type roundTrip struct {
 	opts   RoundOptions
 }
 
-func (rt roundTrip) round(caps ClientCapabilities, token string, answers string) *Round {
+func (rt roundTrip) round(caps client.Capabilities, token string, answers string) *Round {
 	rt.t.Helper()
 	var st *State
 	if token != "" {
@@ -224,20 +225,20 @@ func TestCapabilitiesGateQuestions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sample := &CreateMessageParams{Messages: []SamplingMessage{UserText("hi")}, MaxTokens: 10}
+	sample := &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("hi")}, MaxTokens: 10}
 	for _, tc := range []struct {
 		name string
-		caps ClientCapabilities
+		caps client.Capabilities
 		ask  func(r *Round) error
 		want string
 	}{
-		{"form without elicitation", ClientCapabilities{}, func(r *Round) error { _, err := r.Elicit("k", confirmForm(t, "x")); return err }, `"elicitation":{}`},
+		{"form without elicitation", client.Capabilities{}, func(r *Round) error { _, err := r.Elicit("k", confirmForm(t, "x")); return err }, `"elicitation":{}`},
 		{"url with form only", formCaps, func(r *Round) error { _, err := r.Elicit("k", urlReq); return err }, `"url":{}`},
 		{"sampling", formCaps, func(r *Round) error { _, err := r.Sample("k", sample); return err }, `"sampling":{}`},
 		{"roots", formCaps, func(r *Round) error { _, err := r.ListRoots("k"); return err }, `"roots":{}`},
-		{"sampling tools", ClientCapabilities{Sampling: &SamplingCapability{}}, func(r *Round) error {
+		{"sampling tools", client.Capabilities{Sampling: &client.SamplingCapability{}}, func(r *Round) error {
 			p := *sample
-			p.ToolChoice = &ToolChoice{Mode: "auto"}
+			p.ToolChoice = &client.ToolChoice{Mode: "auto"}
 			_, err := r.Sample("k", &p)
 			return err
 		}, `"tools":{}`},
@@ -245,7 +246,7 @@ func TestCapabilitiesGateQuestions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rt.round(tc.caps, "", "")
 			err := tc.ask(r)
-			var mc *MissingCapabilityError
+			var mc *client.MissingCapabilityError
 			if !errors.As(err, &mc) {
 				t.Fatalf("err = %v, want *MissingCapabilityError", err)
 			}
@@ -260,7 +261,7 @@ func TestCapabilitiesGateQuestions(t *testing.T) {
 		})
 	}
 	// URL mode declared: allowed.
-	r := rt.round(ClientCapabilities{Elicitation: &ElicitationCapability{URL: &Empty{}}}, "", "")
+	r := rt.round(client.Capabilities{Elicitation: &client.ElicitationCapability{URL: &client.Empty{}}}, "", "")
 	if _, err := r.Elicit("k", urlReq); !errors.Is(err, ErrInputRequired) {
 		t.Fatalf("url elicitation with url declared: %v", err)
 	}
@@ -272,8 +273,8 @@ func TestCapabilitiesGateQuestions(t *testing.T) {
 
 func TestSeveralQuestionsAtOnce(t *testing.T) {
 	rt := newRoundTrip(t, RoundOptions{})
-	caps := ClientCapabilities{Elicitation: &ElicitationCapability{}, Sampling: &SamplingCapability{}, Roots: &RootsCapability{}}
-	sample := &CreateMessageParams{Messages: []SamplingMessage{UserText("Generate a greeting")}, MaxTokens: 50}
+	caps := client.Capabilities{Elicitation: &client.ElicitationCapability{}, Sampling: &client.SamplingCapability{}, Roots: &client.RootsCapability{}}
+	sample := &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("Generate a greeting")}, MaxTokens: 50}
 	form := confirmForm(t, "ok?")
 	ask := func(r *Round) error {
 		_, e1 := r.Elicit("user", form)
@@ -342,20 +343,20 @@ func TestRoundMisuse(t *testing.T) {
 }
 
 func TestMissing(t *testing.T) {
-	url := ClientCapabilities{Elicitation: &ElicitationCapability{URL: &Empty{}}}
+	url := client.Capabilities{Elicitation: &client.ElicitationCapability{URL: &client.Empty{}}}
 	for _, tc := range []struct {
 		name      string
-		have, req ClientCapabilities
+		have, req client.Capabilities
 		missing   string // JSON of the missing part, "" when nothing
 	}{
-		{"nothing required", ClientCapabilities{}, ClientCapabilities{}, ""},
-		{"sampling", ClientCapabilities{}, ClientCapabilities{Sampling: &SamplingCapability{}}, `{"sampling":{}}`},
-		{"sampling present", ClientCapabilities{Sampling: &SamplingCapability{}}, ClientCapabilities{Sampling: &SamplingCapability{}}, ""},
-		{"sampling tools", ClientCapabilities{Sampling: &SamplingCapability{}}, ClientCapabilities{Sampling: &SamplingCapability{Tools: &Empty{}}}, `{"sampling":{"tools":{}}}`},
-		{"form by {}", formCaps, ClientCapabilities{Elicitation: &ElicitationCapability{}}, ""},
+		{"nothing required", client.Capabilities{}, client.Capabilities{}, ""},
+		{"sampling", client.Capabilities{}, client.Capabilities{Sampling: &client.SamplingCapability{}}, `{"sampling":{}}`},
+		{"sampling present", client.Capabilities{Sampling: &client.SamplingCapability{}}, client.Capabilities{Sampling: &client.SamplingCapability{}}, ""},
+		{"sampling tools", client.Capabilities{Sampling: &client.SamplingCapability{}}, client.Capabilities{Sampling: &client.SamplingCapability{Tools: &client.Empty{}}}, `{"sampling":{"tools":{}}}`},
+		{"form by {}", formCaps, client.Capabilities{Elicitation: &client.ElicitationCapability{}}, ""},
 		{"url from form-only", formCaps, url, `{"elicitation":{"url":{}}}`},
-		{"form from url-only", url, ClientCapabilities{Elicitation: &ElicitationCapability{}}, `{"elicitation":{"form":{}}}`},
-		{"roots", formCaps, ClientCapabilities{Roots: &RootsCapability{}}, `{"roots":{}}`},
+		{"form from url-only", url, client.Capabilities{Elicitation: &client.ElicitationCapability{}}, `{"elicitation":{"form":{}}}`},
+		{"roots", formCaps, client.Capabilities{Roots: &client.RootsCapability{}}, `{"roots":{}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, ok := tc.have.Missing(tc.req)

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/jsonrpc"
-	"github.com/baton-mcp/baton/mrtr"
 )
 
 const formCaps = `{"elicitation":{}}`
@@ -63,7 +63,7 @@ func TestBlockingElicitAll(t *testing.T) {
 func TestBlockingCallsNeedCapabilities(t *testing.T) {
 	s := newTestServer(t, nil)
 	mustAddTool(t, s, Tool{Name: "sample"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
-		_, err := req.CreateMessage(ctx, &mrtr.CreateMessageParams{Messages: []mrtr.SamplingMessage{mrtr.UserText("hi")}, MaxTokens: 5})
+		_, err := req.CreateMessage(ctx, &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("hi")}, MaxTokens: 5})
 		return nil, err
 	})
 	e := wantError(t, do(t, s, toolCall(1, "sample", nil).caps(formCaps)), 400, jsonrpc.MissingRequiredClientCapability, "1")

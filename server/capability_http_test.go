@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/jsonrpc"
-	"github.com/baton-mcp/baton/mrtr"
 )
 
 // TestMissingCapabilityIsHTTP400 sends, over real HTTP, a request for every
@@ -32,14 +32,14 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 		t.Fatal(err)
 	}
 	signIn.ElicitationID = "login-1"
-	sample := &mrtr.CreateMessageParams{Messages: []mrtr.SamplingMessage{mrtr.UserText("Capital of France?")}, MaxTokens: 10}
+	sample := &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("Capital of France?")}, MaxTokens: 10}
 	var requiresRan atomic.Int32
 	done := TextResult("done")
 
 	mustAddTool(t, s, Tool{Name: "requires"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		requiresRan.Add(1)
 		return done, nil
-	}, ToolOptions{Requires: mrtr.ClientCapabilities{Sampling: &mrtr.SamplingCapability{}}})
+	}, ToolOptions{Requires: client.Capabilities{Sampling: &client.SamplingCapability{}}})
 	mustAddTool(t, s, Tool{Name: "round_elicit"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		if _, err := req.Round.Elicit("name", form); err != nil {
 			return nil, err
@@ -97,7 +97,7 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 		return done, nil
 	}
 	mustAddTool(t, s, Tool{Name: "progress_then_ask"}, progressThenAsk)
-	mustAddTool(t, s, Tool{Name: "progress_then_ask_requires"}, progressThenAsk, ToolOptions{Requires: mrtr.ClientCapabilities{Elicitation: &mrtr.ElicitationCapability{}}})
+	mustAddTool(t, s, Tool{Name: "progress_then_ask_requires"}, progressThenAsk, ToolOptions{Requires: client.Capabilities{Elicitation: &client.ElicitationCapability{}}})
 	if err := s.AddPrompt(Prompt{Name: "prompt_asks"}, func(ctx context.Context, req *PromptRequest) (*PromptResult, error) {
 		if _, err := req.Round.Elicit("name", form); err != nil {
 			return nil, err

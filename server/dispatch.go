@@ -13,6 +13,7 @@ import (
 
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonw"
@@ -37,11 +38,11 @@ var ErrNoResponse = &jsonrpc.Error{Code: jsonrpc.RequestCancelled, Message: "req
 var errNoResponse = ErrNoResponse
 
 type metaIn struct {
-	ProtocolVersion    *string                  `json:"io.modelcontextprotocol/protocolVersion"`
-	ClientCapabilities *mrtr.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
-	ClientInfo         *Implementation          `json:"io.modelcontextprotocol/clientInfo"`
-	LogLevel           *string                  `json:"io.modelcontextprotocol/logLevel"`
-	ProgressToken      json.RawMessage          `json:"progressToken"`
+	ProtocolVersion    *string              `json:"io.modelcontextprotocol/protocolVersion"`
+	ClientCapabilities *client.Capabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+	ClientInfo         *Implementation      `json:"io.modelcontextprotocol/clientInfo"`
+	LogLevel           *string              `json:"io.modelcontextprotocol/logLevel"`
+	ProgressToken      json.RawMessage      `json:"progressToken"`
 }
 
 // paramsIn is the union of the params of every modern method, decoded once.
@@ -613,7 +614,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 		return nil, invalidParams("unknown tool %s", clip.Quote(name))
 	}
 	if missing, ok := r.meta.ClientCapabilities.Missing(e.opts.Requires); ok {
-		return nil, (&mrtr.MissingCapabilityError{Required: missing, What: "tool " + name}).RPCError()
+		return nil, (&client.MissingCapabilityError{Required: missing, What: "tool " + name}).RPCError()
 	}
 	asTask := false
 	if e.opts.Task != TaskForbidden {
@@ -621,7 +622,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 		// tool refuses every other request before its handler runs.
 		asTask = !r.legacy && r.meta.ClientCapabilities.HasExtension(TasksExtension)
 		if !asTask && e.opts.Task == TaskRequired {
-			err := mrtr.ClientCapabilities{}.RequireExtension("tool "+name+" (it runs only as a task)", TasksExtension)
+			err := client.Capabilities{}.RequireExtension("tool "+name+" (it runs only as a task)", TasksExtension)
 			re, _ := asRPCError(err)
 			return nil, re
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/mrtr"
@@ -68,7 +69,7 @@ func newMRTRFixture(t *testing.T) *mrtrFixture {
 	mustAddTool(t, f.s, Tool{Name: "transfer2", InputSchema: transferSchema}, transfer)
 	mustAddTool(t, f.s, Tool{Name: "transfer_free", InputSchema: transferSchema}, transfer, ToolOptions{AnswersWithoutState: true})
 
-	capital := &mrtr.CreateMessageParams{Messages: []mrtr.SamplingMessage{mrtr.UserText("Capital of France?")}, MaxTokens: 10}
+	capital := &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("Capital of France?")}, MaxTokens: 10}
 	mustAddTool(t, f.s, Tool{Name: "sampler"}, func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
 		f.calls.Add(1)
 		res, err := req.Round.Sample("capital", capital)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
@@ -108,7 +109,7 @@ func (e *ClientError) Error() string {
 
 // Elicit asks the client to elicit req from the user and returns the
 // answer, validated against the schema that was sent. Decline and cancel
-// are results, not errors. It fails with a *mrtr.MissingCapabilityError
+// are results, not errors. It fails with a *client.MissingCapabilityError
 // (and asks nothing) when the client did not declare the mode; see the
 // blocking client calls above for the rest.
 func (c *Call) Elicit(ctx context.Context, req *elicit.Request, opts ...CallOption) (*elicit.Result, error) {
@@ -257,7 +258,7 @@ func (c *Call) NotifyElicitationComplete(ctx context.Context, elicitationID stri
 
 // CreateMessage asks the client to sample its model; see Elicit for the
 // failures.
-func (c *Call) CreateMessage(ctx context.Context, p *mrtr.CreateMessageParams, opts ...CallOption) (*mrtr.CreateMessageResult, error) {
+func (c *Call) CreateMessage(ctx context.Context, p *client.CreateMessageParams, opts ...CallOption) (*client.CreateMessageResult, error) {
 	if p == nil {
 		return nil, errors.New("create message: nil params")
 	}
@@ -268,10 +269,10 @@ func (c *Call) CreateMessage(ctx context.Context, p *mrtr.CreateMessageParams, o
 	if err := ir.CheckCapabilities(c.Meta.ClientCapabilities); err != nil {
 		return nil, err
 	}
-	var res *mrtr.CreateMessageResult
+	var res *client.CreateMessageResult
 	err := c.ask(ctx, []mrtr.InputRequest{ir}, opts, func(_ int, raw json.RawMessage) error {
 		var err error
-		res, err = mrtr.ParseCreateMessageResult(raw)
+		res, err = client.ParseCreateMessageResult(raw)
 		return err
 	})
 	if err != nil {
@@ -281,14 +282,14 @@ func (c *Call) CreateMessage(ctx context.Context, p *mrtr.CreateMessageParams, o
 }
 
 // ListRoots asks the client for its roots; see Elicit for the failures.
-func (c *Call) ListRoots(ctx context.Context, opts ...CallOption) (*mrtr.ListRootsResult, error) {
+func (c *Call) ListRoots(ctx context.Context, opts ...CallOption) (*client.ListRootsResult, error) {
 	if err := c.Meta.ClientCapabilities.RequireRoots("roots/list"); err != nil {
 		return nil, err
 	}
-	var res *mrtr.ListRootsResult
+	var res *client.ListRootsResult
 	err := c.ask(ctx, []mrtr.InputRequest{mrtr.RootsRequest()}, opts, func(_ int, raw json.RawMessage) error {
 		var err error
-		res, err = mrtr.ParseListRootsResult(raw)
+		res, err = client.ParseListRootsResult(raw)
 		return err
 	})
 	if err != nil {
@@ -346,7 +347,7 @@ func (s *Server) urlRequired(r *request, mc *mrtrCall, e *URLElicitationRequired
 		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
 	}
 	if err := r.meta.ClientCapabilities.RequireElicitation("URL elicitation", elicit.ModeURL); err != nil {
-		re, _ := asRPCError(err) // a *mrtr.MissingCapabilityError: -32021
+		re, _ := asRPCError(err) // a *client.MissingCapabilityError: -32021
 		return nil, re
 	}
 	if r.legacy {

@@ -15,6 +15,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
 )
@@ -314,7 +315,7 @@ type ToolOptions struct {
 	// Requires lists client capabilities the tool cannot work without. A
 	// call that does not declare them is refused with -32021 before the
 	// handler runs.
-	Requires mrtr.ClientCapabilities
+	Requires client.Capabilities
 	// Task says whether calls of the tool may run as tasks (the tasks
 	// extension, SEP-2663): TaskOptional or TaskRequired make the server
 	// advertise the extension, and a call that declares it is answered

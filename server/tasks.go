@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
@@ -1079,9 +1080,9 @@ func checkAnswer(request, raw json.RawMessage) error {
 	case mrtr.MethodElicit:
 		_, err = ir.Elicitation().CheckResult(raw)
 	case mrtr.MethodSample:
-		_, err = mrtr.ParseCreateMessageResult(raw)
+		_, err = client.ParseCreateMessageResult(raw)
 	case mrtr.MethodListRoots:
-		_, err = mrtr.ParseListRootsResult(raw)
+		_, err = client.ParseListRootsResult(raw)
 	default:
 		err = fmt.Errorf("unknown request method %q", ir.Method())
 	}

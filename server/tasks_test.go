@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
@@ -215,7 +216,7 @@ func TestTaskGating(t *testing.T) {
 	}
 	e := wantError(t, do(t, s, toolCall(1, "required", nil)), http.StatusBadRequest, jsonrpc.MissingRequiredClientCapability, "1")
 	var data struct {
-		RequiredCapabilities mrtr.ClientCapabilities `json:"requiredCapabilities"`
+		RequiredCapabilities client.Capabilities `json:"requiredCapabilities"`
 	}
 	if err := json.Unmarshal(e.Data, &data); err != nil || !data.RequiredCapabilities.HasExtension(TasksExtension) {
 		t.Errorf("task-required tool without the extension: data = %s, want requiredCapabilities.extensions[%q]", e.Data, TasksExtension)

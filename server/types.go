@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/strictjson"
@@ -170,7 +171,7 @@ type RequestMeta struct {
 	// ProtocolVersion is the requested protocol revision.
 	ProtocolVersion string
 	// ClientCapabilities are the capabilities declared on this request.
-	ClientCapabilities mrtr.ClientCapabilities
+	ClientCapabilities client.Capabilities
 	// ClientInfo is the self-reported client identity, if sent. Do not base
 	// decisions on it.
 	ClientInfo *Implementation

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -53,7 +53,7 @@ func registerLegacyFixtures(srv *server.Server, add func(error)) {
 		if err := req.Bind(&in); err != nil {
 			return nil, err
 		}
-		res, err := req.CreateMessage(ctx, &mrtr.CreateMessageParams{Messages: []mrtr.SamplingMessage{mrtr.UserText(in.Prompt)}, MaxTokens: 100})
+		res, err := req.CreateMessage(ctx, &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText(in.Prompt)}, MaxTokens: 100})
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/mrtr"
@@ -43,8 +44,8 @@ func registerMRTRTools(srv *server.Server, add func(error)) {
 	add(err)
 	streamForm, err := askText("Anything to add?", "note")
 	add(err)
-	capital := &mrtr.CreateMessageParams{Messages: []mrtr.SamplingMessage{mrtr.UserText("What is the capital of France?")}, MaxTokens: 100}
-	greeting := &mrtr.CreateMessageParams{Messages: []mrtr.SamplingMessage{mrtr.UserText("Generate a greeting")}, MaxTokens: 50}
+	capital := &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("What is the capital of France?")}, MaxTokens: 100}
+	greeting := &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("Generate a greeting")}, MaxTokens: 50}
 	if nameForm == nil || okForm == nil || step1 == nil || step2 == nil || contextForm == nil || streamForm == nil {
 		return
 	}
@@ -214,7 +215,7 @@ func registerMRTRTools(srv *server.Server, add func(error)) {
 			return nil, err
 		}
 		return server.TextResult("Elicitation " + string(res.Action)), nil
-	}, server.ToolOptions{Requires: mrtr.ClientCapabilities{Elicitation: &mrtr.ElicitationCapability{}}}))
+	}, server.ToolOptions{Requires: client.Capabilities{Elicitation: &client.ElicitationCapability{}}}))
 
 	add(srv.AddPrompt(server.Prompt{Name: "test_input_required_result_prompt", Description: "Asks for context before building the prompt"}, func(ctx context.Context, req *server.PromptRequest) (*server.PromptResult, error) {
 		res, err := req.Round.Elicit("user_context", contextForm)
@@ -226,7 +227,7 @@ func registerMRTRTools(srv *server.Server, add func(error)) {
 	}))
 }
 
-func rootURIs(res *mrtr.ListRootsResult) string {
+func rootURIs(res *client.ListRootsResult) string {
 	uris := make([]string, len(res.Roots))
 	for i, r := range res.Roots {
 		uris[i] = r.URI

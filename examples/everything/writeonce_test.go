@@ -24,7 +24,7 @@ import (
 // client returns a test client for target that answers the example's
 // forms as Alice would: her name, her email, yes to a transfer, and to
 // test_elicitation the given content.
-func client(t *testing.T, target mcptest.Target, elicitation map[string]any) *mcptest.Client {
+func testClient(t *testing.T, target mcptest.Target, elicitation map[string]any) *mcptest.Client {
 	t.Helper()
 	c, err := mcptest.New(target, &mcptest.Options{
 		Elicitation: func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
@@ -61,7 +61,7 @@ var transferArgs = map[string]any{"to": "bob", "amount": 25.5}
 // questions, in order, one per round; it returns the result.
 func onboard(t *testing.T, target mcptest.Target) *mcptest.ToolResult {
 	t.Helper()
-	res, err := client(t, target, nil).CallTool(testContext(t), "onboard_user", map[string]any{})
+	res, err := testClient(t, target, nil).CallTool(testContext(t), "onboard_user", map[string]any{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestBlockingElicitationModern(t *testing.T) {
 	ts := newTestServer(t, testKey)
 	ctx := testContext(t)
 	args := map[string]any{"message": "Who are you?"}
-	res, err := client(t, at(ts), map[string]any{"username": "alice", "email": "alice@example.com"}).CallTool(ctx, "test_elicitation", args)
+	res, err := testClient(t, at(ts), map[string]any{"username": "alice", "email": "alice@example.com"}).CallTool(ctx, "test_elicitation", args)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestBlockingElicitationModern(t *testing.T) {
 		t.Fatalf("result %q after %d rounds", got, len(res.Exchange.Rounds))
 	}
 	// The answer is validated against the schema the handler sent.
-	_, err = client(t, at(ts), map[string]any{"username": "alice", "email": "not-an-email"}).CallTool(ctx, "test_elicitation", args)
+	_, err = testClient(t, at(ts), map[string]any{"username": "alice", "email": "not-an-email"}).CallTool(ctx, "test_elicitation", args)
 	var rpcErr *mcptest.Error
 	if !errors.As(err, &rpcErr) || rpcErr.Code != -32602 || rpcErr.Round != 2 || !strings.Contains(rpcErr.Message, "email") {
 		t.Fatalf("invalid answer: %v", err)
@@ -126,7 +126,7 @@ func TestBlockingElicitationModern(t *testing.T) {
 // money; it returns the result.
 func transfer(t *testing.T, target mcptest.Target) *mcptest.ToolResult {
 	t.Helper()
-	res, err := client(t, target, nil).CallTool(testContext(t), "confirm_transfer", transferArgs)
+	res, err := testClient(t, target, nil).CallTool(testContext(t), "confirm_transfer", transferArgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func transfer(t *testing.T, target mcptest.Target) *mcptest.ToolResult {
 func replay(t *testing.T, target mcptest.Target, earlier *mcptest.ToolResult) {
 	t.Helper()
 	r := earlier.Exchange.Rounds[0]
-	res, err := client(t, target, nil).CallTool(testContext(t), "confirm_transfer", transferArgs, mcptest.Resume(r.RequestState, r.InputResponses))
+	res, err := testClient(t, target, nil).CallTool(testContext(t), "confirm_transfer", transferArgs, mcptest.Resume(r.RequestState, r.InputResponses))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestReplayedConfirmationOtherInstance(t *testing.T) {
 func TestBlockingElicitationAlternatingInstances(t *testing.T) {
 	a := newTestServer(t, testKey)
 	b := newTestServer(t, testKey)
-	c := client(t, mcptest.RoundRobin(at(a), at(b)), map[string]any{"username": "alice", "email": "alice@example.com"})
+	c := testClient(t, mcptest.RoundRobin(at(a), at(b)), map[string]any{"username": "alice", "email": "alice@example.com"})
 	res, err := c.CallTool(testContext(t), "test_elicitation", map[string]any{"message": "Who are you?"})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,12 @@
+// Package client describes the MCP client as a server sees it: the
+// capabilities it declares on each request (Capabilities), and the two
+// kinds of question besides elicitation that a server may ask it: sampling
+// its model (CreateMessageParams, answered by a CreateMessageResult) and
+// listing its roots (answered by a ListRootsResult). Elicitation, the
+// third, has its own package, elicit.
+//
+// On the 2026-07-28 protocol these questions travel inside an
+// input_required result; on a 2025-11-25 session they are real requests to
+// the client. Handlers ask them through the methods of server.Call either
+// way; this package holds the vocabulary both share.
+package client

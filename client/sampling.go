@@ -1,0 +1,224 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/internal/clip"
+	"github.com/baton-mcp/baton/internal/strictjson"
+)
+
+// CreateMessageParams are the params of sampling/createMessage.
+type CreateMessageParams struct {
+	Messages         []SamplingMessage `json:"messages"`
+	ModelPreferences *ModelPreferences `json:"modelPreferences,omitempty"`
+	SystemPrompt     string            `json:"systemPrompt,omitempty"`
+	IncludeContext   string            `json:"includeContext,omitempty"`
+	Temperature      *float64          `json:"temperature,omitempty"`
+	MaxTokens        int               `json:"maxTokens"`
+	StopSequences    []string          `json:"stopSequences,omitempty"`
+	Metadata         map[string]any    `json:"metadata,omitempty"`
+	Tools            []json.RawMessage `json:"tools,omitempty"`
+	ToolChoice       *ToolChoice       `json:"toolChoice,omitempty"`
+}
+
+// Validate checks the sampling request.
+func (p *CreateMessageParams) Validate() error {
+	if len(p.Messages) == 0 {
+		return errors.New("no messages")
+	}
+	if p.MaxTokens <= 0 {
+		return fmt.Errorf("maxTokens must be positive, got %d", p.MaxTokens)
+	}
+	for i, m := range p.Messages {
+		if m.Role != content.RoleUser && m.Role != content.RoleAssistant {
+			return fmt.Errorf("message %d: role %q is neither user nor assistant", i, m.Role)
+		}
+		if len(m.Content) == 0 {
+			return fmt.Errorf("message %d: no content", i)
+		}
+	}
+	switch p.IncludeContext {
+	case "", "none", "thisServer", "allServers":
+	default:
+		return fmt.Errorf("includeContext %q is not none, thisServer or allServers", p.IncludeContext)
+	}
+	return nil
+}
+
+// ModelPreferences guide the client's model choice.
+type ModelPreferences struct {
+	Hints                []ModelHint `json:"hints,omitempty"`
+	CostPriority         *float64    `json:"costPriority,omitempty"`
+	SpeedPriority        *float64    `json:"speedPriority,omitempty"`
+	IntelligencePriority *float64    `json:"intelligencePriority,omitempty"`
+}
+
+// ModelHint names a model family.
+type ModelHint struct {
+	Name string `json:"name,omitempty"`
+}
+
+// ToolChoice says how a sampled model may use tools.
+type ToolChoice struct {
+	Mode string `json:"mode,omitempty"`
+}
+
+// SamplingMessage is one message of a sampling conversation. On the wire
+// its content is a single block or an array of blocks.
+type SamplingMessage struct {
+	Role    content.Role
+	Content []content.Block
+}
+
+// UserText returns a user message holding text.
+func UserText(text string) SamplingMessage {
+	return SamplingMessage{Role: content.RoleUser, Content: []content.Block{content.Text(text)}}
+}
+
+type samplingMessageWire struct {
+	Role    content.Role    `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// MarshalJSON writes one block as an object and several as an array.
+func (m SamplingMessage) MarshalJSON() ([]byte, error) {
+	c, err := marshalBlocks(m.Content)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(samplingMessageWire{Role: m.Role, Content: c})
+}
+
+// UnmarshalJSON reads either content form.
+func (m *SamplingMessage) UnmarshalJSON(data []byte) error {
+	var w samplingMessageWire
+	if err := strictjson.Unmarshal(data, &w); err != nil {
+		return fmt.Errorf("sampling message: %w", err)
+	}
+	blocks, err := unmarshalBlocks(w.Content)
+	if err != nil {
+		return fmt.Errorf("sampling message: %w", err)
+	}
+	*m = SamplingMessage{Role: w.Role, Content: blocks}
+	return nil
+}
+
+// CreateMessageResult is the client's answer to a sampling request.
+type CreateMessageResult struct {
+	Role       content.Role
+	Content    []content.Block
+	Model      string
+	StopReason string
+}
+
+// Text returns the concatenated text of the result's text blocks.
+func (r *CreateMessageResult) Text() string {
+	var sb strings.Builder
+	for _, b := range r.Content {
+		if b.Type == content.TypeText {
+			sb.WriteString(b.Text)
+		}
+	}
+	return sb.String()
+}
+
+type createMessageResultWire struct {
+	Role       content.Role    `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Model      string          `json:"model"`
+	StopReason string          `json:"stopReason,omitempty"`
+}
+
+// MarshalJSON writes the result.
+func (r CreateMessageResult) MarshalJSON() ([]byte, error) {
+	c, err := marshalBlocks(r.Content)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(createMessageResultWire{r.Role, c, r.Model, r.StopReason})
+}
+
+// ParseCreateMessageResult reads and checks a sampling answer.
+func ParseCreateMessageResult(data []byte) (*CreateMessageResult, error) {
+	if err := requireObject(data); err != nil {
+		return nil, fmt.Errorf("sampling result: %w", err)
+	}
+	var w createMessageResultWire
+	if err := strictjson.Unmarshal(data, &w); err != nil {
+		return nil, fmt.Errorf("sampling result: %w", err)
+	}
+	if w.Role != content.RoleUser && w.Role != content.RoleAssistant {
+		return nil, fmt.Errorf("sampling result: role %s is neither user nor assistant", clip.Quote(string(w.Role)))
+	}
+	if w.Model == "" {
+		return nil, errors.New(`sampling result: missing "model"`)
+	}
+	blocks, err := unmarshalBlocks(w.Content)
+	if err != nil {
+		return nil, fmt.Errorf("sampling result: %w", err)
+	}
+	if len(blocks) == 0 {
+		return nil, errors.New("sampling result: no content")
+	}
+	return &CreateMessageResult{Role: w.Role, Content: blocks, Model: w.Model, StopReason: w.StopReason}, nil
+}
+
+func marshalBlocks(bs []content.Block) (json.RawMessage, error) {
+	if len(bs) == 1 {
+		return json.Marshal(bs[0])
+	}
+	if bs == nil {
+		bs = []content.Block{}
+	}
+	return json.Marshal(bs)
+}
+
+func unmarshalBlocks(data json.RawMessage) ([]content.Block, error) {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 {
+		return nil, errors.New(`missing "content"`)
+	}
+	if data[0] == '[' {
+		var bs []content.Block
+		if err := strictjson.Unmarshal(data, &bs); err != nil {
+			return nil, err
+		}
+		return bs, nil
+	}
+	var b content.Block
+	if err := strictjson.Unmarshal(data, &b); err != nil {
+		return nil, err
+	}
+	return []content.Block{b}, nil
+}
+
+func requireObject(data []byte) error {
+	t := bytes.TrimSpace(data)
+	if len(t) == 0 || t[0] != '{' {
+		return fmt.Errorf("expected a JSON object, got %s", describeJSON(t))
+	}
+	return nil
+}
+
+func describeJSON(t []byte) string {
+	if len(t) == 0 {
+		return "nothing"
+	}
+	switch t[0] {
+	case '"':
+		return "a string"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}
