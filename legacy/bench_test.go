@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -50,8 +49,7 @@ func parkElicitations(b *testing.B, n int) (heap, stack, goroutines float64) {
 		}
 		return server.TextResult("ok"), nil
 	})
-	h := legacy.Attach(srv, nil)
-	defer h.Close()
+	defer srv.Close()
 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

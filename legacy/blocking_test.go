@@ -75,7 +75,7 @@ func TestBlockingElicitation(t *testing.T) {
 	srv := newServer(t)
 	out := make(chan outcome, 1)
 	blockingTools(t, srv, out)
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, allCaps)
 
 	t.Run("accept", func(t *testing.T) {
@@ -188,7 +188,7 @@ func TestBlockingSamplingAndRoots(t *testing.T) {
 	srv := newServer(t)
 	out := make(chan outcome, 1)
 	blockingTools(t, srv, out)
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, allCaps)
 
 	t.Run("sampling", func(t *testing.T) {
@@ -265,7 +265,7 @@ func TestConcurrentCallsInOneSession(t *testing.T) {
 		}
 		return server.TextResult(v.Name), nil
 	})
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, `{"elicitation":{}}`)
 	const n = 5
 	streams := make([]*stream, n)
@@ -298,10 +298,10 @@ func TestBlockingTimeout(t *testing.T) {
 		{"server-wide CallTimeout", &legacy.Options{CallTimeout: timeout, KeepAlive: 10 * time.Millisecond}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newServer(t)
+			srv := newLegacyServer(t, tc.opts, nil)
 			out := make(chan outcome, 1)
 			blockingTools(t, srv, out, tc.callOpt...)
-			f := newFixture(t, srv, tc.opts)
+			f := newFixture(t, srv)
 			c := connect(t, f, allCaps)
 
 			for i, tool := range []struct{ name, method string }{
@@ -346,10 +346,10 @@ func TestBlockingTimeout(t *testing.T) {
 
 func TestCancelOriginalRequest(t *testing.T) {
 	const callTimeout = 5 * time.Second
-	srv := newServer(t)
+	srv := newLegacyServer(t, &legacy.Options{CallTimeout: callTimeout}, nil)
 	out := make(chan outcome, 1)
 	blockingTools(t, srv, out)
-	f := newFixture(t, srv, &legacy.Options{CallTimeout: callTimeout})
+	f := newFixture(t, srv)
 	c := connect(t, f, allCaps)
 
 	t.Run("notifications/cancelled", func(t *testing.T) {
@@ -418,7 +418,7 @@ func TestMissingCapability(t *testing.T) {
 	srv := newServer(t)
 	out := make(chan outcome, 1)
 	blockingTools(t, srv, out)
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 
 	for _, tc := range []struct {
 		name, caps, tool string
@@ -477,7 +477,7 @@ func TestElicitAllIsConcurrent(t *testing.T) {
 		}
 		return server.TextResult(string(res[0].Content) + string(res[1].Content)), nil
 	})
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, `{"elicitation":{}}`)
 
 	s := c.request(1, "tools/call", toolCall("both", nil))

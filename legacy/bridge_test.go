@@ -163,7 +163,7 @@ func mrtrTools(t *testing.T, srv *server.Server) {
 func TestBridgeOneRound(t *testing.T) {
 	srv := newServer(t)
 	mrtrTools(t, srv)
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, allCaps)
 
 	for i, answer := range []map[string]any{
@@ -199,7 +199,7 @@ func TestBridgeOneRound(t *testing.T) {
 func TestBridgeTwoRounds(t *testing.T) {
 	srv := newServer(t)
 	mrtrTools(t, srv)
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, allCaps)
 
 	s := c.request("two", "tools/call", toolCall("mrtr_two", map[string]any{}))
@@ -227,7 +227,7 @@ func TestBridgeTwoRounds(t *testing.T) {
 func TestBridgeAsksConcurrently(t *testing.T) {
 	srv := newServer(t)
 	mrtrTools(t, srv)
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, allCaps)
 
 	s := c.request(1, "tools/call", toolCall("mrtr_three", nil))
@@ -266,7 +266,7 @@ func TestBridgeAsksConcurrently(t *testing.T) {
 func TestBridgeClientErrorAndInvalidAnswer(t *testing.T) {
 	srv := newServer(t)
 	mrtrTools(t, srv)
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, allCaps)
 
 	t.Run("client error on one of three", func(t *testing.T) {
@@ -318,7 +318,7 @@ func TestBridgeClientErrorAndInvalidAnswer(t *testing.T) {
 func TestBridgeURLElicitationGetsID(t *testing.T) {
 	srv := newServer(t)
 	mrtrTools(t, srv)
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, allCaps)
 	s := c.request(1, "tools/call", toolCall("mrtr_url", nil))
 	req := s.nextRequest("elicitation/create")
@@ -344,9 +344,9 @@ func TestBridgeURLElicitationGetsID(t *testing.T) {
 }
 
 func TestBridgeMaxRounds(t *testing.T) {
-	srv := newServer(t)
+	srv := newLegacyServer(t, &legacy.Options{MaxRounds: 2}, nil)
 	mrtrTools(t, srv)
-	f := newFixture(t, srv, &legacy.Options{MaxRounds: 2})
+	f := newFixture(t, srv)
 	c := connect(t, f, allCaps)
 	s := c.request(1, "tools/call", toolCall("mrtr_forever", nil))
 	var asked []string
@@ -374,9 +374,9 @@ func TestBridgeMaxRounds(t *testing.T) {
 
 func TestBridgeRoundTimeout(t *testing.T) {
 	const timeout = 50 * time.Millisecond
-	srv := newServer(t)
+	srv := newLegacyServer(t, &legacy.Options{CallTimeout: timeout}, nil)
 	mrtrTools(t, srv)
-	f := newFixture(t, srv, &legacy.Options{CallTimeout: timeout})
+	f := newFixture(t, srv)
 	c := connect(t, f, allCaps)
 	start := time.Now()
 	s := c.request(1, "tools/call", toolCall("mrtr_one", nil))
@@ -396,9 +396,9 @@ func TestBridgeRoundTimeout(t *testing.T) {
 }
 
 func TestBridgeCancelled(t *testing.T) {
-	srv := newServer(t)
+	srv := newLegacyServer(t, &legacy.Options{CallTimeout: 5 * time.Second}, nil)
 	mrtrTools(t, srv)
-	f := newFixture(t, srv, &legacy.Options{CallTimeout: 5 * time.Second})
+	f := newFixture(t, srv)
 	c := connect(t, f, allCaps)
 	s := c.request("x", "tools/call", toolCall("mrtr_one", nil))
 	req := s.nextRequest("elicitation/create")
@@ -427,7 +427,7 @@ func urlRequiredTool(t *testing.T, srv *server.Server) {
 func TestURLElicitationRequired(t *testing.T) {
 	srv := newServer(t)
 	urlRequiredTool(t, srv)
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 
 	t.Run("legacy client gets -32042", func(t *testing.T) {
 		c := connect(t, f, `{"elicitation":{"form":{},"url":{}}}`)

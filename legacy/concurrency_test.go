@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -44,7 +43,7 @@ func TestConcurrentBlockingCalls(t *testing.T) {
 		}
 		return server.TextResult(fmt.Sprintf("a=%s b=%s roots=%s", a.Content, b.Content, roots)), nil
 	})
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, allCaps)
 
 	for round := range 5 {
@@ -94,7 +93,6 @@ func TestStdioBlockedStdoutHoldsUpNoChange(t *testing.T) {
 	addTool(t, srv, "t0", func(context.Context, *server.ToolRequest) (*server.ToolResult, error) {
 		return server.TextResult("x"), nil
 	})
-	legacy.Attach(srv, nil)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)

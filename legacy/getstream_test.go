@@ -17,7 +17,7 @@ func TestGETStream(t *testing.T) {
 	})
 	textResource(t, srv, "test://a", "A")
 	textResource(t, srv, "test://b", "B")
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, `{}`)
 
 	t.Run("needs Accept text/event-stream", func(t *testing.T) {
@@ -157,7 +157,7 @@ func TestGETStreamNeverCarriesRequests(t *testing.T) {
 		}
 		return server.TextResult(string(r.Action)), nil
 	})
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, `{"elicitation":{}}`)
 	get := c.get("text/event-stream")
 	s := c.request(1, "tools/call", toolCall("ask", nil))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/clip"
+	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -55,9 +56,12 @@ type Options struct {
 	MaxSessions int
 }
 
-// Handler serves legacy sessions for one server.Server.
+// Handler serves legacy sessions for one server.Server. Create it with New
+// and give it to the server as server.Options.Legacy; it serves that one
+// server.
 type Handler struct {
 	srv  *server.Server
+	d    era.Dispatcher[server.RequestMeta]
 	opts Options
 
 	mu        sync.Mutex
@@ -67,9 +71,11 @@ type Handler struct {
 	stopWatch func()
 }
 
-// Attach creates a Handler for srv and installs it with srv.SetLegacy.
-// Call it before serving.
-func Attach(srv *server.Server, opts *Options) *Handler {
+// New returns a Handler configured by opts (nil for the defaults). Pass it
+// to server.New as Options.Legacy:
+//
+//	srv, err := server.New(info, &server.Options{Legacy: legacy.New(nil)})
+func New(opts *Options) *Handler {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -89,18 +95,33 @@ func Attach(srv *server.Server, opts *Options) *Handler {
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = DefaultMaxSessions
 	}
-	h := &Handler{srv: srv, opts: o, sessions: make(map[string]*session), stdio: make(map[*session]struct{}), lastSweep: time.Now()}
-	h.stopWatch = srv.Watch(h.changed)
-	srv.SetLegacy(h)
-	return h
+	return &Handler{opts: o, sessions: make(map[string]*session), stdio: make(map[*session]struct{}), lastSweep: time.Now()}
 }
 
-// Versions implements server.LegacyHandler.
+// Bind is called by server.New; it is not for other use. It ties h to
+// srv, once.
+func (h *Handler) Bind(srv *server.Server, d era.Dispatcher[server.RequestMeta]) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.srv != nil {
+		return errors.New("this legacy.Handler already serves another server; make one per server")
+	}
+	h.srv, h.d = srv, d
+	h.stopWatch = srv.Watch(h.changed)
+	return nil
+}
+
+// Versions lists the legacy protocol versions served, newest first.
 func (h *Handler) Versions() []string { return slices.Clone(versions) }
 
 // Close ends every session (their waits fail) and stops watching the server.
 func (h *Handler) Close() {
-	h.stopWatch()
+	h.mu.Lock()
+	stop := h.stopWatch
+	h.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
 	h.mu.Lock()
 	all := make([]*session, 0, len(h.sessions))
 	for id, s := range h.sessions {
@@ -210,7 +231,8 @@ func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc
 	_, _ = w.Write(b)
 }
 
-// ServeLegacy implements server.LegacyHandler.
+// ServeLegacy serves an HTTP request the server routed to a legacy
+// session; the server calls it, not users.
 func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byte, msg *jsonrpc.Message) {
 	sid := r.Header.Get(server.HeaderSessionID)
 	if r.Method == http.MethodPost && msg != nil && msg.Method == "initialize" {

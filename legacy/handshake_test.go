@@ -24,7 +24,7 @@ func TestInitializeNegotiatesVersion(t *testing.T) {
 	addTool(t, srv, "echo", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 		return server.TextResult("ok"), nil
 	})
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 
 	seen := map[string]bool{}
 	for _, tc := range []struct {
@@ -93,7 +93,7 @@ func TestInitializeNegotiatesVersion(t *testing.T) {
 }
 
 func TestInitializeErrors(t *testing.T) {
-	f := newFixture(t, newServer(t), nil)
+	f := newFixture(t, newServer(t))
 	live := connect(t, f, `{}`)
 
 	t.Run("with a session id", func(t *testing.T) {
@@ -166,7 +166,7 @@ func TestInitializeErrors(t *testing.T) {
 }
 
 func TestMaxSessions(t *testing.T) {
-	f := newFixture(t, newServer(t), &legacy.Options{MaxSessions: 2})
+	f := newFixture(t, newLegacyServer(t, &legacy.Options{MaxSessions: 2}, nil))
 	connect(t, f, `{}`)
 	c2 := connect(t, f, `{}`)
 	c := newClient(t, f)
@@ -189,7 +189,7 @@ func TestRouting(t *testing.T) {
 	addTool(t, srv, "echo", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 		return server.TextResult("echo " + req.Meta.ProtocolVersion), nil
 	})
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, `{}`)
 
 	t.Run("modern request next to a legacy session", func(t *testing.T) {
@@ -332,7 +332,7 @@ func TestDeleteEndsWaits(t *testing.T) {
 		}
 		return server.TextResult("done"), nil
 	})
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, `{"elicitation":{}}`)
 	get := c.get("text/event-stream")
 	s := c.request(1, "tools/call", toolCall("ask", nil))
@@ -358,7 +358,7 @@ func TestDeleteEndsWaits(t *testing.T) {
 
 func TestIdleExpiry(t *testing.T) {
 	const idle = 100 * time.Millisecond
-	srv := newServer(t)
+	srv := newLegacyServer(t, &legacy.Options{SessionIdle: idle, KeepAlive: 10 * time.Millisecond}, nil)
 	answered := make(chan outcome, 1)
 	addTool(t, srv, "ask", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 		r, err := req.CreateFormElicitation(ctx, "Name?", nameSchema(t))
@@ -368,7 +368,7 @@ func TestIdleExpiry(t *testing.T) {
 		}
 		return server.TextResult(string(r.Action)), nil
 	})
-	f := newFixture(t, srv, &legacy.Options{SessionIdle: idle, KeepAlive: 10 * time.Millisecond})
+	f := newFixture(t, srv)
 
 	idleC := connect(t, f, `{}`)
 	getC := connect(t, f, `{}`)
@@ -426,7 +426,7 @@ func TestLegacyURLElicitationNeedsID(t *testing.T) {
 		out <- err
 		return server.TextResult("x"), nil
 	})
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, `{"elicitation":{"form":{},"url":{}}}`)
 	s := c.request(1, "tools/call", toolCall("url", nil))
 	if err := recv(t, out, "handler"); err == nil || !strings.Contains(err.Error(), "elicitationId") {
@@ -454,7 +454,7 @@ func TestSessionBelongsToItsPrincipal(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	}
-	f := newFixtureWith(t, srv, nil, auth)
+	f := newFixtureWith(t, srv, auth)
 
 	alice := newClient(t, f)
 	s := alice.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initParams(legacyVersion, allCaps)}),

@@ -51,6 +51,18 @@ func newServer(tb testing.TB) *server.Server {
 // newServerWith is newServer with options adjusted by mutate.
 func newServerWith(tb testing.TB, mutate func(*server.Options)) *server.Server {
 	tb.Helper()
+	return newLegacyServer(tb, nil, mutate)
+}
+
+// handlers maps each test server to its legacy handler, for fixtures and
+// tests that count sessions.
+var handlers sync.Map // *server.Server → *legacy.Handler
+
+// newLegacyServer is a test server whose legacy handler has options lopts,
+// with server options adjusted by mutate.
+func newLegacyServer(tb testing.TB, lopts *legacy.Options, mutate func(*server.Options)) *server.Server {
+	tb.Helper()
+	h := legacy.New(lopts)
 	ring, err := mrtr.NewKeyRing(mrtr.Key{ID: "k1", Secret: []byte("baton-legacy-test-secret-0123456789abcdef")})
 	if err != nil {
 		tb.Fatalf("NewKeyRing: %v", err)
@@ -59,6 +71,7 @@ func newServerWith(tb testing.TB, mutate func(*server.Options)) *server.Server {
 		StateKeys: ring,
 		Logging:   true,
 		Logger:    slog.New(slog.DiscardHandler),
+		Legacy:    h,
 	}
 	if mutate != nil {
 		mutate(&o)
@@ -67,6 +80,8 @@ func newServerWith(tb testing.TB, mutate func(*server.Options)) *server.Server {
 	if err != nil {
 		tb.Fatalf("server.New: %v", err)
 	}
+	handlers.Store(srv, h)
+	tb.Cleanup(func() { handlers.Delete(srv) })
 	return srv
 }
 
@@ -85,19 +100,24 @@ type fixture struct {
 	ts  *httptest.Server
 }
 
-// newFixture attaches a legacy handler to srv (tools registered already or
-// later) and serves it on 127.0.0.1:0. Cleanup closes the handler first, so
-// that parked calls and GET streams end, then the listener.
-func newFixture(tb testing.TB, srv *server.Server, opts *legacy.Options) *fixture {
+// newFixture serves srv (from newServer or newLegacyServer; tools
+// registered already or later) on 127.0.0.1:0. Cleanup closes the legacy
+// handler first, so that parked calls and GET streams end, then the
+// listener.
+func newFixture(tb testing.TB, srv *server.Server) *fixture {
 	tb.Helper()
-	return newFixtureWith(tb, srv, opts, nil)
+	return newFixtureWith(tb, srv, nil)
 }
 
 // newFixtureWith is newFixture with the server's handler wrapped (for
 // example by authentication middleware).
-func newFixtureWith(tb testing.TB, srv *server.Server, opts *legacy.Options, wrap func(http.Handler) http.Handler) *fixture {
+func newFixtureWith(tb testing.TB, srv *server.Server, wrap func(http.Handler) http.Handler) *fixture {
 	tb.Helper()
-	h := legacy.Attach(srv, opts)
+	v, ok := handlers.Load(srv)
+	if !ok {
+		tb.Fatal("newFixture: the server was not made by newServer or newLegacyServer")
+	}
+	h := v.(*legacy.Handler)
 	var handler = srv.Handler()
 	if wrap != nil {
 		handler = wrap(handler)

@@ -11,7 +11,7 @@ import (
 )
 
 func TestPingAndSetLevel(t *testing.T) {
-	f := newFixture(t, newServer(t), nil)
+	f := newFixture(t, newServer(t))
 	c := connect(t, f, `{}`)
 
 	for i, p := range []any{nil, map[string]any{}} {
@@ -41,7 +41,7 @@ func TestPingAndSetLevel(t *testing.T) {
 
 func TestSetLevelWithoutLoggingCapability(t *testing.T) {
 	srv := newServerWith(t, func(o *server.Options) { o.Logging = false })
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, `{}`)
 	if e := c.request(1, "logging/setLevel", map[string]any{"level": "debug"}).rpcErr("1"); e.Code != -32601 {
 		t.Errorf("code %d, want -32601", e.Code)
@@ -67,7 +67,7 @@ func TestLogLevelFiltersToolLogs(t *testing.T) {
 		}
 		return server.TextResult("logged"), nil
 	})
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, `{}`)
 
 	// logs returns the levels of the notifications/message that precede the
@@ -145,7 +145,7 @@ func TestResultsHaveLegacyShape(t *testing.T) {
 	srv.SetCompletion(func(ctx context.Context, req *server.CompletionRequest) (*server.Completion, error) {
 		return &server.Completion{Values: []string{req.Argument.Value + "1"}}, nil
 	})
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, `{}`)
 
 	init := newClient(t, f)
@@ -249,7 +249,7 @@ func TestPlainJSONWithoutSSE(t *testing.T) {
 		out <- err
 		return server.TextResult("after"), nil
 	})
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, `{"elicitation":{}}`)
 	s := c.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": toolCall("ask", nil)}),
 		map[string]string{"Accept": "application/json"})
@@ -274,7 +274,7 @@ func TestDuplicateRequestID(t *testing.T) {
 		}
 		return server.TextResult(string(r.Action)), nil
 	})
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, `{"elicitation":{}}`)
 	first := c.request(1, "tools/call", toolCall("ask", nil))
 	req := first.nextRequest("elicitation/create")
@@ -299,7 +299,7 @@ func TestProgressOnTheCallStream(t *testing.T) {
 		}
 		return server.TextResult("done"), nil
 	})
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, `{}`)
 	p := toolCall("steps", nil)
 	p["_meta"] = map[string]any{"progressToken": "tok-7"}

@@ -137,7 +137,7 @@ func TestBridgeSendsEachNotificationOnce(t *testing.T) {
 		}
 		return server.TextResult("ok " + saved.Name), nil
 	})
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, `{"elicitation":{}}`)
 	c.call(1, "logging/setLevel", map[string]any{"level": "debug"})
 
@@ -217,7 +217,7 @@ func TestBridgeKeepsBlockingAnswers(t *testing.T) {
 		}
 		return server.TextResult(fmt.Sprintf("%s, %d, %s", n.Name, a.Age, ci.City)), nil
 	})
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, `{"elicitation":{}}`)
 
 	names := 0
@@ -271,7 +271,7 @@ func TestBridgeProgressFromGoroutines(t *testing.T) {
 		}
 		return server.TextResult("ok"), nil
 	})
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, `{}`)
 	p := toolCall("busy", nil)
 	p["_meta"] = map[string]any{"progressToken": "tok"}

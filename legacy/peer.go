@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
@@ -130,7 +131,7 @@ func (p *peer) Notify(ctx context.Context, method string, params any) error {
 // Request implements server.Peer. A blocking call that an earlier run of
 // the call's handler already asked, at the same position and with the same
 // questions, returns the answers given then instead of asking again.
-func (p *peer) Request(ctx context.Context, reqs []server.PeerRequest, timeout time.Duration) ([]json.RawMessage, error) {
+func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time.Duration) ([]json.RawMessage, error) {
 	out := make([]outgoing, len(reqs))
 	h := sha256.New()
 	for i, r := range reqs {
@@ -316,6 +317,6 @@ func methods(open map[string]*outgoing) string {
 }
 
 var (
-	_ server.Peer     = (*peer)(nil)
+	_ era.Peer        = (*peer)(nil)
 	_ server.Notifier = (*peer)(nil)
 )

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -26,7 +25,7 @@ func TestRootsListHasNoNullParams(t *testing.T) {
 	out := make(chan outcome, 1)
 	blockingTools(t, srv, out)
 	mrtrTools(t, srv)
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, allCaps)
 
 	s := c.request(1, "tools/call", toolCall("roots", nil))
@@ -62,7 +61,6 @@ func TestRootsListHasNoNullParams(t *testing.T) {
 func TestStdioSessionGetsChangeNotifications(t *testing.T) {
 	srv := newServer(t)
 	textResource(t, srv, "test://a", "A")
-	legacy.Attach(srv, nil)
 	p := startStdio(t, srv)
 	p.initialize(`{}`)
 	p.request(1, "resources/subscribe", map[string]any{"uri": "test://a"})
@@ -98,7 +96,7 @@ func TestClientCancelLeavesServerRequests(t *testing.T) {
 	srv := newServer(t)
 	out := make(chan outcome, 1)
 	blockingTools(t, srv, out)
-	f := newFixture(t, srv, nil)
+	f := newFixture(t, srv)
 	c := connect(t, f, allCaps)
 
 	c.call(1, "ping", nil) // the client's request 1, already answered
@@ -136,7 +134,6 @@ func TestNoResponseAfterCancel(t *testing.T) {
 		returning <- struct{}{}
 		return server.TextResult("finished anyway"), nil
 	})
-	legacy.Attach(srv, nil)
 	p := startStdio(t, srv)
 	p.initialize(`{}`)
 	p.request("s", "tools/call", toolCall("stubborn", nil))

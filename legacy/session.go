@@ -11,6 +11,7 @@ import (
 
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/clip"
+	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -306,27 +307,27 @@ func (s *session) bridge(ctx context.Context, msg *jsonrpc.Message, p *peer) (js
 		if round > 0 {
 			p.newRun() // the handler starts again from the top
 		}
-		out, e := s.h.srv.Dispatch(ctx, &server.Dispatch{
+		out, e := s.h.d.Dispatch(ctx, &era.Request[server.RequestMeta]{
 			ID: msg.ID, Method: msg.Method, Params: params, Meta: s.meta(),
-			Era: server.Legacy, Notifier: p, Peer: p,
+			Notifier: p, Peer: p,
 		})
 		if e != nil {
 			return nil, e
 		}
-		if out.InputRequired == nil {
+		if !out.Suspended {
 			return out.Result, nil
 		}
 		if round >= s.h.opts.MaxRounds {
 			return nil, jsonrpc.Errorf(jsonrpc.InternalError, "%s asked for input more than %d times; giving up", msg.Method, s.h.opts.MaxRounds)
 		}
-		answers, err := p.askAll(ctx, out.InputRequired.InputRequests, 0)
+		answers, err := p.askAll(ctx, out.Questions, 0)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, server.ErrNoResponse
 			}
 			return nil, jsonrpc.Errorf(jsonrpc.InternalError, "%s could not get its input from the client: %v", msg.Method, err)
 		}
-		if params, err = withAnswers(params, answers, out.InputRequired.RequestState); err != nil {
+		if params, err = withAnswers(params, answers, out.RequestState); err != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.InternalError, "%s: %v", msg.Method, err)
 		}
 	}

@@ -6,17 +6,17 @@ import (
 
 	"sync"
 
+	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/jsonrpc"
-	"github.com/baton-mcp/baton/server"
 )
 
 // ErrEndOfInput is the cause of every wait that a stdio session's end of
 // input ends: the client can no longer answer.
 var ErrEndOfInput = errors.New("the client closed its input (end of stdin)")
 
-// NewStdioSession implements server.StdioLegacy: the process becomes one
+// NewStdioSession is called by the server: the process becomes one
 // legacy session once its client sends initialize.
-func (h *Handler) NewStdioSession(ctx context.Context) server.StdioSession {
+func (h *Handler) NewStdioSession(ctx context.Context) era.StdioSession {
 	return &stdioSession{h: h, ctx: ctx}
 }
 
@@ -34,7 +34,7 @@ type stdioWire struct{ write func([]byte) error }
 func (w stdioWire) send(msg []byte) error { return w.write(msg) }
 func (w stdioWire) keepAlive() error      { return nil }
 
-// HandleMessage implements server.StdioSession.
+// HandleMessage implements the server's stdio session.
 func (ss *stdioSession) HandleMessage(ctx context.Context, msg *jsonrpc.Message, write func([]byte) error) {
 	ss.mu.Lock()
 	s := ss.s
@@ -76,7 +76,7 @@ func (ss *stdioSession) HandleMessage(ctx context.Context, msg *jsonrpc.Message,
 	}
 }
 
-// Close implements server.StdioSession: end of input. Every wait for the
+// Close implements the server's stdio session: end of input. Every wait for the
 // client fails with ErrEndOfInput, and Close returns once the requests in
 // flight have answered.
 func (ss *stdioSession) Close() {

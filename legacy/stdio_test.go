@@ -118,7 +118,6 @@ func TestStdioSwitchesToLegacy(t *testing.T) {
 	addTool(t, srv, "echo", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 		return server.TextResult("echo " + req.Meta.ProtocolVersion), nil
 	})
-	legacy.Attach(srv, nil)
 	p := startStdio(t, srv)
 
 	// Before initialize the process is modern: a request without _meta is
@@ -163,7 +162,6 @@ func TestStdioSwitchesToLegacy(t *testing.T) {
 
 func TestStdioNotInitialized(t *testing.T) {
 	srv := newServer(t)
-	legacy.Attach(srv, nil)
 	p := startStdio(t, srv)
 	// A legacy ping before initialize is a modern request without _meta.
 	p.request("p", "ping", nil)
@@ -182,7 +180,6 @@ func TestStdioBlockingElicitation(t *testing.T) {
 	out := make(chan outcome, 1)
 	blockingTools(t, srv, out)
 	mrtrTools(t, srv)
-	legacy.Attach(srv, nil)
 	p := startStdio(t, srv)
 	p.initialize(allCaps)
 
@@ -220,10 +217,9 @@ func TestStdioBlockingElicitation(t *testing.T) {
 }
 
 func TestStdioCancel(t *testing.T) {
-	srv := newServer(t)
+	srv := newLegacyServer(t, &legacy.Options{CallTimeout: 5 * time.Second}, nil)
 	out := make(chan outcome, 1)
 	blockingTools(t, srv, out)
-	legacy.Attach(srv, &legacy.Options{CallTimeout: 5 * time.Second})
 	p := startStdio(t, srv)
 	p.initialize(allCaps)
 
@@ -249,7 +245,6 @@ func TestStdioEndOfInput(t *testing.T) {
 	srv := newServer(t)
 	out := make(chan outcome, 1)
 	blockingTools(t, srv, out)
-	legacy.Attach(srv, nil) // CallTimeout 600 s: only end of input can end the wait
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)

@@ -16,6 +16,7 @@ import (
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/internal/clip"
+	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -71,7 +72,7 @@ type request struct {
 	meta   RequestMeta
 	header http.Header // HTTP only: for Mcp-Param checks
 	legacy bool        // encode results for the 2025-11-25 era
-	peer   Peer        // server-to-client requests (legacy sessions)
+	peer   era.Peer    // server-to-client requests (legacy sessions)
 
 	// suspended is set instead of an encoded result when a legacy
 	// request's handler asked for input: the caller bridges it.
@@ -659,7 +660,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 			return s.encodeToolResult(r, ErrorResult(msg), nil)
 		}
 	}
-	call := NewCall(r.id, r.method, r.meta, mc.round, n)
+	call := newCall(r.id, r.method, r.meta, mc.round, n)
 	call.peer = r.peer
 	req := &ToolRequest{Call: call, Name: name, Arguments: args, fields: &e.fields}
 	if asTask {
@@ -818,7 +819,7 @@ func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.Ra
 	if re != nil {
 		return nil, re
 	}
-	call := NewCall(r.id, r.method, r.meta, mc.round, n)
+	call := newCall(r.id, r.method, r.meta, mc.round, n)
 	call.peer = r.peer
 	res, err := invoke(s, "prompt "+name, func() (*PromptResult, error) {
 		return e.handler(ctx, &PromptRequest{Call: call, Name: name, Arguments: args})
@@ -879,7 +880,7 @@ func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json
 	if re != nil {
 		return nil, re
 	}
-	call := NewCall(r.id, r.method, r.meta, mc.round, n)
+	call := newCall(r.id, r.method, r.meta, mc.round, n)
 	call.peer = r.peer
 	res, err := invoke(s, "resource "+uri, func() (*ResourceResult, error) {
 		return h(ctx, &ResourceRequest{Call: call, URI: uri, Params: params})
@@ -943,7 +944,7 @@ func (s *Server) complete(ctx context.Context, r *request, n Notifier) (json.Raw
 	default:
 		return nil, invalidParams("unknown ref type %s", clip.Quote(r.p.Ref.Type))
 	}
-	req := &CompletionRequest{Call: NewCall(r.id, r.method, r.meta, nil, n), Ref: *r.p.Ref, Argument: *r.p.Argument}
+	req := &CompletionRequest{Call: newCall(r.id, r.method, r.meta, nil, n), Ref: *r.p.Ref, Argument: *r.p.Argument}
 	req.peer = r.peer
 	if r.p.Context != nil {
 		req.Context = r.p.Context.Arguments

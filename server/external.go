@@ -3,68 +3,22 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
-	"net/http"
 
+	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
-	"github.com/baton-mcp/baton/mrtr"
 )
 
-// Era is the protocol era a request belongs to.
-type Era int
-
-const (
-	// Modern is the stateless 2026-07-28 protocol.
-	Modern Era = iota
-	// Legacy is 2025-11-25 and earlier: results carry no resultType,
-	// caching hints or serverInfo, and a handler's input_required result is
-	// handed back to the caller to bridge instead of being encoded.
-	Legacy
-)
-
-// Dispatch is a request handed to the server from outside its own HTTP
-// and stdio paths: a legacy session, or an adapter such as a serverless
-// function.
-type Dispatch struct {
-	ID     jsonrpc.ID
-	Method string
-	// Params are the method's params. Their _meta is not required; only a
-	// progressToken in it is read (when Meta has none).
-	Params json.RawMessage
-	// Meta is what a modern envelope would declare: for a legacy session,
-	// the negotiated version, the capabilities from initialize and the
-	// level from logging/setLevel.
-	Meta RequestMeta
-	// Era selects the wire form of the result.
-	Era Era
-	// Notifier receives the request's notifications (may be nil).
-	Notifier Notifier
-	// Peer sends server-to-client requests for the request's blocking
-	// client calls (may be nil).
-	Peer Peer
-	// Header, if set, is checked for Mcp-Param headers (modern HTTP).
-	Header http.Header
-}
-
-// Outcome is what a dispatched request produced: an encoded result, or for
-// a legacy request whose handler asked for input, the questions and the
-// sealed state to bridge with (retry with params carrying inputResponses
-// and requestState).
-type Outcome struct {
-	Result        json.RawMessage
-	InputRequired *mrtr.InputRequiredResult
-}
-
-// Dispatch runs one request of the methods a handler serves: tools/list,
-// tools/call, prompts/list, prompts/get, resources/list,
-// resources/templates/list, resources/read and completion/complete (and
-// server/discover for modern requests). It returns ErrNoResponse, by
-// identity, when the request was cancelled and must not be answered.
-func (s *Server) Dispatch(ctx context.Context, d *Dispatch) (*Outcome, *jsonrpc.Error) {
-	r := &request{id: d.ID, method: d.Method, meta: d.Meta, header: d.Header, legacy: d.Era == Legacy, peer: d.Peer}
-	if t := bytes.TrimSpace(d.Params); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+// Dispatch runs one request of a legacy session: tools/list, tools/call,
+// prompts/list, prompts/get, resources/list, resources/templates/list,
+// resources/read and completion/complete, with results in the 2025-11-25
+// form. It returns errNoResponse, by identity, when the request was
+// cancelled and must not be answered.
+func (d legacyDispatcher) Dispatch(ctx context.Context, lr *era.Request[RequestMeta]) (*era.Outcome, *jsonrpc.Error) {
+	s := d.s
+	r := &request{id: lr.ID, method: lr.Method, meta: lr.Meta, legacy: true, peer: lr.Peer}
+	if t := bytes.TrimSpace(lr.Params); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
 		if err := strictjson.Unmarshal(t, &r.p); err != nil {
 			return nil, invalidParams("%v", describeUnmarshal(err))
 		}
@@ -78,17 +32,22 @@ func (s *Server) Dispatch(ctx context.Context, d *Dispatch) (*Outcome, *jsonrpc.
 			r.meta.ProgressToken = id.Raw()
 		}
 	}
-	switch d.Method {
+	switch lr.Method {
 	case "server/discover", "subscriptions/listen":
-		if r.legacy || d.Method == "subscriptions/listen" {
-			return nil, methodNotFound(d.Method)
-		}
+		return nil, methodNotFound(lr.Method)
 	}
-	res, e := s.handle(ctx, r, d.Notifier)
+	var n Notifier
+	if lr.Notifier != nil {
+		n = lr.Notifier
+	}
+	res, e := s.handle(ctx, r, n)
 	if e != nil {
 		return nil, e
 	}
-	return &Outcome{Result: res, InputRequired: r.suspended}, nil
+	if irr := r.suspended; irr != nil {
+		return &era.Outcome{Suspended: true, Questions: irr.InputRequests, RequestState: irr.RequestState}, nil
+	}
+	return &era.Outcome{Result: res}, nil
 }
 
 // Watch calls f for every change of the tool, prompt or resource lists and

@@ -68,5 +68,8 @@ func (s *Server) Close() error {
 		<-s.relayDone
 	}
 	s.tasks.close()
+	if s.legacy != nil {
+		s.legacy.Close()
+	}
 	return nil
 }

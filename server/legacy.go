@@ -4,24 +4,21 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
 
-// LegacyHandler serves 2025-11-25 (and earlier) clients on the same
-// endpoint as modern ones. The legacy package provides one; server routes
-// to it and never imports it.
-type LegacyHandler interface {
-	// Versions lists the legacy protocol versions served.
-	Versions() []string
-	// ServeLegacy serves a request routed to the legacy era. body and msg
-	// are the already-read body and its decoded message; both are nil for
-	// GET and DELETE.
-	ServeLegacy(w http.ResponseWriter, r *http.Request, body []byte, msg *jsonrpc.Message)
+// LegacyAdapter serves 2025-11-25 (and 2025-06-18, 2025-03-26) clients on
+// the same endpoint and process as modern ones: package legacy's New
+// returns one, and Options.Legacy installs it. It cannot be implemented
+// outside this module.
+type LegacyAdapter interface {
+	era.Adapter[*Server, RequestMeta]
 }
 
-// SetLegacy attaches a legacy handler. Call it before serving.
-func (s *Server) SetLegacy(l LegacyHandler) { s.legacy = l }
+// legacyDispatcher is the server's side of era.Dispatcher.
+type legacyDispatcher struct{ s *Server }
 
 // isLegacy reports whether a POST belongs to the legacy era: it carries a
 // session id, or it is an initialize without a modern envelope.

@@ -9,34 +9,10 @@ import (
 
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
 )
-
-// Peer sends server-to-client requests for one call. The legacy era
-// provides one for requests of a 2025-11-25 session: each request travels
-// on the stream of the client request that caused it (SEP-2260). Modern
-// (2026-07-28) calls have none: that protocol forbids server-to-client
-// requests, and handlers ask through their Round instead.
-type Peer interface {
-	// Request sends the requests to the client at once and waits for all
-	// their answers, in order. It may be called from several goroutines at
-	// once; each call waits for its own answers. A timeout of zero means the peer's default.
-	// On expiry the peer cancels the outstanding requests with the client
-	// and returns an error wrapping ErrTimeout; when ctx ends first it
-	// returns an error wrapping ctx's cause; a client error answer is a
-	// *ClientError.
-	Request(ctx context.Context, reqs []PeerRequest, timeout time.Duration) ([]json.RawMessage, error)
-	// Notify sends a notification that belongs to the call, or to the
-	// session once the call's stream has closed.
-	Notify(ctx context.Context, method string, params any) error
-}
-
-// PeerRequest is one server-to-client request.
-type PeerRequest struct {
-	Method string
-	Params any
-}
 
 // ErrTimeout is wrapped by the error of a blocking client call that got no
 // answer in time.
@@ -173,12 +149,12 @@ type asker interface {
 }
 
 // peerAsker asks over a legacy session's Peer.
-type peerAsker struct{ p Peer }
+type peerAsker struct{ p era.Peer }
 
 func (a peerAsker) ask(ctx context.Context, irs []mrtr.InputRequest, timeout time.Duration) ([]json.RawMessage, error) {
-	preqs := make([]PeerRequest, len(irs))
+	preqs := make([]era.PeerRequest, len(irs))
 	for i, ir := range irs {
-		preqs[i] = PeerRequest{Method: ir.Method(), Params: ir.Params()}
+		preqs[i] = era.PeerRequest{Method: ir.Method(), Params: ir.Params()}
 	}
 	return a.p.Request(ctx, preqs, timeout)
 }

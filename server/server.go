@@ -132,6 +132,12 @@ type Options struct {
 	// Logging advertises the (deprecated) logging capability.
 	Logging bool
 
+	// Legacy, if set, serves 2025-11-25 (and 2025-06-18, 2025-03-26)
+	// clients on the same endpoint and process: initialize, Mcp-Session-Id
+	// sessions, server-to-client requests. Package legacy's New returns
+	// one. Without it, initialize is refused with the supported versions.
+	Legacy LegacyAdapter
+
 	// Fanout, if set, carries list and resource changes to and from the
 	// other instances of the deployment. The server receives in one
 	// goroutine until Close.
@@ -169,7 +175,7 @@ type Server struct {
 	completion CompletionHandler
 
 	hub    *hub
-	legacy LegacyHandler
+	legacy LegacyAdapter
 	tasks  *taskHost
 
 	fanout    Fanout
@@ -276,6 +282,12 @@ func New(info Implementation, opts *Options) (*Server, error) {
 	s.hub.maxStreams, s.hub.maxPerOwner = o.MaxListenStreams, o.MaxListenStreamsPerPrincipal
 	if s.tasks, err = newTaskHost(s, o.Tasks); err != nil {
 		return nil, err
+	}
+	if o.Legacy != nil {
+		if err := o.Legacy.Bind(s, legacyDispatcher{s}); err != nil {
+			return nil, fmt.Errorf("server: legacy adapter: %w", err)
+		}
+		s.legacy = o.Legacy
 	}
 	s.life, s.stop = context.WithCancel(context.Background())
 	if o.Fanout != nil {

@@ -10,25 +10,10 @@ import (
 	"sync"
 
 	"github.com/baton-mcp/baton/internal/clip"
+	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
-
-// StdioSession is the legacy era's hook into the stdio transport: once a
-// client sends initialize, the process belongs to that legacy session.
-type StdioSession interface {
-	// HandleMessage handles one message of the legacy session. write sends
-	// a line to the client.
-	HandleMessage(ctx context.Context, msg *jsonrpc.Message, write func([]byte) error)
-	// Close ends the session (end of input).
-	Close()
-}
-
-// StdioLegacy creates legacy stdio sessions. A LegacyHandler that also
-// implements it serves legacy clients on stdio.
-type StdioLegacy interface {
-	NewStdioSession(ctx context.Context) StdioSession
-}
 
 // ServeStdio serves newline-delimited JSON-RPC on in and out until in ends
 // or ctx is cancelled. Requests run concurrently; a
@@ -47,7 +32,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	listenCtx, endListens := context.WithCancel(ctx)
 	t := &stdioConn{out: out, inflight: make(map[string]context.CancelFunc), listenCtx: listenCtx}
 	var (
-		legacy StdioSession
+		legacy era.StdioSession
 		wg     sync.WaitGroup
 	)
 	finish := func() {
@@ -185,7 +170,7 @@ func (n *stdioNotifier) close() {
 	n.mu.Unlock()
 }
 
-func (s *Server) stdioMessage(ctx context.Context, t *stdioConn, wg *sync.WaitGroup, legacy *StdioSession, line []byte) {
+func (s *Server) stdioMessage(ctx context.Context, t *stdioConn, wg *sync.WaitGroup, legacy *era.StdioSession, line []byte) {
 	msg, derr := jsonrpc.Decode(line, s.jsonLimits())
 	if derr != nil {
 		var id jsonrpc.ID
@@ -196,8 +181,8 @@ func (s *Server) stdioMessage(ctx context.Context, t *stdioConn, wg *sync.WaitGr
 		return
 	}
 	if *legacy == nil && msg.Method == "initialize" && !hasModernMeta(msg.Params) {
-		if sl, ok := s.legacy.(StdioLegacy); ok {
-			*legacy = sl.NewStdioSession(ctx)
+		if s.legacy != nil {
+			*legacy = s.legacy.NewStdioSession(ctx)
 		} else {
 			t.write(mustError(msg.ID, s.initializeRefusal(msg)))
 			return

@@ -10,6 +10,7 @@ import (
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/internal/clip"
+	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
@@ -234,16 +235,15 @@ type Call struct {
 	Round *mrtr.Round
 
 	notifier Notifier
-	peer     Peer
+	peer     era.Peer
 	task     *taskRun // set when the call may run as a task
 
 	mu  sync.Mutex // held through each replayed blocking call
 	pos int        // next blocking-call position (replay)
 }
 
-// NewCall returns a Call; transports and adapters use it to invoke handlers
-// outside the HTTP and stdio paths of this package.
-func NewCall(id jsonrpc.ID, method string, meta RequestMeta, round *mrtr.Round, n Notifier) *Call {
+// newCall returns the Call a handler receives.
+func newCall(id jsonrpc.ID, method string, meta RequestMeta, round *mrtr.Round, n Notifier) *Call {
 	return &Call{ID: id, Method: method, Meta: meta, Round: round, notifier: n}
 }
 

@@ -54,6 +54,7 @@ func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, ta
 		Logging:      true,
 		Logger:       log,
 		Tasks:        taskOpts,
+		Legacy:       legacy.New(nil), // 2025-11-25 clients on the same endpoint
 	})
 	if err != nil {
 		return nil, err
@@ -72,7 +73,6 @@ func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, ta
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	legacy.Attach(srv, nil)
 	return srv, nil
 }
 

@@ -1,0 +1,119 @@
+// Package era is the contract between package server (the modern,
+// stateless protocol and the transports) and package legacy (2025-11-25
+// sessions). It is internal: users configure legacy support with
+// server.Options.Legacy and never see these types.
+//
+// The two packages meet in two directions. Server routes to the adapter
+// the requests that belong to a legacy session (HTTP POST, GET and DELETE,
+// and a stdio process whose client sent initialize); the adapter hands the
+// session's tool, prompt, resource and completion requests back to the
+// server's dispatch with the session's envelope and a Peer for blocking
+// client calls. server.New binds the two once, with Adapter.Bind.
+//
+// Type parameters keep the package below server: S is *server.Server and M
+// is server.RequestMeta, so neither package needs to convert anything.
+package era
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mrtr"
+)
+
+// Adapter serves legacy clients on a server's endpoint and process.
+type Adapter[S, M any] interface {
+	// Bind is called once, by server.New, before anything is served: srv
+	// is the server and d dispatches the session's requests to it. Binding
+	// an adapter a second time is an error.
+	Bind(srv S, d Dispatcher[M]) error
+	// Versions lists the legacy protocol versions served, newest first.
+	Versions() []string
+	// ServeLegacy serves an HTTP request routed to the legacy era: an
+	// initialize without a modern envelope, or any request carrying an
+	// Mcp-Session-Id. body and msg are the already-read body and its
+	// decoded message; both are nil for GET and DELETE.
+	ServeLegacy(w http.ResponseWriter, r *http.Request, body []byte, msg *jsonrpc.Message)
+	// NewStdioSession returns the session a stdio process becomes once its
+	// client sends initialize.
+	NewStdioSession(ctx context.Context) StdioSession
+	// Close ends every session; server.Server.Close calls it.
+	Close()
+}
+
+// StdioSession is one legacy client on stdio.
+type StdioSession interface {
+	// HandleMessage handles one message of the session; write sends a
+	// line to the client.
+	HandleMessage(ctx context.Context, msg *jsonrpc.Message, write func([]byte) error)
+	// Close ends the session at end of input.
+	Close()
+}
+
+// Dispatcher runs a legacy session's request on the server.
+type Dispatcher[M any] interface {
+	// Dispatch runs one request of the methods handlers serve (tools,
+	// prompts, resources, completion). It returns ErrNoResponse's error by
+	// identity when the request was cancelled and must not be answered.
+	Dispatch(ctx context.Context, r *Request[M]) (*Outcome, *jsonrpc.Error)
+}
+
+// Request is a legacy session's request for the server's dispatch.
+type Request[M any] struct {
+	ID     jsonrpc.ID
+	Method string
+	// Params are the method's params; their _meta is not required, and a
+	// progressToken in it is read when Meta has none.
+	Params json.RawMessage
+	// Meta is what a modern envelope would declare: the negotiated
+	// version, the capabilities from initialize, the client's info and the
+	// level from logging/setLevel.
+	Meta M
+	// Notifier receives the request's notifications.
+	Notifier Notifier
+	// Peer sends server-to-client requests for its blocking client calls.
+	Peer Peer
+}
+
+// Outcome is what a dispatched request produced: an encoded result, or,
+// for a handler that suspended (input_required), the questions and the
+// sealed state to bridge with: the adapter asks the client and dispatches
+// the request again with params carrying inputResponses and requestState.
+type Outcome struct {
+	Result       json.RawMessage
+	Questions    mrtr.InputRequests
+	RequestState string
+	// Suspended reports whether the handler suspended (Result is then
+	// empty).
+	Suspended bool
+}
+
+// Notifier sends the notifications that belong to one request.
+type Notifier interface {
+	Notify(ctx context.Context, method string, params any) error
+}
+
+// PeerRequest is one server-to-client request.
+type PeerRequest struct {
+	Method string
+	Params any
+}
+
+// Peer sends server-to-client requests for one call of a legacy session:
+// each travels on the stream of the client request that caused it
+// (SEP-2260). It is safe for concurrent use.
+type Peer interface {
+	// Request sends the requests to the client at once and waits for all
+	// their answers, in order. A zero timeout means the session's default.
+	// On expiry the peer cancels the outstanding requests with the client
+	// and returns an error wrapping the server's ErrTimeout; when ctx ends
+	// first it returns an error wrapping ctx's cause; a client's error
+	// answer is a *server.ClientError.
+	Request(ctx context.Context, reqs []PeerRequest, timeout time.Duration) ([]json.RawMessage, error)
+	// Notify sends a notification that belongs to the call, or to the
+	// session once the call's stream has closed.
+	Notify(ctx context.Context, method string, params any) error
+}
