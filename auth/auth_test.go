@@ -139,7 +139,7 @@ func TestStateBoundToSubject(t *testing.T) {
 	ran := 0
 	err = srv.AddTool(server.Tool{Name: "ask"}, func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 		ran++
-		if _, err := req.Round.Elicit("ok", form); err != nil {
+		if _, err := req.Elicit(ctx, form, server.WithKey("ok")); err != nil {
 			return nil, err
 		}
 		return server.TextResult("done for " + mrtr.PrincipalFromContext(ctx)), nil

@@ -36,7 +36,7 @@ func TestGoSDKClientListsRoots(t *testing.T) {
 		return server.TextResult(r.Roots[0].URI), nil
 	}
 	if err := srv.AddTool(server.Tool{Name: "mrtr_roots"}, func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		r, err := req.Round.ListRoots("roots")
+		r, err := req.ListRoots(ctx, server.WithKey("roots"))
 		if err != nil {
 			return nil, err
 		}

@@ -73,7 +73,7 @@ func newBaton() (*server.Server, error) {
 		Name:        "echo",
 		Description: "Returns its text",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`),
-	}, func(_ context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+	}, func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 		var a struct {
 			Text string `json:"text"`
 		}
@@ -93,8 +93,8 @@ func newBaton() (*server.Server, error) {
 		Name:        "confirm",
 		Description: "Asks for a confirmation, then answers",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"],"additionalProperties":false}`),
-	}, func(_ context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		answer, err := req.Round.Elicit("confirm", form)
+	}, func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		answer, err := req.Elicit(ctx, form, server.WithKey("confirm"))
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +119,7 @@ func newBaton() (*server.Server, error) {
 		Name:        submitTool,
 		Description: "Asks for a confirmation, then accepts the submission",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"to":{"type":"string","minLength":1},"amount":{"type":"number","exclusiveMinimum":0},"note":{"type":"string"}},"required":["to","amount"],"additionalProperties":false}`),
-	}, func(_ context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+	}, func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 		var in struct {
 			To     string  `json:"to"`
 			Amount float64 `json:"amount"`
@@ -128,7 +128,7 @@ func newBaton() (*server.Server, error) {
 		if err := req.Bind(&in); err != nil {
 			return nil, err
 		}
-		answer, err := req.Round.Elicit("confirm", form)
+		answer, err := req.Elicit(ctx, form, server.WithKey("confirm"))
 		if err != nil {
 			return nil, err
 		}
@@ -200,7 +200,7 @@ func newGoSDK() (http.Handler, error) {
 	qdigest := digest(qjson)
 
 	mcp.AddTool(s, &mcp.Tool{Name: "confirm", Description: "Asks for a confirmation, then answers"},
-		func(_ context.Context, req *mcp.CallToolRequest, in sdkConfirmIn) (*mcp.CallToolResult, any, error) {
+		func(ctx context.Context, req *mcp.CallToolRequest, in sdkConfirmIn) (*mcp.CallToolResult, any, error) {
 			args, err := json.Marshal(in) // canonical for this struct
 			if err != nil {
 				return nil, nil, err

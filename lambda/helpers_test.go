@@ -64,7 +64,7 @@ func buildServerWithKey(secret string, hosts []string) (*server.Server, error) {
 	}
 	err = srv.AddTool(server.Tool{Name: "greet", Description: "Asks a name, then greets"},
 		func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-			answer, err := req.Round.Elicit("name", ask)
+			answer, err := req.Elicit(ctx, ask, server.WithKey("name"))
 			if err != nil {
 				return nil, err
 			}

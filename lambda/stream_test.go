@@ -225,7 +225,7 @@ func newSurveyInstance(t *testing.T, release gate) *server.Server {
 		t.Fatal(err)
 	}
 	err = srv.AddTool(server.Tool{Name: "survey"}, func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		first := !req.Round.Resumed()
+		first := req.Round() == 1
 		if err := req.Progress(ctx, 1, 2, "asking"); err != nil {
 			return nil, err
 		}
@@ -234,7 +234,7 @@ func newSurveyInstance(t *testing.T, release gate) *server.Server {
 				return nil, err
 			}
 		}
-		answer, err := req.Round.Elicit("name", ask)
+		answer, err := req.Elicit(ctx, ask, server.WithKey("name"))
 		if err != nil {
 			return nil, err // input_required in round 1
 		}

@@ -13,12 +13,13 @@ import (
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
 
 // blockingTools registers tools written in the blocking style. Each sends
 // what its call returned to out and answers with a text describing it.
-func blockingTools(t *testing.T, srv *server.Server, out chan<- outcome, opts ...server.CallOption) {
+func blockingTools(t *testing.T, srv *server.Server, out chan<- outcome, opts ...server.AskOption) {
 	t.Helper()
 	schema := nameSchema(t)
 	report := func(ctx context.Context, start time.Time, res any, err error) {
@@ -292,9 +293,9 @@ func TestBlockingTimeout(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		opts    *legacy.Options
-		callOpt []server.CallOption
+		callOpt []server.AskOption
 	}{
-		{"per-call WithTimeout", &legacy.Options{CallTimeout: 10 * time.Second, KeepAlive: 10 * time.Millisecond}, []server.CallOption{server.WithTimeout(timeout)}},
+		{"per-call WithTimeout", &legacy.Options{CallTimeout: 10 * time.Second, KeepAlive: 10 * time.Millisecond}, []server.AskOption{server.WithTimeout(timeout)}},
 		{"server-wide CallTimeout", &legacy.Options{CallTimeout: timeout, KeepAlive: 10 * time.Millisecond}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -461,21 +462,21 @@ func TestMissingCapability(t *testing.T) {
 	}
 }
 
-// TestElicitAllIsConcurrent checks that ElicitAll on a legacy session sends
+// TestAskAllIsConcurrent checks that AskAll on a legacy session sends
 // every question before it waits for any answer, and returns the answers
 // in the order asked.
-func TestElicitAllIsConcurrent(t *testing.T) {
+func TestAskAllIsConcurrent(t *testing.T) {
 	srv := newServer(t)
 	out := make(chan outcome, 1)
 	first := form(t, "First?", elicit.String("a").Required())
 	second := form(t, "Second?", elicit.Integer("b").Required())
 	addTool(t, srv, "both", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		res, err := req.ElicitAll(ctx, []*elicit.Request{first, second})
+		res, err := req.AskAll(ctx, []mrtr.InputRequest{mrtr.ElicitRequest(first), mrtr.ElicitRequest(second)})
 		out <- outcome{res: res, err: err}
 		if err != nil {
 			return nil, err
 		}
-		return server.TextResult(string(res[0].Content) + string(res[1].Content)), nil
+		return server.TextResult(string(res[0].Elicit.Content) + string(res[1].Elicit.Content)), nil
 	})
 	f := newFixture(t, srv)
 	c := connect(t, f, `{"elicitation":{}}`)

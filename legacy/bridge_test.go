@@ -42,7 +42,7 @@ func mrtrTools(t *testing.T, srv *server.Server) {
 		if req.Meta.ProtocolVersion != legacyVersion {
 			return nil, fmt.Errorf("version %q", req.Meta.ProtocolVersion)
 		}
-		r, err := req.Round.Elicit("name", nameForm)
+		r, err := req.Elicit(ctx, nameForm, server.WithKey("name"))
 		if err != nil {
 			return nil, err
 		}
@@ -63,28 +63,28 @@ func mrtrTools(t *testing.T, srv *server.Server) {
 		var saved struct {
 			Name string `json:"name"`
 		}
-		loaded, err := req.Round.LoadState(&saved)
+		loaded, err := req.LoadState(&saved)
 		if err != nil {
 			return nil, err
 		}
 		if !loaded {
-			r, err := req.Round.Elicit("name", nameForm)
+			r, err := req.Elicit(ctx, nameForm, server.WithKey("name"))
 			if err != nil {
 				return nil, err
 			}
 			if err := r.Decode(&saved); err != nil {
 				return nil, err
 			}
-			if err := req.Round.SaveState(saved); err != nil {
+			if err := req.SaveState(saved); err != nil {
 				return nil, err
 			}
-			_, err = req.Round.Elicit("age", ageForm)
+			_, err = req.Elicit(ctx, ageForm, server.WithKey("age"))
 			if err == nil {
 				return nil, errors.New("age answered in the round that asked it")
 			}
 			return nil, err
 		}
-		r, err := req.Round.Elicit("age", ageForm)
+		r, err := req.Elicit(ctx, ageForm, server.WithKey("age"))
 		if err != nil {
 			return nil, err
 		}
@@ -102,21 +102,21 @@ func mrtrTools(t *testing.T, srv *server.Server) {
 	addTool(t, srv, "mrtr_three", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 		var parts []string
 		pending := false
-		if r, err := req.Round.Elicit("name", nameForm); errors.Is(err, mrtr.ErrInputRequired) {
+		if r, err := req.Elicit(ctx, nameForm, server.WithKey("name")); errors.Is(err, mrtr.ErrInputRequired) {
 			pending = true
 		} else if err != nil {
 			return nil, err
 		} else {
 			parts = append(parts, "name:"+string(r.Content))
 		}
-		if r, err := req.Round.Sample("capital", &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("Capital?")}, MaxTokens: 10}); errors.Is(err, mrtr.ErrInputRequired) {
+		if r, err := req.CreateMessage(ctx, &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("Capital?")}, MaxTokens: 10}, server.WithKey("capital")); errors.Is(err, mrtr.ErrInputRequired) {
 			pending = true
 		} else if err != nil {
 			return nil, err
 		} else {
 			parts = append(parts, "capital:"+r.Text())
 		}
-		if r, err := req.Round.ListRoots("roots"); errors.Is(err, mrtr.ErrInputRequired) {
+		if r, err := req.ListRoots(ctx, server.WithKey("roots")); errors.Is(err, mrtr.ErrInputRequired) {
 			pending = true
 		} else if err != nil {
 			return nil, err
@@ -129,20 +129,16 @@ func mrtrTools(t *testing.T, srv *server.Server) {
 		return server.TextResult(strings.Join(parts, " ")), nil
 	})
 
-	// A fresh question every round: never satisfied.
+	// Suspends every round: never done.
 	addTool(t, srv, "mrtr_forever", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 		var n int
-		if _, err := req.Round.LoadState(&n); err != nil {
+		if _, err := req.LoadState(&n); err != nil {
 			return nil, err
 		}
-		if err := req.Round.SaveState(n + 1); err != nil {
+		if err := req.SaveState(n + 1); err != nil {
 			return nil, err
 		}
-		_, err := req.Round.Elicit(fmt.Sprintf("q%d", n), form(t, fmt.Sprintf("Question %d", n), elicit.Boolean("ok")))
-		if err == nil {
-			err = errors.New("a fresh question was answered")
-		}
-		return nil, err
+		return nil, req.Suspend()
 	})
 
 	// A URL elicitation through the bridge (the modern form has no
@@ -152,7 +148,7 @@ func mrtrTools(t *testing.T, srv *server.Server) {
 		if err != nil {
 			return nil, err
 		}
-		r, err := req.Round.Elicit("consent", u)
+		r, err := req.Elicit(ctx, u, server.WithKey("consent"))
 		if err != nil {
 			return nil, err
 		}

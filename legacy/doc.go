@@ -14,7 +14,7 @@
 //     of the client request that caused it (SEP-2260), checked against the
 //     session's capabilities, bounded by Options.CallTimeout or a per-call
 //     server.WithTimeout, cancelled with the client on expiry;
-//   - ask through their mrtr.Round and return input_required: the bridge
+//   - ask through their round.Round and return input_required: the bridge
 //     sends the embedded requests to the client concurrently, calls the
 //     handler again with the answers and the sealed state, and repeats up to
 //     Options.MaxRounds times. The state never reaches the client.

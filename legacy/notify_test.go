@@ -102,19 +102,19 @@ func TestBridgeSendsEachNotificationOnce(t *testing.T) {
 		var saved struct {
 			Name string `json:"name"`
 		}
-		loaded, err := req.Round.LoadState(&saved)
+		loaded, err := req.LoadState(&saved)
 		if err != nil {
 			return nil, err
 		}
 		if !loaded {
-			r, err := req.Round.Elicit("name", nameForm)
+			r, err := req.Elicit(ctx, nameForm, server.WithKey("name"))
 			if err != nil {
 				return nil, err
 			}
 			if err := r.Decode(&saved); err != nil {
 				return nil, err
 			}
-			if err := req.Round.SaveState(saved); err != nil {
+			if err := req.SaveState(saved); err != nil {
 				return nil, err
 			}
 		}
@@ -125,7 +125,7 @@ func TestBridgeSendsEachNotificationOnce(t *testing.T) {
 		if err := step(2, "asking the age"); err != nil {
 			return nil, err
 		}
-		if _, err := req.Round.Elicit("age", ageForm); err != nil {
+		if _, err := req.Elicit(ctx, ageForm, server.WithKey("age")); err != nil {
 			return nil, err
 		}
 		if err := step(3, "done"); err != nil {
@@ -194,7 +194,7 @@ func TestBridgeKeepsBlockingAnswers(t *testing.T) {
 		if err := name.Decode(&n); err != nil {
 			return nil, err
 		}
-		age, err := req.Round.Elicit("age", ageForm)
+		age, err := req.Elicit(ctx, ageForm, server.WithKey("age"))
 		if err != nil {
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/era"
+	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
@@ -34,15 +35,15 @@ type peer struct {
 
 	mu       sync.Mutex          // held while a notification is admitted and sent
 	progress map[string]float64  // progress token (JSON text) → last value sent
-	sent     map[mrtr.Digest]int // notification → most copies sent in one run
-	seen     map[mrtr.Digest]int // notification → copies in the current run
+	sent     map[seal.Digest]int // notification → most copies sent in one run
+	seen     map[seal.Digest]int // notification → copies in the current run
 	asked    map[int]askedBatch  // blocking call position → its answers
 	pos      int                 // next blocking call position in this run
 }
 
 // askedBatch is a blocking call already answered in an earlier run.
 type askedBatch struct {
-	digest  mrtr.Digest
+	digest  seal.Digest
 	answers []json.RawMessage
 }
 
@@ -90,9 +91,9 @@ func (p *peer) admit(method string, msg []byte) bool {
 		}
 	}
 	if p.sent == nil {
-		p.sent, p.seen = make(map[mrtr.Digest]int), make(map[mrtr.Digest]int)
+		p.sent, p.seen = make(map[seal.Digest]int), make(map[seal.Digest]int)
 	}
-	d := mrtr.Digest(sha256.Sum256(msg))
+	d := seal.Digest(sha256.Sum256(msg))
 	if _, known := p.sent[d]; !known && len(p.sent) >= maxRemembered {
 		return true
 	}
@@ -146,7 +147,7 @@ func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time
 		fmt.Fprintf(h, "%d:%s%d:", len(r.Method), r.Method, len(out[i].params))
 		h.Write(out[i].params)
 	}
-	var d mrtr.Digest
+	var d seal.Digest
 	h.Sum(d[:0])
 	p.mu.Lock()
 	pos := p.pos

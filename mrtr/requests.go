@@ -2,11 +2,9 @@ package mrtr
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
@@ -21,9 +19,6 @@ const (
 	MethodListRoots = "roots/list"
 )
 
-// Digest is a SHA-256 digest.
-type Digest [32]byte
-
 // InputRequest is one request a server embeds in an input_required result:
 // an elicitation, a sampling request or a roots listing. Build one with
 // ElicitRequest, SampleRequest or RootsRequest.
@@ -31,7 +26,22 @@ type InputRequest struct {
 	method string
 	elicit *elicit.Request
 	sample *client.CreateMessageParams
+	key    string
 }
+
+// Keyed returns r to be asked under key: the name of the question in the
+// input_required result's inputRequests and in the client's
+// inputResponses. Without a key the server names the question itself, in
+// a namespace of its own ("baton:" and a number), so user keys may not
+// start with "baton:". Keys are at most MaxKeyLength bytes, without control
+// characters, and unique within a call.
+func (r InputRequest) Keyed(key string) InputRequest {
+	r.key = key
+	return r
+}
+
+// Key returns the key given with Keyed, or "".
+func (r InputRequest) Key() string { return r.key }
 
 // ElicitRequest wraps an elicitation request.
 func ElicitRequest(r *elicit.Request) InputRequest {
@@ -126,29 +136,6 @@ func (r InputRequest) CheckCapabilities(caps client.Capabilities) error {
 		return caps.RequireRoots("a roots/list input request")
 	}
 	return fmt.Errorf("method %q cannot be an input request", r.method)
-}
-
-// Digest returns a digest of the method and params. The same question has
-// the same digest in every process, so a retry can prove that an answer is
-// for exactly the question that was issued.
-func (r InputRequest) Digest() (Digest, error) {
-	h := sha256.New()
-	h.Write([]byte(r.method))
-	h.Write([]byte{0})
-	switch r.method {
-	case MethodElicit:
-		d := r.elicit.Digest()
-		h.Write(d[:])
-	case MethodSample:
-		b, err := json.Marshal(r.sample)
-		if err != nil {
-			return Digest{}, fmt.Errorf("digest sampling request: %w", err)
-		}
-		h.Write(b)
-	}
-	var d Digest
-	h.Sum(d[:0])
-	return d, nil
 }
 
 type inputRequestWire struct {
@@ -256,19 +243,6 @@ func (rs *InputRequests) UnmarshalJSON(data []byte) error {
 
 // MaxKeyLength bounds input request keys.
 const MaxKeyLength = 128
-
-func checkKey(key string) error {
-	if key == "" {
-		return errors.New("input request key is empty")
-	}
-	if len(key) > MaxKeyLength {
-		return fmt.Errorf("input request key %.16q… is longer than %d bytes", key, MaxKeyLength)
-	}
-	if strings.ContainsFunc(key, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return fmt.Errorf("input request key %q contains control characters", key)
-	}
-	return nil
-}
 
 func requireObject(data []byte) error {
 	t := bytes.TrimSpace(data)

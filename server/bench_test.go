@@ -18,7 +18,7 @@ func BenchmarkToolsCall(b *testing.B) {
 	mustAddTool(b, s, Tool{
 		Name:        "echo",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`),
-	}, func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
+	}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		var a struct {
 			Text string `json:"text"`
 		}
@@ -52,8 +52,8 @@ func BenchmarkMRTRTwoRounds(b *testing.B) {
 	s := newTestServer(b, nil)
 	form := confirmForm(b, "Proceed?")
 	mustAddTool(b, s, Tool{Name: "confirm", InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}}}`)},
-		func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
-			res, err := req.Round.Elicit("confirm", form)
+		func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+			res, err := req.Elicit(ctx, form, WithKey("confirm"))
 			if err != nil {
 				return nil, err
 			}
@@ -127,14 +127,14 @@ func BenchmarkToolsCallTyped(b *testing.B) {
 	inSchema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`)
 	outSchema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"length":{"type":"integer"}},"required":["text","length"],"additionalProperties":false}`)
 	s := newTestServer(b, nil)
-	mustAddTool(b, s, Tool{Name: "raw", InputSchema: inSchema}, func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
+	mustAddTool(b, s, Tool{Name: "raw", InputSchema: inSchema}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		var a echoIn
 		if err := req.Bind(&a); err != nil {
 			return nil, err
 		}
 		return TextResult(a.Text), nil
 	})
-	mustAddTool(b, s, Tool{Name: "raw-structured", InputSchema: inSchema, OutputSchema: outSchema}, func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
+	mustAddTool(b, s, Tool{Name: "raw-structured", InputSchema: inSchema, OutputSchema: outSchema}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		var a echoIn
 		if err := req.Bind(&a); err != nil {
 			return nil, err

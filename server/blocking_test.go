@@ -10,6 +10,7 @@ import (
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mrtr"
 )
 
 const formCaps = `{"elicitation":{}}`
@@ -30,9 +31,9 @@ func TestBlockingCallsReplay(t *testing.T) {
 		}
 		return TextResult(string(a.Content) + " " + string(b.Content)), nil
 	})
-	r1 := wantInputRequired(t, do(t, s, toolCall(1, "two", nil).caps(formCaps)), "1", "q0")
-	r2 := wantInputRequired(t, do(t, s, toolCall(2, "two", nil).caps(formCaps).retry(r1.RequestState, map[string]any{"q0": accept(true)})), "2", "q1")
-	res := completeResult(t, do(t, s, toolCall(3, "two", nil).caps(formCaps).retry(r2.RequestState, map[string]any{"q1": accept(false)})), "3")
+	r1 := wantInputRequired(t, do(t, s, toolCall(1, "two", nil).caps(formCaps)), "1", "baton:0")
+	r2 := wantInputRequired(t, do(t, s, toolCall(2, "two", nil).caps(formCaps).retry(r1.RequestState, map[string]any{"baton:0": accept(true)})), "2", "baton:1")
+	res := completeResult(t, do(t, s, toolCall(3, "two", nil).caps(formCaps).retry(r2.RequestState, map[string]any{"baton:1": accept(false)})), "3")
 	if text, _ := toolText(t, res); text != `{"ok":true} {"ok":false}` {
 		t.Fatalf("result %q", text)
 	}
@@ -41,20 +42,20 @@ func TestBlockingCallsReplay(t *testing.T) {
 	}
 }
 
-// ElicitAll asks several questions in one round.
-func TestBlockingElicitAll(t *testing.T) {
+// AskAll asks several questions in one round.
+func TestBlockingAskAll(t *testing.T) {
 	s := newTestServer(t, nil)
 	mustAddTool(t, s, Tool{Name: "both"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
-		res, err := req.ElicitAll(ctx, []*elicit.Request{confirmForm(t, "a?"), confirmForm(t, "b?")})
+		res, err := req.AskAll(ctx, []mrtr.InputRequest{mrtr.ElicitRequest(confirmForm(t, "a?")), mrtr.ElicitRequest(confirmForm(t, "b?"))})
 		if err != nil {
 			return nil, err
 		}
-		return TextResult(string(res[0].Action) + "," + string(res[1].Action)), nil
+		return TextResult(string(res[0].Elicit.Action) + "," + string(res[1].Elicit.Action)), nil
 	})
-	r1 := wantInputRequired(t, do(t, s, toolCall(1, "both", nil).caps(formCaps)), "1", "q0", "q1")
+	r1 := wantInputRequired(t, do(t, s, toolCall(1, "both", nil).caps(formCaps)), "1", "baton:0", "baton:1")
 	// Only one answered: the other is asked again, the first kept.
-	r2 := wantInputRequired(t, do(t, s, toolCall(2, "both", nil).caps(formCaps).retry(r1.RequestState, map[string]any{"q1": map[string]any{"action": "decline"}})), "2", "q0")
-	res := completeResult(t, do(t, s, toolCall(3, "both", nil).caps(formCaps).retry(r2.RequestState, map[string]any{"q0": accept(true)})), "3")
+	r2 := wantInputRequired(t, do(t, s, toolCall(2, "both", nil).caps(formCaps).retry(r1.RequestState, map[string]any{"baton:1": map[string]any{"action": "decline"}})), "2", "baton:0")
+	res := completeResult(t, do(t, s, toolCall(3, "both", nil).caps(formCaps).retry(r2.RequestState, map[string]any{"baton:0": accept(true)})), "3")
 	if text, _ := toolText(t, res); text != "accept,decline" {
 		t.Fatalf("result %q", text)
 	}
@@ -97,10 +98,10 @@ func TestBlockingCallsWithoutRound(t *testing.T) {
 func TestOversizedState(t *testing.T) {
 	s := newTestServer(t, &Options{MaxStateSize: 4096})
 	mustAddTool(t, s, Tool{Name: "big"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
-		if err := req.Round.SaveState(strings.Repeat("x", 8000)); err != nil {
+		if err := req.SaveState(strings.Repeat("x", 8000)); err != nil {
 			return nil, err
 		}
-		_, err := req.Round.Elicit("ok", confirmForm(t, "ok?"))
+		_, err := req.Elicit(ctx, confirmForm(t, "ok?"), WithKey("ok"))
 		return nil, err
 	})
 	e := wantError(t, do(t, s, toolCall(1, "big", nil).caps(formCaps)), 200, jsonrpc.InternalError, "1")

@@ -41,19 +41,19 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 		return done, nil
 	}, ToolOptions{Requires: client.Capabilities{Sampling: &client.SamplingCapability{}}})
 	mustAddTool(t, s, Tool{Name: "round_elicit"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
-		if _, err := req.Round.Elicit("name", form); err != nil {
+		if _, err := req.Elicit(ctx, form, WithKey("name")); err != nil {
 			return nil, err
 		}
 		return done, nil
 	})
 	mustAddTool(t, s, Tool{Name: "round_sample"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
-		if _, err := req.Round.Sample("capital", sample); err != nil {
+		if _, err := req.CreateMessage(ctx, sample, WithKey("capital")); err != nil {
 			return nil, err
 		}
 		return done, nil
 	})
 	mustAddTool(t, s, Tool{Name: "round_roots"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
-		if _, err := req.Round.ListRoots("roots"); err != nil {
+		if _, err := req.ListRoots(ctx, WithKey("roots")); err != nil {
 			return nil, fmt.Errorf("listing roots: %w", err) // wrapped: still -32021
 		}
 		return done, nil
@@ -82,7 +82,7 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 		if err := req.Log(ctx, LevelError, "t", "no logLevel: not sent"); err != nil {
 			return nil, err
 		}
-		if _, err := req.Round.Elicit("name", form); err != nil {
+		if _, err := req.Elicit(ctx, form, WithKey("name")); err != nil {
 			return nil, err
 		}
 		return done, nil
@@ -91,7 +91,7 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 		if err := req.Progress(ctx, 1, 2, "preparing the question"); err != nil {
 			return nil, err
 		}
-		if _, err := req.Round.Elicit("name", form); err != nil {
+		if _, err := req.Elicit(ctx, form, WithKey("name")); err != nil {
 			return nil, err
 		}
 		return done, nil
@@ -99,7 +99,7 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 	mustAddTool(t, s, Tool{Name: "progress_then_ask"}, progressThenAsk)
 	mustAddTool(t, s, Tool{Name: "progress_then_ask_requires"}, progressThenAsk, ToolOptions{Requires: client.Capabilities{Elicitation: &client.ElicitationCapability{}}})
 	if err := s.AddPrompt(Prompt{Name: "prompt_asks"}, func(ctx context.Context, req *PromptRequest) (*PromptResult, error) {
-		if _, err := req.Round.Elicit("name", form); err != nil {
+		if _, err := req.Elicit(ctx, form, WithKey("name")); err != nil {
 			return nil, err
 		}
 		return &PromptResult{}, nil
@@ -107,7 +107,7 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := s.AddResource(Resource{URI: "test://asks", Name: "asks"}, func(ctx context.Context, req *ResourceRequest) (*ResourceResult, error) {
-		if _, err := req.Round.ListRoots("roots"); err != nil {
+		if _, err := req.ListRoots(ctx, WithKey("roots")); err != nil {
 			return nil, err
 		}
 		return &ResourceResult{}, nil

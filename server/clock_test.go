@@ -44,8 +44,8 @@ func skewedServer(t *testing.T, tt *trueTime, loopback bool, offset time.Duratio
 	}
 	s := newTestServer(t, &opts)
 	form := confirmForm(t, "Confirm the transfer?")
-	mustAddTool(t, s, Tool{Name: "transfer", InputSchema: transferSchema}, func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
-		res, err := req.Round.Elicit("confirm", form)
+	mustAddTool(t, s, Tool{Name: "transfer", InputSchema: transferSchema}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+		res, err := req.Elicit(ctx, form, WithKey("confirm"))
 		if err != nil {
 			return nil, err
 		}

@@ -81,7 +81,7 @@ func TestConcurrentBlockingCallsModern(t *testing.T) {
 	answers := map[string]bool{"a?": true, "b?": false}
 	completed, refused := 0, 0
 	for i := range 40 {
-		r1 := wantInputRequired(t, do(t, s, toolCall(i, "pair", nil).caps(formCaps)), fmt.Sprint(i), "q0", "q1")
+		r1 := wantInputRequired(t, do(t, s, toolCall(i, "pair", nil).caps(formCaps)), fmt.Sprint(i), "baton:0", "baton:1")
 		rec := do(t, s, toolCall(i, "pair", nil).caps(formCaps).retry(r1.RequestState, answerByMessage(t, r1, answers)))
 		r := parseResponse(t, rec.Body.Bytes())
 		if r.Error != nil {
@@ -108,12 +108,12 @@ func TestConcurrentBlockingCallsReordered(t *testing.T) {
 		t.Run(tc.first+"-"+tc.second, func(t *testing.T) {
 			s := newTestServer(t, nil)
 			pairTool(t, s, func(req *ToolRequest) string {
-				if req.Round.Resumed() {
+				if req.Round() > 1 {
 					return tc.second
 				}
 				return tc.first
 			})
-			r1 := wantInputRequired(t, do(t, s, toolCall(1, "pair", nil).caps(formCaps)), "1", "q0", "q1")
+			r1 := wantInputRequired(t, do(t, s, toolCall(1, "pair", nil).caps(formCaps)), "1", "baton:0", "baton:1")
 			rec := do(t, s, toolCall(2, "pair", nil).caps(formCaps).retry(r1.RequestState, answerByMessage(t, r1, answers)))
 			if tc.first != tc.second {
 				e := wantError(t, rec, 200, jsonrpc.InternalError, "2")

@@ -18,6 +18,8 @@ import (
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/jsonw"
+	"github.com/baton-mcp/baton/internal/round"
+	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
@@ -76,7 +78,7 @@ type request struct {
 
 	// suspended is set instead of an encoded result when a legacy
 	// request's handler asked for input: the caller bridges it.
-	suspended *mrtr.InputRequiredResult
+	suspended *round.Suspension
 }
 
 // resultType is "complete" for modern requests and omitted for legacy ones.
@@ -465,34 +467,34 @@ func (s *Server) list(r *request) (json.RawMessage, *jsonrpc.Error) {
 // binding its state must match (computed at most once, and only when a
 // state is verified or sealed).
 type mrtrCall struct {
-	round     *mrtr.Round
+	round     *round.Round
 	method    string
 	target    string
 	args      json.RawMessage
 	principal string
-	bound     *mrtr.Binding
+	bound     *seal.Binding
 	bindErr   error
 }
 
-func (mc *mrtrCall) binding() (mrtr.Binding, error) {
+func (mc *mrtrCall) binding() (seal.Binding, error) {
 	if mc.bound == nil && mc.bindErr == nil {
-		d, err := mrtr.ArgumentsDigest(mc.args)
+		d, err := seal.ArgumentsDigest(mc.args)
 		if err != nil {
 			mc.bindErr = err
 		} else {
-			mc.bound = &mrtr.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.principal}
+			mc.bound = &seal.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.principal}
 		}
 	}
 	if mc.bindErr != nil {
-		return mrtr.Binding{}, mc.bindErr
+		return seal.Binding{}, mc.bindErr
 	}
 	return *mc.bound, nil
 }
 
 // knownArgs returns the arguments digest if it has been computed.
-func (mc *mrtrCall) knownArgs() (mrtr.Digest, bool) {
+func (mc *mrtrCall) knownArgs() (seal.Digest, bool) {
 	if mc.bound == nil {
-		return mrtr.Digest{}, false
+		return seal.Digest{}, false
 	}
 	return mc.bound.Arguments, true
 }
@@ -503,9 +505,9 @@ func (mc *mrtrCall) knownArgs() (mrtr.Digest, bool) {
 // the one linear pass that bounded the body (jsonrpc.CheckLimits); then
 // the method, target and principal are compared, and only then are the
 // arguments canonicalised and compared. A refused state is -32602.
-func (s *Server) openRound(ctx context.Context, r *request, target string, args json.RawMessage, opts mrtr.RoundOptions) (*mrtrCall, *jsonrpc.Error) {
+func (s *Server) openRound(ctx context.Context, r *request, target string, args json.RawMessage, opts round.Options) (*mrtrCall, *jsonrpc.Error) {
 	mc := &mrtrCall{method: r.method, target: target, args: args, principal: mrtr.PrincipalFromContext(ctx)}
-	var st *mrtr.State
+	var st *seal.State
 	if r.p.RequestState != nil {
 		var err error
 		if st, err = s.sealer.Open(*r.p.RequestState); err != nil {
@@ -515,20 +517,20 @@ func (s *Server) openRound(ctx context.Context, r *request, target string, args 
 		if err != nil {
 			return nil, s.stateError(r, target, err)
 		}
-		mc.bound = &mrtr.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.principal}
+		mc.bound = &seal.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.principal}
 	}
-	responses, err := mrtr.ParseResponses(r.p.InputResponses)
+	responses, err := round.ParseResponses(r.p.InputResponses)
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
-	mc.round = mrtr.NewRound(r.meta.ClientCapabilities, responses, st, opts)
+	mc.round = round.New(r.meta.ClientCapabilities, responses, st, opts)
 	return mc, nil
 }
 
 // stateError is the wire form of a refused state or of arguments that
 // have no canonical form.
 func (s *Server) stateError(r *request, target string, err error) *jsonrpc.Error {
-	if se := (*mrtr.StateError)(nil); errors.As(err, &se) && se.Detail != "" {
+	if se := (*seal.StateError)(nil); errors.As(err, &se) && se.Detail != "" {
 		// The client is told one reason; the log says which part of the
 		// binding differed.
 		s.log.Debug("requestState refused", "method", r.method, "target", clip.String(target), "detail", se.Detail)
@@ -562,9 +564,9 @@ func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *jsonrpc.Er
 	}
 	out := make([]byte, 0, 512+len(irr.RequestState))
 	out = append(out, `{"resultType":"input_required"`...)
-	if len(irr.InputRequests) > 0 {
+	if len(irr.Questions) > 0 {
 		out = append(out, `,"inputRequests":`...)
-		if out, err = irr.InputRequests.AppendJSON(out); err != nil {
+		if out, err = irr.Questions.AppendJSON(out); err != nil {
 			s.log.Error("encode input requests", "err", err)
 			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the input requests could not be encoded"}
 		}
@@ -643,7 +645,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 			return nil, he
 		}
 	}
-	mc, re := s.openRound(ctx, r, name, args, mrtr.RoundOptions{AnswersWithoutState: e.opts.AnswersWithoutState})
+	mc, re := s.openRound(ctx, r, name, args, round.Options{AnswersWithoutState: e.opts.AnswersWithoutState})
 	if re != nil {
 		return nil, re
 	}
@@ -660,7 +662,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 			return s.encodeToolResult(r, ErrorResult(msg), nil)
 		}
 	}
-	call := newCall(r.id, r.method, r.meta, mc.round, n)
+	call := newCall(r.id, r.method, r.meta, mc.round, mc.principal, n)
 	call.peer = r.peer
 	req := &ToolRequest{Call: call, Name: name, Arguments: args, fields: &e.fields}
 	if asTask {
@@ -815,11 +817,11 @@ func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.Ra
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
-	mc, re := s.openRound(ctx, r, name, argsJSON, mrtr.RoundOptions{AnswersWithoutState: e.opts.AnswersWithoutState})
+	mc, re := s.openRound(ctx, r, name, argsJSON, round.Options{AnswersWithoutState: e.opts.AnswersWithoutState})
 	if re != nil {
 		return nil, re
 	}
-	call := newCall(r.id, r.method, r.meta, mc.round, n)
+	call := newCall(r.id, r.method, r.meta, mc.round, mc.principal, n)
 	call.peer = r.peer
 	res, err := invoke(s, "prompt "+name, func() (*PromptResult, error) {
 		return e.handler(ctx, &PromptRequest{Call: call, Name: name, Arguments: args})
@@ -876,11 +878,11 @@ func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json
 	if h == nil {
 		return nil, ResourceNotFound(uri)
 	}
-	mc, re := s.openRound(ctx, r, uri, nil, mrtr.RoundOptions{AnswersWithoutState: opts.AnswersWithoutState})
+	mc, re := s.openRound(ctx, r, uri, nil, round.Options{AnswersWithoutState: opts.AnswersWithoutState})
 	if re != nil {
 		return nil, re
 	}
-	call := newCall(r.id, r.method, r.meta, mc.round, n)
+	call := newCall(r.id, r.method, r.meta, mc.round, mc.principal, n)
 	call.peer = r.peer
 	res, err := invoke(s, "resource "+uri, func() (*ResourceResult, error) {
 		return h(ctx, &ResourceRequest{Call: call, URI: uri, Params: params})
@@ -944,7 +946,7 @@ func (s *Server) complete(ctx context.Context, r *request, n Notifier) (json.Raw
 	default:
 		return nil, invalidParams("unknown ref type %s", clip.Quote(r.p.Ref.Type))
 	}
-	req := &CompletionRequest{Call: newCall(r.id, r.method, r.meta, nil, n), Ref: *r.p.Ref, Argument: *r.p.Argument}
+	req := &CompletionRequest{Call: newCall(r.id, r.method, r.meta, nil, mrtr.PrincipalFromContext(ctx), n), Ref: *r.p.Ref, Argument: *r.p.Argument}
 	req.peer = r.peer
 	if r.p.Context != nil {
 		req.Context = r.p.Context.Arguments

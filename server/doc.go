@@ -7,9 +7,9 @@
 // _meta envelope read (protocol version and client capabilities are
 // required); the MCP headers are compared with the body; the version is
 // checked; the method is dispatched. A tools/call, prompts/get or
-// resources/read handler receives an mrtr.Round: when it asks for input the
+// resources/read handler receives an round.Round: when it asks for input the
 // server answers with an input_required result whose requestState the
-// mrtr.Sealer signs, and a retry's state is verified before the handler
+// seal.Sealer signs, and a retry's state is verified before the handler
 // runs. Results carry resultType and serverInfo; lists and reads carry
 // caching hints. Progress and log notifications stream on the request's own
 // SSE response as they happen.

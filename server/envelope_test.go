@@ -114,7 +114,7 @@ func TestEnvelopeRequiredKeys(t *testing.T) {
 func TestEnvelopeOptionalKeys(t *testing.T) {
 	s := newTestServer(t, nil)
 	var got RequestMeta
-	mustAddTool(t, s, Tool{Name: "meta"}, func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
+	mustAddTool(t, s, Tool{Name: "meta"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		got = req.Meta
 		return TextResult("ok"), nil
 	})

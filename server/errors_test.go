@@ -89,10 +89,10 @@ func TestLedgerFailureIsInternal(t *testing.T) {
 	form := confirmForm(t, "Pay?")
 	var acted bool
 	mustAddTool(t, f.s, Tool{Name: "pay"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
-		if _, err := req.Round.Elicit("confirm", form); err != nil {
+		if _, err := req.Elicit(ctx, form, WithKey("confirm")); err != nil {
 			return nil, err
 		}
-		if err := req.Round.Redeem(ctx, ledger); err != nil {
+		if err := req.Redeem(ctx, ledger); err != nil {
 			if errors.Is(err, mrtr.ErrAlreadyRedeemed) {
 				return ErrorResult("already used"), nil
 			}

@@ -66,7 +66,7 @@ func ExampleServer_AddTool() {
 	form, _ := elicit.NewForm("Delete the file?", elicit.Boolean("sure").Required())
 	_ = srv.AddTool(server.Tool{Name: "delete_file", Description: "Deletes a file after asking"},
 		func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-			answer, err := req.Round.Elicit("confirm", form)
+			answer, err := req.Elicit(ctx, form, server.WithKey("confirm"))
 			if err != nil {
 				return nil, err // input_required until the user answered
 			}
@@ -123,12 +123,12 @@ func ExampleServer_AddPrompt() {
 	r2 := post(srv, "prompts/get", "brainstorm", map[string]any{
 		"name":           "brainstorm",
 		"requestState":   r1["requestState"],
-		"inputResponses": map[string]any{"q0": map[string]any{"action": "accept", "content": map[string]any{"topic": "tea"}}},
+		"inputResponses": map[string]any{"baton:0": map[string]any{"action": "accept", "content": map[string]any{"topic": "tea"}}},
 	})
 	msg := r2["messages"].([]any)[0].(map[string]any)["content"].(map[string]any)["text"]
 	fmt.Println(msg)
 	// Output:
-	// input_required [q0]
+	// input_required [baton:0]
 	// Brainstorm ideas about tea
 }
 

@@ -77,8 +77,8 @@ func BenchmarkHostile(b *testing.B) {
 	form := confirmForm(b, "Proceed?")
 	mustAddTool(b, s, Tool{Name: "confirm", InputSchema: json.RawMessage(
 		`{"type":"object","additionalProperties":{"type":["integer","string","array","object"]}}`)},
-		func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
-			if _, err := req.Round.Elicit("ok", form); err != nil {
+		func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+			if _, err := req.Elicit(ctx, form, WithKey("ok")); err != nil {
 				return nil, err
 			}
 			return TextResult("done"), nil

@@ -17,6 +17,7 @@ import (
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
@@ -41,7 +42,7 @@ func newMRTRFixture(t *testing.T) *mrtrFixture {
 	logs := &syncBuffer{}
 	f := &mrtrFixture{s: newTestServer(t, &Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}), logs: logs, question: "Pay 10?"}
 	form := confirmForm(t, "Confirm the transfer?")
-	transfer := func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
+	transfer := func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		f.calls.Add(1)
 		var a struct {
 			Amount int    `json:"amount"`
@@ -50,7 +51,7 @@ func newMRTRFixture(t *testing.T) *mrtrFixture {
 		if err := req.Bind(&a); err != nil {
 			return nil, err
 		}
-		res, err := req.Round.Elicit("confirm", form)
+		res, err := req.Elicit(ctx, form, WithKey("confirm"))
 		if err != nil {
 			return nil, err
 		}
@@ -70,17 +71,17 @@ func newMRTRFixture(t *testing.T) *mrtrFixture {
 	mustAddTool(t, f.s, Tool{Name: "transfer_free", InputSchema: transferSchema}, transfer, ToolOptions{AnswersWithoutState: true})
 
 	capital := &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("Capital of France?")}, MaxTokens: 10}
-	mustAddTool(t, f.s, Tool{Name: "sampler"}, func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
+	mustAddTool(t, f.s, Tool{Name: "sampler"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		f.calls.Add(1)
-		res, err := req.Round.Sample("capital", capital)
+		res, err := req.CreateMessage(ctx, capital, WithKey("capital"))
 		if err != nil {
 			return nil, err
 		}
 		return TextResult("model says " + res.Text()), nil
 	})
-	mustAddTool(t, f.s, Tool{Name: "roots"}, func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
+	mustAddTool(t, f.s, Tool{Name: "roots"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		f.calls.Add(1)
-		res, err := req.Round.ListRoots("roots")
+		res, err := req.ListRoots(ctx, WithKey("roots"))
 		if err != nil {
 			return nil, err
 		}
@@ -90,35 +91,35 @@ func newMRTRFixture(t *testing.T) *mrtrFixture {
 		f.calls.Add(1)
 		return nil, fmt.Errorf("not now: %w", mrtr.ErrInputRequired)
 	})
-	mustAddTool(t, f.s, Tool{Name: "shed"}, func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
+	mustAddTool(t, f.s, Tool{Name: "shed"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		f.calls.Add(1)
 		var st struct{ N int }
-		ok, err := req.Round.LoadState(&st)
+		ok, err := req.LoadState(&st)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			if err := req.Round.SaveState(struct{ N int }{41}); err != nil {
+			if err := req.SaveState(struct{ N int }{41}); err != nil {
 				return nil, err
 			}
-			return nil, req.Round.Suspend()
+			return nil, req.Suspend()
 		}
 		return TextResult(fmt.Sprint(st.N + 1)), nil
 	})
-	mustAddTool(t, f.s, Tool{Name: "changing"}, func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
+	mustAddTool(t, f.s, Tool{Name: "changing"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		f.calls.Add(1)
 		f.mu.Lock()
 		q := f.question
 		f.mu.Unlock()
-		res, err := req.Round.Elicit("confirm", confirmForm(t, q))
+		res, err := req.Elicit(ctx, confirmForm(t, q), WithKey("confirm"))
 		if err != nil {
 			return nil, err
 		}
 		return TextResult("answered " + string(res.Action)), nil
 	})
-	if err := f.s.AddPrompt(Prompt{Name: "survey", Arguments: []PromptArgument{{Name: "topic", Required: true}}}, func(_ context.Context, req *PromptRequest) (*PromptResult, error) {
+	if err := f.s.AddPrompt(Prompt{Name: "survey", Arguments: []PromptArgument{{Name: "topic", Required: true}}}, func(ctx context.Context, req *PromptRequest) (*PromptResult, error) {
 		f.calls.Add(1)
-		res, err := req.Round.Elicit("confirm", form)
+		res, err := req.Elicit(ctx, form, WithKey("confirm"))
 		if err != nil {
 			return nil, err
 		}
@@ -126,9 +127,9 @@ func newMRTRFixture(t *testing.T) *mrtrFixture {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.s.AddResource(Resource{URI: "secret://doc", Name: "doc"}, func(_ context.Context, req *ResourceRequest) (*ResourceResult, error) {
+	if err := f.s.AddResource(Resource{URI: "secret://doc", Name: "doc"}, func(ctx context.Context, req *ResourceRequest) (*ResourceResult, error) {
 		f.calls.Add(1)
-		res, err := req.Round.Elicit("confirm", form)
+		res, err := req.Elicit(ctx, form, WithKey("confirm"))
 		if err != nil {
 			return nil, err
 		}
@@ -255,11 +256,11 @@ func TestMRTRStateRefused(t *testing.T) {
 	f := newMRTRFixture(t)
 	r1 := wantInputRequired(t, do(t, f.s, transferCall(1, nil)), "1", "confirm")
 	answer := map[string]any{"confirm": accept(true)}
-	d, err := mrtr.ArgumentsDigest(json.RawMessage(`{"amount":10,"to":"bob"}`))
+	d, err := seal.ArgumentsDigest(json.RawMessage(`{"amount":10,"to":"bob"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	binding := mrtr.Binding{Method: "tools/call", Target: "transfer", Arguments: d}
+	binding := seal.Binding{Method: "tools/call", Target: "transfer", Arguments: d}
 
 	t.Run("tampered claims", func(t *testing.T) {
 		parts := strings.Split(r1.RequestState, ".")
@@ -324,11 +325,11 @@ func TestMRTRStateRefused(t *testing.T) {
 		}
 	})
 	t.Run("expired", func(t *testing.T) {
-		past, err := mrtr.NewSealer(testRing(t), mrtr.SealerOptions{Now: func() time.Time { return time.Now().Add(-time.Hour) }})
+		past, err := seal.NewSealer(testRing(t), seal.SealerOptions{Now: func() time.Time { return time.Now().Add(-time.Hour) }})
 		if err != nil {
 			t.Fatal(err)
 		}
-		tok, err := past.Seal(&mrtr.State{Binding: binding})
+		tok, err := past.Seal(&seal.State{Binding: binding})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,11 +338,11 @@ func TestMRTRStateRefused(t *testing.T) {
 		// The same forgery with a current clock verifies: only the expiry
 		// made the difference. It issued no questions, so the answer is
 		// ignored and the question is asked again.
-		now, err := mrtr.NewSealer(testRing(t), mrtr.SealerOptions{})
+		now, err := seal.NewSealer(testRing(t), seal.SealerOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tok, err = now.Seal(&mrtr.State{Binding: binding}); err != nil {
+		if tok, err = now.Seal(&seal.State{Binding: binding}); err != nil {
 			t.Fatal(err)
 		}
 		wantInputRequired(t, do(t, f.s, transferCall(3, nil).retry(tok, answer)), "3", "confirm")
@@ -357,11 +358,11 @@ func TestMRTRStateRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		other, err := mrtr.NewSealer(ring, mrtr.SealerOptions{})
+		other, err := seal.NewSealer(ring, seal.SealerOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		tok, err := other.Seal(&mrtr.State{Binding: binding})
+		tok, err := other.Seal(&seal.State{Binding: binding})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -372,11 +373,11 @@ func TestMRTRStateRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		other, err := mrtr.NewSealer(ring, mrtr.SealerOptions{})
+		other, err := seal.NewSealer(ring, seal.SealerOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		tok, err := other.Seal(&mrtr.State{Binding: binding})
+		tok, err := other.Seal(&seal.State{Binding: binding})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -388,8 +389,8 @@ func TestMRTRStateRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := newTestServer(t, nil)
-		mustAddTool(t, s, Tool{Name: "transfer", InputSchema: transferSchema}, func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
-			if _, err := req.Round.Elicit("confirm", confirmForm(t, "Confirm the transfer?")); err != nil {
+		mustAddTool(t, s, Tool{Name: "transfer", InputSchema: transferSchema}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+			if _, err := req.Elicit(ctx, confirmForm(t, "Confirm the transfer?"), WithKey("confirm")); err != nil {
 				return nil, err
 			}
 			return TextResult("done"), nil

@@ -279,7 +279,7 @@ func TestNewOptionsValidation(t *testing.T) {
 func TestCompletion(t *testing.T) {
 	s := newTestServer(t, nil)
 	var seen *CompletionRequest
-	s.SetCompletion(func(_ context.Context, req *CompletionRequest) (*Completion, error) {
+	s.SetCompletion(func(ctx context.Context, req *CompletionRequest) (*Completion, error) {
 		seen = req
 		if req.Argument.Value == "many" {
 			vals := make([]string, 150)
@@ -305,7 +305,7 @@ func TestCompletion(t *testing.T) {
 	if !jsonEqual(res["completion"], map[string]any{"values": []string{"par1"}}) {
 		t.Errorf("completion = %v", res["completion"])
 	}
-	if seen.Ref.Name != "p" || seen.Argument.Name != "city" || seen.Context["country"] != "fr" || seen.Round != nil {
+	if seen.Ref.Name != "p" || seen.Argument.Name != "city" || seen.Context["country"] != "fr" || seen.Round() != 0 {
 		t.Errorf("request = %+v", seen)
 	}
 	res = completeResult(t, do(t, s, complete(2, map[string]any{"type": "ref/resource", "uri": "file:///{x}"}, "many")), "2")

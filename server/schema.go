@@ -12,7 +12,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/baton-mcp/baton/internal/clip"
-	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/internal/seal"
 )
 
 // compileSchema compiles a JSON Schema (2020-12 unless it names another
@@ -119,23 +119,23 @@ func acceptsAnyObject(raw json.RawMessage) bool {
 // It holds at most validMemoSize digests.
 type validMemo struct {
 	mu   sync.Mutex
-	seen map[mrtr.Digest]struct{}
+	seen map[seal.Digest]struct{}
 }
 
 const validMemoSize = 4096
 
-func (m *validMemo) has(d mrtr.Digest) bool {
+func (m *validMemo) has(d seal.Digest) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	_, ok := m.seen[d]
 	return ok
 }
 
-func (m *validMemo) add(d mrtr.Digest) {
+func (m *validMemo) add(d seal.Digest) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.seen == nil {
-		m.seen = make(map[mrtr.Digest]struct{})
+		m.seen = make(map[seal.Digest]struct{})
 	}
 	if len(m.seen) >= validMemoSize {
 		for k := range m.seen { // evict an arbitrary entry

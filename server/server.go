@@ -16,6 +16,7 @@ import (
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/baton-mcp/baton/client"
+	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
 )
@@ -46,7 +47,7 @@ type Options struct {
 	// time is up to this far ahead of the server's clock is accepted
 	// (default 30 seconds; negative for none). Expiry gets no leeway: a
 	// state is refused once the server's clock reaches its issue time plus
-	// StateTTL. See mrtr.SealerOptions.Leeway.
+	// StateTTL. See seal.SealerOptions.Leeway.
 	StateLeeway time.Duration
 	// Now is the server's clock, read to write and check the times of
 	// requestState and to pace its log lines; nil means the wall clock. It
@@ -163,7 +164,7 @@ type Options struct {
 type Server struct {
 	info     Implementation
 	opts     Options
-	sealer   *mrtr.Sealer
+	sealer   *seal.Sealer
 	log      *slog.Logger
 	infoMeta json.RawMessage // {"io.modelcontextprotocol/serverInfo":{...}}
 
@@ -263,7 +264,7 @@ func New(info Implementation, opts *Options) (*Server, error) {
 		}
 		log.Warn("no state key configured: using a random key for this process; input_required flows cannot move between instances or survive a restart")
 	}
-	sealer, err := mrtr.NewSealer(ring, mrtr.SealerOptions{TTL: o.StateTTL, Leeway: o.StateLeeway, Audience: o.StateAudience, MaxSize: o.MaxStateSize, Now: o.Now})
+	sealer, err := seal.NewSealer(ring, seal.SealerOptions{TTL: o.StateTTL, Leeway: o.StateLeeway, Audience: o.StateAudience, MaxSize: o.MaxStateSize, Now: o.Now})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -313,13 +314,13 @@ func (s *Server) Info() Implementation { return s.info }
 
 // Sealer returns the sealer that signs this server's requestState. Use its
 // SetKeys to rotate keys while serving.
-func (s *Server) Sealer() *mrtr.Sealer { return s.sealer }
+func (s *Server) Sealer() *seal.Sealer { return s.sealer }
 
 // ToolOptions tune how a tool is served.
 type ToolOptions struct {
 	// AnswersWithoutState lets a retry that carries inputResponses but no
 	// requestState answer this tool's questions, matched by key. See
-	// mrtr.RoundOptions.
+	// round.Options.
 	AnswersWithoutState bool
 	// SkipInputValidation turns off validating arguments against the
 	// input schema.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/jsonrpc"
-	"github.com/baton-mcp/baton/mrtr"
 )
 
 // Case variants of a member name must never fill a field (the message
@@ -18,7 +18,7 @@ func TestCaseVariantsAreNotSmuggled(t *testing.T) {
 	s := newTestServer(t, nil)
 	var got int
 	mustAddTool(t, s, Tool{Name: "pay", InputSchema: json.RawMessage(`{"type":"object","properties":{"amount":{"type":"integer","maximum":100}}}`)},
-		func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
+		func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 			var in struct {
 				Amount int `json:"amount"`
 			}
@@ -128,14 +128,14 @@ func TestValidMemo(t *testing.T) {
 	s := newTestServer(t, nil)
 	mustAddTool(t, s, Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}`)},
 		func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
-			if _, err := req.Round.Elicit("ok", confirmForm(t, "ok?")); err != nil {
+			if _, err := req.Elicit(ctx, confirmForm(t, "ok?"), WithKey("ok")); err != nil {
 				return nil, err
 			}
 			return TextResult("done"), nil
 		})
 	e, _ := s.tools.get("ask")
 	r1 := wantInputRequired(t, do(t, s, toolCall(1, "ask", map[string]any{"id": 7}).caps(formCaps)), "1", "ok")
-	d, err := mrtr.ArgumentsDigest(json.RawMessage(`{"id":7}`))
+	d, err := seal.ArgumentsDigest(json.RawMessage(`{"id":7}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestValidMemo(t *testing.T) {
 		t.Fatalf("retry: %q", text)
 	}
 	completeResult(t, do(t, s, toolCall(3, "ask", map[string]any{"id": "x"}).caps(formCaps)), "3")
-	bad, _ := mrtr.ArgumentsDigest(json.RawMessage(`{"id":"x"}`))
+	bad, _ := seal.ArgumentsDigest(json.RawMessage(`{"id":"x"}`))
 	if e.valid.has(bad) {
 		t.Fatal("invalid arguments were remembered")
 	}
@@ -162,7 +162,7 @@ func TestValidMemo(t *testing.T) {
 	}
 	var m validMemo
 	for i := 0; i < validMemoSize+10; i++ {
-		m.add(mrtr.Digest{byte(i), byte(i >> 8)})
+		m.add(seal.Digest{byte(i), byte(i >> 8)})
 	}
 	if len(m.seen) != validMemoSize {
 		t.Fatalf("memo holds %d, want at most %d", len(m.seen), validMemoSize)

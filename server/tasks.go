@@ -14,6 +14,7 @@ import (
 
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/jsonw"
+	"github.com/baton-mcp/baton/internal/round"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/tasks"
@@ -902,7 +903,7 @@ func (s *Server) handleTask(ctx context.Context, r *request) (json.RawMessage, *
 			return nil, invalidParams("tasks/update needs inputResponses")
 		}
 		var err error
-		if responses, err = mrtr.ParseResponses(r.p.InputResponses); err != nil {
+		if responses, err = round.ParseResponses(r.p.InputResponses); err != nil {
 			return nil, invalidParams("%v", err)
 		}
 	}

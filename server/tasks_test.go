@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/client"
-	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/internal/round"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/tasks"
@@ -403,8 +403,8 @@ func TestTaskInputRequired(t *testing.T) {
 	// The same handler without the extension: an MRTR round, then the
 	// answer on the retry.
 	rec := do(t, s, toolCall(1, "confirm", nil).caps(`{"elicitation":{}}`))
-	ir := wantInputRequired(t, rec, "1", mrtr.ReplayKey(0))
-	rec = do(t, s, toolCall(1, "confirm", nil).caps(`{"elicitation":{}}`).retry(ir.RequestState, map[string]any{mrtr.ReplayKey(0): accept(false)}))
+	ir := wantInputRequired(t, rec, "1", round.AutoKey(0))
+	rec = do(t, s, toolCall(1, "confirm", nil).caps(`{"elicitation":{}}`).retry(ir.RequestState, map[string]any{round.AutoKey(0): accept(false)}))
 	if text, _ := toolText(t, completeResult(t, rec, "1")); text != "kept" {
 		t.Errorf("synchronous run = %q, want kept", text)
 	}
@@ -422,7 +422,7 @@ func TestTaskPartialAnswersAndKeys(t *testing.T) {
 	s := newTestServer(t, nil)
 	a, b, c := confirmForm(t, "A?"), confirmForm(t, "B?"), confirmForm(t, "C?")
 	mustAddTool(t, s, Tool{Name: "multi"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
-		two, err := req.ElicitAll(ctx, []*elicit.Request{a, b})
+		two, err := req.AskAll(ctx, []mrtr.InputRequest{mrtr.ElicitRequest(a), mrtr.ElicitRequest(b)})
 		if err != nil {
 			return nil, err
 		}
@@ -430,7 +430,7 @@ func TestTaskPartialAnswersAndKeys(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return TextResult(string(two[0].Action) + "," + string(two[1].Action) + "," + string(third.Action)), nil
+		return TextResult(string(two[0].Elicit.Action) + "," + string(two[1].Elicit.Action) + "," + string(third.Action)), nil
 	}, ToolOptions{Task: TaskOptional})
 	id := createTask(t, s, "multi", nil, taskElicitCaps)
 	res := waitTask(t, s, id, tasks.StatusInputRequired)
@@ -469,7 +469,7 @@ func TestDeferredTask(t *testing.T) {
 		if req.TaskID() != "" {
 			return nil, errors.New("a task id before StartTask")
 		}
-		res, err := req.Round.Elicit("user_name", form)
+		res, err := req.Elicit(ctx, form, WithKey("user_name"))
 		if err != nil {
 			return nil, err
 		}

@@ -34,7 +34,7 @@ func routeServer(t *testing.T) (*Server, *int) {
 		Description:  "Distance between two points",
 		InputSchema:  json.RawMessage(routeSchema),
 		OutputSchema: json.RawMessage(routeOutput),
-	}, func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
+	}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		*calls++
 		type point struct {
 			X int `json:"x"`
@@ -135,7 +135,7 @@ func TestToolArgumentValidation(t *testing.T) {
 
 	t.Run("SkipInputValidation", func(t *testing.T) {
 		s := newTestServer(t, nil)
-		mustAddTool(t, s, Tool{Name: "raw", InputSchema: json.RawMessage(routeSchema)}, func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
+		mustAddTool(t, s, Tool{Name: "raw", InputSchema: json.RawMessage(routeSchema)}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 			return TextResult(string(req.Arguments)), nil
 		}, ToolOptions{SkipInputValidation: true})
 		res := completeResult(t, do(t, s, toolCall(1, "raw", map[string]any{"anything": 1})), "1")
@@ -158,7 +158,7 @@ func TestToolArgumentValidation(t *testing.T) {
 	}
 	t.Run("null arguments are {}", func(t *testing.T) {
 		s := newTestServer(t, nil)
-		mustAddTool(t, s, Tool{Name: "echo"}, func(_ context.Context, req *ToolRequest) (*ToolResult, error) {
+		mustAddTool(t, s, Tool{Name: "echo"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 			return TextResult(string(req.Arguments)), nil
 		})
 		res := completeResult(t, do(t, s, toolCall(1, "echo", json.RawMessage(`null`))), "1")

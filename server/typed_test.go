@@ -167,7 +167,7 @@ func TestTypedToolInfersSchemas(t *testing.T) {
 func TestTypedToolCall(t *testing.T) {
 	s := newTestServer(t, nil)
 	var got bookArgs
-	addBook(t, s, func(_ context.Context, req *ToolRequest, in bookArgs) (booking, error) {
+	addBook(t, s, func(ctx context.Context, req *ToolRequest, in bookArgs) (booking, error) {
 		got = in
 		return booking{Restaurant: in.Restaurant, Party: in.Party, Date: "2026-08-01", Confirmed: true}, nil
 	})
@@ -650,8 +650,8 @@ func TestTypedToolTwoRoundsOverHTTP(t *testing.T) {
 func TestTypedToolSuspends(t *testing.T) {
 	s := newTestServer(t, nil)
 	form := confirmForm(t, "Sure?")
-	err := AddTool(s, Tool{Name: "ask"}, func(_ context.Context, req *ToolRequest, _ struct{}) (booking, error) {
-		if _, err := req.Round.Elicit("sure", form); err != nil {
+	err := AddTool(s, Tool{Name: "ask"}, func(ctx context.Context, req *ToolRequest, _ struct{}) (booking, error) {
+		if _, err := req.Elicit(ctx, form, WithKey("sure")); err != nil {
 			return booking{}, fmt.Errorf("asking: %w", err)
 		}
 		return booking{Confirmed: true}, nil

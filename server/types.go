@@ -11,9 +11,9 @@ import (
 	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
+	"github.com/baton-mcp/baton/internal/round"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
-	"github.com/baton-mcp/baton/mrtr"
 )
 
 // ProtocolVersion is the protocol revision the modern dispatch serves.
@@ -193,36 +193,29 @@ type Notifier interface {
 }
 
 // Call is what every request handler receives besides its own parameters:
-// the envelope, the MRTR round (for tools/call, prompts/get and
-// resources/read), and the request's notification stream.
+// the envelope, the ways to ask the client for input (Elicit and the other
+// methods in "Asking the client"), and the request's notification stream
+// (Progress, Log).
 //
-// Concurrency. Every method of a Call, and of its Round, is safe to use
-// from several goroutines of the handler at once, until the handler
-// returns; calls made after that belong to no request. What concurrent
-// blocking client calls (Elicit, ElicitAll, CreateFormElicitation,
-// CreateURLElicitation, CreateMessage, ListRoots) mean depends on the era:
+// Concurrency. Every method of a Call is safe to use from several
+// goroutines of the handler at once, until the handler returns; calls made
+// after that belong to no request. What concurrent questions mean depends
+// on the protocol:
 //
-//   - On a 2025-11-25 session each is a real round trip: concurrent calls
-//     are in flight together and each returns its own answer.
+//   - On a 2025-11-25 session each is a real round trip: concurrent
+//     questions are in flight together and each returns its own answer.
 //   - On the stateless 2026-07-28 protocol the handler runs again on every
-//     round and its blocking calls replay. Calls reach the Call one at a
-//     time and are numbered in that order; on every round the n-th call
-//     is handed the answer recorded for the n-th question, and only if it
-//     is the same question. Goroutines racing to ask are numbered in the
-//     order the scheduler lets them in, which can change from round to
-//     round. A round that reaches two questions of the previous round in
-//     the opposite order fails with an error wrapping mrtr.ErrReplayOrder
-//     (the request is answered -32603), rather than handing an answer to
-//     the other goroutine or asking again on every round. Whether a round
-//     is reordered depends on the schedule, so a handler that races
-//     blocking calls fails at random on this protocol, and two goroutines
-//     asking the very same question cannot be told apart at all. So on
-//     2026-07-28 make blocking calls in an order that does not depend on
-//     the schedule (from one goroutine, or from goroutines that take turns
-//     in a fixed order), and ask questions that belong together in one
-//     ElicitAll, which takes consecutive positions and one round.
-//     Keyed questions (Round.Ask, Round.Elicit and the like) carry their
-//     own names and may be asked from any goroutine in any order.
+//     round and its questions replay. A question with a key of its own
+//     (WithKey) is matched by that key, so goroutines may ask such
+//     questions in any order. A question without one is named by its
+//     position: questions reach the Call one at a time and are numbered in
+//     that order, which, for goroutines racing to ask, is the scheduler's
+//     and can change from round to round. A round that reaches two
+//     questions of the previous round in the opposite order fails (-32603,
+//     an error naming the cause) rather than hand an answer to the wrong
+//     question. So from several goroutines, give each question a key, or
+//     ask the questions that belong together in one AskAll.
+//   - In a task, each question waits in place for tasks/update.
 type Call struct {
 	// ID is the JSON-RPC id of the request.
 	ID jsonrpc.ID
@@ -230,21 +223,20 @@ type Call struct {
 	Method string
 	// Meta is the request's envelope.
 	Meta RequestMeta
-	// Round is the MRTR view of the request; nil for methods that cannot
-	// return input_required.
-	Round *mrtr.Round
 
-	notifier Notifier
-	peer     era.Peer
-	task     *taskRun // set when the call may run as a task
+	round     *round.Round // nil for methods that cannot ask
+	principal string
+	notifier  Notifier
+	peer      era.Peer
+	task      *taskRun // set when the call may run as a task
 
-	mu  sync.Mutex // held through each replayed blocking call
-	pos int        // next blocking-call position (replay)
+	mu  sync.Mutex // held through each replayed question
+	pos int        // the next question's position (replay)
 }
 
 // newCall returns the Call a handler receives.
-func newCall(id jsonrpc.ID, method string, meta RequestMeta, round *mrtr.Round, n Notifier) *Call {
-	return &Call{ID: id, Method: method, Meta: meta, Round: round, notifier: n}
+func newCall(id jsonrpc.ID, method string, meta RequestMeta, rd *round.Round, principal string, n Notifier) *Call {
+	return &Call{ID: id, Method: method, Meta: meta, round: rd, principal: principal, notifier: n}
 }
 
 // Progress sends notifications/progress for this request. It does nothing

@@ -142,23 +142,23 @@ func TestKeyRotationAcrossInstances(t *testing.T) {
 	}
 	// A rotated instance finishes the flow begun under the old key, and
 	// signs what it issues with the new key.
-	_, s2 := inputRequired(t, callTool(t, rotated.URL, "onboard_user", map[string]any{}, retry(oldState, map[string]any{"q0": acceptContent("name", "Alice")})))
+	_, s2 := inputRequired(t, callTool(t, rotated.URL, "onboard_user", map[string]any{}, retry(oldState, map[string]any{"baton:0": acceptContent("name", "Alice")})))
 	if kid := stateKID(t, s2); kid != keyID(t, keyNew) {
 		t.Fatalf("state from the rotated instance has kid %q, want the new key's", kid)
 	}
 	// An instance with only the new key finishes it.
-	got, isErr := toolText(t, callTool(t, after.URL, "onboard_user", map[string]any{}, retry(s2, map[string]any{"q1": acceptContent("email", "alice@example.com")})))
+	got, isErr := toolText(t, callTool(t, after.URL, "onboard_user", map[string]any{}, retry(s2, map[string]any{"baton:1": acceptContent("email", "alice@example.com")})))
 	if isErr || got != "Welcome aboard, Alice <alice@example.com>" {
 		t.Fatalf("result %q", got)
 	}
 
 	// Once the old key is dropped, state it signed is refused cleanly.
-	r := callTool(t, after.URL, "onboard_user", map[string]any{}, retry(oldState, map[string]any{"q0": acceptContent("name", "Alice")}))
+	r := callTool(t, after.URL, "onboard_user", map[string]any{}, retry(oldState, map[string]any{"baton:0": acceptContent("name", "Alice")}))
 	if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "requestState") {
 		t.Fatalf("old state on an instance without the old key: %+v %v", r.Error, r.Result)
 	}
 	// And an instance not yet rotated cannot read new state.
-	r = callTool(t, before.URL, "onboard_user", map[string]any{}, retry(s2, map[string]any{"q1": acceptContent("email", "alice@example.com")}))
+	r = callTool(t, before.URL, "onboard_user", map[string]any{}, retry(s2, map[string]any{"baton:1": acceptContent("email", "alice@example.com")}))
 	if r.Error == nil || r.Error.Code != -32602 {
 		t.Fatalf("new state on an instance without the new key: %+v %v", r.Error, r.Result)
 	}

@@ -87,7 +87,7 @@ func registerLegacyFixtures(srv *server.Server, add func(error)) {
 	}
 	formTool := func(name, description string, form *elicit.Request) {
 		add(srv.AddTool(noArgs(name, description), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-			res, err := req.Round.Elicit("form", form)
+			res, err := req.Elicit(ctx, form, server.WithKey("form"))
 			if err != nil {
 				return nil, err
 			}

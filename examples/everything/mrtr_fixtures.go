@@ -54,7 +54,7 @@ func registerMRTRTools(srv *server.Server, add func(error)) {
 	// requestState of a first round; answers here grant nothing, so the
 	// tool opts in to matching them by key.
 	add(srv.AddTool(noArgs("test_input_required_result_elicitation", "Asks for a name, then greets"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		res, err := req.Round.Elicit("user_name", nameForm)
+		res, err := req.Elicit(ctx, nameForm, server.WithKey("user_name"))
 		if err != nil {
 			return nil, err
 		}
@@ -66,7 +66,7 @@ func registerMRTRTools(srv *server.Server, add func(error)) {
 	}, server.ToolOptions{AnswersWithoutState: true}))
 
 	add(srv.AddTool(noArgs("test_input_required_result_sampling", "Asks the client's model a question"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		res, err := req.Round.Sample("sample_request", capital)
+		res, err := req.CreateMessage(ctx, capital, server.WithKey("sample_request"))
 		if err != nil {
 			return nil, err
 		}
@@ -74,7 +74,7 @@ func registerMRTRTools(srv *server.Server, add func(error)) {
 	}))
 
 	add(srv.AddTool(noArgs("test_input_required_result_list_roots", "Asks for the client's roots"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		res, err := req.Round.ListRoots("roots_request")
+		res, err := req.ListRoots(ctx, server.WithKey("roots_request"))
 		if err != nil {
 			return nil, err
 		}
@@ -85,14 +85,14 @@ func registerMRTRTools(srv *server.Server, add func(error)) {
 		var st struct {
 			Marker string `json:"marker"`
 		}
-		resumed, err := req.Round.LoadState(&st)
+		resumed, err := req.LoadState(&st)
 		if err != nil {
 			return nil, err
 		}
-		res, err := req.Round.Elicit("confirm", okForm)
+		res, err := req.Elicit(ctx, okForm, server.WithKey("confirm"))
 		if err != nil {
 			if errors.Is(err, mrtr.ErrInputRequired) {
-				if err := req.Round.SaveState(struct {
+				if err := req.SaveState(struct {
 					Marker string `json:"marker"`
 				}{"issued"}); err != nil {
 					return nil, err
@@ -107,9 +107,9 @@ func registerMRTRTools(srv *server.Server, add func(error)) {
 	}))
 
 	add(srv.AddTool(noArgs("test_input_required_result_multiple_inputs", "Asks three questions at once"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		name, e1 := req.Round.Elicit("user_name", nameForm)
-		greet, e2 := req.Round.Sample("greeting", greeting)
-		roots, e3 := req.Round.ListRoots("client_roots")
+		name, e1 := req.Elicit(ctx, nameForm, server.WithKey("user_name"))
+		greet, e2 := req.CreateMessage(ctx, greeting, server.WithKey("greeting"))
+		roots, e3 := req.ListRoots(ctx, server.WithKey("client_roots"))
 		if err := errors.Join(e1, e2, e3); err != nil {
 			return nil, err
 		}
@@ -123,25 +123,25 @@ func registerMRTRTools(srv *server.Server, add func(error)) {
 	}
 	add(srv.AddTool(noArgs("test_input_required_result_multi_round", "Asks two questions in two rounds"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 		var st multiRound
-		if _, err := req.Round.LoadState(&st); err != nil {
+		if _, err := req.LoadState(&st); err != nil {
 			return nil, err
 		}
 		if st.Round < 2 {
-			res, err := req.Round.Elicit("user_name", step1)
+			res, err := req.Elicit(ctx, step1, server.WithKey("user_name"))
 			if err != nil {
 				if errors.Is(err, mrtr.ErrInputRequired) {
-					if err := req.Round.SaveState(multiRound{Round: 1}); err != nil {
+					if err := req.SaveState(multiRound{Round: 1}); err != nil {
 						return nil, err
 					}
 				}
 				return nil, err
 			}
 			st.Name, _ = acceptedString(res, "name")
-			if err := req.Round.SaveState(multiRound{Round: 2, Name: st.Name}); err != nil {
+			if err := req.SaveState(multiRound{Round: 2, Name: st.Name}); err != nil {
 				return nil, err
 			}
 		}
-		res, err := req.Round.Elicit("favorite_color", step2)
+		res, err := req.Elicit(ctx, step2, server.WithKey("favorite_color"))
 		if err != nil {
 			return nil, err
 		}
@@ -150,18 +150,18 @@ func registerMRTRTools(srv *server.Server, add func(error)) {
 	}))
 
 	add(srv.AddTool(noArgs("test_input_required_result_tampered_state", "Refuses a tampered requestState"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		if _, err := req.Round.Elicit("confirm", okForm); err != nil {
+		if _, err := req.Elicit(ctx, okForm, server.WithKey("confirm")); err != nil {
 			return nil, err
 		}
 		return server.TextResult("state verified"), nil
 	}))
 
 	add(srv.AddTool(noArgs("test_input_required_result_capabilities", "Asks only what the client can answer"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		caps := req.Round.Capabilities()
+		caps := req.Capabilities()
 		var errs []error
 		var parts []string
 		if caps.CanElicitForm() {
-			res, err := req.Round.Elicit("elicit_input", nameForm)
+			res, err := req.Elicit(ctx, nameForm, server.WithKey("elicit_input"))
 			if err == nil {
 				n, _ := acceptedString(res, "name")
 				parts = append(parts, "name="+n)
@@ -169,7 +169,7 @@ func registerMRTRTools(srv *server.Server, add func(error)) {
 			errs = append(errs, err)
 		}
 		if caps.CanSample() {
-			res, err := req.Round.Sample("sample_input", capital)
+			res, err := req.CreateMessage(ctx, capital, server.WithKey("sample_input"))
 			if err == nil {
 				parts = append(parts, "sampled="+res.Text())
 			}
@@ -185,7 +185,7 @@ func registerMRTRTools(srv *server.Server, add func(error)) {
 	}))
 
 	add(srv.AddTool(noArgs("test_missing_capability", "Needs sampling"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		res, err := req.Round.Sample("sample_request", capital)
+		res, err := req.CreateMessage(ctx, capital, server.WithKey("sample_request"))
 		if err != nil {
 			return nil, err
 		}
@@ -204,7 +204,7 @@ func registerMRTRTools(srv *server.Server, add func(error)) {
 		if err := req.Log(ctx, server.LevelInfo, "test_streaming_elicitation", "preparing the question"); err != nil {
 			return nil, err
 		}
-		res, err := req.Round.Elicit("note", streamForm)
+		res, err := req.Elicit(ctx, streamForm, server.WithKey("note"))
 		if err != nil {
 			return nil, err
 		}
@@ -218,7 +218,7 @@ func registerMRTRTools(srv *server.Server, add func(error)) {
 	}, server.ToolOptions{Requires: client.Capabilities{Elicitation: &client.ElicitationCapability{}}}))
 
 	add(srv.AddPrompt(server.Prompt{Name: "test_input_required_result_prompt", Description: "Asks for context before building the prompt"}, func(ctx context.Context, req *server.PromptRequest) (*server.PromptResult, error) {
-		res, err := req.Round.Elicit("user_context", contextForm)
+		res, err := req.Elicit(ctx, contextForm, server.WithKey("user_context"))
 		if err != nil {
 			return nil, err
 		}

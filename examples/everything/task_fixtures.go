@@ -13,7 +13,7 @@ package main
 //
 // Nothing below is task-specific code: each handler is an ordinary tool
 // handler. Its context ends when the task is cancelled, and its blocking
-// questions (req.CreateFormElicitation, req.ElicitAll, ...) put the task
+// questions (req.CreateFormElicitation, req.AskAll, ...) put the task
 // in input_required until tasks/update brings the answers. Run by a caller
 // without the extension, the same handlers answer synchronously, their
 // questions becoming input_required results (multi round-trip requests).
@@ -25,6 +25,7 @@ import (
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -124,12 +125,12 @@ func registerTaskTools(srv *server.Server, add func(error)) {
 	if nameQ != nil && okQ != nil {
 		add(server.AddTool(srv, server.Tool{Name: "multi_input", Description: "Asks two questions at once"},
 			func(ctx context.Context, req *server.ToolRequest, _ none) (*server.ToolResult, error) {
-				res, err := req.ElicitAll(ctx, []*elicit.Request{nameQ, okQ})
+				res, err := req.AskAll(ctx, []mrtr.InputRequest{mrtr.ElicitRequest(nameQ), mrtr.ElicitRequest(okQ)})
 				if err != nil {
 					return nil, err
 				}
-				name, _ := acceptedString(res[0], "name")
-				return server.TextResult(fmt.Sprintf("Name: %s; proceed: %s", name, res[1].Action)), nil
+				name, _ := acceptedString(res[0].Elicit, "name")
+				return server.TextResult(fmt.Sprintf("Name: %s; proceed: %s", name, res[1].Elicit.Action)), nil
 			}, optional))
 	}
 
@@ -143,7 +144,7 @@ func registerTaskTools(srv *server.Server, add func(error)) {
 	if nameForm != nil {
 		add(server.AddTool(srv, server.Tool{Name: "test_tool_with_task", Description: "Asks for a name, then greets it from a task"},
 			func(ctx context.Context, req *server.ToolRequest, _ none) (*server.ToolResult, error) {
-				res, err := req.Round.Elicit("user_name", nameForm)
+				res, err := req.Elicit(ctx, nameForm, server.WithKey("user_name"))
 				if err != nil {
 					return nil, err
 				}

@@ -39,7 +39,7 @@ func registerTransfer(srv *server.Server, ledger mrtr.Ledger, add func(error)) {
 		if err != nil {
 			return nil, err
 		}
-		res, err := req.Round.Elicit("confirm", form)
+		res, err := req.Elicit(ctx, form, server.WithKey("confirm"))
 		if err != nil {
 			return nil, err
 		}
@@ -51,7 +51,7 @@ func registerTransfer(srv *server.Server, ledger mrtr.Ledger, add func(error)) {
 		}
 		// On a legacy session the bridge holds the state, so the round is
 		// resumed there too.
-		if err := req.Round.Redeem(ctx, ledger); err != nil {
+		if err := req.Redeem(ctx, ledger); err != nil {
 			if errors.Is(err, mrtr.ErrAlreadyRedeemed) {
 				return server.ErrorResult("This confirmation was already used; nothing transferred"), nil
 			}

@@ -508,10 +508,10 @@ func newFlow(i int) *flow {
 		name, email := fmt.Sprintf("User%d", i), fmt.Sprintf("user%d@example.com", i)
 		return &flow{id: i, tool: "onboard_user", args: map[string]any{},
 			asks: []question{
-				{"q0", "What is your name?", "name", name},
+				{"baton:0", "What is your name?", "name", name},
 				// The second question quotes the first answer, which only
 				// the requestState carried to this round's instance.
-				{"q1", "Thanks, " + name + ". What is your email?", "email", email},
+				{"baton:1", "Thanks, " + name + ". What is your email?", "email", email},
 			},
 			want: fmt.Sprintf("Welcome aboard, %s <%s>", name, email)}
 	case 1:

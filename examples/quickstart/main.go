@@ -23,7 +23,7 @@ func main() {
 	}
 	err = srv.AddTool(server.Tool{Name: "wipe", Description: "Deletes everything, after asking"},
 		func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-			answer, err := req.Round.Elicit("confirm", confirm) // input_required until answered
+			answer, err := req.Elicit(ctx, confirm, server.WithKey("confirm")) // input_required until answered
 			if err != nil {
 				return nil, err
 			}

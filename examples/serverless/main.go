@@ -115,7 +115,7 @@ func newServer(keys *mrtr.KeyRing, hosts []string, log *slog.Logger) (*server.Se
 	}
 	err = srv.AddTool(server.Tool{Name: "greet", Description: "Asks the user's name, then greets them"},
 		func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-			answer, err := req.Round.Elicit("name", ask) // input_required on the first round
+			answer, err := req.Elicit(ctx, ask, server.WithKey("name")) // input_required on the first round
 			if err != nil {
 				return nil, err
 			}

@@ -1,4 +1,4 @@
-package mrtr
+package seal
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ func sampleState() *State {
 		Binding: Binding{Method: "tools/call", Target: "onboard_user", Arguments: Digest{1, 2}, Principal: "alice"},
 		Issued:  map[string]Digest{"q1": {3}, "x": {4}},
 		Payload: json.RawMessage(`{"round":2}`),
-		Answers: []Recorded{{Pos: 0, Digest: Digest{5}, Answer: json.RawMessage(`{"action":"accept","content":{"name":"Alice"}}`)}},
+		Answers: []Recorded{{Key: "baton:0", Digest: Digest{5}, Answer: json.RawMessage(`{"action":"accept","content":{"name":"Alice"}}`)}},
 	}
 }
 

@@ -1,10 +1,11 @@
-package mrtr_test
+package seal_test
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
@@ -14,11 +15,11 @@ func ExampleSealer_SetKeys() {
 	oldKey := mrtr.Key{ID: "2026-11", Secret: []byte(strings.Repeat("o", 32))}
 	newKey := mrtr.Key{ID: "2026-12", Secret: []byte(strings.Repeat("n", 32))}
 	ring, _ := mrtr.NewKeyRing(oldKey)
-	sealer, _ := mrtr.NewSealer(ring, mrtr.SealerOptions{})
+	sealer, _ := seal.NewSealer(ring, seal.SealerOptions{})
 
-	args, _ := mrtr.ArgumentsDigest(json.RawMessage(`{"to":"bob"}`))
-	bind := mrtr.Binding{Method: "tools/call", Target: "transfer", Arguments: args}
-	inFlight, _ := sealer.Seal(&mrtr.State{Binding: bind})
+	args, _ := seal.ArgumentsDigest(json.RawMessage(`{"to":"bob"}`))
+	bind := seal.Binding{Method: "tools/call", Target: "transfer", Arguments: args}
+	inFlight, _ := sealer.Seal(&seal.State{Binding: bind})
 
 	// Step 1: the new key first, the old one kept for verification.
 	both, _ := mrtr.NewKeyRing(newKey, oldKey)
@@ -43,9 +44,9 @@ func ExampleSealer_SetKeys() {
 // canonicalising the arguments last.
 func ExampleSealer_Open() {
 	ring, _ := mrtr.NewKeyRing(mrtr.Key{ID: "k1", Secret: []byte(strings.Repeat("s", 32))})
-	sealer, _ := mrtr.NewSealer(ring, mrtr.SealerOptions{})
-	args, _ := mrtr.ArgumentsDigest(json.RawMessage(`{"to":"bob","amount":25}`))
-	token, _ := sealer.Seal(&mrtr.State{Binding: mrtr.Binding{Method: "tools/call", Target: "transfer", Arguments: args}})
+	sealer, _ := seal.NewSealer(ring, seal.SealerOptions{})
+	args, _ := seal.ArgumentsDigest(json.RawMessage(`{"to":"bob","amount":25}`))
+	token, _ := sealer.Seal(&seal.State{Binding: seal.Binding{Method: "tools/call", Target: "transfer", Arguments: args}})
 
 	st, err := sealer.Open(token)
 	if err != nil {

@@ -1,4 +1,4 @@
-package mrtr
+package seal
 
 import (
 	"encoding/base64"
@@ -8,26 +8,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-mcp/baton/mrtr"
 	"github.com/golang-jwt/jwt/v5"
 )
 
-func testKey(id string, fill byte) Key {
-	return Key{ID: id, Secret: []byte(strings.Repeat(string(fill), MinKeySize))}
+func testKey(id string, fill byte) mrtr.Key {
+	return mrtr.Key{ID: id, Secret: []byte(strings.Repeat(string(fill), mrtr.MinKeySize))}
 }
 
-func testRing(t testing.TB, keys ...Key) *KeyRing {
+func testRing(t testing.TB, keys ...mrtr.Key) *mrtr.KeyRing {
 	t.Helper()
-	r, err := NewKeyRing(keys...)
+	r, err := mrtr.NewKeyRing(keys...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-func testSealer(t testing.TB, opts SealerOptions, keys ...Key) *Sealer {
+func testSealer(t testing.TB, opts SealerOptions, keys ...mrtr.Key) *Sealer {
 	t.Helper()
 	if len(keys) == 0 {
-		keys = []Key{testKey("k1", 'a')}
+		keys = []mrtr.Key{testKey("k1", 'a')}
 	}
 	s, err := NewSealer(testRing(t, keys...), opts)
 	if err != nil {
@@ -377,23 +378,23 @@ func TestSizeLimit(t *testing.T) {
 func TestKeyRingValidation(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		keys []Key
+		keys []mrtr.Key
 		want string
 	}{
 		{"none", nil, "no keys"},
-		{"short", []Key{{ID: "a", Secret: []byte("short")}}, "at least 32"},
-		{"no id", []Key{{Secret: make([]byte, 32)}}, "no ID"},
-		{"duplicate", []Key{testKey("a", 'x'), testKey("a", 'y')}, "duplicate"},
+		{"short", []mrtr.Key{{ID: "a", Secret: []byte("short")}}, "at least 32"},
+		{"no id", []mrtr.Key{{Secret: make([]byte, 32)}}, "no ID"},
+		{"duplicate", []mrtr.Key{testKey("a", 'x'), testKey("a", 'y')}, "duplicate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := NewKeyRing(tc.keys...)
+			_, err := mrtr.NewKeyRing(tc.keys...)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}
 		})
 	}
 	secret := make([]byte, 32)
-	s, err := NewSealer(testRing(t, Key{ID: "a", Secret: secret}), SealerOptions{})
+	s, err := NewSealer(testRing(t, mrtr.Key{ID: "a", Secret: secret}), SealerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,7 +434,7 @@ func TestContentIsConfidential(t *testing.T) {
 	b := testBinding(t)
 	st := func() *State {
 		return &State{Binding: b, Payload: json.RawMessage(`{"email":"alice@example.com"}`),
-			Answers: []Recorded{{Pos: 0, Digest: Digest{9}, Answer: json.RawMessage(`{"action":"accept","content":{"name":"Alice Liddell"}}`)}}}
+			Answers: []Recorded{{Key: "baton:0", Digest: Digest{9}, Answer: json.RawMessage(`{"action":"accept","content":{"name":"Alice Liddell"}}`)}}}
 	}
 	readable := func(tok string) string {
 		parts := strings.Split(tok, ".")

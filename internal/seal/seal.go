@@ -1,4 +1,10 @@
-package mrtr
+// Package seal seals a suspended call's state into the requestState token
+// and opens it again: an HS256 JWT (golang-jwt) over content encrypted with
+// AES-256-GCM, bound to the request and the principal, with an expiry and a
+// leeway for clock skew; and the canonical form of arguments whose digest
+// the state is bound to. Package server uses it; users configure it through
+// server.Options and never see it.
+package seal
 
 import (
 	"bytes"
@@ -19,20 +25,11 @@ import (
 	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mrtr"
 )
 
-// DefaultStateTTL is how long a requestState stays valid when
-// SealerOptions.TTL is zero.
-const DefaultStateTTL = 10 * time.Minute
-
-// DefaultStateLeeway is the clock skew tolerated between the instance that
-// seals a requestState and the one that opens it, when SealerOptions.Leeway
-// is zero. See SealerOptions.Leeway.
-const DefaultStateLeeway = 30 * time.Second
-
-// DefaultMaxStateSize bounds a requestState token, in bytes, when
-// SealerOptions.MaxSize is zero.
-const DefaultMaxStateSize = 64 << 10
+// Digest is a SHA-256 digest.
+type Digest [32]byte
 
 // Binding is what a requestState is bound to: the request that created it
 // and the principal who made it. A retry must match every field.
@@ -55,24 +52,27 @@ type State struct {
 	Issued map[string]Digest
 	// Payload is the handler's own data, as JSON.
 	Payload json.RawMessage
-	// Answers are the answers a blocking-style handler has been given so
-	// far, by the position of its question (see Round.Replay).
+	// Answers are the answers the handler has been given so far, in the
+	// order it asked, each under the key of its question.
 	Answers []Recorded
+	// Round counts the rounds before this state's: 1 for the state the
+	// first round issued.
+	Round int
 	// ID is a random identifier unique to this state (the JWT "jti"), for
 	// single-use enforcement.
 	ID string
 	// IssuedAt and ExpiresAt bound the state's life, to the millisecond.
 	IssuedAt, ExpiresAt time.Time
 
-	// leeway is the clock skew tolerated by the sealer that opened the
-	// state; Round.Redeem keeps a redemption that much past ExpiresAt.
-	leeway time.Duration
+	// Leeway is the clock skew tolerated by the sealer that opened the
+	// state: a single-use redemption is kept that much past ExpiresAt.
+	Leeway time.Duration
 }
 
-// Recorded is an answer a blocking-style handler received at one position
-// of its run, with the digest of the question it answered.
+// Recorded is an answer the handler received, under the key of the
+// question it answered and with that question's digest.
 type Recorded struct {
-	Pos    int
+	Key    string
 	Digest Digest
 	Answer json.RawMessage
 }
@@ -83,7 +83,7 @@ type SealerOptions struct {
 	// the signed token. By default it is encrypted with AES-256-GCM, since
 	// recorded answers and payloads can be personal data.
 	Plaintext bool
-	// TTL is how long sealed state stays valid (DefaultStateTTL if zero).
+	// TTL is how long sealed state stays valid (mrtr.DefaultStateTTL if zero).
 	// The state's times are written in milliseconds, so a TTL is truncated
 	// to whole milliseconds and one under a millisecond is an error.
 	TTL time.Duration
@@ -91,13 +91,13 @@ type SealerOptions struct {
 	// verification, so state from a deployment with another audience is
 	// refused even if it shares a key.
 	Audience string
-	// MaxSize bounds a token in bytes (DefaultMaxStateSize if zero); larger
+	// MaxSize bounds a token in bytes (mrtr.DefaultMaxStateSize if zero); larger
 	// state is an error when sealing and refused when opening.
 	MaxSize int
 	// Leeway is how far ahead of this sealer's clock a state's issue time
 	// (iat, and nbf if a token has one) may be and still be accepted: the
 	// clock skew tolerated between the instances of a fleet. Zero means
-	// DefaultStateLeeway; a negative value means none. Expiry gets no
+	// mrtr.DefaultStateLeeway; a negative value means none. Expiry gets no
 	// leeway: a state is refused from the moment this sealer's clock
 	// reaches its exp, which the issuer set to its issue time plus the
 	// TTL.
@@ -110,7 +110,7 @@ type SealerOptions struct {
 // Sealer signs and verifies requestState tokens. It is safe for concurrent
 // use; SetKeys swaps the key ring atomically.
 type Sealer struct {
-	ring      atomic.Pointer[KeyRing]
+	ring      atomic.Pointer[ring]
 	plaintext bool
 	ttl       time.Duration
 	leeway    time.Duration
@@ -121,9 +121,8 @@ type Sealer struct {
 }
 
 // wallClock returns now, or the wall clock when now is nil. It is the one
-// place package mrtr reads the wall clock: every object that needs the
-// time (a Sealer, a MemoryLedger) keeps the clock it was given, so a test
-// or a simulation can give each its own.
+// place this package reads the wall clock: a Sealer keeps the clock it was
+// given, so a test or a simulation can give each its own.
 func wallClock(now func() time.Time) func() time.Time {
 	if now != nil {
 		return now
@@ -131,10 +130,14 @@ func wallClock(now func() time.Time) func() time.Time {
 	return time.Now
 }
 
-// NewSealer returns a Sealer using ring.
-func NewSealer(ring *KeyRing, opts SealerOptions) (*Sealer, error) {
-	if ring == nil {
+// NewSealer returns a Sealer using the keys of kr.
+func NewSealer(kr *mrtr.KeyRing, opts SealerOptions) (*Sealer, error) {
+	if kr == nil {
 		return nil, errors.New("sealer: nil key ring")
+	}
+	r, err := deriveRing(kr)
+	if err != nil {
+		return nil, fmt.Errorf("sealer: %w", err)
 	}
 	if opts.TTL < 0 {
 		return nil, fmt.Errorf("sealer: negative TTL %v", opts.TTL)
@@ -144,16 +147,16 @@ func NewSealer(ring *KeyRing, opts SealerOptions) (*Sealer, error) {
 	}
 	s := &Sealer{ttl: opts.TTL.Truncate(time.Millisecond), aud: opts.Audience, maxSize: opts.MaxSize, now: wallClock(opts.Now), plaintext: opts.Plaintext}
 	if s.ttl == 0 {
-		s.ttl = DefaultStateTTL
+		s.ttl = mrtr.DefaultStateTTL
 	}
 	switch {
 	case opts.Leeway == 0:
-		s.leeway = DefaultStateLeeway
+		s.leeway = mrtr.DefaultStateLeeway
 	case opts.Leeway > 0:
 		s.leeway = opts.Leeway
 	}
 	if s.maxSize <= 0 {
-		s.maxSize = DefaultMaxStateSize
+		s.maxSize = mrtr.DefaultMaxStateSize
 	}
 	s.validator = &stateValidator{now: s.now, leeway: s.leeway}
 	if s.aud != "" {
@@ -161,17 +164,21 @@ func NewSealer(ring *KeyRing, opts SealerOptions) (*Sealer, error) {
 		// stateValidator itself (see there why).
 		s.validator.aud = jwt.NewValidator(jwt.WithAudience(s.aud), jwt.WithTimeFunc(s.now))
 	}
-	s.ring.Store(ring)
+	s.ring.Store(r)
 	return s, nil
 }
 
 // SetKeys replaces the key ring. State signed by a key still in the new ring
 // keeps verifying.
-func (s *Sealer) SetKeys(ring *KeyRing) error {
-	if ring == nil {
+func (s *Sealer) SetKeys(kr *mrtr.KeyRing) error {
+	if kr == nil {
 		return errors.New("sealer: nil key ring")
 	}
-	s.ring.Store(ring)
+	r, err := deriveRing(kr)
+	if err != nil {
+		return fmt.Errorf("sealer: %w", err)
+	}
+	s.ring.Store(r)
 	return nil
 }
 
@@ -423,6 +430,7 @@ type stateBody struct {
 	Issued    []issuedWire    `json:"req,omitempty"`
 	Payload   json.RawMessage `json:"pld,omitempty"`
 	Answers   []recordedWire  `json:"ans,omitempty"`
+	Round     int             `json:"rnd,omitempty"`
 }
 
 // into fills st from the plaintext body.
@@ -443,12 +451,16 @@ func (body *stateBody) into(st *State) error {
 		}
 	}
 	for _, a := range body.Answers {
-		r := Recorded{Pos: a.Pos, Answer: a.Answer}
-		if err := decodeDigest(a.Digest, &r.Digest); err != nil || a.Pos < 0 {
+		r := Recorded{Key: a.Key, Answer: a.Answer}
+		if err := decodeDigest(a.Digest, &r.Digest); err != nil || a.Key == "" {
 			return refuse("malformed recorded answer", err)
 		}
 		st.Answers = append(st.Answers, r)
 	}
+	if body.Round < 0 {
+		return refuse("malformed round count", nil)
+	}
+	st.Round = body.Round
 	return nil
 }
 
@@ -458,7 +470,7 @@ type issuedWire struct {
 }
 
 type recordedWire struct {
-	Pos    int             `json:"p"`
+	Key    string          `json:"k"`
 	Digest string          `json:"d"`
 	Answer json.RawMessage `json:"a"`
 }
@@ -473,6 +485,7 @@ func plainBody(st *State) *stateBody {
 		Args:      b64.EncodeToString(st.Arguments[:]),
 		Principal: st.Principal,
 		Payload:   st.Payload,
+		Round:     st.Round,
 	}
 	if len(st.Issued) > 0 {
 		body.Issued = make([]issuedWire, 0, len(st.Issued))
@@ -481,7 +494,7 @@ func plainBody(st *State) *stateBody {
 		}
 	}
 	for _, a := range st.Answers {
-		body.Answers = append(body.Answers, recordedWire{Pos: a.Pos, Digest: b64.EncodeToString(a.Digest[:]), Answer: a.Answer})
+		body.Answers = append(body.Answers, recordedWire{Key: a.Key, Digest: b64.EncodeToString(a.Digest[:]), Answer: a.Answer})
 	}
 	return body
 }
@@ -677,7 +690,7 @@ func (s *Sealer) Open(token string) (*State, error) {
 		return nil, refuse("malformed token: it needs exactly one of st and enc", nil)
 	}
 	st.IssuedAt, st.ExpiresAt = c.times()
-	st.leeway = s.leeway
+	st.Leeway = s.leeway
 	return st, nil
 }
 

@@ -1,4 +1,4 @@
-package mrtr
+package round
 
 import (
 	"encoding/json"
@@ -7,17 +7,19 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/baton-mcp/baton/mrtr"
 )
 
 // script is a blocking-style run that asks every question in turn, going
 // on past unanswered ones (so several are issued in one round).
 type script struct {
 	rt roundTrip
-	qs map[string]InputRequest // by name
+	qs map[string]mrtr.InputRequest // by name
 }
 
 func newScript(t *testing.T, names ...string) script {
-	s := script{rt: newRoundTrip(t, RoundOptions{}), qs: map[string]InputRequest{}}
+	s := script{rt: newRoundTrip(t, Options{}), qs: map[string]mrtr.InputRequest{}}
 	for _, n := range names {
 		s.qs[n] = textForm(t, n+"?", "v")
 	}
@@ -37,7 +39,7 @@ func (s script) run(token string, answers map[string]string, order ...string) (g
 	}
 	r := s.rt.round(formCaps, token, "{"+strings.Join(raw, ",")+"}")
 	for pos, name := range order {
-		ans, err := r.Replay(pos, s.qs[name], func(json.RawMessage) error { return nil })
+		ans, err := replayQ(r, pos, s.qs[name], func(json.RawMessage) error { return nil })
 		switch {
 		case err == nil:
 			var a struct{ Content struct{ V string } }
@@ -45,7 +47,7 @@ func (s script) run(token string, answers map[string]string, order ...string) (g
 				t.Fatal(err)
 			}
 			got = append(got, "="+a.Content.V)
-		case errors.Is(err, ErrInputRequired):
+		case errors.Is(err, mrtr.ErrInputRequired):
 			got = append(got, "?")
 		case errors.Is(err, ErrReplayOrder):
 			got = append(got, "order")
@@ -68,7 +70,7 @@ func TestReplayOrder(t *testing.T) {
 	if strings.Join(got, " ") != "? ?" {
 		t.Fatalf("round 1: %v", got)
 	}
-	answers := map[string]string{"q0": "A", "q1": "B"}
+	answers := map[string]string{"baton:0": "A", "baton:1": "B"}
 
 	// The same order: both answers, each to its own question.
 	got, _, err := s.run(issued, answers, "a", "b", "c")
@@ -86,15 +88,15 @@ func TestReplayOrder(t *testing.T) {
 		t.Fatalf("the error does not say what went wrong: %v", err)
 	}
 
-	// Recorded answers are in the script too: a and b answered in round 2,
+	// seal.Recorded answers are in the script too: a and b answered in round 2,
 	// c asked; round 3 reaching them as b, a fails.
 	_, recorded, _ := s.run(issued, answers, "a", "b", "c")
-	got, _, err = s.run(recorded, map[string]string{"q2": "C"}, "a", "b", "c")
+	got, _, err = s.run(recorded, map[string]string{"baton:2": "C"}, "a", "b", "c")
 	if strings.Join(got, " ") != "=A =B =C" || err == nil {
 		// err: nothing left to ask, so Suspended refuses; the answers matter.
 		t.Fatalf("round 3 in order: %v, %v", got, err)
 	}
-	got, _, err = s.run(recorded, map[string]string{"q2": "C"}, "b", "a", "c")
+	got, _, err = s.run(recorded, map[string]string{"baton:2": "C"}, "b", "a", "c")
 	if strings.Join(got, " ") != "? order order" || !errors.Is(err, ErrReplayOrder) {
 		t.Fatalf("round 3 reordered: %v, %v", got, err)
 	}
@@ -106,7 +108,7 @@ func TestReplayOrder(t *testing.T) {
 func TestReplayOrderAddedAndDropped(t *testing.T) {
 	s := newScript(t, "a", "b", "c", "sure", "x")
 	_, st, _ := s.run("", nil, "a", "sure", "b", "sure")
-	answers := map[string]string{"q0": "A", "q1": "S1", "q2": "B", "q3": "S2"}
+	answers := map[string]string{"baton:0": "A", "baton:1": "S1", "baton:2": "B", "baton:3": "S2"}
 	_, recorded, _ := s.run(st, answers, "a", "sure", "b", "sure", "c")
 	for _, tc := range []struct {
 		name  string
@@ -136,20 +138,20 @@ func TestReplayOrderAddedAndDropped(t *testing.T) {
 // saved state, pending questions and the blocking-style calls may all be
 // used at once (run with -race).
 func TestRoundConcurrentUse(t *testing.T) {
-	rt := newRoundTrip(t, RoundOptions{})
+	rt := newRoundTrip(t, Options{})
 	r := rt.round(formCaps, "", "")
 	var wg sync.WaitGroup
 	const n = 16
 	for i := range n {
 		wg.Go(func() {
-			if _, err := r.Ask(fmt.Sprintf("k%d", i), textForm(t, fmt.Sprintf("question %d?", i), "v")); !errors.Is(err, ErrInputRequired) {
+			if _, err := askQ(r, fmt.Sprintf("k%d", i), textForm(t, fmt.Sprintf("question %d?", i), "v")); !errors.Is(err, mrtr.ErrInputRequired) {
 				t.Errorf("Ask %d: %v", i, err)
 			}
 			if err := r.SaveState(i); err != nil {
 				t.Error(err)
 			}
 			_ = r.Pending()
-			if err := r.Require(fmt.Sprintf("k%d", i), textForm(t, fmt.Sprintf("question %d?", i), "v")); !errors.Is(err, ErrInputRequired) {
+			if err := requireQ(r, fmt.Sprintf("k%d", i), textForm(t, fmt.Sprintf("question %d?", i), "v")); !errors.Is(err, mrtr.ErrInputRequired) {
 				t.Errorf("Require %d: %v", i, err)
 			}
 		})

@@ -1,7 +1,6 @@
-package mrtr
+package seal
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
+	"github.com/baton-mcp/baton/mrtr"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -54,9 +53,9 @@ func TestLeewayOnIssuedAt(t *testing.T) {
 	}{
 		{"same clock", 0, 0, ""},
 		{"55 ms behind (the reported failure)", 0, 55 * time.Millisecond, ""},
-		{"exactly at the default leeway", 0, DefaultStateLeeway, ""},
-		{"1 ms past the default leeway", 0, DefaultStateLeeway + time.Millisecond, "issued in the future: its iat is 30.001s ahead of this server's clock, beyond the 30s leeway"},
-		{"1 ns past the default leeway", 0, DefaultStateLeeway + 1, "its iat is 30.001s ahead of this server's clock, beyond the 30s leeway"},
+		{"exactly at the default leeway", 0, mrtr.DefaultStateLeeway, ""},
+		{"1 ms past the default leeway", 0, mrtr.DefaultStateLeeway + time.Millisecond, "issued in the future: its iat is 30.001s ahead of this server's clock, beyond the 30s leeway"},
+		{"1 ns past the default leeway", 0, mrtr.DefaultStateLeeway + 1, "its iat is 30.001s ahead of this server's clock, beyond the 30s leeway"},
 		{"ahead of the issuer", 0, -time.Minute, ""},
 		{"exactly at a 5 s leeway", 5 * time.Second, 5 * time.Second, ""},
 		{"1 ms past a 5 s leeway", 5 * time.Second, 5*time.Second + time.Millisecond, "5.001s ahead of this server's clock, beyond the 5s leeway"},
@@ -201,8 +200,8 @@ func TestStateTimesFromClaims(t *testing.T) {
 		refuse string
 	}{
 		{"whole seconds, as older versions wrote", jwt.MapClaims{"iat": t0.Unix(), "exp": t0.Unix() + 60}, ""},
-		{"nbf at the leeway", jwt.MapClaims{"iat": secs(0), "nbf": secs(DefaultStateLeeway), "exp": secs(time.Hour)}, ""},
-		{"nbf 1 ms past the leeway", jwt.MapClaims{"iat": secs(0), "nbf": secs(DefaultStateLeeway + time.Millisecond), "exp": secs(time.Hour)},
+		{"nbf at the leeway", jwt.MapClaims{"iat": secs(0), "nbf": secs(mrtr.DefaultStateLeeway), "exp": secs(time.Hour)}, ""},
+		{"nbf 1 ms past the leeway", jwt.MapClaims{"iat": secs(0), "nbf": secs(mrtr.DefaultStateLeeway + time.Millisecond), "exp": secs(time.Hour)},
 			"not valid yet: its nbf is 30.001s ahead of this server's clock, beyond the 30s leeway"},
 		{"no iat", jwt.MapClaims{"exp": secs(time.Minute)}, ""},
 		{"no exp", jwt.MapClaims{"iat": secs(0)}, "a required claim is missing: exp"},
@@ -235,7 +234,7 @@ func TestSealerClockAndTTLLimits(t *testing.T) {
 	if s.TTL() != time.Millisecond {
 		t.Errorf("TTL() = %v, want it truncated to 1ms", s.TTL())
 	}
-	for _, lw := range []struct{ in, want time.Duration }{{0, DefaultStateLeeway}, {-1, 0}, {7 * time.Second, 7 * time.Second}} {
+	for _, lw := range []struct{ in, want time.Duration }{{0, mrtr.DefaultStateLeeway}, {-1, 0}, {7 * time.Second, 7 * time.Second}} {
 		if got := testSealer(t, SealerOptions{Leeway: lw.in}).Leeway(); got != lw.want {
 			t.Errorf("Leeway %v: Leeway() = %v, want %v", lw.in, got, lw.want)
 		}
@@ -248,73 +247,14 @@ func TestSealerClockAndTTLLimits(t *testing.T) {
 	}
 }
 
-// recordingLedger remembers the expiry it was given.
-type recordingLedger struct{ expires time.Time }
-
-func (l *recordingLedger) Redeem(_ context.Context, _ string, expires time.Time) error {
-	l.expires = expires
-	return nil
-}
-
-// A redemption outlives the state's expiry by the leeway: an instance whose
-// clock is behind the ledger's still accepts the state after the ledger's
-// clock has passed exp, and must still find the redemption.
-func TestRedeemOutlivesExpiryByTheLeeway(t *testing.T) {
-	b := testBinding(t)
-	const ttl = time.Minute
-	tok, _ := issuedAt(t, SealerOptions{TTL: ttl}, b)
-	exp := t0.Add(ttl)
-	ctx := context.Background()
-
-	st, err := openAt(t, SealerOptions{}, t0, tok, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec recordingLedger
-	if err := NewRound(client.Capabilities{}, nil, st, RoundOptions{}).Redeem(ctx, &rec); err != nil {
-		t.Fatal(err)
-	}
-	if want := exp.Add(DefaultStateLeeway); !rec.expires.Equal(want) {
-		t.Errorf("ledger told %v, want exp + leeway %v", rec.expires, want)
-	}
-
-	// The fleet: the ledger's clock runs 5 s ahead of the true time, the
-	// verifying instance's 5 s behind. The state is redeemed right away.
-	const skew = 5 * time.Second
-	truth := t0
-	ledger := NewMemoryLedgerWithClock(func() time.Time { return truth.Add(skew) })
-	redeem := func() error {
-		st, err := openAt(t, SealerOptions{}, truth.Add(-skew), tok, b)
-		if err != nil {
-			return err
-		}
-		return NewRound(client.Capabilities{}, nil, st, RoundOptions{}).Redeem(ctx, ledger)
-	}
-	if err := redeem(); err != nil {
-		t.Fatal(err)
-	}
-	// Just before the verifier's clock reaches exp it still accepts the
-	// state; by the ledger's clock exp passed 10 s ago, and the replay must
-	// still be caught.
-	truth = exp.Add(skew - time.Millisecond)
-	if err := redeem(); !errors.Is(err, ErrAlreadyRedeemed) {
-		t.Fatalf("replay on the slow instance after the ledger's clock passed exp: %v, want ErrAlreadyRedeemed", err)
-	}
-	truth = exp.Add(skew)
-	var se *StateError
-	if err := redeem(); !errors.As(err, &se) || !strings.Contains(se.Reason, "expired") {
-		t.Fatalf("at exp on the verifier's clock: %v, want expired", err)
-	}
-}
-
-// The wall clock is read in one place of the package (wallClock), and of
-// package server (New, when Options.Now is nil); every other reader of the
-// time goes through an injected clock.
+// The wall clock is read in one place of this package and of package mrtr
+// (wallClock), and of package server (New, when Options.Now is nil);
+// every other reader of the time goes through an injected clock.
 func TestWallClockReadOnce(t *testing.T) {
 	for _, pkg := range []struct {
 		dir  string
 		want int
-	}{{".", 1}, {"../server", 1}} {
+	}{{".", 1}, {"../../mrtr", 1}, {"../../server", 1}} {
 		files, err := filepath.Glob(filepath.Join(pkg.dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)

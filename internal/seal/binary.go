@@ -1,4 +1,4 @@
-package mrtr
+package seal
 
 import (
 	"encoding/binary"
@@ -9,15 +9,20 @@ import (
 // The encrypted content of a requestState is a compact binary record,
 // not JSON: it is smaller (digests travel as 32 raw bytes, not base64
 // text), so the token every retry carries is shorter, and it is faster to
-// write and read. Layout, version 1 (str and bytes are a uvarint length
+// write and read. Layout, version 2 (str and bytes are a uvarint length
 // and the bytes):
 //
-//	0x01
+//	0x02
 //	str method, str target, [32]byte arguments digest, str principal
+//	uvarint round
 //	uvarint n, then n × (str key, [32]byte digest)                 issued
 //	bytes payload
-//	uvarint n, then n × (uvarint pos, [32]byte digest, bytes answer)  recorded
-const binaryVersion = 1
+//	uvarint n, then n × (str key, [32]byte digest, bytes answer)   recorded
+//
+// Version 1 (positions instead of keys for recorded answers, no round) is
+// refused: a state sealed by an older release is refused once and the
+// client starts the call again.
+const binaryVersion = 2
 
 func appendBinaryState(dst []byte, st *State) []byte {
 	dst = append(dst, binaryVersion)
@@ -25,6 +30,7 @@ func appendBinaryState(dst []byte, st *State) []byte {
 	dst = appendStr(dst, st.Target)
 	dst = append(dst, st.Arguments[:]...)
 	dst = appendStr(dst, st.Principal)
+	dst = binary.AppendUvarint(dst, uint64(st.Round))
 	dst = binary.AppendUvarint(dst, uint64(len(st.Issued)))
 	for k, d := range st.Issued {
 		dst = appendStr(dst, k)
@@ -34,7 +40,7 @@ func appendBinaryState(dst []byte, st *State) []byte {
 	dst = append(dst, st.Payload...)
 	dst = binary.AppendUvarint(dst, uint64(len(st.Answers)))
 	for _, a := range st.Answers {
-		dst = binary.AppendUvarint(dst, uint64(a.Pos))
+		dst = appendStr(dst, a.Key)
 		dst = append(dst, a.Digest[:]...)
 		dst = binary.AppendUvarint(dst, uint64(len(a.Answer)))
 		dst = append(dst, a.Answer...)
@@ -118,6 +124,11 @@ func readBinaryState(b []byte, st *State) error {
 	st.Target = string(r.bytes())
 	st.Arguments = r.digest()
 	st.Principal = string(r.bytes())
+	if rounds := r.uvarint(); rounds > 1<<20 {
+		r.err = errors.New("round count out of range")
+	} else {
+		st.Round = int(rounds)
+	}
 	if n := r.count(1 + len(Digest{})); n > 0 {
 		st.Issued = make(map[string]Digest, n)
 		for range n {
@@ -128,16 +139,16 @@ func readBinaryState(b []byte, st *State) error {
 	if p := r.bytes(); len(p) > 0 {
 		st.Payload = p
 	}
-	if n := r.count(2 + len(Digest{})); n > 0 {
+	if n := r.count(3 + len(Digest{})); n > 0 {
 		st.Answers = make([]Recorded, 0, n)
 		for range n {
-			pos := r.uvarint()
+			k := string(r.bytes())
 			d := r.digest()
 			a := r.bytes()
-			if pos > 1<<20 {
-				r.err = errors.New("answer position out of range")
+			if k == "" && r.err == nil {
+				r.err = errors.New("recorded answer without a key")
 			}
-			st.Answers = append(st.Answers, Recorded{Pos: int(pos), Digest: d, Answer: a})
+			st.Answers = append(st.Answers, Recorded{Key: k, Digest: d, Answer: a})
 		}
 	}
 	if r.err != nil {

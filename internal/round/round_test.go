@@ -1,4 +1,4 @@
-package mrtr
+package round
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/internal/seal"
+	"github.com/baton-mcp/baton/mrtr"
 )
 
 var formCaps = client.Capabilities{Elicitation: &client.ElicitationCapability{}}
@@ -25,14 +27,14 @@ func confirmForm(t testing.TB, message string) *elicit.Request {
 // runs ask, and when it asks for input seals the next state.
 type roundTrip struct {
 	t      *testing.T
-	sealer *Sealer
-	b      Binding
-	opts   RoundOptions
+	sealer *seal.Sealer
+	b      seal.Binding
+	opts   Options
 }
 
 func (rt roundTrip) round(caps client.Capabilities, token string, answers string) *Round {
 	rt.t.Helper()
-	var st *State
+	var st *seal.State
 	if token != "" {
 		var err error
 		if st, err = openBound(rt.sealer, token, rt.b); err != nil {
@@ -46,23 +48,23 @@ func (rt roundTrip) round(caps client.Capabilities, token string, answers string
 			rt.t.Fatal(err)
 		}
 	}
-	return NewRound(caps, responses, st, rt.opts)
+	return New(caps, responses, st, rt.opts)
 }
 
-func newRoundTrip(t *testing.T, opts RoundOptions) roundTrip {
-	return roundTrip{t: t, sealer: testSealer(t, SealerOptions{}), b: testBinding(t), opts: opts}
+func newRoundTrip(t *testing.T, opts Options) roundTrip {
+	return roundTrip{t: t, sealer: testSealer(t, seal.SealerOptions{}), b: testBinding(t), opts: opts}
 }
 
 func TestElicitTwoRounds(t *testing.T) {
-	rt := newRoundTrip(t, RoundOptions{})
+	rt := newRoundTrip(t, Options{})
 	form := confirmForm(t, "Transfer 25 to bob?")
 
 	r1 := rt.round(formCaps, "", "")
-	if r1.Resumed() || r1.StateID() != "" {
+	if r1.Resumed() {
 		t.Fatal("round 1 has no state")
 	}
-	_, err := r1.Elicit("confirm", form)
-	if !errors.Is(err, ErrInputRequired) {
+	_, err := elicitQ(r1, "confirm", form)
+	if !errors.Is(err, mrtr.ErrInputRequired) {
 		t.Fatalf("round 1: err = %v, want ErrInputRequired", err)
 	}
 	if err := r1.SaveState(map[string]int{"round": 1}); err != nil {
@@ -72,19 +74,19 @@ func TestElicitTwoRounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(irr.InputRequests) != 1 || irr.InputRequests[0].Key != "confirm" || irr.InputRequests[0].Request.Elicitation() != form {
-		t.Fatalf("input requests = %+v", irr.InputRequests)
+	if len(irr.Questions) != 1 || irr.Questions[0].Key != "confirm" || irr.Questions[0].Request.Elicitation() != form {
+		t.Fatalf("input requests = %+v", irr.Questions)
 	}
 
 	r2 := rt.round(formCaps, irr.RequestState, `{"confirm":{"action":"accept","content":{"confirm":true}}}`)
-	if !r2.Resumed() || r2.StateID() == "" {
+	if !r2.Resumed() {
 		t.Fatal("round 2 should resume a verified state")
 	}
 	var st map[string]int
 	if ok, err := r2.LoadState(&st); !ok || err != nil || st["round"] != 1 {
 		t.Fatalf("LoadState = %v, %v, %v", ok, err, st)
 	}
-	res, err := r2.Elicit("confirm", form)
+	res, err := elicitQ(r2, "confirm", form)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,17 +102,17 @@ func TestElicitTwoRounds(t *testing.T) {
 }
 
 func TestDeclineAndCancelAreResults(t *testing.T) {
-	rt := newRoundTrip(t, RoundOptions{})
+	rt := newRoundTrip(t, Options{})
 	form := confirmForm(t, "ok?")
 	r1 := rt.round(formCaps, "", "")
-	_, _ = r1.Elicit("c", form)
+	_, _ = elicitQ(r1, "c", form)
 	irr, err := r1.Suspended(rt.sealer, rt.b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, action := range []elicit.Action{elicit.ActionDecline, elicit.ActionCancel} {
 		r2 := rt.round(formCaps, irr.RequestState, `{"c":{"action":"`+string(action)+`"}}`)
-		res, err := r2.Elicit("c", form)
+		res, err := elicitQ(r2, "c", form)
 		if err != nil || res.Action != action {
 			t.Fatalf("%s: res = %+v, err = %v", action, res, err)
 		}
@@ -118,53 +120,53 @@ func TestDeclineAndCancelAreResults(t *testing.T) {
 }
 
 func TestAnswersNobodyAskedForAreIgnored(t *testing.T) {
-	rt := newRoundTrip(t, RoundOptions{})
+	rt := newRoundTrip(t, Options{})
 	form := confirmForm(t, "ok?")
 	r1 := rt.round(formCaps, "", "")
-	_, _ = r1.Elicit("confirm", form)
+	_, _ = elicitQ(r1, "confirm", form)
 	irr, err := r1.Suspended(rt.sealer, rt.b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The retry answers "confirm" and also "other", which was never issued.
 	r2 := rt.round(formCaps, irr.RequestState, `{"confirm":{"action":"accept","content":{"confirm":true}},"other":{"action":"accept","content":{"confirm":true}}}`)
-	if _, err := r2.Elicit("confirm", form); err != nil {
+	if _, err := elicitQ(r2, "confirm", form); err != nil {
 		t.Fatalf("issued key: %v", err)
 	}
-	if _, err := r2.Elicit("other", form); !errors.Is(err, ErrInputRequired) {
+	if _, err := elicitQ(r2, "other", form); !errors.Is(err, mrtr.ErrInputRequired) {
 		t.Fatalf("a key the state never issued must be asked, not answered: err = %v", err)
 	}
 }
 
 func TestChangedQuestionIsAskedAgain(t *testing.T) {
-	rt := newRoundTrip(t, RoundOptions{})
+	rt := newRoundTrip(t, Options{})
 	r1 := rt.round(formCaps, "", "")
-	_, _ = r1.Elicit("confirm", confirmForm(t, "Transfer 25 to bob?"))
+	_, _ = elicitQ(r1, "confirm", confirmForm(t, "Transfer 25 to bob?"))
 	irr, err := r1.Suspended(rt.sealer, rt.b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r2 := rt.round(formCaps, irr.RequestState, `{"confirm":{"action":"accept","content":{"confirm":true}}}`)
-	if _, err := r2.Elicit("confirm", confirmForm(t, "Transfer 9000 to mallory?")); !errors.Is(err, ErrInputRequired) {
+	if _, err := elicitQ(r2, "confirm", confirmForm(t, "Transfer 9000 to mallory?")); !errors.Is(err, mrtr.ErrInputRequired) {
 		t.Fatalf("an answer to another question must not be handed over: err = %v", err)
 	}
 }
 
 func TestMissingAnswerAsksAgain(t *testing.T) {
-	rt := newRoundTrip(t, RoundOptions{})
+	rt := newRoundTrip(t, Options{})
 	form := confirmForm(t, "ok?")
 	r1 := rt.round(formCaps, "", "")
-	_, _ = r1.Elicit("confirm", form)
+	_, _ = elicitQ(r1, "confirm", form)
 	irr, err := r1.Suspended(rt.sealer, rt.b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r2 := rt.round(formCaps, irr.RequestState, `{}`)
-	if _, err := r2.Elicit("confirm", form); !errors.Is(err, ErrInputRequired) {
+	if _, err := elicitQ(r2, "confirm", form); !errors.Is(err, mrtr.ErrInputRequired) {
 		t.Fatalf("err = %v, want ErrInputRequired", err)
 	}
 	irr2, err := r2.Suspended(rt.sealer, rt.b)
-	if err != nil || irr2.RequestState == irr.RequestState || len(irr2.InputRequests) != 1 {
+	if err != nil || irr2.RequestState == irr.RequestState || len(irr2.Questions) != 1 {
 		t.Fatalf("a fresh input_required is expected: %+v, %v", irr2, err)
 	}
 }
@@ -173,22 +175,22 @@ func TestAnswersWithoutState(t *testing.T) {
 	form := confirmForm(t, "ok?")
 	answer := `{"confirm":{"action":"accept","content":{"confirm":true}}}`
 
-	strict := newRoundTrip(t, RoundOptions{})
-	if _, err := strict.round(formCaps, "", answer).Elicit("confirm", form); !errors.Is(err, ErrInputRequired) {
+	strict := newRoundTrip(t, Options{})
+	if _, err := elicitQ(strict.round(formCaps, "", answer), "confirm", form); !errors.Is(err, mrtr.ErrInputRequired) {
 		t.Fatalf("by default an answer without state is ignored: err = %v", err)
 	}
-	lenient := newRoundTrip(t, RoundOptions{AnswersWithoutState: true})
+	lenient := newRoundTrip(t, Options{AnswersWithoutState: true})
 	r := lenient.round(formCaps, "", answer)
-	if res, err := r.Elicit("confirm", form); err != nil || res.Action != elicit.ActionAccept {
+	if res, err := elicitQ(r, "confirm", form); err != nil || res.Action != elicit.ActionAccept {
 		t.Fatalf("with AnswersWithoutState: %+v, %v", res, err)
 	}
-	if _, err := r.Elicit("unasked", form); !errors.Is(err, ErrInputRequired) {
+	if _, err := elicitQ(r, "unasked", form); !errors.Is(err, mrtr.ErrInputRequired) {
 		t.Fatalf("only asked keys are answered: %v", err)
 	}
 }
 
 func TestInvalidAnswers(t *testing.T) {
-	rt := newRoundTrip(t, RoundOptions{AnswersWithoutState: true})
+	rt := newRoundTrip(t, Options{AnswersWithoutState: true})
 	form := confirmForm(t, "ok?")
 	for _, tc := range []struct{ name, answers string }{
 		{"number", `{"confirm":12345}`},
@@ -198,7 +200,7 @@ func TestInvalidAnswers(t *testing.T) {
 		{"missing required", `{"confirm":{"action":"accept","content":{}}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := rt.round(formCaps, "", tc.answers).Elicit("confirm", form)
+			_, err := elicitQ(rt.round(formCaps, "", tc.answers), "confirm", form)
 			var ire *InvalidResponseError
 			if !errors.As(err, &ire) || ire.Key != "confirm" {
 				t.Fatalf("err = %v, want *InvalidResponseError for confirm", err)
@@ -220,7 +222,7 @@ func TestInvalidAnswers(t *testing.T) {
 }
 
 func TestCapabilitiesGateQuestions(t *testing.T) {
-	rt := newRoundTrip(t, RoundOptions{})
+	rt := newRoundTrip(t, Options{})
 	urlReq, err := elicit.NewURL("Sign in", "https://example.com/login")
 	if err != nil {
 		t.Fatal(err)
@@ -232,14 +234,14 @@ func TestCapabilitiesGateQuestions(t *testing.T) {
 		ask  func(r *Round) error
 		want string
 	}{
-		{"form without elicitation", client.Capabilities{}, func(r *Round) error { _, err := r.Elicit("k", confirmForm(t, "x")); return err }, `"elicitation":{}`},
-		{"url with form only", formCaps, func(r *Round) error { _, err := r.Elicit("k", urlReq); return err }, `"url":{}`},
-		{"sampling", formCaps, func(r *Round) error { _, err := r.Sample("k", sample); return err }, `"sampling":{}`},
-		{"roots", formCaps, func(r *Round) error { _, err := r.ListRoots("k"); return err }, `"roots":{}`},
+		{"form without elicitation", client.Capabilities{}, func(r *Round) error { _, err := elicitQ(r, "k", confirmForm(t, "x")); return err }, `"elicitation":{}`},
+		{"url with form only", formCaps, func(r *Round) error { _, err := elicitQ(r, "k", urlReq); return err }, `"url":{}`},
+		{"sampling", formCaps, func(r *Round) error { _, err := sampleQ(r, "k", sample); return err }, `"sampling":{}`},
+		{"roots", formCaps, func(r *Round) error { _, err := rootsQ(r, "k"); return err }, `"roots":{}`},
 		{"sampling tools", client.Capabilities{Sampling: &client.SamplingCapability{}}, func(r *Round) error {
 			p := *sample
 			p.ToolChoice = &client.ToolChoice{Mode: "auto"}
-			_, err := r.Sample("k", &p)
+			_, err := sampleQ(r, "k", &p)
 			return err
 		}, `"tools":{}`},
 	} {
@@ -262,35 +264,35 @@ func TestCapabilitiesGateQuestions(t *testing.T) {
 	}
 	// URL mode declared: allowed.
 	r := rt.round(client.Capabilities{Elicitation: &client.ElicitationCapability{URL: &client.Empty{}}}, "", "")
-	if _, err := r.Elicit("k", urlReq); !errors.Is(err, ErrInputRequired) {
+	if _, err := elicitQ(r, "k", urlReq); !errors.Is(err, mrtr.ErrInputRequired) {
 		t.Fatalf("url elicitation with url declared: %v", err)
 	}
 	// Declaring only url does not grant form.
-	if _, err := r.Elicit("f", confirmForm(t, "x")); err == nil || errors.Is(err, ErrInputRequired) {
+	if _, err := elicitQ(r, "f", confirmForm(t, "x")); err == nil || errors.Is(err, mrtr.ErrInputRequired) {
 		t.Fatalf("form elicitation with only url declared: %v", err)
 	}
 }
 
 func TestSeveralQuestionsAtOnce(t *testing.T) {
-	rt := newRoundTrip(t, RoundOptions{})
+	rt := newRoundTrip(t, Options{})
 	caps := client.Capabilities{Elicitation: &client.ElicitationCapability{}, Sampling: &client.SamplingCapability{}, Roots: &client.RootsCapability{}}
 	sample := &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("Generate a greeting")}, MaxTokens: 50}
 	form := confirmForm(t, "ok?")
 	ask := func(r *Round) error {
-		_, e1 := r.Elicit("user", form)
-		_, e2 := r.Sample("greeting", sample)
-		_, e3 := r.ListRoots("roots")
+		_, e1 := elicitQ(r, "user", form)
+		_, e2 := sampleQ(r, "greeting", sample)
+		_, e3 := rootsQ(r, "roots")
 		return errors.Join(e1, e2, e3)
 	}
 	r1 := rt.round(caps, "", "")
-	if err := ask(r1); !errors.Is(err, ErrInputRequired) {
+	if err := ask(r1); !errors.Is(err, mrtr.ErrInputRequired) {
 		t.Fatal(err)
 	}
 	irr, err := r1.Suspended(rt.sealer, rt.b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(irr.InputRequests)
+	b, err := json.Marshal(irr.Questions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,37 +305,37 @@ func TestSeveralQuestionsAtOnce(t *testing.T) {
 	// Answer two of three: the third is asked again, the two come back.
 	r2 := rt.round(caps, irr.RequestState, `{"user":{"action":"accept","content":{"confirm":true}},"roots":{"roots":[{"uri":"file:///p"}]}}`)
 	err = ask(r2)
-	if !errors.Is(err, ErrInputRequired) || len(r2.Pending()) != 1 || r2.Pending()[0].Key != "greeting" {
+	if !errors.Is(err, mrtr.ErrInputRequired) || len(r2.Pending()) != 1 || r2.Pending()[0].Key != "greeting" {
 		t.Fatalf("err = %v, pending = %v", err, r2.Pending())
 	}
 }
 
 func TestRoundMisuse(t *testing.T) {
-	rt := newRoundTrip(t, RoundOptions{})
+	rt := newRoundTrip(t, Options{})
 	r := rt.round(formCaps, "", "")
 	if _, err := r.Suspended(rt.sealer, rt.b); err == nil {
 		t.Fatal("suspending without a question must fail")
 	}
-	_, _ = r.Elicit("k", confirmForm(t, "one"))
-	if _, err := r.Elicit("k", confirmForm(t, "two")); err == nil || errors.Is(err, ErrInputRequired) {
+	_, _ = elicitQ(r, "k", confirmForm(t, "one"))
+	if _, err := elicitQ(r, "k", confirmForm(t, "two")); err == nil || errors.Is(err, mrtr.ErrInputRequired) {
 		t.Fatalf("the same key for two questions must be an error, got %v", err)
 	}
-	if _, err := r.Elicit("", confirmForm(t, "x")); err == nil || errors.Is(err, ErrInputRequired) {
+	if _, err := elicitQ(r, "", confirmForm(t, "x")); err == nil || errors.Is(err, mrtr.ErrInputRequired) {
 		t.Fatalf("an empty key must be an error, got %v", err)
 	}
-	if _, err := r.Elicit("k", nil); err == nil {
+	if _, err := elicitQ(r, "k", nil); err == nil {
 		t.Fatal("a nil request must be an error")
 	}
 
 	s := rt.round(formCaps, "", "")
-	if err := s.Suspend(); !errors.Is(err, ErrInputRequired) {
+	if err := s.Suspend(); !errors.Is(err, mrtr.ErrInputRequired) {
 		t.Fatal(err)
 	}
 	if err := s.SaveState("resume-here"); err != nil {
 		t.Fatal(err)
 	}
 	irr, err := s.Suspended(rt.sealer, rt.b)
-	if err != nil || len(irr.InputRequests) != 0 || irr.RequestState == "" {
+	if err != nil || len(irr.Questions) != 0 || irr.RequestState == "" {
 		t.Fatalf("state-only suspension: %+v, %v", irr, err)
 	}
 	var payload string

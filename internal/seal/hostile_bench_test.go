@@ -1,4 +1,4 @@
-package mrtr
+package seal
 
 import (
 	"encoding/json"
@@ -51,22 +51,3 @@ func BenchmarkArgumentsDigest(b *testing.B) {
 
 // BenchmarkParseResponses reads inputResponses: the usual one answer, and
 // 40,000 keys beside one answer of about their size (compare MB/s).
-func BenchmarkParseResponses(b *testing.B) {
-	answer := `{"action":"accept","content":{"ok":true}}`
-	for _, c := range []struct{ name, raw string }{
-		{"usual", `{"confirm":` + answer + `}`},
-		{"benign-1.6MB", `{"confirm":{"action":"accept","content":{"text":"` + strings.Repeat("a", 1600<<10) + `"}}}`},
-		{"keys-40000", objectOfKeys(40000, answer)},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			raw := json.RawMessage(c.raw)
-			b.SetBytes(int64(len(raw)))
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := ParseResponses(raw); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}

@@ -1,0 +1,395 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/baton-mcp/baton/client"
+	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/internal/clip"
+	"github.com/baton-mcp/baton/internal/era"
+	"github.com/baton-mcp/baton/internal/round"
+	"github.com/baton-mcp/baton/mrtr"
+)
+
+// Asking the client.
+//
+// A tools/call, prompts/get or resources/read handler asks its client for
+// input in plain sequence, with the methods of Call (Elicit,
+// CreateFormElicitation, CreateURLElicitation, CreateMessage, ListRoots,
+// AskAll):
+//
+//	name, err := req.CreateFormElicitation(ctx, "Your name?", nameSchema)
+//	if err != nil {
+//		return nil, err
+//	}
+//	email, err := req.CreateFormElicitation(ctx, "Your email?", emailSchema)
+//	if err != nil {
+//		return nil, err
+//	}
+//
+// The same code serves both protocols:
+//
+//   - On a 2025-11-25 session each question is a real round trip: a
+//     request on the stream of the client request being served (SEP-2260),
+//     checked against the session's capabilities, waiting at most the
+//     legacy handler's CallTimeout (600 s by default) or WithTimeout.
+//   - On the stateless 2026-07-28 protocol no server may wait for its
+//     client. A question whose answer is not known yet returns an error
+//     wrapping mrtr.ErrInputRequired; the handler returns it (like any
+//     error), and the server answers input_required with the question and
+//     a requestState that seals (encrypts) every answer given so far. The
+//     client retries with the answer, possibly on another instance that
+//     shares the state key, and the handler runs again from the top: each
+//     question returns its recorded answer, until it reaches the new one.
+//   - In a task (the tasks extension) the question is put in the task
+//     (input_required on tasks/get) and the handler waits for tasks/update.
+//
+// The re-run contract (2026-07-28): code before a question runs once per
+// round, so keep it free of side effects (read, compute, ask; act only
+// after the last answer). A side effect before a question happens again on
+// every round: an email sent before asking is sent once per round, a
+// counter bumped before asking is bumped once per round. Where an action
+// must happen once even if the client replays a retry (a transfer, a
+// deletion), redeem the confirmation first with Redeem and a ledger shared
+// by the instances.
+//
+// Each question has a key: its name in the input_required result and in
+// the client's answers. WithKey (or mrtr.InputRequest.Keyed for AskAll)
+// chooses it; otherwise the server names it from the question's position
+// ("baton:0", "baton:1", …, a namespace user keys may not use). A question
+// is handed the answer recorded under its key only if it is the same
+// question (same method and params, digested); a changed question is asked
+// again, and the answers recorded after it are dropped. Questions without
+// a key are matched by position, so they must be asked in an order that
+// does not change between rounds (see Call about goroutines).
+
+// AskOption tunes one question (or one AskAll).
+type AskOption func(*askOptions)
+
+type askOptions struct {
+	timeout time.Duration
+	key     string
+}
+
+// WithTimeout bounds how long a question waits for its answer on a
+// 2025-11-25 session or in a task, overriding the default (the legacy
+// handler's CallTimeout, or the task's life). It does nothing on the
+// stateless protocol, where the server never waits.
+func WithTimeout(d time.Duration) AskOption { return func(o *askOptions) { o.timeout = d } }
+
+// WithKey names the question key in the input_required result and in the
+// client's answers, instead of a name from its position. Keys are 1 to 128
+// bytes without control characters, unique within the call, and may not
+// start with "baton:". A question with a key of its own keeps its answer
+// whatever order it is asked in. It is ignored by AskAll (name those
+// questions with mrtr.InputRequest.Keyed) and in a task, whose questions
+// get keys unique for the task's life.
+func WithKey(key string) AskOption { return func(o *askOptions) { o.key = key } }
+
+func collect(opts []AskOption) askOptions {
+	var o askOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// Answer is the client's answer to one question of AskAll: the field for
+// the question's kind is set.
+type Answer struct {
+	// Elicit answers an elicitation (validated against the schema that
+	// was sent when accepted).
+	Elicit *elicit.Result
+	// Sample answers a sampling request.
+	Sample *client.CreateMessageResult
+	// Roots answers a roots listing.
+	Roots *client.ListRootsResult
+}
+
+// Elicit asks the client to elicit req from the user and returns the
+// answer, validated against the schema that was sent. Decline and cancel
+// are results (Action), not errors. It fails with a
+// *client.MissingCapabilityError (and asks nothing) when the client did
+// not declare the mode; see "Asking the client" above for the rest.
+func (c *Call) Elicit(ctx context.Context, req *elicit.Request, opts ...AskOption) (*elicit.Result, error) {
+	if req == nil {
+		return nil, errors.New("elicit: nil request")
+	}
+	o := collect(opts)
+	ir := mrtr.ElicitRequest(req).Keyed(o.key)
+	ans, err := c.askAll(ctx, []mrtr.InputRequest{ir}, o)
+	if err != nil {
+		return nil, err
+	}
+	return ans[0].Elicit, nil
+}
+
+// CreateFormElicitation asks the user to fill a form; see Elicit.
+func (c *Call) CreateFormElicitation(ctx context.Context, message string, schema *elicit.Schema, opts ...AskOption) (*elicit.Result, error) {
+	return c.Elicit(ctx, &elicit.Request{Mode: elicit.ModeForm, Message: message, RequestedSchema: schema}, opts...)
+}
+
+// CreateURLElicitation asks the user to open url; see Elicit. Accept means
+// only that the user agreed to open it: decide on a later question, or on
+// the retry, whether what the page does has happened. elicitationID names
+// the interaction for a 2025-11-25 client, so that
+// NotifyElicitationComplete can close it later; 2026-07-28 clients never
+// see it.
+func (c *Call) CreateURLElicitation(ctx context.Context, elicitationID, message, url string, opts ...AskOption) (*elicit.Result, error) {
+	return c.Elicit(ctx, &elicit.Request{Mode: elicit.ModeURL, Message: message, URL: url, ElicitationID: elicitationID}, opts...)
+}
+
+// CreateMessage asks the client to sample its model; see Elicit for the
+// failures.
+func (c *Call) CreateMessage(ctx context.Context, p *client.CreateMessageParams, opts ...AskOption) (*client.CreateMessageResult, error) {
+	if p == nil {
+		return nil, errors.New("create message: nil params")
+	}
+	o := collect(opts)
+	ans, err := c.askAll(ctx, []mrtr.InputRequest{mrtr.SampleRequest(p).Keyed(o.key)}, o)
+	if err != nil {
+		return nil, err
+	}
+	return ans[0].Sample, nil
+}
+
+// ListRoots asks the client for its roots; see Elicit for the failures.
+func (c *Call) ListRoots(ctx context.Context, opts ...AskOption) (*client.ListRootsResult, error) {
+	o := collect(opts)
+	ans, err := c.askAll(ctx, []mrtr.InputRequest{mrtr.RootsRequest().Keyed(o.key)}, o)
+	if err != nil {
+		return nil, err
+	}
+	return ans[0].Roots, nil
+}
+
+// AskAll asks several questions at once: in one input_required round on
+// the stateless protocol, concurrently on a 2025-11-25 session. It returns
+// the answers in order, or the first failure (on the stateless protocol,
+// an error wrapping mrtr.ErrInputRequired while any is unanswered). Name a
+// question with mrtr.InputRequest.Keyed; WithKey is ignored here.
+func (c *Call) AskAll(ctx context.Context, reqs []mrtr.InputRequest, opts ...AskOption) ([]Answer, error) {
+	o := collect(opts)
+	o.key = ""
+	return c.askAll(ctx, reqs, o)
+}
+
+// ErrLegacyOnly is returned by NotifyElicitationComplete outside a
+// 2025-11-25 session: the notification does not exist in 2026-07-28.
+var ErrLegacyOnly = errors.New("notifications/elicitation/complete exists only in the 2025-11-25 protocol")
+
+// NotifyElicitationComplete tells a 2025-11-25 client that the URL
+// elicitation elicitationID has completed.
+func (c *Call) NotifyElicitationComplete(ctx context.Context, elicitationID string) error {
+	if elicitationID == "" {
+		return errors.New("notify elicitation complete: empty elicitationId")
+	}
+	if c.peer == nil {
+		return ErrLegacyOnly
+	}
+	return c.peer.Notify(ctx, "notifications/elicitation/complete", map[string]string{"elicitationId": elicitationID})
+}
+
+// SaveState stores v (as JSON) to be sealed into the requestState of the
+// input_required result this round ends with; the next round reads it
+// back with LoadState. Answers need no SaveState (they are recorded
+// already): keep it for what is costly to compute again. It travels,
+// encrypted, with every retry, so keep it small. On a 2025-11-25 session
+// and in a task the handler never runs again, and LoadState reports false.
+func (c *Call) SaveState(v any) error {
+	if c.round == nil {
+		return ErrNoPeer
+	}
+	return c.round.SaveState(v)
+}
+
+// LoadState decodes into v what the previous round stored with SaveState.
+// It reports false, leaving v alone, when there is nothing (the first
+// round, or a previous round that saved nothing).
+func (c *Call) LoadState(v any) (bool, error) {
+	if c.round == nil {
+		return false, nil
+	}
+	return c.round.LoadState(v)
+}
+
+// Suspend ends the round with an input_required result that carries only
+// a requestState: the client retries at once, and any instance resumes
+// (load shedding). It returns an error wrapping mrtr.ErrInputRequired for
+// the handler to return.
+func (c *Call) Suspend() error {
+	if c.round == nil {
+		return ErrNoPeer
+	}
+	return c.round.Suspend()
+}
+
+// Redeem makes this retry single-use: it marks the verified requestState
+// the request resumes as used in l, so that replaying the same retry (the
+// same state and answers) fails with mrtr.ErrAlreadyRedeemed, on this
+// instance or any other sharing the ledger. Call it once the confirmation
+// is known and before acting on it. A failure of the ledger itself fails
+// closed, marked internal (the client sees a generic message). It fails
+// when a stateless request resumes no state (a first round). On a
+// 2025-11-25 session and in a task, where the answers come from a live
+// exchange and the handler runs once, there is no retry to replay, and
+// Redeem succeeds without a ledger entry.
+func (c *Call) Redeem(ctx context.Context, l mrtr.Ledger) error {
+	if c.waiter() != nil {
+		return nil // answers from a live exchange: no retry to replay
+	}
+	if c.round == nil {
+		return errors.New("redeem: the request carries no requestState")
+	}
+	return c.round.Redeem(ctx, l)
+}
+
+// Round is the request's round on the stateless protocol: 1 for a first
+// attempt, n for the n-th attempt of a multi round-trip exchange (the
+// count travels, sealed, in the requestState). It is 1 on a 2025-11-25
+// session and 0 for requests that cannot ask (completion/complete).
+func (c *Call) Round() int {
+	if c.round == nil {
+		return 0
+	}
+	return c.round.Number()
+}
+
+// Principal is the authenticated subject the request was made for
+// (mrtr.PrincipalFromContext), or "" when anonymous.
+func (c *Call) Principal() string { return c.principal }
+
+// Capabilities are the client capabilities declared on this request (on a
+// 2025-11-25 session, at initialize).
+func (c *Call) Capabilities() client.Capabilities { return c.Meta.ClientCapabilities }
+
+// asker is a backend of the questions that waits for the real answers: a
+// 2025-11-25 session's Peer (a round trip per call), or a running task
+// (questions published on tasks/get, answers delivered by tasks/update).
+// The third backend, replay through the round, is not an asker: it never
+// waits.
+type asker interface {
+	// ask puts the questions to the client at once and returns their raw
+	// answers in order. A timeout of zero means the backend's default.
+	ask(ctx context.Context, irs []mrtr.InputRequest, timeout time.Duration) ([]json.RawMessage, error)
+}
+
+// peerAsker asks over a legacy session's Peer.
+type peerAsker struct{ p era.Peer }
+
+func (a peerAsker) ask(ctx context.Context, irs []mrtr.InputRequest, timeout time.Duration) ([]json.RawMessage, error) {
+	preqs := make([]era.PeerRequest, len(irs))
+	for i, ir := range irs {
+		preqs[i] = era.PeerRequest{Method: ir.Method(), Params: ir.Params()}
+	}
+	return a.p.Request(ctx, preqs, timeout)
+}
+
+// waiter returns the call's waiting backend, or nil when it replays.
+func (c *Call) waiter() asker {
+	switch {
+	case c.task.running():
+		return c.task
+	case c.peer != nil:
+		return peerAsker{c.peer}
+	}
+	return nil
+}
+
+// askAll checks the questions, asks them through the call's backend and
+// returns the checked answers.
+func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions) ([]Answer, error) {
+	w := c.waiter()
+	keys := make(map[string]bool, len(irs))
+	prepared := make([]mrtr.InputRequest, len(irs))
+	for i, ir := range irs {
+		if k := ir.Key(); k != "" {
+			if strings.HasPrefix(k, round.AutoKeyPrefix) {
+				return nil, fmt.Errorf("question key %s: keys beginning %q are the server's own", clip.Quote(k), round.AutoKeyPrefix)
+			}
+			if err := round.CheckKey(k); err != nil {
+				return nil, err
+			}
+			if keys[k] {
+				return nil, fmt.Errorf("question key %s is used twice in one AskAll", clip.Quote(k))
+			}
+			keys[k] = true
+		}
+		prepared[i] = ir
+		if ir.Method() != mrtr.MethodElicit {
+			if err := ir.Validate(); err != nil {
+				return nil, err
+			}
+		} else if e := ir.Elicitation(); e == nil {
+			return nil, errors.New("elicit: nil request")
+		} else {
+			if err := e.Validate(); err != nil {
+				return nil, fmt.Errorf("elicit: %w", err)
+			}
+			if _, isPeer := w.(peerAsker); isPeer {
+				if e.Mode == elicit.ModeURL && e.ElicitationID == "" {
+					return nil, errors.New("elicit: a URL elicitation to a 2025-11-25 client needs an elicitationId")
+				}
+			} else if e.ElicitationID != "" {
+				modern := *e
+				modern.ElicitationID = "" // not part of 2026-07-28
+				prepared[i] = mrtr.ElicitRequest(&modern).Keyed(ir.Key())
+			}
+		}
+		if err := prepared[i].CheckCapabilities(c.Meta.ClientCapabilities); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]Answer, len(irs))
+	check := func(i int, raw json.RawMessage) error {
+		var err error
+		switch ir := prepared[i]; ir.Method() {
+		case mrtr.MethodElicit:
+			out[i].Elicit, err = ir.Elicitation().CheckResult(raw)
+		case mrtr.MethodSample:
+			out[i].Sample, err = client.ParseCreateMessageResult(raw)
+		case mrtr.MethodListRoots:
+			out[i].Roots, err = client.ParseListRootsResult(raw)
+		}
+		return err
+	}
+	if w != nil {
+		raws, err := w.ask(ctx, prepared, o.timeout)
+		if err != nil {
+			return nil, err
+		}
+		for i, raw := range raws {
+			if err := check(i, raw); err != nil {
+				return nil, fmt.Errorf("%s: the client's answer is invalid: %w", prepared[i].Method(), err)
+			}
+		}
+		return out, nil
+	}
+	if c.round == nil {
+		return nil, ErrNoPeer
+	}
+	// One question at a time, so positions follow the order in which
+	// questions reach the round, and a batch takes consecutive positions.
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	first := c.pos
+	c.pos += len(prepared)
+	var errs []error
+	for i, ir := range prepared {
+		key := ir.Key()
+		if key == "" {
+			key = round.AutoKey(first + i)
+		}
+		_, err := c.round.Ask(first+i, key, ir, func(raw json.RawMessage) error { return check(i, raw) })
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
