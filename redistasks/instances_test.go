@@ -103,7 +103,7 @@ func newInstance(t testing.TB, rs *testredis.Server, lease time.Duration) *insta
 			return nil, err
 		}
 		return server.TextResult("answered " + string(res.Action)), nil
-	}, server.ToolOptions{Task: server.TaskRequired})
+	}, server.RunAsTask(server.TaskRequired))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 // be HTTP 400 with a JSON body (not a 200 event stream), whatever the
 // client's Accept header allows. Once a notification has been streamed
 // the status is already 200 and the error can only be the last event; the
-// last cases show that, and that ToolOptions.Requires avoids it.
+// last cases show that, and that RequireCapabilities avoids it.
 func TestMissingCapabilityIsHTTP400(t *testing.T) {
 	s := newTestServer(t, nil)
 	form, err := elicit.NewForm("Your name?", elicit.String("name").Required())
@@ -39,7 +39,7 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 	mustAddTool(t, s, Tool{Name: "requires"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		requiresRan.Add(1)
 		return done, nil
-	}, ToolOptions{Requires: client.Capabilities{Sampling: &client.SamplingCapability{}}})
+	}, RequireCapabilities(client.Capabilities{Sampling: &client.SamplingCapability{}}))
 	mustAddTool(t, s, Tool{Name: "round_elicit"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		if _, err := req.Elicit(ctx, form, WithKey("name")); err != nil {
 			return nil, err
@@ -97,7 +97,7 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 		return done, nil
 	}
 	mustAddTool(t, s, Tool{Name: "progress_then_ask"}, progressThenAsk)
-	mustAddTool(t, s, Tool{Name: "progress_then_ask_requires"}, progressThenAsk, ToolOptions{Requires: client.Capabilities{Elicitation: &client.ElicitationCapability{}}})
+	mustAddTool(t, s, Tool{Name: "progress_then_ask_requires"}, progressThenAsk, RequireCapabilities(client.Capabilities{Elicitation: &client.ElicitationCapability{}}))
 	if err := s.AddPrompt(Prompt{Name: "prompt_asks"}, func(ctx context.Context, req *PromptRequest) (*PromptResult, error) {
 		if _, err := req.Elicit(ctx, form, WithKey("name")); err != nil {
 			return nil, err
@@ -129,7 +129,7 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 		req  *rpc
 		data string
 	}{
-		{"ToolOptions.Requires", toolCall(1, "requires", nil), needSampling},
+		{"RequireCapabilities", toolCall(1, "requires", nil), needSampling},
 		{"Round.Elicit", toolCall(2, "round_elicit", nil), needElicitation},
 		{"Round.Sample", toolCall(3, "round_sample", nil).caps(`{"elicitation":{}}`), needSampling},
 		{"Round.ListRoots, wrapped", toolCall(4, "round_roots", nil), needRoots},

@@ -90,8 +90,8 @@ func testFleetClockSkew(t *testing.T, loopback bool) {
 	tt.set(start)
 	fast := skewedServer(t, &tt, loopback, +skew, Options{StateTTL: ttl})
 	slow := skewedServer(t, &tt, loopback, -skew, Options{StateTTL: ttl})
-	if fast.Sealer().Leeway() != mrtr.DefaultStateLeeway {
-		t.Fatalf("default leeway = %v, want %v", fast.Sealer().Leeway(), mrtr.DefaultStateLeeway)
+	if fast.sealer.Leeway() != mrtr.DefaultStateLeeway {
+		t.Fatalf("default leeway = %v, want %v", fast.sealer.Leeway(), mrtr.DefaultStateLeeway)
 	}
 	answer := map[string]any{"confirm": accept(true)}
 	id := 0
@@ -179,8 +179,8 @@ func testFleetClockSkew(t *testing.T, loopback bool) {
 	})
 	t.Run("no leeway", func(t *testing.T) {
 		strict := skewedServer(t, &tt, loopback, -time.Second, Options{StateTTL: ttl, StateLeeway: -1})
-		if strict.Sealer().Leeway() != 0 {
-			t.Fatalf("Leeway() = %v, want 0", strict.Sealer().Leeway())
+		if strict.sealer.Leeway() != 0 {
+			t.Fatalf("Leeway() = %v, want 0", strict.sealer.Leeway())
 		}
 		tt.set(start)
 		state := issue(t, skewedServer(t, &tt, loopback, 0, Options{StateTTL: ttl}))

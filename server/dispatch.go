@@ -860,7 +860,7 @@ func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json
 	uri := *r.p.URI
 	var (
 		h      ResourceHandler
-		opts   ResourceOptions
+		opts   regOptions
 		params map[string]string
 	)
 	s.mu.RLock()

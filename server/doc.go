@@ -19,7 +19,7 @@
 // a missing client capability, -32021). Once a notification has opened
 // the event stream the status is 200 and an error can only be its last
 // event, so a tool that reports progress before asking for something the
-// client may lack declares the need in ToolOptions.Requires: the call is
+// client may lack declares the need in RequireCapabilities: the call is
 // then refused with 400 before the handler runs.
 //
 // Import direction: server uses mrtr, elicit, content and jsonrpc. The

@@ -184,11 +184,11 @@ func ExampleAddTool() {
 			}
 			return out, nil
 		},
-		server.ToolOptions{RefineSchemas: func(in, out *jsonschema.Schema) error {
+		server.RefineSchemas(func(in, out *jsonschema.Schema) error {
 			in.Properties["days"].Minimum = jsonschema.Ptr(1.0)
 			in.Properties["days"].Maximum = jsonschema.Ptr(7.0)
 			return nil
-		}})
+		}))
 	if err != nil {
 		panic(err)
 	}

@@ -166,7 +166,7 @@ func paramServer(t *testing.T) (*Server, *int) {
 	}, func(context.Context, *ToolRequest) (*ToolResult, error) {
 		*calls++
 		return TextResult("deployed"), nil
-	}, ToolOptions{SkipInputValidation: true}) // headers only: schema validation is tested elsewhere
+	}, SkipInputValidation()) // headers only: schema validation is tested elsewhere
 	return s, calls
 }
 

@@ -61,7 +61,7 @@ func newTestServer(tb testing.TB, opts *Options) *Server {
 }
 
 // mustAddTool registers a tool or fails the test.
-func mustAddTool(tb testing.TB, s *Server, t Tool, h ToolHandler, opts ...ToolOptions) {
+func mustAddTool(tb testing.TB, s *Server, t Tool, h ToolHandler, opts ...RegisterOption) {
 	tb.Helper()
 	if err := s.AddTool(t, h, opts...); err != nil {
 		tb.Fatalf("AddTool(%s): %v", t.Name, err)

@@ -68,7 +68,7 @@ func newMRTRFixture(t *testing.T) *mrtrFixture {
 	}
 	mustAddTool(t, f.s, Tool{Name: "transfer", InputSchema: transferSchema}, transfer)
 	mustAddTool(t, f.s, Tool{Name: "transfer2", InputSchema: transferSchema}, transfer)
-	mustAddTool(t, f.s, Tool{Name: "transfer_free", InputSchema: transferSchema}, transfer, ToolOptions{AnswersWithoutState: true})
+	mustAddTool(t, f.s, Tool{Name: "transfer_free", InputSchema: transferSchema}, transfer, AnswersWithoutState())
 
 	capital := &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("Capital of France?")}, MaxTokens: 10}
 	mustAddTool(t, f.s, Tool{Name: "sampler"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
@@ -349,8 +349,8 @@ func TestMRTRStateRefused(t *testing.T) {
 	})
 	t.Run("short StateTTL", func(t *testing.T) {
 		s := newTestServer(t, &Options{StateTTL: time.Minute})
-		if s.Sealer().TTL() != time.Minute {
-			t.Errorf("Sealer TTL = %v", s.Sealer().TTL())
+		if s.sealer.TTL() != time.Minute {
+			t.Errorf("Sealer TTL = %v", s.sealer.TTL())
 		}
 	})
 	t.Run("unknown key", func(t *testing.T) {
@@ -396,7 +396,7 @@ func TestMRTRStateRefused(t *testing.T) {
 			return TextResult("done"), nil
 		})
 		old := wantInputRequired(t, do(t, s, transferCall(1, nil)), "1", "confirm")
-		if err := s.Sealer().SetKeys(ring); err != nil {
+		if err := s.SetStateKeys(ring); err != nil {
 			t.Fatal(err)
 		}
 		completeResult(t, do(t, s, transferCall(2, nil).retry(old.RequestState, answer)), "2")

@@ -12,10 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
@@ -145,7 +143,7 @@ type Options struct {
 	Fanout Fanout
 
 	// Tasks configures the tasks extension, served for tools registered
-	// with ToolOptions.Task. The zero value keeps tasks in memory, for
+	// with RunAsTask. The zero value keeps tasks in memory, for
 	// this process only; a fleet shares a store (redistasks).
 	Tasks TaskOptions
 
@@ -312,54 +310,22 @@ func (c CachePolicy) validate() error {
 // Info returns the server's identity.
 func (s *Server) Info() Implementation { return s.info }
 
-// Sealer returns the sealer that signs this server's requestState. Use its
-// SetKeys to rotate keys while serving.
-func (s *Server) Sealer() *seal.Sealer { return s.sealer }
-
-// ToolOptions tune how a tool is served.
-type ToolOptions struct {
-	// AnswersWithoutState lets a retry that carries inputResponses but no
-	// requestState answer this tool's questions, matched by key. See
-	// round.Options.
-	AnswersWithoutState bool
-	// SkipInputValidation turns off validating arguments against the
-	// input schema.
-	SkipInputValidation bool
-	// Requires lists client capabilities the tool cannot work without. A
-	// call that does not declare them is refused with -32021 before the
-	// handler runs.
-	Requires client.Capabilities
-	// Task says whether calls of the tool may run as tasks (the tasks
-	// extension, SEP-2663): TaskOptional or TaskRequired make the server
-	// advertise the extension, and a call that declares it is answered
-	// with a task (see StartTask and TaskOptions). The handler is the
-	// same code either way.
-	Task TaskSupport
-	// DeferTask, with Task set, lets the handler decide when the call
-	// becomes a task: until it calls StartTask the call is an ordinary
-	// one (it may return input_required rounds to gather what it needs
-	// first, as SEP-2663 recommends, or answer at once). Without it the
-	// task is started before the handler runs.
-	DeferTask bool
-	// RefineSchemas, for a typed tool (the package-level AddTool), edits
-	// the schemas inferred from its Go types before they are compiled and
-	// published: enums, formats, bounds, patterns, examples, anything a
-	// struct tag cannot say (jsonschema-go's tag carries a description
-	// only). A function over the inferred *jsonschema.Schema, rather than
-	// a schema written out by hand or a tag mini-language, keeps the Go
-	// type the one source of the schema's shape, reaches every keyword,
-	// and is checked when the tool is added: the refined schemas are
-	// compiled right after, and an error it returns fails the
-	// registration. in or out is nil when that schema was not inferred
-	// (set in Tool, or Out is *ToolResult). Server.AddTool refuses it.
-	RefineSchemas func(in, out *jsonschema.Schema) error
+// SetStateKeys replaces the key ring that signs and verifies requestState,
+// while serving: to rotate, put the new key first and keep the old ones
+// until the state they signed has expired (the state TTL plus the leeway).
+// State signed by a key still in the new ring keeps verifying.
+func (s *Server) SetStateKeys(ring *mrtr.KeyRing) error {
+	if err := s.sealer.SetKeys(ring); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	return nil
 }
 
 type toolEntry struct {
 	tool    Tool
 	wire    json.RawMessage // the encoded Tool
 	handler ToolHandler
-	opts    ToolOptions
+	opts    regOptions
 	input   *jsv.Schema
 	output  *jsv.Schema // nil: no outputSchema, results are not checked
 	anyArgs bool        // the input schema accepts every object: skip validation
@@ -377,19 +343,16 @@ type toolEntry struct {
 // or the call fails with -32603 (a server bug, logged) rather than send an
 // invalid result. For schemas inferred from Go types, see the package-level
 // AddTool.
-func (s *Server) AddTool(t Tool, h ToolHandler, opts ...ToolOptions) error {
-	var o ToolOptions
-	if len(opts) > 0 {
-		o = opts[0]
-	}
-	if o.RefineSchemas != nil {
-		return fmt.Errorf("add tool %q: ToolOptions.RefineSchemas applies only to typed tools (the package-level AddTool)", t.Name)
+func (s *Server) AddTool(t Tool, h ToolHandler, opts ...RegisterOption) error {
+	o, err := collectOptions(forTool, fmt.Sprintf("add tool %q", t.Name), opts)
+	if err != nil {
+		return err
 	}
 	return s.addTool(t, h, o)
 }
 
 // addTool checks, compiles and registers a tool.
-func (s *Server) addTool(t Tool, h ToolHandler, o ToolOptions) error {
+func (s *Server) addTool(t Tool, h ToolHandler, o regOptions) error {
 	if err := checkToolName(t.Name); err != nil {
 		return fmt.Errorf("add tool: %w", err)
 	}
@@ -400,7 +363,7 @@ func (s *Server) addTool(t Tool, h ToolHandler, o ToolOptions) error {
 	case o.Task < TaskForbidden || o.Task > TaskRequired:
 		return fmt.Errorf("add tool %q: unknown TaskSupport %d", t.Name, o.Task)
 	case o.DeferTask && o.Task == TaskForbidden:
-		return fmt.Errorf("add tool %q: ToolOptions.DeferTask needs Task set to TaskOptional or TaskRequired", t.Name)
+		return fmt.Errorf("add tool %q: DeferTask needs RunAsTask(TaskOptional) or RunAsTask(TaskRequired)", t.Name)
 	}
 	if len(t.InputSchema) == 0 {
 		t.InputSchema = json.RawMessage(`{"type":"object"}`)
@@ -429,21 +392,15 @@ func (s *Server) addTool(t Tool, h ToolHandler, o ToolOptions) error {
 // RemoveTool unregisters a tool and reports whether it existed.
 func (s *Server) RemoveTool(name string) bool { return unregister(s, &s.tools, name, ToolsChanged) }
 
-// PromptOptions tune how a prompt is served.
-type PromptOptions struct {
-	// AnswersWithoutState: see ToolOptions.
-	AnswersWithoutState bool
-}
-
 type promptEntry struct {
 	prompt  Prompt
 	wire    json.RawMessage
 	handler PromptHandler
-	opts    PromptOptions
+	opts    regOptions
 }
 
 // AddPrompt registers a prompt, replacing any prompt of the same name.
-func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...PromptOptions) error {
+func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...RegisterOption) error {
 	if p.Name == "" {
 		return errors.New("add prompt: empty name")
 	}
@@ -457,11 +414,11 @@ func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...PromptOptions) err
 		}
 		seen[a.Name] = true
 	}
-	e := &promptEntry{prompt: p, handler: h}
-	if len(opts) > 0 {
-		e.opts = opts[0]
+	o, err := collectOptions(forPrompt, fmt.Sprintf("add prompt %q", p.Name), opts)
+	if err != nil {
+		return err
 	}
-	var err error
+	e := &promptEntry{prompt: p, handler: h, opts: o}
 	if e.wire, err = json.Marshal(p); err != nil {
 		return fmt.Errorf("add prompt %q: encode: %w", p.Name, err)
 	}
@@ -474,17 +431,11 @@ func (s *Server) RemovePrompt(name string) bool {
 	return unregister(s, &s.prompts, name, PromptsChanged)
 }
 
-// ResourceOptions tune how a resource or template is served.
-type ResourceOptions struct {
-	// AnswersWithoutState: see ToolOptions.
-	AnswersWithoutState bool
-}
-
 type resourceEntry struct {
 	res     Resource
 	wire    json.RawMessage
 	handler ResourceHandler
-	opts    ResourceOptions
+	opts    regOptions
 }
 
 type templateEntry struct {
@@ -492,22 +443,22 @@ type templateEntry struct {
 	wire    json.RawMessage
 	pattern *uriTemplate
 	handler ResourceHandler
-	opts    ResourceOptions
+	opts    regOptions
 }
 
 // AddResource registers a static resource, replacing any with the same URI.
-func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...ResourceOptions) error {
+func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...RegisterOption) error {
 	if r.URI == "" || r.Name == "" {
 		return errors.New("add resource: URI and name are required")
 	}
 	if h == nil {
 		return fmt.Errorf("add resource %q: nil handler", r.URI)
 	}
-	e := &resourceEntry{res: r, handler: h}
-	if len(opts) > 0 {
-		e.opts = opts[0]
+	o, err := collectOptions(forResource, fmt.Sprintf("add resource %q", r.URI), opts)
+	if err != nil {
+		return err
 	}
-	var err error
+	e := &resourceEntry{res: r, handler: h, opts: o}
 	if e.wire, err = json.Marshal(r); err != nil {
 		return fmt.Errorf("add resource %q: encode: %w", r.URI, err)
 	}
@@ -543,7 +494,7 @@ func unregister[E any](s *Server, r *registry[E], name string, kind ChangeKind) 
 // AddResourceTemplate registers a URI template. A resources/read whose URI
 // matches no static resource is matched against templates in the order they
 // were added.
-func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler, opts ...ResourceOptions) error {
+func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler, opts ...RegisterOption) error {
 	if t.URITemplate == "" || t.Name == "" {
 		return errors.New("add resource template: URI template and name are required")
 	}
@@ -554,10 +505,11 @@ func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler, opts
 	if err != nil {
 		return fmt.Errorf("add resource template: %w", err)
 	}
-	e := &templateEntry{tmpl: t, pattern: p, handler: h}
-	if len(opts) > 0 {
-		e.opts = opts[0]
+	o, err := collectOptions(forResource, fmt.Sprintf("add resource template %q", t.URITemplate), opts)
+	if err != nil {
+		return err
 	}
+	e := &templateEntry{tmpl: t, pattern: p, handler: h, opts: o}
 	if e.wire, err = json.Marshal(t); err != nil {
 		return fmt.Errorf("add resource template %q: encode: %w", t.URITemplate, err)
 	}

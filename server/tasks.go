@@ -22,7 +22,7 @@ import (
 
 // Tasks (the tasks extension, SEP-2663).
 //
-// A tool registered with ToolOptions.Task may answer a tools/call with a
+// A tool registered with RunAsTask may answer a tools/call with a
 // task instead of its result: the client gets a CreateTaskResult at once,
 // polls tasks/get until the task is completed (the tool result inlined),
 // failed (a JSON-RPC error inlined) or cancelled, answers the questions the
@@ -744,7 +744,7 @@ func (n taskNotifier) Notify(ctx context.Context, method string, params any) err
 // cancelled, outlives its time to live, or the server closes). Later
 // blocking client calls are answered through tasks/get and tasks/update.
 //
-// It is for tools registered with ToolOptions.DeferTask, which gather what
+// It is for tools registered with DeferTask, which gather what
 // they need with multi round-trip requests first (SEP-2663 recommends
 // finishing those before creating the task), then call StartTask. For
 // other task-supporting tools the server starts the task before the

@@ -161,7 +161,7 @@ func TestTasksAdvertisedInDiscoverOnly(t *testing.T) {
 	if e := wantError(t, do(t, s, taskReq(1, "tasks/get", "AAAAAAAAAAAAAAAAAAAAAAAA")), http.StatusNotFound, jsonrpc.MethodNotFound, "1"); e == nil {
 		t.Fatal("no error")
 	}
-	mustAddTool(t, s, Tool{Name: "job"}, newGate().handler, ToolOptions{Task: TaskOptional})
+	mustAddTool(t, s, Tool{Name: "job"}, newGate().handler, RunAsTask(TaskOptional))
 	caps := discover()
 	ext, _ := caps["extensions"].(map[string]any)
 	if _, ok := ext[TasksExtension]; !ok {
@@ -182,10 +182,10 @@ func TestTasksAdvertisedInDiscoverOnly(t *testing.T) {
 func TestTaskRegistrationChecks(t *testing.T) {
 	s := newTestServer(t, nil)
 	h := newGate().handler
-	if err := s.AddTool(Tool{Name: "a"}, h, ToolOptions{DeferTask: true}); err == nil {
+	if err := s.AddTool(Tool{Name: "a"}, h, DeferTask()); err == nil {
 		t.Error("DeferTask without Task was accepted")
 	}
-	if err := s.AddTool(Tool{Name: "b"}, h, ToolOptions{Task: TaskSupport(7)}); err == nil {
+	if err := s.AddTool(Tool{Name: "b"}, h, RunAsTask(TaskSupport(7))); err == nil {
 		t.Error("an unknown TaskSupport was accepted")
 	}
 	for _, o := range []TaskOptions{{Lease: time.Microsecond}, {TTL: -time.Second}, {PollInterval: -1}} {
@@ -201,10 +201,10 @@ func TestTaskRegistrationChecks(t *testing.T) {
 func TestTaskGating(t *testing.T) {
 	s := newTestServer(t, nil)
 	req := newGate()
-	mustAddTool(t, s, Tool{Name: "required"}, req.handler, ToolOptions{Task: TaskRequired})
+	mustAddTool(t, s, Tool{Name: "required"}, req.handler, RunAsTask(TaskRequired))
 	mustAddTool(t, s, Tool{Name: "optional"}, func(ctx context.Context, r *ToolRequest) (*ToolResult, error) {
 		return TextResult("sync " + r.TaskID()), nil
-	}, ToolOptions{Task: TaskOptional})
+	}, RunAsTask(TaskOptional))
 	textTool(s, t, "plain", "plain")
 
 	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
@@ -244,7 +244,7 @@ func TestTaskGating(t *testing.T) {
 func TestTaskLifecycle(t *testing.T) {
 	s := newTestServer(t, &Options{Tasks: TaskOptions{TTL: time.Hour, PollInterval: 250 * time.Millisecond}})
 	g := newGate()
-	mustAddTool(t, s, Tool{Name: "job"}, g.handler, ToolOptions{Task: TaskOptional})
+	mustAddTool(t, s, Tool{Name: "job"}, g.handler, RunAsTask(TaskOptional))
 	id := createTask(t, s, "job", nil, tasksCaps)
 
 	res := getTask(t, s, id)
@@ -284,13 +284,13 @@ func TestTaskErrors(t *testing.T) {
 	s := newTestServer(t, nil)
 	mustAddTool(t, s, Tool{Name: "tool_error"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
 		return nil, errors.New("disk full")
-	}, ToolOptions{Task: TaskRequired})
+	}, RunAsTask(TaskRequired))
 	mustAddTool(t, s, Tool{Name: "rpc_error"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
 		return nil, &jsonrpc.Error{Code: -32000, Message: "backend refused", Data: map[string]any{"retry": false}}
-	}, ToolOptions{Task: TaskOptional})
+	}, RunAsTask(TaskOptional))
 	mustAddTool(t, s, Tool{Name: "panics"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
 		panic("boom")
-	}, ToolOptions{Task: TaskOptional})
+	}, RunAsTask(TaskOptional))
 
 	res := waitTask(t, s, createTask(t, s, "tool_error", nil, tasksCaps), tasks.StatusCompleted, tasks.StatusFailed)
 	result, _ := res["result"].(map[string]any)
@@ -316,7 +316,7 @@ func TestTaskErrors(t *testing.T) {
 func TestTaskCancel(t *testing.T) {
 	s := newTestServer(t, nil)
 	g := newGate()
-	mustAddTool(t, s, Tool{Name: "job"}, g.handler, ToolOptions{Task: TaskOptional})
+	mustAddTool(t, s, Tool{Name: "job"}, g.handler, RunAsTask(TaskOptional))
 	id := createTask(t, s, "job", nil, tasksCaps)
 	ackOf(t, s, taskReq(3, "tasks/cancel", id))
 	if res := getTask(t, s, id); res["status"] != "cancelled" || res["result"] != nil || res["error"] != nil {
@@ -342,7 +342,7 @@ func TestTaskCancel(t *testing.T) {
 // The Mcp-Name header of tasks/* must match params.taskId.
 func TestTaskRoutingHeader(t *testing.T) {
 	s := newTestServer(t, nil)
-	mustAddTool(t, s, Tool{Name: "job"}, newGate().handler, ToolOptions{Task: TaskOptional})
+	mustAddTool(t, s, Tool{Name: "job"}, newGate().handler, RunAsTask(TaskOptional))
 	id := createTask(t, s, "job", nil, tasksCaps)
 	wantError(t, do(t, s, taskReq(1, "tasks/get", id).header(HeaderName, "another-task")), http.StatusBadRequest, jsonrpc.HeaderMismatch, "1")
 	wantError(t, do(t, s, taskReq(1, "tasks/get", id).without(HeaderName)), http.StatusBadRequest, jsonrpc.HeaderMismatch, "1")
@@ -370,7 +370,7 @@ func TestTaskInputRequired(t *testing.T) {
 			return TextResult("kept"), nil
 		}
 		return TextResult("deleted"), nil
-	}, ToolOptions{Task: TaskOptional})
+	}, RunAsTask(TaskOptional))
 
 	id := createTask(t, s, "confirm", nil, taskElicitCaps)
 	res := waitTask(t, s, id, tasks.StatusInputRequired)
@@ -431,7 +431,7 @@ func TestTaskPartialAnswersAndKeys(t *testing.T) {
 			return nil, err
 		}
 		return TextResult(string(two[0].Elicit.Action) + "," + string(two[1].Elicit.Action) + "," + string(third.Action)), nil
-	}, ToolOptions{Task: TaskOptional})
+	}, RunAsTask(TaskOptional))
 	id := createTask(t, s, "multi", nil, taskElicitCaps)
 	res := waitTask(t, s, id, tasks.StatusInputRequired)
 	irs, _ := res["inputRequests"].(map[string]any)
@@ -481,7 +481,7 @@ func TestDeferredTask(t *testing.T) {
 			return nil, errors.New("second StartTask changed the task")
 		}
 		return TextResult("answered " + string(res.Action) + " in task " + id), nil
-	}, ToolOptions{Task: TaskRequired, DeferTask: true})
+	}, RunAsTask(TaskRequired), DeferTask())
 
 	ir := wantInputRequired(t, do(t, s, toolCall(1, "deferred", nil).caps(taskElicitCaps)), "1", "user_name")
 	rec := do(t, s, toolCall(1, "deferred", nil).caps(taskElicitCaps).retry(ir.RequestState, map[string]any{"user_name": accept(true)}))
@@ -501,7 +501,7 @@ func TestDeferredTask(t *testing.T) {
 func TestTaskPrincipal(t *testing.T) {
 	s := newTestServer(t, nil)
 	g := newGate()
-	mustAddTool(t, s, Tool{Name: "job"}, g.handler, ToolOptions{Task: TaskOptional})
+	mustAddTool(t, s, Tool{Name: "job"}, g.handler, RunAsTask(TaskOptional))
 	as := func(p string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			s.ServeHTTP(w, r.WithContext(mrtr.ContextWithPrincipal(r.Context(), p)))
@@ -530,7 +530,7 @@ func TestTaskTTL(t *testing.T) {
 	const ttl, leeway = 300 * time.Millisecond, 400 * time.Millisecond
 	s := newTestServer(t, &Options{Tasks: TaskOptions{TTL: ttl, Leeway: leeway}})
 	g := newGate()
-	mustAddTool(t, s, Tool{Name: "job"}, g.handler, ToolOptions{Task: TaskOptional})
+	mustAddTool(t, s, Tool{Name: "job"}, g.handler, RunAsTask(TaskOptional))
 	id := createTask(t, s, "job", nil, tasksCaps)
 	if res := getTask(t, s, id); res["ttlMs"] != float64(ttl.Milliseconds()) {
 		t.Errorf("ttlMs = %v, want %d", res["ttlMs"], ttl.Milliseconds())
@@ -563,7 +563,7 @@ func TestTaskServerClose(t *testing.T) {
 	b := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
 	g := newGate()
 	for _, s := range []*Server{a, b} {
-		mustAddTool(t, s, Tool{Name: "job"}, g.handler, ToolOptions{Task: TaskOptional})
+		mustAddTool(t, s, Tool{Name: "job"}, g.handler, RunAsTask(TaskOptional))
 	}
 	id := createTask(t, a, "job", nil, tasksCaps)
 	if err := a.Close(); err != nil {
@@ -596,7 +596,7 @@ func TestTaskAcrossInstances(t *testing.T) {
 				return nil, err
 			}
 			return TextResult("answered " + string(res.Action)), nil
-		}, ToolOptions{Task: TaskOptional})
+		}, RunAsTask(TaskOptional))
 	}
 	id := createTask(t, a, "ask", nil, taskElicitCaps)
 	waitTask(t, b, id, tasks.StatusInputRequired)
@@ -625,7 +625,7 @@ func TestTaskLeaseLapse(t *testing.T) {
 	t.Cleanup(func() { a.Close(); b.Close() })
 	g := newGate()
 	for _, s := range []*Server{a, b} {
-		mustAddTool(t, s, Tool{Name: "job"}, g.handler, ToolOptions{Task: TaskOptional})
+		mustAddTool(t, s, Tool{Name: "job"}, g.handler, RunAsTask(TaskOptional))
 	}
 	id := createTask(t, a, "job", nil, tasksCaps)
 	// Within lease plus leeway, the task is working.
@@ -657,7 +657,7 @@ func TestTaskNotificationsDropped(t *testing.T) {
 	mustAddTool(t, s, Tool{Name: "progress"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		sent <- req.Progress(ctx, 1, 2, "halfway")
 		return TextResult("done"), nil
-	}, ToolOptions{Task: TaskOptional})
+	}, RunAsTask(TaskOptional))
 	rec := do(t, s, toolCall(1, "progress", nil).caps(tasksCaps).withMeta("progressToken", "p1"))
 	id, _ := wantResult(t, rec, "1")["taskId"].(string)
 	if err := receive(t, sent, "the progress call"); err != nil {
@@ -673,7 +673,7 @@ func BenchmarkTaskCreateAndPoll(b *testing.B) {
 	s := newTestServer(b, nil)
 	mustAddTool(b, s, Tool{Name: "job"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
 		return TextResult("done"), nil
-	}, ToolOptions{Task: TaskOptional})
+	}, RunAsTask(TaskOptional))
 	b.ReportAllocs()
 	for b.Loop() {
 		id := createTask(b, s, "job", nil, tasksCaps)
@@ -692,7 +692,7 @@ func BenchmarkTaskInputRound(b *testing.B) {
 			return nil, err
 		}
 		return TextResult(string(res.Action)), nil
-	}, ToolOptions{Task: TaskOptional})
+	}, RunAsTask(TaskOptional))
 	answer := map[string]any{"baton:1": accept(true)}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -714,7 +714,7 @@ func TestTaskOverStdio(t *testing.T) {
 			return nil, err
 		}
 		return TextResult("answered " + string(res.Action)), nil
-	}, ToolOptions{Task: TaskOptional})
+	}, RunAsTask(TaskOptional))
 	st := startStdio(t, context.Background(), s)
 	st.sendRPC(toolCall(1, "ask", nil).caps(taskElicitCaps))
 	var created struct {

@@ -137,7 +137,7 @@ func TestToolArgumentValidation(t *testing.T) {
 		s := newTestServer(t, nil)
 		mustAddTool(t, s, Tool{Name: "raw", InputSchema: json.RawMessage(routeSchema)}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 			return TextResult(string(req.Arguments)), nil
-		}, ToolOptions{SkipInputValidation: true})
+		}, SkipInputValidation())
 		res := completeResult(t, do(t, s, toolCall(1, "raw", map[string]any{"anything": 1})), "1")
 		if text, isErr := toolText(t, res); text != `{"anything":1}` || isErr {
 			t.Errorf("result %q isError=%v", text, isErr)
@@ -283,7 +283,7 @@ func TestToolRequires(t *testing.T) {
 	mustAddTool(t, s, Tool{Name: "needs"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
 		calls++
 		return TextResult("ok"), nil
-	}, ToolOptions{Requires: client.Capabilities{Sampling: &client.SamplingCapability{}, Roots: &client.RootsCapability{}}})
+	}, RequireCapabilities(client.Capabilities{Sampling: &client.SamplingCapability{}, Roots: &client.RootsCapability{}}))
 	for _, tt := range []struct{ caps, data string }{
 		{`{}`, `{"requiredCapabilities":{"sampling":{},"roots":{}}}`},
 		{`{"sampling":{}}`, `{"requiredCapabilities":{"roots":{}}}`},

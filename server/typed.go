@@ -39,7 +39,7 @@ type ToolHandlerFor[In, Out any] func(ctx context.Context, req *ToolRequest, in 
 // A `jsonschema:"..."` tag is the property's description. Structs accept
 // no properties besides their fields; slices and pointers also accept
 // null. What a tag cannot say (enums, formats, bounds, patterns, examples)
-// is added by ToolOptions.RefineSchemas, which edits the inferred schemas
+// is added by the RefineSchemas option, which edits the inferred schemas
 // before they are compiled. Tool.InputSchema and Tool.OutputSchema, when
 // set, are used as given instead of inferring.
 //
@@ -63,28 +63,24 @@ type ToolHandlerFor[In, Out any] func(ctx context.Context, req *ToolRequest, in 
 // a nil map does too, which the inferred schema refuses unless the field
 // says omitempty.
 //
-// At most one ToolOptions may be passed. Registration fails, and registers
+// The options are those of Server.AddTool, and RefineSchemas. Registration fails, and registers
 // nothing, when a type cannot be inferred or is not an object, or when a
 // schema does not compile.
-func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out], opts ...ToolOptions) error {
+func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out], opts ...RegisterOption) error {
 	if s == nil {
 		return fmt.Errorf("add tool %q: nil server", t.Name)
 	}
 	if h == nil {
 		return fmt.Errorf("add tool %q: nil handler", t.Name)
 	}
-	if len(opts) > 1 {
-		return fmt.Errorf("add tool %q: %d ToolOptions given; pass at most one", t.Name, len(opts))
-	}
-	var o ToolOptions
-	if len(opts) == 1 {
-		o = opts[0]
+	o, err := collectOptions(forTypedTool, fmt.Sprintf("add tool %q", t.Name), opts)
+	if err != nil {
+		return err
 	}
 	inType, outType := reflect.TypeFor[In](), reflect.TypeFor[Out]()
 	rawOut := outType == reflect.TypeFor[*ToolResult]()
 
 	var in, out *jsonschema.Schema
-	var err error
 	if len(t.InputSchema) == 0 {
 		if in, err = inferObject(inType, "In", "the arguments"); err != nil {
 			return fmt.Errorf("add tool %q: %w", t.Name, err)
@@ -103,7 +99,7 @@ func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out], opts ...
 	}
 	if o.RefineSchemas != nil {
 		if in == nil && out == nil {
-			return fmt.Errorf("add tool %q: ToolOptions.RefineSchemas has nothing to refine: no schema was inferred", t.Name)
+			return fmt.Errorf("add tool %q: RefineSchemas has nothing to refine: no schema was inferred", t.Name)
 		}
 		if err := refine(o.RefineSchemas, in, out); err != nil {
 			return fmt.Errorf("add tool %q: refine schemas: %w", t.Name, err)

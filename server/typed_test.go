@@ -103,7 +103,7 @@ func propsOf(tb testing.TB, sch map[string]any) map[string]any {
 	return p
 }
 
-func addBook(tb testing.TB, s *Server, h ToolHandlerFor[bookArgs, booking], opts ...ToolOptions) {
+func addBook(tb testing.TB, s *Server, h ToolHandlerFor[bookArgs, booking], opts ...RegisterOption) {
 	tb.Helper()
 	if err := AddTool(s, Tool{Name: "book", Description: "Books a table"}, h, opts...); err != nil {
 		tb.Fatalf("AddTool: %v", err)
@@ -266,14 +266,14 @@ func TestTypedToolRefineSchemas(t *testing.T) {
 	s, logs := newLoggedServer(t)
 	var out booking
 	addBook(t, s, func(context.Context, *ToolRequest, bookArgs) (booking, error) { return out, nil },
-		ToolOptions{RefineSchemas: func(in, out *jsonschema.Schema) error {
+		RefineSchemas(func(in, out *jsonschema.Schema) error {
 			in.Properties["party"].Minimum = jsonschema.Ptr(1.0)
 			in.Properties["party"].Maximum = jsonschema.Ptr(12.0)
 			in.Properties["restaurant"].Enum = []any{"Chez Panisse", "Noma"}
 			out.Properties["date"].Format = "date"
 			out.Properties["date"].Pattern = `^\d{4}-\d{2}-\d{2}$`
 			return nil
-		}})
+		}))
 	tool := listedTool(t, s, "book")
 	party := propsOf(t, tool["inputSchema"].(map[string]any))["party"].(map[string]any)
 	if party["minimum"] != 1.0 || party["maximum"] != 12.0 {
@@ -311,7 +311,7 @@ func TestTypedToolGivenSchemasWin(t *testing.T) {
 	given := `{"type":"object","properties":{"restaurant":{"type":"string","minLength":3}},"required":["restaurant"]}`
 	var sawIn, sawOut *jsonschema.Schema
 	err := AddTool(s, Tool{Name: "book", InputSchema: json.RawMessage(given)}, echoBooking,
-		ToolOptions{RefineSchemas: func(in, out *jsonschema.Schema) error { sawIn, sawOut = in, out; return nil }})
+		RefineSchemas(func(in, out *jsonschema.Schema) error { sawIn, sawOut = in, out; return nil }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,8 +393,8 @@ func TestTypedToolPointerAndMapTypes(t *testing.T) {
 func TestTypedToolRegistrationErrors(t *testing.T) {
 	s := newTestServer(t, nil)
 	type noJSON struct{ C chan int }
-	refine := func(want error) ToolOptions {
-		return ToolOptions{RefineSchemas: func(in, out *jsonschema.Schema) error { return want }}
+	refine := func(want error) RegisterOption {
+		return RefineSchemas(func(in, out *jsonschema.Schema) error { return want })
 	}
 	cases := []struct {
 		name string
@@ -427,23 +427,26 @@ func TestTypedToolRegistrationErrors(t *testing.T) {
 			return AddTool(s, Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *ToolRequest, geo) (*ToolResult, error) { return nil, nil }, refine(nil))
 		}, "nothing to refine"},
 		{"refine panics", func() error {
-			return AddTool(s, Tool{Name: "t"}, echoBooking, ToolOptions{RefineSchemas: func(in, _ *jsonschema.Schema) error {
+			return AddTool(s, Tool{Name: "t"}, echoBooking, RefineSchemas(func(in, _ *jsonschema.Schema) error {
 				in.Properties["no such property"].Minimum = jsonschema.Ptr(1.0)
 				return nil
-			}})
+			}))
 		}, "refine schemas: panicked"},
 		{"refine breaks the schema", func() error {
-			return AddTool(s, Tool{Name: "t"}, echoBooking, ToolOptions{RefineSchemas: func(in, _ *jsonschema.Schema) error {
+			return AddTool(s, Tool{Name: "t"}, echoBooking, RefineSchemas(func(in, _ *jsonschema.Schema) error {
 				in.Type = "array"
 				return nil
-			}})
+			}))
 		}, `"type": "object"`},
-		{"two options", func() error { return AddTool(s, Tool{Name: "t"}, echoBooking, ToolOptions{}, ToolOptions{}) }, "at most one"},
+		{"an option for prompts only", func() error {
+			return AddTool(s, Tool{Name: "t"}, echoBooking, RegisterOption{})
+		}, "zero RegisterOption"},
+		{"deferred task without a task", func() error { return AddTool(s, Tool{Name: "t"}, echoBooking, DeferTask()) }, "DeferTask needs RunAsTask"},
 		{"nil handler", func() error { return AddTool[geo, booking](s, Tool{Name: "t"}, nil) }, "nil handler"},
 		{"bad name", func() error { return AddTool(s, Tool{Name: "a b"}, echoBooking) }, "may contain only"},
 		{"refine on a raw tool", func() error {
 			return s.AddTool(Tool{Name: "t"}, func(context.Context, *ToolRequest) (*ToolResult, error) { return nil, nil }, refine(nil))
-		}, "only to typed tools"},
+		}, "applies to typed tools"},
 	}
 	for _, tc := range cases {
 		err := tc.add()

@@ -63,7 +63,7 @@ func registerMRTRTools(srv *server.Server, add func(error)) {
 			return server.ErrorResult("No name given (" + string(res.Action) + ")"), nil
 		}
 		return server.TextResult("Hello, " + name + "!"), nil
-	}, server.ToolOptions{AnswersWithoutState: true}))
+	}, server.AnswersWithoutState()))
 
 	add(srv.AddTool(noArgs("test_input_required_result_sampling", "Asks the client's model a question"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 		res, err := req.CreateMessage(ctx, capital, server.WithKey("sample_request"))
@@ -215,7 +215,7 @@ func registerMRTRTools(srv *server.Server, add func(error)) {
 			return nil, err
 		}
 		return server.TextResult("Elicitation " + string(res.Action)), nil
-	}, server.ToolOptions{Requires: client.Capabilities{Elicitation: &client.ElicitationCapability{}}}))
+	}, server.RequireCapabilities(client.Capabilities{Elicitation: &client.ElicitationCapability{}})))
 
 	add(srv.AddPrompt(server.Prompt{Name: "test_input_required_result_prompt", Description: "Asks for context before building the prompt"}, func(ctx context.Context, req *server.PromptRequest) (*server.PromptResult, error) {
 		res, err := req.Elicit(ctx, contextForm, server.WithKey("user_context"))

@@ -52,8 +52,8 @@ type none struct{}
 const maxCompute = 10 * time.Minute
 
 func registerTaskTools(srv *server.Server, add func(error)) {
-	optional := server.ToolOptions{Task: server.TaskOptional}
-	required := server.ToolOptions{Task: server.TaskRequired}
+	optional := server.RunAsTask(server.TaskOptional)
+	required := server.RunAsTask(server.TaskRequired)
 
 	// greet never runs as a task: it answers at once, whatever the caller
 	// declares (a legacy `task` param included).
@@ -159,6 +159,6 @@ func registerTaskTools(srv *server.Server, add func(error)) {
 					return nil, err
 				}
 				return server.TextResult("Hello, " + name + "! (from task " + req.TaskID() + ")"), nil
-			}, server.ToolOptions{Task: server.TaskRequired, DeferTask: true}))
+			}, server.RunAsTask(server.TaskRequired), server.DeferTask()))
 	}
 }
