@@ -251,8 +251,21 @@ func (s *session) meta() server.RequestMeta {
 	return server.RequestMeta{ProtocolVersion: s.version, ClientCapabilities: s.caps, ClientInfo: s.clientInfo, LogLevel: s.logLevel}
 }
 
-// run serves one request and returns its result.
+// run serves one request and returns its result: the session's own
+// methods here (through the server's middleware), the rest through the
+// server's dispatch.
 func (s *session) run(ctx context.Context, msg *jsonrpc.Message, w wire) (json.RawMessage, *jsonrpc.Error) {
+	switch msg.Method {
+	case "ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "server/discover", "subscriptions/listen":
+		r := &era.Request[server.RequestMeta]{ID: msg.ID, Method: msg.Method, Params: msg.Params, Meta: s.meta()}
+		return s.h.d.Intercept(ctx, r, func(context.Context) (json.RawMessage, *jsonrpc.Error) { return s.own(msg) })
+	}
+	p := &peer{s: s, w: w}
+	return s.bridge(ctx, msg, p)
+}
+
+// own serves the methods a session answers itself.
+func (s *session) own(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error) {
 	switch msg.Method {
 	case "ping":
 		return json.RawMessage("{}"), nil
@@ -290,11 +303,8 @@ func (s *session) run(ctx context.Context, msg *jsonrpc.Message, w wire) (json.R
 		}
 		s.mu.Unlock()
 		return json.RawMessage("{}"), nil
-	case "server/discover", "subscriptions/listen":
-		return nil, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: " + clip.String(msg.Method) + " is not part of protocol " + s.version}
 	}
-	p := &peer{s: s, w: w}
-	return s.bridge(ctx, msg, p)
+	return nil, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: " + clip.String(msg.Method) + " is not part of protocol " + s.version}
 }
 
 // bridge dispatches a request and serves input_required results by asking

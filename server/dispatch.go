@@ -79,6 +79,12 @@ type request struct {
 	// suspended is set instead of an encoded result when a legacy
 	// request's handler asked for input: the caller bridges it.
 	suspended *round.Suspension
+
+	// The requestState, verified once (by middleware's methodRequest or
+	// by openRound), and what the result was, for middleware.
+	opened  *seal.State
+	openErr error
+	out     resultNote
 }
 
 // resultType is "complete" for modern requests and omitted for legacy ones.
@@ -230,6 +236,17 @@ func asRPCError(err error) (*jsonrpc.Error, bool) {
 // handle dispatches a decoded modern request (other than
 // subscriptions/listen) and returns the encoded result.
 func (s *Server) handle(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
+	if len(s.opts.Middleware) == 0 {
+		return s.route(ctx, r, n)
+	}
+	return s.intercept(ctx, s.methodRequest(ctx, r), func(ctx context.Context) ([]byte, resultNote, *jsonrpc.Error) {
+		res, e := s.route(ctx, r, n)
+		return res, r.out, e
+	})
+}
+
+// route dispatches a decoded request by its method.
+func (s *Server) route(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
 	switch r.method {
 	case "server/discover":
 		return s.discover()
@@ -510,7 +527,7 @@ func (s *Server) openRound(ctx context.Context, r *request, target string, args 
 	var st *seal.State
 	if r.p.RequestState != nil {
 		var err error
-		if st, err = s.sealer.Open(*r.p.RequestState); err != nil {
+		if st, err = s.openState(r); err != nil {
 			return nil, s.stateError(r, target, err)
 		}
 		d, err := st.Check(mc.method, mc.target, mc.principal, args)
@@ -558,6 +575,7 @@ func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *jsonrpc.Er
 		s.log.Error("suspend call", "err", err)
 		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
 	}
+	r.out.inputRequired = true
 	if r.legacy {
 		r.suspended = irr
 		return nil, nil
@@ -775,6 +793,7 @@ func (s *Server) encodeToolResult(r *request, res *ToolResult, sc json.RawMessag
 		b = append(b, sc...)
 	}
 	if res.IsError {
+		r.out.isError = true
 		b = append(b, `,"isError":true`...)
 	}
 	if meta := s.resultMeta(r, res.Meta); meta != nil {

@@ -75,6 +75,12 @@ func (s *Server) clientText(what string, err error) string {
 	if !isInternal(err) {
 		return err.Error()
 	}
+	return s.internalText(what, err)
+}
+
+// internalText logs err under a fresh reference and returns the generic
+// message that names it.
+func (s *Server) internalText(what string, err error) string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	ref := hex.EncodeToString(b[:])

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 
 	"github.com/baton-mcp/baton/internal/era"
@@ -77,3 +78,12 @@ func (s *Server) Instructions() string { return s.opts.Instructions }
 // Logger returns the server's logger: Options.Logger, rate-limited per
 // message (see Options.Logger).
 func (s *Server) Logger() *slog.Logger { return s.log }
+
+// Intercept runs a legacy session's own request through the middleware.
+func (d legacyDispatcher) Intercept(ctx context.Context, lr *era.Request[RequestMeta], serve func(context.Context) (json.RawMessage, *jsonrpc.Error)) (json.RawMessage, *jsonrpc.Error) {
+	r := &request{id: lr.ID, method: lr.Method, meta: lr.Meta, legacy: true}
+	return d.s.intercept(ctx, d.s.methodRequest(ctx, r), func(ctx context.Context) ([]byte, resultNote, *jsonrpc.Error) {
+		res, e := serve(ctx)
+		return res, resultNote{}, e
+	})
+}

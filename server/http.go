@@ -134,7 +134,18 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 	}
 	req.header = r.Header
 	if req.method == "subscriptions/listen" {
-		s.listenHTTP(w, r, req)
+		status := 0
+		_, e := s.intercept(r.Context(), s.methodRequest(r.Context(), req), func(ctx context.Context) ([]byte, resultNote, *jsonrpc.Error) {
+			var e *jsonrpc.Error
+			status, e = s.listenHTTP(w, r.WithContext(ctx), req)
+			return []byte{}, resultNote{}, e
+		})
+		if e != nil {
+			if status == 0 {
+				status = jsonrpc.HTTPStatus(e.Code)
+			}
+			writeError(w, status, req.id, e)
+		}
 		return
 	}
 	st := sse.New(w, r)
@@ -287,21 +298,22 @@ func finishStream(st *sse.Stream, id jsonrpc.ID, result json.RawMessage, e *json
 // listenKeepAlive is how often an idle listen stream sends an SSE comment.
 const listenKeepAlive = 25 * time.Second
 
-// listenHTTP serves subscriptions/listen as a long-lived SSE stream.
-func (s *Server) listenHTTP(w http.ResponseWriter, r *http.Request, req *request) {
+// listenHTTP serves subscriptions/listen as a long-lived SSE stream, or
+// returns the error that refuses it (and its HTTP status, 0 for the
+// error's usual one) before anything is written.
+func (s *Server) listenHTTP(w http.ResponseWriter, r *http.Request, req *request) (int, *jsonrpc.Error) {
 	agreed, e := s.agreeFilter(req)
 	if e != nil {
-		writeError(w, jsonrpc.HTTPStatus(e.Code), req.id, e)
-		return
+		return 0, e
 	}
 	l, status, e := s.openListener(agreed, listenOwner(r.Context(), r.RemoteAddr))
 	if e != nil {
-		writeError(w, status, req.id, e)
-		return
+		return status, e
 	}
 	st := sse.New(w, r)
 	st.Open()
 	s.listen(r.Context(), req.id, agreed, l, st.Send, st.KeepAlive)
+	return 0, nil
 }
 
 // firstBodyBuffer is the most readBody allocates before any byte of a body

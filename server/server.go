@@ -131,6 +131,10 @@ type Options struct {
 	// Logging advertises the (deprecated) logging capability.
 	Logging bool
 
+	// Middleware wraps the handling of every request, in order: the first
+	// is the outermost. See Middleware.
+	Middleware []Middleware
+
 	// Legacy, if set, serves 2025-11-25 (and 2025-06-18, 2025-03-26)
 	// clients on the same endpoint and process: initialize, Mcp-Session-Id
 	// sessions, server-to-client requests. Package legacy's New returns

@@ -242,17 +242,21 @@ func (s *Server) stdioMessage(ctx context.Context, t *stdioConn, wg *sync.WaitGr
 			cancel()
 		}()
 		if req.method == "subscriptions/listen" {
-			f, e := s.agreeFilter(req)
+			_, e := s.intercept(rctx, s.methodRequest(rctx, req), func(ctx context.Context) ([]byte, resultNote, *jsonrpc.Error) {
+				f, e := s.agreeFilter(req)
+				if e != nil {
+					return nil, resultNote{}, e
+				}
+				l, _, e := s.openListener(f, listenOwner(ctx, "stdio"))
+				if e != nil {
+					return nil, resultNote{}, e
+				}
+				s.listen(ctx, msg.ID, f, l, t.write, nil)
+				return []byte{}, resultNote{}, nil
+			})
 			if e != nil {
 				t.write(mustError(msg.ID, e))
-				return
 			}
-			l, _, e := s.openListener(f, listenOwner(rctx, "stdio"))
-			if e != nil {
-				t.write(mustError(msg.ID, e))
-				return
-			}
-			s.listen(rctx, msg.ID, f, l, t.write, nil)
 			return
 		}
 		n := &stdioNotifier{t: t}

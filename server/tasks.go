@@ -807,6 +807,7 @@ func (s *Server) callToolAsTask(ctx context.Context, r *request, e *toolEntry, m
 		run.mu.Lock()
 		seed := run.seed
 		run.mu.Unlock()
+		r.out.task = true
 		return s.encodeTask(seed, "task", false)
 	case o := <-run.early:
 		defer run.release()

@@ -59,6 +59,10 @@ type Dispatcher[M any] interface {
 	// prompts, resources, completion). It returns ErrNoResponse's error by
 	// identity when the request was cancelled and must not be answered.
 	Dispatch(ctx context.Context, r *Request[M]) (*Outcome, *jsonrpc.Error)
+	// Intercept runs serve, a request the session answers itself (ping,
+	// logging/setLevel, resources/subscribe and unsubscribe), through the
+	// server's middleware.
+	Intercept(ctx context.Context, r *Request[M], serve func(context.Context) (json.RawMessage, *jsonrpc.Error)) (json.RawMessage, *jsonrpc.Error)
 }
 
 // Request is a legacy session's request for the server's dispatch.
