@@ -30,14 +30,21 @@ func TestServers(t *testing.T) {
 			if name == "floor" {
 				return
 			}
+			// Arguments are validated against the echo tool's input schema.
+			for _, args := range []string{`{"text":5}`, `{}`, `{"text":"hello","extra":1}`} {
+				r, err := c.post("echo", c.body("echo", `"arguments":`+args+`,`))
+				if err == nil && !r.Result.IsError {
+					t.Errorf("echo with arguments %s accepted: %+v", args, r.Result)
+				}
+			}
 			r, err := c.post("confirm", c.body("confirm", `"arguments":{"id":42},`))
 			if err != nil {
 				t.Fatal(err)
 			}
 			state := r.Result.RequestState
-			retry := func(id int, stateJSON, answer string) string {
+			retryWith := func(id int, stateJSON, responses string) string {
 				t.Helper()
-				body := c.body("confirm", `"arguments":{"id":`+itoa(id)+`},"inputResponses":{"confirm":`+answer+`},"requestState":`+stateJSON+`,`)
+				body := c.body("confirm", `"arguments":{"id":`+itoa(id)+`},"inputResponses":`+responses+`,"requestState":`+stateJSON+`,`)
 				req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(string(body)))
 				req.Header = c.header["confirm"]
 				res, err := c.http.Do(req)
@@ -48,6 +55,10 @@ func TestServers(t *testing.T) {
 				c.buf.Reset()
 				c.buf.ReadFrom(res.Body)
 				return c.buf.String()
+			}
+			retry := func(id int, stateJSON, answer string) string {
+				t.Helper()
+				return retryWith(id, stateJSON, `{"confirm":`+answer+`}`)
 			}
 			good := `{"action":"accept","content":{"confirm":true}}`
 			q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
@@ -62,11 +73,18 @@ func TestServers(t *testing.T) {
 				"wrong type":     retry(42, q(state), `{"action":"accept","content":{"confirm":"yes"}}`),
 				"missing field":  retry(42, q(state), `{"action":"accept","content":{}}`),
 			} {
-				if strings.Contains(out, `"text":"confirmed"`) {
-					t.Errorf("%s accepted: %s", what, out)
+				var res response
+				if json.Unmarshal([]byte(out), &res) != nil || res.Error == nil || strings.Contains(out, `"text":"confirmed"`) {
+					t.Errorf("%s not refused with a JSON-RPC error: %s", what, out)
 				} else {
 					t.Logf("%s refused: %.200s", what, out)
 				}
+			}
+			// A retry without the answer is asked again, with a fresh state.
+			var again response
+			if out := retryWith(42, q(state), `{}`); json.Unmarshal([]byte(out), &again) != nil ||
+				again.Result == nil || again.Result.ResultType != "input_required" || again.Result.RequestState == "" {
+				t.Errorf("retry without an answer: want input_required with a state, got %.300s", out)
 			}
 		})
 	}

@@ -1,5 +1,6 @@
 // Command bench is Baton's load harness: it compares Baton with the
 // official Go SDK (github.com/modelcontextprotocol/go-sdk v1.8.0, stateless
+// Streamable HTTP), with github.com/mark3labs/mcp-go v1.2.1 (stateless
 // Streamable HTTP) and with a bare net/http floor, on a plain tools/call
 // (scenario echo) and on a two-round MRTR flow with a form elicitation and
 // a sealed requestState (scenario confirm).
@@ -41,7 +42,7 @@ func main() {
 		duration    = flag.Duration("duration", 10*time.Second, "recorded time per measurement")
 		warmup      = flag.Duration("warmup", 2*time.Second, "unrecorded (but checked) time before each measurement")
 		reps        = flag.Int("reps", 3, "measurements per server and scenario, interleaved; the median is reported")
-		servers     = flag.String("servers", strings.Join(serverNames, ","), "servers to measure: baton (net/http), baton-echo (srv.Handler()), gosdk, floor")
+		servers     = flag.String("servers", strings.Join(serverNames, ","), "servers to measure: baton (net/http), baton-echo (srv.Handler()), gosdk, mcpgo, floor")
 		scenarios   = flag.String("scenarios", "echo,confirm", "scenarios: echo (a), confirm (b), hostile (hostile bodies beside benign ones, one at a time)")
 		cpuprofile  = flag.String("cpuprofile", "", "write CPU profiles of the Baton (net/http) server's measured windows to PREFIX-echo.pprof and PREFIX-confirm.pprof")
 		hRequests   = flag.Int("hostile-requests", 15, "hostile: requests per body (hostile and its benign twin each), unless -hostile-budget runs out first")
@@ -441,8 +442,10 @@ func report(cfg config, all map[string]map[string][]*result) bool {
 		targets = append(targets,
 			target{b + "/floor (a)", "echo", b, "echo", "floor", 0.6},
 			target{b + "/gosdk (a)", "echo", b, "echo", "gosdk", 4},
+			target{b + "/mcpgo (a)", "echo", b, "echo", "mcpgo", 4},
 			target{b + "-flow/floor-single-request (b)", "confirm", b, "echo", "floor", 0.35},
 			target{b + "-flow/gosdk-flow (b)", "confirm", b, "confirm", "gosdk", 4},
+			target{b + "-flow/mcpgo-flow (b)", "confirm", b, "confirm", "mcpgo", 4},
 		)
 	}
 	fmt.Printf("\n## Ratios\n\nvalue = ratio of the ops/s medians (the verdict); paired = median (min–max) of the per-repetition ratios.\n\n")

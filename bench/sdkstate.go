@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // stateBinding is what the go-sdk server's requestState binds: the
@@ -95,4 +97,21 @@ func (s *sdkSealer) open(state string, want stateBinding) error {
 func digest(b []byte) string {
 	sum := sha256.Sum256(b)
 	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// confirmSchema is the confirm tool's requested schema (one required
+// boolean, confirm) as the peers send it, and its resolved form, with
+// which the peers' confirm handlers validate an accepted answer (the
+// go-sdk's schema library, google/jsonschema-go, resolved once).
+func confirmSchema() (*jsonschema.Schema, *jsonschema.Resolved, error) {
+	schema := &jsonschema.Schema{
+		Type:       "object",
+		Properties: map[string]*jsonschema.Schema{"confirm": {Type: "boolean"}},
+		Required:   []string{"confirm"},
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return schema, resolved, nil
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -179,12 +178,7 @@ func newGoSDK() (http.Handler, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
 		})
 
-	schema := &jsonschema.Schema{
-		Type:       "object",
-		Properties: map[string]*jsonschema.Schema{"confirm": {Type: "boolean"}},
-		Required:   []string{"confirm"},
-	}
-	resolved, err := schema.Resolve(nil)
+	schema, resolved, err := confirmSchema()
 	if err != nil {
 		return nil, err
 	}
@@ -301,10 +295,10 @@ func floorHandler(w http.ResponseWriter, r *http.Request) {
 // ---------------------------------------------------------------- all
 
 // serverNames are the servers in their default order.
-var serverNames = []string{"baton", "baton-echo", "gosdk", "floor"}
+var serverNames = []string{"baton", "baton-echo", "gosdk", "mcpgo", "floor"}
 
-// startServers starts every server on its own listener.
-func startServers() (map[string]string, *server.Server, error) {
+// newHandlers builds every server's http.Handler.
+func newHandlers() (map[string]http.Handler, *server.Server, error) {
 	b, err := newBaton()
 	if err != nil {
 		return nil, nil, fmt.Errorf("baton: %w", err)
@@ -313,11 +307,24 @@ func startServers() (map[string]string, *server.Server, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("gosdk: %w", err)
 	}
-	handlers := map[string]http.Handler{
+	mgo, err := newMCPGo()
+	if err != nil {
+		return nil, nil, fmt.Errorf("mcpgo: %w", err)
+	}
+	return map[string]http.Handler{
 		"baton":      b,           // *server.Server as http.Handler
 		"baton-echo": b.Handler(), // the same server behind echo
 		"gosdk":      sdk,
+		"mcpgo":      mgo,
 		"floor":      http.HandlerFunc(floorHandler),
+	}, b, nil
+}
+
+// startServers starts every server on its own listener.
+func startServers() (map[string]string, *server.Server, error) {
+	handlers, b, err := newHandlers()
+	if err != nil {
+		return nil, nil, err
 	}
 	urls := map[string]string{}
 	for _, name := range serverNames {
