@@ -1,7 +1,6 @@
 package mrtr
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -243,29 +242,3 @@ func (rs *InputRequests) UnmarshalJSON(data []byte) error {
 
 // MaxKeyLength bounds input request keys.
 const MaxKeyLength = 128
-
-func requireObject(data []byte) error {
-	t := bytes.TrimSpace(data)
-	if len(t) == 0 || t[0] != '{' {
-		return fmt.Errorf("expected a JSON object, got %s", describeJSON(t))
-	}
-	return nil
-}
-
-func describeJSON(t []byte) string {
-	if len(t) == 0 {
-		return "nothing"
-	}
-	switch t[0] {
-	case '"':
-		return "a string"
-	case '[':
-		return "an array"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	default:
-		return "a number"
-	}
-}
