@@ -24,8 +24,11 @@ type stdioPeer struct {
 	log  *wireLog
 }
 
+// startStdio serves srv on stdio through pipes. It settles the server
+// first, so that the session gets only the changes made after.
 func startStdio(tb testing.TB, srv *server.Server) *stdioPeer {
 	tb.Helper()
+	settle(tb, srv)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	p := &stdioPeer{tb: tb, in: inW, out: make(chan message, 64), done: make(chan error, 1), log: &wireLog{}}
@@ -245,6 +248,7 @@ func TestStdioEndOfInput(t *testing.T) {
 	srv := newServer(t)
 	out := make(chan outcome, 1)
 	blockingTools(t, srv, out)
+	settle(t, srv) // stdout must carry only what the test reads
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
