@@ -182,7 +182,8 @@ func TestStdioBlockingElicitation(t *testing.T) {
 	srv := newServer(t)
 	out := make(chan outcome, 1)
 	blockingTools(t, srv, out)
-	mrtrTools(t, srv)
+	askTools(t, srv, nil)
+	suspendTools(t, srv)
 	p := startStdio(t, srv)
 	p.initialize(allCaps)
 
@@ -200,9 +201,13 @@ func TestStdioBlockingElicitation(t *testing.T) {
 		t.Errorf("result = %s", m.raw)
 	}
 
-	// The bridge works the same way on stdio.
-	p.request("c2", "tools/call", toolCall("mrtr_two", nil))
+	// Questions in sequence: the second goes out once the first is
+	// answered.
+	p.request("c2", "tools/call", toolCall("ask_two", nil))
 	first := p.next()
+	if first.Method != "elicitation/create" || params(t, first)["message"] != "Your name?" {
+		t.Fatalf("first = %s", first.raw)
+	}
 	p.send(map[string]any{"jsonrpc": "2.0", "id": first.ID, "result": map[string]any{"action": "accept", "content": map[string]any{"name": "Linus"}}})
 	second := p.next()
 	if second.Method != "elicitation/create" || params(t, second)["message"] != "Your age?" {
@@ -210,12 +215,21 @@ func TestStdioBlockingElicitation(t *testing.T) {
 	}
 	p.send(map[string]any{"jsonrpc": "2.0", "id": second.ID, "result": map[string]any{"action": "accept", "content": map[string]any{"age": 55}}})
 	if text, _ := toolText(t, p.response(`"c2"`).Result); text != "Linus is 55" {
+		t.Errorf("sequential result = %q", text)
+	}
+
+	// The bridge works the same way on stdio: the re-run resumes the
+	// state, and nothing but the response goes out.
+	p.request("c3", "tools/call", toolCall("suspend_once", nil))
+	if text, _ := toolText(t, p.response(`"c3"`).Result); text != `n=42 round=2 principal=""` {
 		t.Errorf("bridged result = %q", text)
 	}
 
-	// The sealed state never reaches stdout.
-	if strings.Contains(p.log.String(), "requestState") {
-		t.Error("requestState reached stdout")
+	// The stateless protocol's machinery never reaches stdout.
+	for _, needle := range []string{"requestState", "eyJ", "inputResponses", "input_required"} {
+		if strings.Contains(p.log.String(), needle) {
+			t.Errorf("%s reached stdout", needle)
+		}
 	}
 }
 
