@@ -3,409 +3,320 @@ package legacy_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/baton-mcp/baton/client"
+	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
 
-// noStateOnTheWire asserts that nothing the client received carries the
-// sealed requestState: neither the member name nor a JWT-looking token.
-func noStateOnTheWire(t *testing.T, c *wireClient) {
+// The bridge: on a 2025-11-25 session a question is a real round trip and
+// never ends a run, so the bridge (running a handler again after an
+// input_required) is reached only by a handler that returns Suspend: an
+// input_required with only a state. The bridge re-runs it at once with
+// that state, up to MaxRounds times; the state never reaches the client.
+
+// runLog records what each run of a suspending handler saw.
+type runLog struct {
+	mu     sync.Mutex
+	rounds []int  // req.Round() of each run
+	loaded []bool // whether LoadState found a state
+	values []int  // the value loaded (0 when none)
+}
+
+func (l *runLog) add(round int, loaded bool, v int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.rounds = append(l.rounds, round)
+	l.loaded = append(l.loaded, loaded)
+	l.values = append(l.values, v)
+}
+
+func (l *runLog) get() (rounds []int, loaded []bool, values []int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.rounds), slices.Clone(l.loaded), slices.Clone(l.values)
+}
+
+// suspendTools registers tools that suspend, and returns their run logs
+// by tool name:
+//
+//   - suspend_once saves {"n": 41} and suspends in its first run; the
+//     re-run loads it and completes with n+1;
+//   - suspend_forever loads n, saves n+1 and suspends, every run;
+//   - bare_input_required returns mrtr.ErrInputRequired without asking
+//     anything or suspending.
+func suspendTools(t *testing.T, srv *server.Server) map[string]*runLog {
 	t.Helper()
-	wire := c.log.String()
-	if wire == "" {
-		t.Fatal("the wire log is empty")
-	}
-	for _, needle := range []string{"requestState", "eyJ", "inputResponses", "input_required"} {
-		if i := strings.Index(wire, needle); i >= 0 {
-			t.Errorf("the client received %q: …%s…", needle, wire[max(0, i-80):min(len(wire), i+80)])
+	logs := map[string]*runLog{"suspend_once": {}, "suspend_forever": {}, "bare_input_required": {}}
+	addTool(t, srv, "suspend_once", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		var st struct {
+			N int `json:"n"`
 		}
+		loaded, err := req.LoadState(&st)
+		if err != nil {
+			return nil, err
+		}
+		logs["suspend_once"].add(req.Round(), loaded, st.N)
+		if !loaded {
+			if err := req.SaveState(map[string]int{"n": 41}); err != nil {
+				return nil, err
+			}
+			return nil, req.Suspend()
+		}
+		return server.TextResult(fmt.Sprintf("n=%d round=%d principal=%q", st.N+1, req.Round(), req.Principal())), nil
+	})
+	addTool(t, srv, "suspend_forever", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		var n int
+		loaded, err := req.LoadState(&n)
+		if err != nil {
+			return nil, err
+		}
+		logs["suspend_forever"].add(req.Round(), loaded, n)
+		if err := req.SaveState(n + 1); err != nil {
+			return nil, err
+		}
+		return nil, req.Suspend()
+	})
+	addTool(t, srv, "bare_input_required", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		logs["bare_input_required"].add(req.Round(), false, 0)
+		return nil, fmt.Errorf("nothing to ask, really: %w", mrtr.ErrInputRequired)
+	})
+	return logs
+}
+
+// onlyResponse reads the stream of call id, checking that the response is
+// all it carries: the bridge never asks the client anything for a
+// Suspend.
+func onlyResponse(t *testing.T, s *stream, id string) message {
+	t.Helper()
+	m := s.next()
+	if !m.isResponse() || string(m.ID) != id {
+		t.Fatalf("want only the response to %s, got %s", id, m.raw)
+	}
+	if rest := s.end(); len(rest) > 0 {
+		t.Errorf("messages after the response: %s", rest[0].raw)
+	}
+	return m
+}
+
+func TestBridgeSuspendOnceThenComplete(t *testing.T) {
+	srv := newServer(t)
+	logs := suspendTools(t, srv)
+	f := newFixture(t, srv)
+	c := connect(t, f, allCaps)
+
+	m := onlyResponse(t, c.request(1, "tools/call", toolCall("suspend_once", nil)), "1")
+	if m.Error != nil {
+		t.Fatalf("response = %s", m.raw)
+	}
+	legacyShape(t, "tools/call", m.Result)
+	if text, isErr := toolText(t, m.Result); text != `n=42 round=2 principal=""` || isErr {
+		t.Errorf("result = %q (isError %v), want the state of run 1 loaded in round 2", text, isErr)
+	}
+	rounds, loaded, values := logs["suspend_once"].get()
+	if !slices.Equal(rounds, []int{1, 2}) || !slices.Equal(loaded, []bool{false, true}) || !slices.Equal(values, []int{0, 41}) {
+		t.Errorf("runs: rounds %v, loaded %v, values %v; want two runs, the second resuming the first's state", rounds, loaded, values)
+	}
+	noStateOnTheWire(t, c)
+}
+
+// TestBridgeSuspendsPromptsAndResources checks the bridge for the other
+// two methods whose handlers can suspend.
+func TestBridgeSuspendsPromptsAndResources(t *testing.T) {
+	srv := newServer(t)
+	var promptRuns, resourceRuns atomic.Int32
+	err := srv.AddPrompt(server.Prompt{Name: "p_once"}, func(ctx context.Context, req *server.PromptRequest) (*server.PromptResult, error) {
+		promptRuns.Add(1)
+		var word string
+		if loaded, err := req.LoadState(&word); err != nil || !loaded {
+			if err := req.SaveState("resumed"); err != nil {
+				return nil, err
+			}
+			return nil, req.Suspend()
+		}
+		return &server.PromptResult{Messages: []server.PromptMessage{{Role: content.RoleUser, Content: content.Text(fmt.Sprintf("%s in round %d", word, req.Round()))}}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = srv.AddResource(server.Resource{URI: "test://once", Name: "once"}, func(ctx context.Context, req *server.ResourceRequest) (*server.ResourceResult, error) {
+		resourceRuns.Add(1)
+		var word string
+		if loaded, err := req.LoadState(&word); err != nil || !loaded {
+			if err := req.SaveState("resumed"); err != nil {
+				return nil, err
+			}
+			return nil, req.Suspend()
+		}
+		return &server.ResourceResult{Contents: []content.ResourceContents{content.TextContents(req.URI, "text/plain", fmt.Sprintf("%s in round %d", word, req.Round()))}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, srv)
+	c := connect(t, f, `{}`)
+
+	m := onlyResponse(t, c.request(1, "prompts/get", map[string]any{"name": "p_once"}), "1")
+	if m.Error != nil || !strings.Contains(string(m.Result), "resumed in round 2") {
+		t.Errorf("prompts/get = %s", m.raw)
+	}
+	legacyShape(t, "prompts/get", m.Result)
+	m = onlyResponse(t, c.request(2, "resources/read", map[string]any{"uri": "test://once"}), "2")
+	if m.Error != nil || !strings.Contains(string(m.Result), "resumed in round 2") {
+		t.Errorf("resources/read = %s", m.raw)
+	}
+	legacyShape(t, "resources/read", m.Result)
+	if p, r := promptRuns.Load(), resourceRuns.Load(); p != 2 || r != 2 {
+		t.Errorf("prompt ran %d times, resource %d; want 2 each", p, r)
+	}
+	noStateOnTheWire(t, c)
+}
+
+func TestBridgeMaxRounds(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		maxRounds int // 0: the default
+		want      int
+	}{
+		{"MaxRounds 2", 2, 2},
+		{"default", 0, legacy.DefaultMaxRounds},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newLegacyServer(t, &legacy.Options{MaxRounds: tc.maxRounds}, nil)
+			logs := suspendTools(t, srv)
+			f := newFixture(t, srv)
+			c := connect(t, f, allCaps)
+			final := onlyResponse(t, c.request(1, "tools/call", toolCall("suspend_forever", nil)), "1")
+			if final.Error == nil || final.Error.Code != -32603 || !strings.Contains(final.Error.Message, fmt.Sprintf("more than %d times", tc.want)) {
+				t.Errorf("final = %s, want -32603 naming the limit %d", final.raw, tc.want)
+			}
+			// The first run and tc.want re-runs, each resuming the state of
+			// the one before.
+			rounds, loaded, values := logs["suspend_forever"].get()
+			if len(rounds) != tc.want+1 {
+				t.Fatalf("the handler ran %d times, want %d", len(rounds), tc.want+1)
+			}
+			for i := range rounds {
+				if rounds[i] != i+1 || loaded[i] != (i > 0) || values[i] != i {
+					t.Errorf("run %d: round %d, loaded %v, value %d; want round %d, value %d", i, rounds[i], loaded[i], values[i], i+1, i)
+				}
+			}
+			noStateOnTheWire(t, c)
+		})
 	}
 }
 
-// mrtrTools registers tools written in the MRTR style.
-func mrtrTools(t *testing.T, srv *server.Server) {
-	t.Helper()
-	nameForm := form(t, "Your name?", elicit.String("name").Required())
+// TestBridgeBareInputRequired checks that a handler returning
+// ErrInputRequired without asking or suspending fails at once, without a
+// re-run: there is nothing the bridge could wait for.
+func TestBridgeBareInputRequired(t *testing.T) {
+	srv := newServer(t)
+	logs := suspendTools(t, srv)
+	f := newFixture(t, srv)
+	c := connect(t, f, allCaps)
+	final := onlyResponse(t, c.request(1, "tools/call", toolCall("bare_input_required", nil)), "1")
+	if final.Error == nil || final.Error.Code != -32603 || !strings.Contains(final.Error.Message, "without asking for input") {
+		t.Errorf("final = %s, want -32603 saying nothing was asked", final.raw)
+	}
+	if rounds, _, _ := logs["bare_input_required"].get(); !slices.Equal(rounds, []int{1}) {
+		t.Errorf("runs in rounds %v, want one", rounds)
+	}
+	noStateOnTheWire(t, c)
+}
+
+// TestBridgeReplaysLiveAnswers checks what a re-run's questions do: a
+// question asked live in an earlier run, at the same position among the
+// run's questions and the same question, gets the client's answer again
+// without reaching the client; a changed one, and one first reached in
+// the re-run, are asked.
+func TestBridgeReplaysLiveAnswers(t *testing.T) {
+	srv := newServer(t)
+	nameSchema := nameSchema(t)
 	ageForm := form(t, "Your age?", elicit.Integer("age").Required())
-
-	addTool(t, srv, "mrtr_one", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		if req.Meta.ProtocolVersion != legacyVersion {
-			return nil, fmt.Errorf("version %q", req.Meta.ProtocolVersion)
-		}
-		r, err := req.Elicit(ctx, nameForm, server.WithKey("name"))
+	citySchema, err := elicit.NewSchema(elicit.String("city").Required())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs atomic.Int32
+	addTool(t, srv, "mixed", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		runs.Add(1)
+		name, err := req.CreateFormElicitation(ctx, "Your name?", nameSchema)
 		if err != nil {
 			return nil, err
 		}
-		var v struct {
+		var n struct {
 			Name string `json:"name"`
 		}
-		if r.Action == elicit.ActionAccept {
-			if err := r.Decode(&v); err != nil {
-				return nil, err
-			}
+		if err := name.Decode(&n); err != nil {
+			return nil, err
 		}
-		return server.TextResult(fmt.Sprintf("hello %s (%s)", v.Name, r.Action)), nil
-	})
-
-	// Two questions, one per round; the first answer is carried in the
-	// sealed state.
-	addTool(t, srv, "mrtr_two", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		var saved struct {
-			Name string `json:"name"`
-		}
-		loaded, err := req.LoadState(&saved)
+		// Changes between runs: asked again.
+		city, err := req.CreateFormElicitation(ctx, fmt.Sprintf("Your city? (round %d)", req.Round()), citySchema)
 		if err != nil {
 			return nil, err
 		}
-		if !loaded {
-			r, err := req.Elicit(ctx, nameForm, server.WithKey("name"))
-			if err != nil {
-				return nil, err
-			}
-			if err := r.Decode(&saved); err != nil {
-				return nil, err
-			}
-			if err := req.SaveState(saved); err != nil {
-				return nil, err
-			}
-			_, err = req.Elicit(ctx, ageForm, server.WithKey("age"))
-			if err == nil {
-				return nil, errors.New("age answered in the round that asked it")
-			}
+		var ci struct {
+			City string `json:"city"`
+		}
+		if err := city.Decode(&ci); err != nil {
 			return nil, err
 		}
-		r, err := req.Elicit(ctx, ageForm, server.WithKey("age"))
+		if req.Round() == 1 {
+			return nil, req.Suspend()
+		}
+		// First reached in the re-run: asked.
+		age, err := req.Elicit(ctx, ageForm, server.WithKey("age"))
 		if err != nil {
 			return nil, err
 		}
 		var a struct {
 			Age int `json:"age"`
 		}
-		if err := r.Decode(&a); err != nil {
+		if err := age.Decode(&a); err != nil {
 			return nil, err
 		}
-		return server.TextResult(fmt.Sprintf("%s is %d", saved.Name, a.Age)), nil
+		return server.TextResult(fmt.Sprintf("%s, %s, %d", n.Name, ci.City, a.Age)), nil
 	})
-
-	// Three questions in one round: an elicitation, a sampling request and
-	// a roots listing.
-	addTool(t, srv, "mrtr_three", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		var parts []string
-		pending := false
-		if r, err := req.Elicit(ctx, nameForm, server.WithKey("name")); errors.Is(err, mrtr.ErrInputRequired) {
-			pending = true
-		} else if err != nil {
-			return nil, err
-		} else {
-			parts = append(parts, "name:"+string(r.Content))
-		}
-		if r, err := req.CreateMessage(ctx, &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("Capital?")}, MaxTokens: 10}, server.WithKey("capital")); errors.Is(err, mrtr.ErrInputRequired) {
-			pending = true
-		} else if err != nil {
-			return nil, err
-		} else {
-			parts = append(parts, "capital:"+r.Text())
-		}
-		if r, err := req.ListRoots(ctx, server.WithKey("roots")); errors.Is(err, mrtr.ErrInputRequired) {
-			pending = true
-		} else if err != nil {
-			return nil, err
-		} else {
-			parts = append(parts, fmt.Sprintf("roots:%d", len(r.Roots)))
-		}
-		if pending {
-			return nil, mrtr.ErrInputRequired
-		}
-		return server.TextResult(strings.Join(parts, " ")), nil
-	})
-
-	// Suspends every round: never done.
-	addTool(t, srv, "mrtr_forever", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		var n int
-		if _, err := req.LoadState(&n); err != nil {
-			return nil, err
-		}
-		if err := req.SaveState(n + 1); err != nil {
-			return nil, err
-		}
-		return nil, req.Suspend()
-	})
-
-	// A URL elicitation through the bridge (the modern form has no
-	// elicitationId; the bridge adds one for the legacy client).
-	addTool(t, srv, "mrtr_url", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		u, err := elicit.NewURL("Open this", "https://example.com/consent")
-		if err != nil {
-			return nil, err
-		}
-		r, err := req.Elicit(ctx, u, server.WithKey("consent"))
-		if err != nil {
-			return nil, err
-		}
-		return server.TextResult("consent " + string(r.Action)), nil
-	})
-}
-
-func TestBridgeOneRound(t *testing.T) {
-	srv := newServer(t)
-	mrtrTools(t, srv)
 	f := newFixture(t, srv)
-	c := connect(t, f, allCaps)
+	c := connect(t, f, `{"elicitation":{}}`)
 
-	for i, answer := range []map[string]any{
-		{"action": "accept", "content": map[string]any{"name": "Ada"}},
-		{"action": "decline"},
-	} {
-		s := c.request(i, "tools/call", toolCall("mrtr_one", nil))
-		if s.ctype != "text/event-stream" {
-			t.Fatalf("Content-Type = %q", s.ctype)
-		}
-		req := s.nextRequest("elicitation/create")
-		p := params(t, req)
-		if p["message"] != "Your name?" || p["mode"] != "form" || p["requestedSchema"] == nil {
-			t.Errorf("bridged elicitation params = %s", req.Params)
-		}
-		if len(p) != 3 {
-			t.Errorf("bridged elicitation carries extra members: %s", req.Params)
-		}
-		c.answer(req, answer)
-		raw := s.result(fmt.Sprint(i))
-		legacyShape(t, "tools/call", raw)
-		want := "hello Ada (accept)"
-		if i == 1 {
-			want = "hello  (decline)"
-		}
-		if text, isErr := toolText(t, raw); text != want || isErr {
-			t.Errorf("result = %q (isError %v), want %q", text, isErr, want)
-		}
-	}
-	noStateOnTheWire(t, c)
-}
-
-func TestBridgeTwoRounds(t *testing.T) {
-	srv := newServer(t)
-	mrtrTools(t, srv)
-	f := newFixture(t, srv)
-	c := connect(t, f, allCaps)
-
-	s := c.request("two", "tools/call", toolCall("mrtr_two", map[string]any{}))
-	first := s.nextRequest("elicitation/create")
-	if params(t, first)["message"] != "Your name?" {
-		t.Fatalf("first question = %s", first.Params)
-	}
-	// The second question comes only after the first is answered.
-	s.none("before the first answer")
-	c.answer(first, map[string]any{"action": "accept", "content": map[string]any{"name": "Grace"}})
-	second := s.nextRequest("elicitation/create")
-	if params(t, second)["message"] != "Your age?" {
-		t.Fatalf("second question = %s", second.Params)
-	}
-	if string(second.ID) == string(first.ID) {
-		t.Errorf("both rounds used request id %s", first.ID)
-	}
-	c.answer(second, map[string]any{"action": "accept", "content": map[string]any{"age": 85}})
-	if text, _ := toolText(t, s.result(`"two"`)); text != "Grace is 85" {
-		t.Errorf("result = %q", text)
-	}
-	noStateOnTheWire(t, c)
-}
-
-func TestBridgeAsksConcurrently(t *testing.T) {
-	srv := newServer(t)
-	mrtrTools(t, srv)
-	f := newFixture(t, srv)
-	c := connect(t, f, allCaps)
-
-	s := c.request(1, "tools/call", toolCall("mrtr_three", nil))
-	// All three arrive before any is answered.
-	got := map[string]message{}
-	for range 3 {
-		m := s.next()
-		if !m.isRequest() {
-			t.Fatalf("want a server request, got %s", m.raw)
-		}
-		got[m.Method] = m
-	}
-	for _, method := range []string{"elicitation/create", "sampling/createMessage", "roots/list"} {
-		if _, ok := got[method]; !ok {
-			t.Fatalf("requests seen: %v, missing %s", got, method)
-		}
-	}
-	ids := map[string]bool{}
-	for _, m := range got {
-		ids[string(m.ID)] = true
-	}
-	if len(ids) != 3 {
-		t.Errorf("the three requests share ids: %v", ids)
-	}
-	// Answer in an order other than asked.
-	c.answer(got["roots/list"], map[string]any{"roots": []any{map[string]any{"uri": "file:///r"}}})
-	s.none("after one of three answers")
-	c.answer(got["sampling/createMessage"], map[string]any{"role": "assistant", "content": map[string]any{"type": "text", "text": "Paris"}, "model": "m"})
-	c.answer(got["elicitation/create"], map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}})
-	if text, _ := toolText(t, s.result("1")); text != `name:{"name":"Ada"} capital:Paris roots:1` {
-		t.Errorf("result = %q", text)
-	}
-	noStateOnTheWire(t, c)
-}
-
-func TestBridgeClientErrorAndInvalidAnswer(t *testing.T) {
-	srv := newServer(t)
-	mrtrTools(t, srv)
-	f := newFixture(t, srv)
-	c := connect(t, f, allCaps)
-
-	t.Run("client error on one of three", func(t *testing.T) {
-		s := c.request(1, "tools/call", toolCall("mrtr_three", nil))
-		var reqs []message
-		for range 3 {
-			reqs = append(reqs, s.next())
-		}
-		var failed message
-		for _, r := range reqs {
-			if r.Method == "sampling/createMessage" {
-				failed = r
-			}
-		}
-		c.answerError(failed, -32600, "sampling refused")
-		// The other two are withdrawn, then the call fails.
-		cancelled := map[string]bool{}
-		var final message
-		for {
-			m := s.next()
-			if m.isResponse() {
-				final = m
-				break
-			}
-			if m.Method != "notifications/cancelled" {
-				t.Fatalf("unexpected %s", m.raw)
-			}
-			cancelled[string(mustJSON(t, params(t, m)["requestId"]))] = true
-		}
-		if len(cancelled) != 2 || cancelled[string(failed.ID)] {
-			t.Errorf("cancelled %v, want the two unanswered requests", cancelled)
-		}
-		if final.Error == nil || final.Error.Code != -32603 || !strings.Contains(final.Error.Message, "sampling refused") {
-			t.Errorf("final = %s", final.raw)
-		}
-	})
-
-	t.Run("answer failing the schema", func(t *testing.T) {
-		s := c.request(2, "tools/call", toolCall("mrtr_one", nil))
-		c.answer(s.nextRequest("elicitation/create"), map[string]any{"action": "accept", "content": map[string]any{"name": 7}})
-		e := s.rpcErr("2")
-		if e.Code != -32602 || !strings.Contains(e.Message, `"name"`) {
-			t.Errorf("error = %d %q, want -32602 naming the input key", e.Code, e.Message)
-		}
-	})
-	noStateOnTheWire(t, c)
-}
-
-func TestBridgeURLElicitationGetsID(t *testing.T) {
-	srv := newServer(t)
-	mrtrTools(t, srv)
-	f := newFixture(t, srv)
-	c := connect(t, f, allCaps)
-	s := c.request(1, "tools/call", toolCall("mrtr_url", nil))
-	req := s.nextRequest("elicitation/create")
-	p := params(t, req)
-	id, _ := p["elicitationId"].(string)
-	if p["mode"] != "url" || p["url"] != "https://example.com/consent" || len(id) < 8 {
-		t.Errorf("bridged url elicitation = %s, want mode url with an elicitationId", req.Params)
-	}
-	c.answer(req, map[string]any{"action": "accept"})
-	if text, _ := toolText(t, s.result("1")); text != "consent accept" {
-		t.Errorf("result = %q", text)
-	}
-
-	// Without the url capability the bridge never asks.
-	formOnly := connect(t, f, `{"elicitation":{}}`)
-	st := formOnly.request(2, "tools/call", toolCall("mrtr_url", nil))
-	if e := st.rpcErr("2"); e.Code != -32021 {
-		t.Errorf("code = %d, want -32021", e.Code)
-	}
-	if st.ctype != "application/json" {
-		t.Errorf("something was streamed: %s", st.ctype)
-	}
-}
-
-func TestBridgeMaxRounds(t *testing.T) {
-	srv := newLegacyServer(t, &legacy.Options{MaxRounds: 2}, nil)
-	mrtrTools(t, srv)
-	f := newFixture(t, srv)
-	c := connect(t, f, allCaps)
-	s := c.request(1, "tools/call", toolCall("mrtr_forever", nil))
 	var asked []string
-	var final message
-	for {
-		m := s.next()
-		if m.isResponse() {
-			final = m
-			break
+	got := drive(t, c, c.request(1, "tools/call", toolCall("mixed", nil)), "1", func(m message) any {
+		var p struct {
+			Message string `json:"message"`
 		}
-		if m.Method != "elicitation/create" {
-			t.Fatalf("unexpected %s", m.raw)
+		_ = json.Unmarshal(m.Params, &p)
+		asked = append(asked, p.Message)
+		// A different answer each time: a repeated question would show in
+		// the result.
+		switch {
+		case p.Message == "Your name?":
+			return map[string]any{"action": "accept", "content": map[string]any{"name": fmt.Sprint("Ada", len(asked))}}
+		case p.Message == "Your age?":
+			return map[string]any{"action": "accept", "content": map[string]any{"age": 36}}
 		}
-		asked = append(asked, params(t, m)["message"].(string))
-		c.answer(m, map[string]any{"action": "accept", "content": map[string]any{"ok": true}})
+		return map[string]any{"action": "accept", "content": map[string]any{"city": fmt.Sprint("London", len(asked))}}
+	})
+	if want := []string{"Your name?", "Your city? (round 1)", "Your city? (round 2)", "Your age?"}; !slices.Equal(asked, want) {
+		t.Errorf("asked %q, want %q", asked, want)
 	}
-	if strings.Join(asked, ",") != "Question 0,Question 1" {
-		t.Errorf("asked %v, want two rounds", asked)
+	if text, _ := toolText(t, got.result); text != "Ada1, London3, 36" {
+		t.Errorf("result = %q, want %q", text, "Ada1, London3, 36")
 	}
-	if final.Error == nil || final.Error.Code != -32603 || !strings.Contains(final.Error.Message, "more than 2 times") {
-		t.Errorf("final = %s, want -32603 naming the limit", final.raw)
+	if n := runs.Load(); n != 2 {
+		t.Errorf("the handler ran %d times, want 2", n)
 	}
 	noStateOnTheWire(t, c)
-}
-
-func TestBridgeRoundTimeout(t *testing.T) {
-	const timeout = 50 * time.Millisecond
-	srv := newLegacyServer(t, &legacy.Options{CallTimeout: timeout}, nil)
-	mrtrTools(t, srv)
-	f := newFixture(t, srv)
-	c := connect(t, f, allCaps)
-	start := time.Now()
-	s := c.request(1, "tools/call", toolCall("mrtr_one", nil))
-	req := s.nextRequest("elicitation/create")
-	m := s.next()
-	if m.Method != "notifications/cancelled" || string(mustJSON(t, params(t, m)["requestId"])) != string(req.ID) {
-		t.Fatalf("want notifications/cancelled for %s, got %s", req.ID, m.raw)
-	}
-	e := s.rpcErr("1")
-	if elapsed := time.Since(start); elapsed < timeout || elapsed > timeout+2*time.Second {
-		t.Errorf("the call ended after %v, want about %v", elapsed, timeout)
-	}
-	if e.Code != -32603 || !strings.Contains(e.Message, "timed out") || !strings.Contains(e.Message, "elicitation/create") || !strings.Contains(e.Message, "50ms") {
-		t.Errorf("error = %d %q, want -32603 saying elicitation/create timed out after 50ms", e.Code, e.Message)
-	}
-	noStateOnTheWire(t, c)
-}
-
-func TestBridgeCancelled(t *testing.T) {
-	srv := newLegacyServer(t, &legacy.Options{CallTimeout: 5 * time.Second}, nil)
-	mrtrTools(t, srv)
-	f := newFixture(t, srv)
-	c := connect(t, f, allCaps)
-	s := c.request("x", "tools/call", toolCall("mrtr_one", nil))
-	req := s.nextRequest("elicitation/create")
-	c.notify("notifications/cancelled", map[string]any{"requestId": "x"})
-	for _, m := range s.end() {
-		if m.isResponse() {
-			t.Errorf("a response was written for the cancelled call: %s", m.raw)
-		} else if m.Method != "notifications/cancelled" || string(mustJSON(t, params(t, m)["requestId"])) != string(req.ID) {
-			t.Errorf("unexpected %s", m.raw)
-		}
-	}
 }
 
 // urlRequiredTool returns a URLElicitationRequiredError.

@@ -93,6 +93,7 @@ func TestStdioBlockedStdoutHoldsUpNoChange(t *testing.T) {
 	addTool(t, srv, "t0", func(context.Context, *server.ToolRequest) (*server.ToolResult, error) {
 		return server.TextResult("x"), nil
 	})
+	settle(t, srv) // t0's announcement must not reach the session
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)

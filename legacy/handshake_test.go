@@ -437,13 +437,15 @@ func TestLegacyURLElicitationNeedsID(t *testing.T) {
 
 // TestSessionBelongsToItsPrincipal checks that a session opened by one
 // authenticated subject does not exist for another, nor for an anonymous
-// request, and that the principal binds bridged state.
+// request, that another subject cannot answer its questions, and that the
+// principal binds the state the bridge resumes.
 func TestSessionBelongsToItsPrincipal(t *testing.T) {
 	srv := newServer(t)
 	addTool(t, srv, "who", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 		return server.TextResult(mrtr.PrincipalFromContext(ctx)), nil
 	})
-	mrtrTools(t, srv)
+	askTools(t, srv, nil)
+	suspendTools(t, srv)
 	// The test's stand-in for authentication middleware: the subject is
 	// taken from a header.
 	auth := func(next http.Handler) http.Handler {
@@ -482,19 +484,31 @@ func TestSessionBelongsToItsPrincipal(t *testing.T) {
 	if d := alice.do(http.MethodDelete, nil, map[string]string{"X-Test-Subject": "mallory"}); d.status != http.StatusNotFound {
 		t.Errorf("mallory's DELETE: HTTP %d, want 404", d.status)
 	}
-	// The bridge works for the owner (its state binds the principal).
-	st := alice.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": toolCall("mrtr_two", nil)}),
+	// The owner's questions are answered by the owner only.
+	st := alice.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": toolCall("ask_two", nil)}),
 		map[string]string{"X-Test-Subject": "alice"})
-	q := st.nextRequest("elicitation/create")
-	answer := func(q message, result any) {
-		a := alice.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": q.ID, "result": result}), map[string]string{"X-Test-Subject": "alice"})
-		if a.status != http.StatusAccepted {
-			t.Fatalf("answer: HTTP %d", a.status)
-		}
+	answer := func(sub string, q message, result any) int {
+		return alice.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": q.ID, "result": result}), map[string]string{"X-Test-Subject": sub}).status
 	}
-	answer(q, map[string]any{"action": "accept", "content": map[string]any{"name": "Alice"}})
-	answer(st.nextRequest("elicitation/create"), map[string]any{"action": "accept", "content": map[string]any{"age": 30}})
+	q := st.nextRequest("elicitation/create")
+	if status := answer("mallory", q, map[string]any{"action": "accept", "content": map[string]any{"name": "Mallory"}}); status != http.StatusNotFound {
+		t.Errorf("mallory's answer to alice's question: HTTP %d, want 404", status)
+	}
+	st.none("after mallory's answer")
+	if status := answer("alice", q, map[string]any{"action": "accept", "content": map[string]any{"name": "Alice"}}); status != http.StatusAccepted {
+		t.Fatalf("answer: HTTP %d", status)
+	}
+	if status := answer("alice", st.nextRequest("elicitation/create"), map[string]any{"action": "accept", "content": map[string]any{"age": 30}}); status != http.StatusAccepted {
+		t.Fatalf("answer: HTTP %d", status)
+	}
 	if text, _ := toolText(t, st.result("9")); text != "Alice is 30" {
+		t.Errorf("result = %q", text)
+	}
+	// The bridge works for the owner: the state sealed in the first run
+	// is bound to alice, and the re-run, made for alice, resumes it.
+	st = alice.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": toolCall("suspend_once", nil)}),
+		map[string]string{"X-Test-Subject": "alice"})
+	if text, _ := toolText(t, st.result("10")); text != `n=42 round=2 principal="alice"` {
 		t.Errorf("bridged result = %q", text)
 	}
 }

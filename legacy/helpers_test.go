@@ -85,6 +85,24 @@ func newLegacyServer(tb testing.TB, lopts *legacy.Options, mutate func(*server.O
 	return srv
 }
 
+// settle waits until srv's legacy handler has handed every change made so
+// far to the sessions that exist (see Handler.Settle): a session opened
+// afterwards gets only the changes made after it. Without it, a tool
+// registered before a session may announce itself on that session's
+// stream, whenever the watcher goroutine gets to it.
+func settle(tb testing.TB, srv *server.Server) {
+	tb.Helper()
+	v, ok := handlers.Load(srv)
+	if !ok {
+		tb.Fatal("settle: the server was not made by newServer or newLegacyServer")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	if err := v.(*legacy.Handler).Settle(ctx); err != nil {
+		tb.Fatalf("the legacy handler did not catch up with the server's changes: %v", err)
+	}
+}
+
 func addTool(tb testing.TB, srv *server.Server, name string, h server.ToolHandler) {
 	tb.Helper()
 	if err := srv.AddTool(server.Tool{Name: name, Description: name}, h); err != nil {
@@ -370,7 +388,11 @@ type wireClient struct {
 	log     *wireLog
 }
 
+// newClient returns a client without a session. It settles the server
+// first, so that the session it opens gets only the changes made after.
 func newClient(tb testing.TB, f *fixture) *wireClient {
+	tb.Helper()
+	settle(tb, f.srv)
 	return &wireClient{tb: tb, url: f.ts.URL + "/mcp", log: &wireLog{}}
 }
 

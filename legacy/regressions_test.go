@@ -17,14 +17,15 @@ import (
 // goes out as "params":null. JSON-RPC 2.0 allows params only as an object
 // or array, and the 2025-11-25 schema types it as an optional object: a
 // strict client (the TypeScript SDK validates incoming requests with zod)
-// rejects the request. Both ListRoots and a bridged Round.ListRoots hit it.
+// rejects the request. Both ListRoots and a bridged Round.ListRoots hit it
+// (today: ListRoots and a roots request in AskAll).
 // Absent params are no better: the official go-sdk v1.8.0 client fails
 // with "unexpected end of JSON input", so the request carries {}.
 func TestRootsListHasNoNullParams(t *testing.T) {
 	srv := newServer(t)
 	out := make(chan outcome, 1)
 	blockingTools(t, srv, out)
-	mrtrTools(t, srv)
+	askTools(t, srv, nil)
 	f := newFixture(t, srv)
 	c := connect(t, f, allCaps)
 
@@ -36,18 +37,18 @@ func TestRootsListHasNoNullParams(t *testing.T) {
 	c.answer(req, map[string]any{"roots": []any{}})
 	s.result("1")
 
-	s = c.request(2, "tools/call", toolCall("mrtr_three", nil))
+	s = c.request(2, "tools/call", toolCall("ask_three", nil))
 	roots := 0
 	for range 3 {
 		if m := s.next(); m.Method == "roots/list" {
 			roots++
 			if string(m.Params) != `{}` {
-				t.Errorf("bridged ListRoots sent %s, want \"params\":{}", m.raw)
+				t.Errorf("a roots request in AskAll sent %s, want \"params\":{}", m.raw)
 			}
 		}
 	}
 	if roots != 1 {
-		t.Errorf("the bridge sent %d roots/list requests, want 1", roots)
+		t.Errorf("AskAll sent %d roots/list requests, want 1", roots)
 	}
 }
 
@@ -57,7 +58,9 @@ func TestRootsListHasNoNullParams(t *testing.T) {
 // notifications/tools/list_changed (which the initialize result promises
 // with listChanged:true) nor notifications/resources/updated after
 // resources/subscribe, although session.sendSession has a stdout branch
-// for exactly this.
+// for exactly this. (startStdio settles the server first: the resource
+// registered before the session would otherwise announce itself on
+// stdout whenever the watcher goroutine gets to it.)
 func TestStdioSessionGetsChangeNotifications(t *testing.T) {
 	srv := newServer(t)
 	textResource(t, srv, "test://a", "A")

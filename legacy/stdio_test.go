@@ -24,8 +24,11 @@ type stdioPeer struct {
 	log  *wireLog
 }
 
+// startStdio serves srv on stdio through pipes. It settles the server
+// first, so that the session gets only the changes made after.
 func startStdio(tb testing.TB, srv *server.Server) *stdioPeer {
 	tb.Helper()
+	settle(tb, srv)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	p := &stdioPeer{tb: tb, in: inW, out: make(chan message, 64), done: make(chan error, 1), log: &wireLog{}}
@@ -179,7 +182,8 @@ func TestStdioBlockingElicitation(t *testing.T) {
 	srv := newServer(t)
 	out := make(chan outcome, 1)
 	blockingTools(t, srv, out)
-	mrtrTools(t, srv)
+	askTools(t, srv, nil)
+	suspendTools(t, srv)
 	p := startStdio(t, srv)
 	p.initialize(allCaps)
 
@@ -197,9 +201,13 @@ func TestStdioBlockingElicitation(t *testing.T) {
 		t.Errorf("result = %s", m.raw)
 	}
 
-	// The bridge works the same way on stdio.
-	p.request("c2", "tools/call", toolCall("mrtr_two", nil))
+	// Questions in sequence: the second goes out once the first is
+	// answered.
+	p.request("c2", "tools/call", toolCall("ask_two", nil))
 	first := p.next()
+	if first.Method != "elicitation/create" || params(t, first)["message"] != "Your name?" {
+		t.Fatalf("first = %s", first.raw)
+	}
 	p.send(map[string]any{"jsonrpc": "2.0", "id": first.ID, "result": map[string]any{"action": "accept", "content": map[string]any{"name": "Linus"}}})
 	second := p.next()
 	if second.Method != "elicitation/create" || params(t, second)["message"] != "Your age?" {
@@ -207,12 +215,21 @@ func TestStdioBlockingElicitation(t *testing.T) {
 	}
 	p.send(map[string]any{"jsonrpc": "2.0", "id": second.ID, "result": map[string]any{"action": "accept", "content": map[string]any{"age": 55}}})
 	if text, _ := toolText(t, p.response(`"c2"`).Result); text != "Linus is 55" {
+		t.Errorf("sequential result = %q", text)
+	}
+
+	// The bridge works the same way on stdio: the re-run resumes the
+	// state, and nothing but the response goes out.
+	p.request("c3", "tools/call", toolCall("suspend_once", nil))
+	if text, _ := toolText(t, p.response(`"c3"`).Result); text != `n=42 round=2 principal=""` {
 		t.Errorf("bridged result = %q", text)
 	}
 
-	// The sealed state never reaches stdout.
-	if strings.Contains(p.log.String(), "requestState") {
-		t.Error("requestState reached stdout")
+	// The stateless protocol's machinery never reaches stdout.
+	for _, needle := range []string{"requestState", "eyJ", "inputResponses", "input_required"} {
+		if strings.Contains(p.log.String(), needle) {
+			t.Errorf("%s reached stdout", needle)
+		}
 	}
 }
 
@@ -245,6 +262,7 @@ func TestStdioEndOfInput(t *testing.T) {
 	srv := newServer(t)
 	out := make(chan outcome, 1)
 	blockingTools(t, srv, out)
+	settle(t, srv) // stdout must carry only what the test reads
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
