@@ -200,7 +200,9 @@ func (c *Call) NotifyElicitationComplete(ctx context.Context, elicitationID stri
 // back with LoadState. Answers need no SaveState (they are recorded
 // already): keep it for what is costly to compute again. It travels,
 // encrypted, with every retry, so keep it small. On a 2025-11-25 session
-// and in a task the handler never runs again, and LoadState reports false.
+// and in a task questions are live and the handler runs once, so LoadState
+// reports false, except after Suspend: the legacy adapter then runs the
+// handler again with the state it saved.
 func (c *Call) SaveState(v any) error {
 	if c.round == nil {
 		return ErrNoPeer
@@ -251,8 +253,9 @@ func (c *Call) Redeem(ctx context.Context, l mrtr.Ledger) error {
 
 // Round is the request's round on the stateless protocol: 1 for a first
 // attempt, n for the n-th attempt of a multi round-trip exchange (the
-// count travels, sealed, in the requestState). It is 1 on a 2025-11-25
-// session and 0 for requests that cannot ask (completion/complete).
+// count travels, sealed, in the requestState). On a 2025-11-25 session it
+// is 1, and counts the re-runs after Suspend. It is 0 for requests that
+// cannot ask (completion/complete).
 func (c *Call) Round() int {
 	if c.round == nil {
 		return 0
