@@ -69,6 +69,7 @@ func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, ta
 	registerOnboarding(srv, add)
 	registerLegacyFixtures(srv, add)
 	registerTaskTools(srv, add)
+	add(addBookTable(srv))
 	srv.SetCompletion(complete)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
