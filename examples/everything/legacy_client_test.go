@@ -232,8 +232,8 @@ func TestLegacyTypeScriptClient(t *testing.T) {
 				}
 			}
 		}},
-		// onboard_user is written in the blocking style: on a legacy session
-		// its two questions are two real round trips.
+		// onboard_user asks two questions in sequence: on a legacy session
+		// they are two real round trips.
 		{"onboard", func(t *testing.T, res legacyResult) {
 			if res.IsError || res.Text != "Welcome aboard, Alice <alice@example.com>" {
 				t.Errorf("result isError=%v text=%q", res.IsError, res.Text)
