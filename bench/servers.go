@@ -49,7 +49,7 @@ func listen(h http.Handler) (string, error) {
 // 64 KiB states: the hostile bodies are built against them), otherwise
 // the defaults (Host/Origin checks, 10-minute state TTL). echo validates
 // its arguments against the input schema; confirm asks with
-// req.Round.Elicit, so round 1 seals the state and round 2 verifies it and
+// req.Elicit, so round 1 seals the state and round 2 verifies it and
 // validates the answer before the handler sees it; submit is the hostile
 // scenario's target.
 func newBaton() (*server.Server, error) {

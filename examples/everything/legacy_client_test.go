@@ -74,6 +74,7 @@ type legacyResult struct {
 	Error           string            `json:"error"`
 	IsError         bool              `json:"isError"`
 	Text            string            `json:"text"`
+	Structured      json.RawMessage   `json:"structuredContent"`
 	Requests        []legacyRequest   `json:"requests"`
 	Progress        []legacyProgress  `json:"progress"`
 	OnProgress      []float64         `json:"onprogress"`
@@ -231,8 +232,8 @@ func TestLegacyTypeScriptClient(t *testing.T) {
 				}
 			}
 		}},
-		// onboard_user is written in the blocking style: on a legacy session
-		// its two questions are two real round trips.
+		// onboard_user asks two questions in sequence: on a legacy session
+		// they are two real round trips.
 		{"onboard", func(t *testing.T, res legacyResult) {
 			if res.IsError || res.Text != "Welcome aboard, Alice <alice@example.com>" {
 				t.Errorf("result isError=%v text=%q", res.IsError, res.Text)
@@ -244,6 +245,34 @@ func TestLegacyTypeScriptClient(t *testing.T) {
 				if _, ok := schemaProperties(t, res.Requests[i].Params)[want]; !ok {
 					t.Errorf("request %d asks for no %q: %s", i, want, res.Requests[i].Params)
 				}
+			}
+		}},
+		// book_table, the typed tool with two questions in sequence: two
+		// elicitation/create requests on the call's stream, then the
+		// structured result (which the SDK, having listed the tools, checks
+		// against the outputSchema).
+		{"book-table", func(t *testing.T, res legacyResult) {
+			if res.IsError {
+				t.Fatalf("isError: %s", res.Text)
+			}
+			if len(res.Requests) != 2 {
+				t.Fatalf("got %d requests, want 2 elicitations (date, then confirm): %+v", len(res.Requests), res.Requests)
+			}
+			for i, want := range []string{"date", "confirm"} {
+				if r := res.Requests[i]; r.Method != "elicitation/create" {
+					t.Errorf("request %d method = %q, want elicitation/create", i, r.Method)
+				} else if _, ok := schemaProperties(t, r.Params)[want]; !ok {
+					t.Errorf("request %d asks for no %q: %s", i, want, r.Params)
+				}
+			}
+			want := booking{Restaurant: "Chez Panisse", Party: 4, Date: "2026-07-28", Note: "a table by the window", Confirmed: true}
+			var got booking
+			if err := json.Unmarshal(res.Structured, &got); err != nil || got != want {
+				t.Errorf("structuredContent %s (%v), want %+v", res.Structured, err, want)
+			}
+			var text booking
+			if err := json.Unmarshal([]byte(res.Text), &text); err != nil || text != want {
+				t.Errorf("text %q, want the structured content's JSON", res.Text)
 			}
 		}},
 		// test_streaming_elicitation reports progress and logs before its

@@ -1,7 +1,10 @@
 // Command everything is Baton's example server. It exposes every fixture the
-// official MCP conformance suite calls, plus two realistic tools:
-// confirm_transfer, which asks the user to confirm a transfer, and the
-// fixtures' multi-round flows.
+// official MCP conformance suite calls (server.go lists the files, grouped
+// by what they show), plus three realistic tools: confirm_transfer, which
+// asks the user to confirm a transfer and redeems the confirmation once;
+// onboard_user, which asks a name, then an email; and book_table, a typed
+// tool that asks a date, then a confirmation, and answers with structured
+// content.
 //
 // Usage:
 //

@@ -8,17 +8,23 @@ import (
 	"github.com/baton-mcp/baton/server"
 )
 
-// registerOnboarding adds onboard_user, written in the blocking style: two
-// questions in sequence. The same code serves a 2025-11-25 session (two
-// real round trips) and a 2026-07-28 client (three MRTR rounds that may
-// land on different instances): on the stateless protocol each call
-// returns its recorded answer until it reaches a new question.
-func registerOnboarding(srv *server.Server, add func(error)) {
+// addOnboarding adds onboard_user: two questions in plain sequence, the
+// second's message built from the first answer. The same code serves a
+// 2025-11-25 session (two real round trips) and a 2026-07-28 client
+// (three requests that may land on different instances): on the stateless
+// protocol each question returns its recorded answer until the handler
+// reaches a new one. Its questions have no keys of their own, so the
+// server names them by position.
+func addOnboarding(srv *server.Server) error {
 	nameSchema, err := elicit.NewSchema(elicit.String("name").Title("Your name").MinLength(1).Required())
-	add(err)
+	if err != nil {
+		return err
+	}
 	emailSchema, err := elicit.NewSchema(elicit.String("email").Title("Your email").Format(elicit.FormatEmail).Required())
-	add(err)
-	add(srv.AddTool(noArgs("onboard_user", "Asks for a name, then an email, and welcomes the user"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+	if err != nil {
+		return err
+	}
+	return srv.AddTool(noArgs("onboard_user", "Asks for a name, then an email, and welcomes the user"), func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 		// Everything before a question runs again on every round: keep it
 		// free of side effects.
 		var name, email struct {
@@ -40,5 +46,5 @@ func registerOnboarding(srv *server.Server, add func(error)) {
 			return server.ErrorResult("Onboarding cancelled"), nil
 		}
 		return server.TextResult(fmt.Sprintf("Welcome aboard, %s <%s>", name.Name, email.Email)), nil
-	}))
+	})
 }

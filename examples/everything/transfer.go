@@ -11,7 +11,7 @@ import (
 	"github.com/baton-mcp/baton/server"
 )
 
-// registerTransfer adds confirm_transfer: it asks the user to confirm with
+// addTransfer adds confirm_transfer: it asks the user to confirm with
 // a form before it moves any money, and redeems each confirmation in the
 // ledger before acting, so a replayed confirmed retry transfers nothing on
 // any instance that shares the ledger. With BATON_REDIS_URL that is every
@@ -19,13 +19,13 @@ import (
 // is this process's memory, and another instance would transfer again.
 // When the ledger cannot be reached the transfer fails closed, and the
 // client reads a generic error (the detail is in the log).
-func registerTransfer(srv *server.Server, ledger mrtr.Ledger, add func(error)) {
+func addTransfer(srv *server.Server, ledger mrtr.Ledger) error {
 	tool := server.Tool{
 		Name:        "confirm_transfer",
 		Description: "Transfers an amount to a recipient after the user confirms",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"to":{"type":"string","minLength":1},"amount":{"type":"number","exclusiveMinimum":0}},"required":["to","amount"],"additionalProperties":false}`),
 	}
-	add(srv.AddTool(tool, func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+	return srv.AddTool(tool, func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 		var in struct {
 			To     string  `json:"to"`
 			Amount float64 `json:"amount"`
@@ -49,8 +49,9 @@ func registerTransfer(srv *server.Server, ledger mrtr.Ledger, add func(error)) {
 		if res.Action != elicit.ActionAccept || res.Decode(&answer) != nil || !answer.Confirm {
 			return server.ErrorResult("Transfer declined"), nil
 		}
-		// On a legacy session the bridge holds the state, so the round is
-		// resumed there too.
+		// On a 2025-11-25 session the answer came from a live exchange
+		// and the handler runs once: Redeem has no retry to guard and
+		// succeeds.
 		if err := req.Redeem(ctx, ledger); err != nil {
 			if errors.Is(err, mrtr.ErrAlreadyRedeemed) {
 				return server.ErrorResult("This confirmation was already used; nothing transferred"), nil
@@ -58,5 +59,5 @@ func registerTransfer(srv *server.Server, ledger mrtr.Ledger, add func(error)) {
 			return nil, err
 		}
 		return server.TextResult("Transferred " + amount + " to " + in.To), nil
-	}))
+	})
 }

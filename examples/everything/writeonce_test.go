@@ -101,8 +101,8 @@ func TestOnboardAlternatingInstances(t *testing.T) {
 	onboard(t, mcptest.RoundRobin(at(b), at(a)))
 }
 
-// test_elicitation is written in the blocking style; modern clients get it
-// through one MRTR round.
+// test_elicitation, a fixture of the 2025-11-25 requirements, asks one
+// question; modern clients get it through one input_required round.
 func TestBlockingElicitationModern(t *testing.T) {
 	ts := newTestServer(t, testKey)
 	ctx := testContext(t)

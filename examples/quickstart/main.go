@@ -1,48 +1,86 @@
-// Command quickstart is the README's quick start: one tool that asks the
-// user to confirm before it acts.
+// Command quickstart serves one typed tool that asks the user two
+// questions, one after the other, and answers with structured content.
 package main
 
 import (
 	"context"
+	"errors"
 	"log"
 	"net/http"
 	"time"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/server"
 )
 
-func main() {
-	srv, err := server.New(server.Implementation{Name: "quickstart", Version: "1.0.0"}, nil)
+// Order is the tool's arguments: the input schema is inferred from it.
+type Order struct {
+	Drink string `json:"drink" jsonschema:"what to drink, for example latte"`
+}
+
+// Receipt is the tool's result: the output schema is inferred from it.
+type Receipt struct {
+	Drink string `json:"drink"`
+	Size  string `json:"size"`
+	Name  string `json:"name"`
+}
+
+func newServer() (*server.Server, error) {
+	srv, err := server.New(server.Implementation{Name: "quickstart", Version: "1.0.0"},
+		&server.Options{Legacy: legacy.New(nil)}) // 2025-11-25 clients too
 	if err != nil {
-		log.Fatal(err)
+		return nil, err
 	}
-	confirm, err := elicit.NewForm("Delete everything?", elicit.Boolean("sure").Required())
+	sizes, err := elicit.NewSchema(elicit.Enum("size", "small", "medium", "large").Required())
 	if err != nil {
-		log.Fatal(err)
+		return nil, err
 	}
-	err = srv.AddTool(server.Tool{Name: "wipe", Description: "Deletes everything, after asking"},
-		func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-			answer, err := req.Elicit(ctx, confirm, server.WithKey("confirm")) // input_required until answered
+	names, err := elicit.NewSchema(elicit.String("name").Title("Name for the cup").Required())
+	if err != nil {
+		return nil, err
+	}
+	err = server.AddTool(srv, server.Tool{Name: "order_coffee", Description: "Orders a coffee, asking its size and a name"},
+		func(ctx context.Context, req *server.ToolRequest, in Order) (Receipt, error) {
+			// Each question returns its answer, or an error to return as
+			// it is (input_required, until the client answers).
+			res, err := req.CreateFormElicitation(ctx, "What size of "+in.Drink+"?", sizes)
 			if err != nil {
-				return nil, err
+				return Receipt{}, err
 			}
-			var a struct {
-				Sure bool `json:"sure"`
+			var size struct {
+				Size string `json:"size"`
 			}
-			if answer.Action != elicit.ActionAccept || answer.Decode(&a) != nil || !a.Sure {
-				return server.ErrorResult("Nothing deleted"), nil
+			if res.Decode(&size) != nil { // declined or cancelled
+				return Receipt{}, errors.New("no coffee ordered")
 			}
-			return server.TextResult("Deleted everything"), nil
+			res, err = req.CreateFormElicitation(ctx, "A "+size.Size+" "+in.Drink+". Whose name goes on the cup?", names)
+			if err != nil {
+				return Receipt{}, err
+			}
+			var name struct {
+				Name string `json:"name"`
+			}
+			if res.Decode(&name) != nil {
+				return Receipt{}, errors.New("no coffee ordered")
+			}
+			return Receipt{Drink: in.Drink, Size: size.Size, Name: name.Name}, nil
 		})
 	if err != nil {
+		return nil, err
+	}
+	return srv, nil
+}
+
+func main() {
+	srv, err := newServer()
+	if err != nil {
 		log.Fatal(err)
 	}
-	// Headers must arrive within 10 s and idle keep-alive connections close
-	// after 2 minutes. Bodies have their own deadline
+	// Headers must arrive within 10 s and idle keep-alive connections
+	// close after 2 minutes. Bodies have their own deadline
 	// (server.Options.BodyReadTimeout); ReadTimeout and WriteTimeout stay
-	// unset, since they would cut long-lived SSE responses
-	// (docs/deployment.md).
+	// unset, since they would cut long-lived SSE responses.
 	hs := &http.Server{Addr: "127.0.0.1:8081", Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	log.Fatal(hs.ListenAndServe())
 }

@@ -28,6 +28,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -102,6 +103,15 @@ func allowedHosts(list string) []string {
 	return hosts
 }
 
+// greetArgs are greet's arguments: none.
+type greetArgs struct{}
+
+// greeting is greet's result (structuredContent, and a text block holding
+// the same JSON).
+type greeting struct {
+	Greeting string `json:"greeting" jsonschema:"the greeting for the user"`
+}
+
 // newServer returns the server with its greet tool.
 func newServer(keys *mrtr.KeyRing, hosts []string, log *slog.Logger) (*server.Server, error) {
 	srv, err := server.New(server.Implementation{Name: "baton-serverless", Version: "1.0.0"},
@@ -109,23 +119,26 @@ func newServer(keys *mrtr.KeyRing, hosts []string, log *slog.Logger) (*server.Se
 	if err != nil {
 		return nil, err
 	}
-	ask, err := elicit.NewForm("What is your name?", elicit.String("name").Title("Your name").MinLength(1).Required())
+	names, err := elicit.NewSchema(elicit.String("name").Title("Your name").MinLength(1).Required())
 	if err != nil {
 		return nil, err
 	}
-	err = srv.AddTool(server.Tool{Name: "greet", Description: "Asks the user's name, then greets them"},
-		func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-			answer, err := req.Elicit(ctx, ask, server.WithKey("name")) // input_required on the first round
+	err = server.AddTool(srv, server.Tool{Name: "greet", Description: "Asks the user's name, then greets them"},
+		func(ctx context.Context, req *server.ToolRequest, _ greetArgs) (greeting, error) {
+			// The first request ends here with input_required (the
+			// question under key "name"); the retry, on any instance,
+			// gets the answer.
+			res, err := req.CreateFormElicitation(ctx, "What is your name?", names, server.WithKey("name"))
 			if err != nil {
-				return nil, err
+				return greeting{}, err
 			}
 			var a struct {
 				Name string `json:"name"`
 			}
-			if answer.Action != elicit.ActionAccept || answer.Decode(&a) != nil || a.Name == "" {
-				return server.ErrorResult("No name given"), nil
+			if res.Decode(&a) != nil { // declined or cancelled
+				return greeting{}, errors.New("No name given")
 			}
-			return server.TextResult("Hello, " + a.Name + "!"), nil
+			return greeting{Greeting: "Hello, " + a.Name + "!"}, nil
 		})
 	if err != nil {
 		return nil, err

@@ -99,8 +99,8 @@ func TestGreetAcrossInstances(t *testing.T) {
 			r2 := call(map[string]any{"requestState": state, "inputResponses": map[string]any{
 				"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Grace"}},
 			}})
-			if !strings.Contains(string(r2["content"]), "Hello, Grace!") {
-				t.Fatalf("round 2: %s", r2["content"])
+			if string(r2["structuredContent"]) != `{"greeting":"Hello, Grace!"}` || !strings.Contains(string(r2["content"]), `Hello, Grace!`) {
+				t.Fatalf("round 2: %s, %s", r2["structuredContent"], r2["content"])
 			}
 		})
 	}

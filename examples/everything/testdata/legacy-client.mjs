@@ -9,7 +9,7 @@
 // NODE_PATH does not apply to ES modules.
 //
 // It prints exactly one JSON line on stdout:
-//   {"case","isError","text","requests":[{"method","params"}],
+//   {"case","isError","text","structuredContent","requests":[{"method","params"}],
 //    "notifications":[method...],"progress":[{"progressToken","progress"}],
 //    "onprogress":[progress...],"logs":[data...],"sessionId",
 //    "protocolVersion","sdkVersion"}
@@ -94,6 +94,12 @@ const ELICIT = {
     return { action: 'accept', content };
   },
   'streaming-progress': () => ({ action: 'accept', content: { note: 'nothing' } }),
+  'book-table': (params) => {
+    const props = params?.requestedSchema?.properties ?? {};
+    if ('date' in props) return { action: 'accept', content: { date: '2026-07-28', note: 'a table by the window' } };
+    if ('confirm' in props) return { action: 'accept', content: { confirm: true } };
+    throw new Error(`book-table: no date or confirm in requestedSchema: ${JSON.stringify(props)}`);
+  },
   onboard: (params) => {
     const props = params?.requestedSchema?.properties ?? {};
     if ('name' in props) return { action: 'accept', content: { name: 'Alice' } };
@@ -117,11 +123,16 @@ const CALLS = {
   'mrtr-multi': ['test_input_required_result_multi_round', {}],
   sampling: ['test_sampling', { prompt: 'Test prompt for sampling' }],
   onboard: ['onboard_user', {}],
+  'book-table': ['book_table', { restaurant: 'Chez Panisse', party: 4 }],
   'streaming-progress': ['test_streaming_elicitation', {}],
 };
 // Cases that set a log level and ask for progress (the SDK sends a
 // progressToken when the call has an onprogress callback).
 const STREAMING = new Set(['streaming-progress']);
+// Cases that list the tools first: the SDK then checks the call's
+// structuredContent against the tool's outputSchema (and fails the call
+// when it does not match).
+const LIST_FIRST = new Set(['book-table']);
 
 async function main() {
   if (!url || !caseName) throw new Error('usage: node legacy-client.mjs URL CASE [--timeout-ms N]');
@@ -193,6 +204,11 @@ async function main() {
     await client.connect(transport);
     const [name, args] = CALLS[caseName];
     const options = { timeout: timeoutMs };
+    if (LIST_FIRST.has(caseName)) {
+      const { tools } = await client.listTools();
+      const tool = tools.find((t) => t.name === name);
+      if (!tool?.outputSchema) throw new Error(`tools/list shows no outputSchema for ${name}`);
+    }
     if (STREAMING.has(caseName)) {
       await client.setLoggingLevel('debug');
       options.onprogress = (p) => onprogress.push(p.progress);
@@ -203,6 +219,7 @@ async function main() {
       case: caseName,
       isError: result.isError === true,
       text: first ? first.text : null,
+      structuredContent: result.structuredContent ?? null,
       requests,
       notifications,
       progress,
