@@ -6,23 +6,26 @@
 // session notifications, ping, logging/setLevel, resources/subscribe and
 // unsubscribe with update notifications, and notifications/cancelled in
 // both directions. Everything else (tools, prompts, resources,
-// completions) is dispatched to the server package, whose handlers may:
+// completions) is dispatched to the server package. A handler's questions
+// (server.Call's Elicit, CreateFormElicitation, CreateURLElicitation,
+// CreateMessage, ListRoots, AskAll) are real round trips here: each
+// becomes a server-to-client request on the stream of the client request
+// that caused it (SEP-2260), checked against the session's capabilities,
+// bounded by Options.CallTimeout or a per-call server.WithTimeout, and
+// cancelled with the client on expiry; the handler runs once and never
+// sees input_required. A URL elicitation needs an elicitationId here
+// (NotifyElicitationComplete names it later), and a
+// URLElicitationRequiredError becomes -32042.
 //
-//   - call the blocking client methods of server.Call (CreateFormElicitation,
-//     CreateURLElicitation, NotifyElicitationComplete, CreateMessage,
-//     ListRoots): each becomes a real server-to-client request on the stream
-//     of the client request that caused it (SEP-2260), checked against the
-//     session's capabilities, bounded by Options.CallTimeout or a per-call
-//     server.WithTimeout, cancelled with the client on expiry;
-//   - ask through their round.Round and return input_required: the bridge
-//     sends the embedded requests to the client concurrently, calls the
-//     handler again with the answers and the sealed state, and repeats up to
-//     Options.MaxRounds times. The state never reaches the client.
+// A handler that suspends (server.Call.Suspend: an input_required result
+// that carries only a requestState) is run again by the bridge with its
+// sealed state, up to Options.MaxRounds times; the state never reaches
+// the client.
 //
 // # Notifications and re-runs
 //
-// The bridge runs an MRTR handler again from the top after each answer,
-// so the handler sends again what it sent before its question. The client
+// The bridge runs a suspended handler again from the top, so the handler
+// sends again what it sent before it suspended. The client
 // sees every notification of a request once, by these rules, which hold
 // for the whole request (all its runs):
 //
@@ -46,8 +49,9 @@
 //     run's blocking calls and with the same requests, returns the answers
 //     the client gave before instead of asking it again.
 //
-// Attach plugs a Handler into a server.Server through
-// server.LegacyHandler; server never imports this package. Routing follows
+// New returns a Handler to give to server.New as Options.Legacy (its
+// contract with the server lives in an internal package, so server never
+// imports this one). Routing follows
 // the specification: initialize (without a modern _meta envelope) and
 // requests carrying an Mcp-Session-Id take the legacy path before modern
 // header validation; everything else is modern.

@@ -1,22 +1,27 @@
-// Package mrtr implements Multi Round-Trip Requests (SEP-2322) for MCP
-// 2026-07-28: how a tools/call, prompts/get or resources/read handler
-// suspends to ask the client for input, and how the retry resumes it.
+// Package mrtr is the vocabulary of Multi Round-Trip Requests (SEP-2322)
+// for MCP 2026-07-28, the ways a tools/call, prompts/get or resources/read
+// handler asks its client for input and resumes with the answer:
 //
-// A handler sees the request's Round. It asks with Round.Elicit,
-// Round.Sample, Round.ListRoots or Round.Ask; each returns the answer when
-// the retry carries one for a request that was really issued, and otherwise
-// records the question and returns an error wrapping ErrInputRequired that
-// the handler passes up. The server then answers with an input_required
-// result: every recorded question, and a requestState that the Sealer signs.
+//   - InputRequest: one question (an elicitation, a sampling request, a
+//     roots listing), optionally under a key of the handler's own (Keyed);
+//     handlers ask with the methods of server.Call.
+//   - ErrInputRequired: wrapped by the error of a question whose answer is
+//     not known yet on the stateless protocol; the handler returns it and
+//     the server answers input_required.
+//   - KeyRing and Key: the keys that sign and encrypt the requestState, so
+//     that any instance holding them finishes a flow another began.
+//   - Ledger and MemoryLedger: single-use confirmations (server.Call.Redeem;
+//     package redisledger shares one across instances).
+//   - ContextWithPrincipal and PrincipalFromContext: the authenticated
+//     subject a state is bound to.
 //
-// The requestState is a JWT (HS256 only, keys chosen by "kid" from a
-// KeyRing so keys can rotate). Its claims bind the method, the target (tool
-// or prompt name, or resource URI), a SHA-256 digest of the canonical
-// arguments, the digest of every input request issued under its key, the
-// principal, an optional audience, an expiry and the handler's own payload.
-// A retry whose state fails any check is refused before the handler runs,
-// and answers are handed to a handler only for questions the verified state
-// says were issued, asked again in identical form.
+// The requestState itself is a JWT (HS256 only, keys chosen by "kid" so
+// keys can rotate) over AES-256-GCM encrypted content that binds the
+// method, the target, a digest of the canonical arguments, every question
+// issued and every answer given so far, the principal, the round and an
+// expiry; the server seals and verifies it (internal/seal, internal/round)
+// and refuses a retry whose state fails any check before the handler runs.
 //
-// Import direction: mrtr uses elicit, content and jsonrpc; server uses mrtr.
+// Import direction: mrtr uses client, elicit, content and jsonrpc; server
+// uses mrtr.
 package mrtr

@@ -19,7 +19,7 @@ var ErrAlreadyRedeemed = errors.New("this confirmation was already redeemed")
 type Ledger interface {
 	// Redeem marks id as redeemed until expires (after which it cannot be
 	// presented anyway). It returns ErrAlreadyRedeemed if id was redeemed
-	// before. Round.Redeem passes the state's expiry plus the sealer's
+	// before. server.Call.Redeem passes the state's expiry plus the server's state
 	// leeway, so that an instance whose clock is behind by up to the
 	// leeway, and still accepts the state, still finds the entry.
 	Redeem(ctx context.Context, id string, expires time.Time) error
@@ -39,7 +39,7 @@ func NewMemoryLedger() *MemoryLedger { return NewMemoryLedgerWithClock(nil) }
 
 // NewMemoryLedgerWithClock returns an empty MemoryLedger that tells expired
 // entries by now (nil means the wall clock). Give it the clock of the
-// Sealer whose states it redeems.
+// server whose states it redeems (server.Options.Now).
 func NewMemoryLedgerWithClock(now func() time.Time) *MemoryLedger {
 	return &MemoryLedger{used: make(map[string]time.Time), now: wallClock(now)}
 }

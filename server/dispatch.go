@@ -33,7 +33,7 @@ const (
 	metaSubscriptionID  = "io.modelcontextprotocol/subscriptionId"
 )
 
-// ErrNoResponse is returned (by identity) by Dispatch for a request that
+// ErrNoResponse is returned (by identity) by the dispatch for a request that
 // must not be answered: it was cancelled, or its stream is gone.
 var ErrNoResponse = &jsonrpc.Error{Code: jsonrpc.RequestCancelled, Message: "request cancelled"}
 

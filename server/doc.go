@@ -6,11 +6,12 @@
 // body size and the JSON nesting depth; the message is decoded and its
 // _meta envelope read (protocol version and client capabilities are
 // required); the MCP headers are compared with the body; the version is
-// checked; the method is dispatched. A tools/call, prompts/get or
-// resources/read handler receives an round.Round: when it asks for input the
-// server answers with an input_required result whose requestState the
-// seal.Sealer signs, and a retry's state is verified before the handler
-// runs. Results carry resultType and serverInfo; lists and reads carry
+// checked; a retry's requestState is verified (before any other work on
+// what the request carries); the middleware runs; the method is
+// dispatched. A tools/call, prompts/get or resources/read handler asks the
+// client for input with the methods of its Call: when an answer is not
+// known yet the server answers with an input_required result and a sealed
+// requestState (see Call). Results carry resultType and serverInfo; lists and reads carry
 // caching hints. Progress and log notifications stream on the request's own
 // SSE response as they happen.
 //
@@ -22,7 +23,9 @@
 // client may lack declares the need in RequireCapabilities: the call is
 // then refused with 400 before the handler runs.
 //
-// Import direction: server uses mrtr, elicit, content and jsonrpc. The
-// legacy package (2025-11-25 sessions) plugs in through the LegacyHandler
-// interface, so server never imports it.
+// Import direction: server uses client, elicit, content, mrtr, jsonrpc,
+// tasks and its internal packages (seal, round, era, ...). The legacy
+// package (2025-11-25 sessions) plugs in through Options.Legacy (a
+// LegacyAdapter, whose contract lives in internal/era), so server never
+// imports it.
 package server

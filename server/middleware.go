@@ -36,6 +36,8 @@ type MethodRequest struct {
 	Meta RequestMeta
 	// Legacy reports a request of a 2025-11-25 (or earlier) session.
 	Legacy bool
+
+	srv *Server // for LogRequests: the server's clock and logger
 }
 
 // MethodResult is what middleware sees of a request's resultNote when it
@@ -124,7 +126,7 @@ func (s *Server) intercept(ctx context.Context, mr *MethodRequest, serve func(ct
 // request carries beyond the linear pre-scan) so that Round is known, and
 // keeps it for openRound.
 func (s *Server) methodRequest(ctx context.Context, r *request) *MethodRequest {
-	mr := &MethodRequest{ID: r.id, Method: r.method, Principal: mrtr.PrincipalFromContext(ctx), Meta: r.meta, Legacy: r.legacy}
+	mr := &MethodRequest{ID: r.id, Method: r.method, Principal: mrtr.PrincipalFromContext(ctx), Meta: r.meta, Legacy: r.legacy, srv: s}
 	switch r.method {
 	case "tools/call", "prompts/get":
 		if r.p.Name != nil {
@@ -164,7 +166,7 @@ func (s *Server) openState(r *request) (*seal.State, error) {
 }
 
 // LogRequests returns middleware that logs every request when it ends, on
-// logger (the server's logger when nil): the method, target, round,
+// logger (the server's Logger when nil): the method, target, round,
 // principal, protocol version, the resultNote (complete, input_required,
 // task, tool_error, or the JSON-RPC error code) and the duration. Refused
 // requests log at warning level, server errors (-32603) at error level,
@@ -172,15 +174,27 @@ func (s *Server) openState(r *request) (*seal.State, error) {
 func LogRequests(logger *slog.Logger, level slog.Level) Middleware {
 	return func(next MethodHandler) MethodHandler {
 		return func(ctx context.Context, req *MethodRequest) (*MethodResult, error) {
-			start := time.Now()
-			res, err := next(ctx, req)
+			// The server's clock (its Options.Now) times the request; a
+			// MethodRequest made elsewhere is logged untimed.
+			var now func() time.Time
 			l := logger
+			if req.srv != nil {
+				now = req.srv.now
+				if l == nil {
+					l = req.srv.log
+				}
+			}
 			if l == nil {
 				l = slog.Default()
 			}
-			attrs := []slog.Attr{
-				slog.String("method", req.Method),
-				slog.Duration("took", time.Since(start)),
+			var start time.Time
+			if now != nil {
+				start = now()
+			}
+			res, err := next(ctx, req)
+			attrs := []slog.Attr{slog.String("method", req.Method)}
+			if now != nil {
+				attrs = append(attrs, slog.Duration("took", now().Sub(start)))
 			}
 			if req.Target != "" {
 				attrs = append(attrs, slog.String("target", clip.String(req.Target)))

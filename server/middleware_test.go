@@ -202,7 +202,8 @@ func TestMiddlewareRefuses(t *testing.T) {
 func TestLogRequests(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	srv := newServer(t, &server.Options{Middleware: []server.Middleware{server.LogRequests(log, slog.LevelInfo)}})
+	// A nil logger means the server's own.
+	srv := newServer(t, &server.Options{Logger: log, Middleware: []server.Middleware{server.LogRequests(nil, slog.LevelInfo)}})
 	twoQuestions(t, srv)
 	c, err := mcptest.New(mcptest.Handler(srv), &mcptest.Options{
 		Elicitation: func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) { return mcptest.Decline() },
@@ -228,7 +229,7 @@ func TestLogRequests(t *testing.T) {
 			t.Errorf("line %d %q lacks %q", i, lines[min(i, 3)], want)
 		}
 	}
-	if !strings.Contains(lines[0], "target=ask_twice") || !strings.Contains(lines[0], "outcome=input_required") || !strings.Contains(lines[3], "code=-32602") {
+	if !strings.Contains(lines[0], "target=ask_twice") || !strings.Contains(lines[0], "outcome=input_required") || !strings.Contains(lines[0], "took=") || !strings.Contains(lines[3], "code=-32602") {
 		t.Errorf("lines:\n%s", buf.String())
 	}
 }

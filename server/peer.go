@@ -15,7 +15,7 @@ import (
 var ErrTimeout = errors.New("timed out waiting for the client")
 
 // ErrNoPeer is returned by the blocking client calls of a request that has
-// neither a legacy session to send requests on nor a Round to replay
+// neither a legacy session to send requests on nor a round to replay
 // through (for example completion/complete).
 var ErrNoPeer = errors.New("this request cannot ask its client for input")
 

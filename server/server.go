@@ -45,7 +45,7 @@ type Options struct {
 	// time is up to this far ahead of the server's clock is accepted
 	// (default 30 seconds; negative for none). Expiry gets no leeway: a
 	// state is refused once the server's clock reaches its issue time plus
-	// StateTTL. See seal.SealerOptions.Leeway.
+	// StateTTL. See docs/deployment.md on fleet clocks.
 	StateLeeway time.Duration
 	// Now is the server's clock, read to write and check the times of
 	// requestState and to pace its log lines; nil means the wall clock. It

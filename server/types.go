@@ -193,14 +193,66 @@ type Notifier interface {
 }
 
 // Call is what every request handler receives besides its own parameters:
-// the envelope, the ways to ask the client for input (Elicit and the other
-// methods in "Asking the client"), and the request's notification stream
-// (Progress, Log).
+// the envelope, the ways to ask the client for input, and the request's
+// notification stream (Progress, Log).
 //
-// Concurrency. Every method of a Call is safe to use from several
-// goroutines of the handler at once, until the handler returns; calls made
-// after that belong to no request. What concurrent questions mean depends
-// on the protocol:
+// # Asking the client
+//
+// A tools/call, prompts/get or resources/read handler asks its client for
+// input in plain sequence, with the methods of Call (Elicit,
+// CreateFormElicitation, CreateURLElicitation, CreateMessage, ListRoots,
+// AskAll):
+//
+//	name, err := req.CreateFormElicitation(ctx, "Your name?", nameSchema)
+//	if err != nil {
+//		return nil, err
+//	}
+//	email, err := req.CreateFormElicitation(ctx, "Your email?", emailSchema)
+//	if err != nil {
+//		return nil, err
+//	}
+//
+// The same code serves both protocols:
+//
+//   - On a 2025-11-25 session each question is a real round trip: a
+//     request on the stream of the client request being served (SEP-2260),
+//     checked against the session's capabilities, waiting at most the
+//     legacy handler's CallTimeout (600 s by default) or WithTimeout.
+//   - On the stateless 2026-07-28 protocol no server may wait for its
+//     client. A question whose answer is not known yet returns an error
+//     wrapping mrtr.ErrInputRequired; the handler returns it (like any
+//     error), and the server answers input_required with the question and
+//     a requestState that seals (encrypts) every answer given so far. The
+//     client retries with the answer, possibly on another instance that
+//     shares the state key, and the handler runs again from the top: each
+//     question returns its recorded answer, until it reaches the new one.
+//   - In a task (the tasks extension) the question is put in the task
+//     (input_required on tasks/get) and the handler waits for tasks/update.
+//
+// The re-run contract (2026-07-28): code before a question runs once per
+// round, so keep it free of side effects (read, compute, ask; act only
+// after the last answer). A side effect before a question happens again on
+// every round: an email sent before asking is sent once per round, a
+// counter bumped before asking is bumped once per round. Where an action
+// must happen once even if the client replays a retry (a transfer, a
+// deletion), redeem the confirmation first with Redeem and a ledger shared
+// by the instances.
+//
+// Each question has a key: its name in the input_required result and in
+// the client's answers. WithKey (or mrtr.InputRequest.Keyed for AskAll)
+// chooses it; otherwise the server names it from the question's position
+// ("baton:0", "baton:1", …, a namespace user keys may not use). A question
+// is handed the answer recorded under its key only if it is the same
+// question (same method and params, digested); a changed question is asked
+// again, and the answers recorded after it are dropped. Questions without
+// a key are matched by position, so they must be asked in an order that
+// does not change between rounds (see Call about goroutines).
+//
+// # Concurrency
+//
+// Every method of a Call is safe to use from several goroutines of the
+// handler at once, until the handler returns; calls made after that belong
+// to no request. What concurrent questions mean depends on the protocol:
 //
 //   - On a 2025-11-25 session each is a real round trip: concurrent
 //     questions are in flight together and each returns its own answer.
