@@ -176,7 +176,9 @@ func (h *Handler) claimStream(ctx context.Context, s *session) error {
 // releaseStream clears the holder of s's GET stream if it is still this
 // instance.
 func (h *Handler) releaseStream(s *session) {
-	ctx, cancel := context.WithTimeout(h.life, storeTimeout)
+	// Not h.life: a Handler that closes still tells the others its
+	// streams are gone.
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	_, _ = h.store.Update(ctx, s.id, func(r *Record) error {
 		if r.Stream != h.instance {

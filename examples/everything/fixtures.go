@@ -37,13 +37,14 @@ func newServer(keys *mrtr.KeyRing, ttl time.Duration, log *slog.Logger) (*server
 // confirmations once (nil: one for this process; share one, such as
 // Redis, across instances).
 func newServerWithLedger(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, log *slog.Logger) (*server.Server, error) {
-	return newServerWith(keys, ttl, ledger, server.TaskOptions{}, log)
+	return newServerWith(keys, ttl, ledger, server.TaskOptions{}, nil, log)
 }
 
 // newServerWith is newServerWithLedger with the options of the tasks
 // extension: the store that keeps tasks (nil: this process's memory; share
-// one, such as Redis, across instances), their TTL and lease.
-func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, taskOpts server.TaskOptions, log *slog.Logger) (*server.Server, error) {
+// one, such as Redis, across instances), their TTL and lease; and those of
+// 2025-11-25 sessions (nil: the defaults, sessions in this process).
+func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, taskOpts server.TaskOptions, legacyOpts *legacy.Options, log *slog.Logger) (*server.Server, error) {
 	if ledger == nil {
 		ledger = mrtr.NewMemoryLedger()
 	}
@@ -72,7 +73,7 @@ func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, ta
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	legacy.Attach(srv, nil)
+	legacy.Attach(srv, legacyOpts)
 	return srv, nil
 }
 
