@@ -69,6 +69,8 @@ type fleetMessage struct {
 	Body   json.RawMessage `json:"body,omitempty"`
 	Reason string          `json:"reason,omitempty"`
 	Record *Record         `json:"record,omitempty"`
+	// Rev is the record revision of a takeover (kindStream).
+	Rev int64 `json:"rev,omitempty"`
 }
 
 // instanceIDLen is the length of an instance name: 12 random bytes in
@@ -152,8 +154,9 @@ func (h *Handler) forwardToStream(sid string, msg []byte) {
 }
 
 // claimStream names this instance in s's record as the holder of its GET
-// stream, and tells the previous holder to let it go.
-func (h *Handler) claimStream(ctx context.Context, s *session) error {
+// stream, tells the previous holder to let it go, and returns the
+// revision of the record that names this instance.
+func (h *Handler) claimStream(ctx context.Context, s *session) (int64, error) {
 	var prev string
 	rec, err := h.store.Update(ctx, s.id, func(r *Record) error {
 		prev = r.Stream
@@ -164,13 +167,13 @@ func (h *Handler) claimStream(ctx context.Context, s *session) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	s.refresh(rec, false)
 	if prev != "" && prev != h.instance {
-		h.send(prev, &fleetMessage{Kind: kindStream, Session: s.id})
+		h.send(prev, &fleetMessage{Kind: kindStream, Session: s.id, Rev: rec.Rev})
 	}
-	return nil
+	return rec.Rev, nil
 }
 
 // releaseStream clears the holder of s's GET stream if it is still this
@@ -279,7 +282,7 @@ func (h *Handler) handle(m *fleetMessage) {
 			s.sendLocal(m.Body)
 		}
 	case kindStream:
-		s.stopGET()
+		s.stopGET(m.Rev, m.From)
 	case kindChanged:
 		if m.Record != nil && m.Record.ID == s.id {
 			s.refresh(m.Record, false)
@@ -371,12 +374,7 @@ func (h *Handler) touch(s *session) {
 		}
 	default:
 		s.refresh(rec, true)
-		s.mu.Lock()
-		taken := s.get != nil && rec.Stream != h.instance
-		s.mu.Unlock()
-		if taken {
-			s.stopGET()
-		}
+		s.stopGET(rec.Rev, rec.Stream) // if another instance claimed the stream since
 	}
 }
 

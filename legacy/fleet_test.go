@@ -249,6 +249,26 @@ func testSessionsAcrossInstances(t *testing.T, newStore func(t *testing.T) legac
 		if m := getB.next(); m.Method != "notifications/tools/list_changed" {
 			t.Errorf("GET on B: %s", m.raw)
 		}
+		// And back: A takes it again, B's ends, A's lives on.
+		getA = c.on(ti.a).get("text/event-stream")
+		if getA.status != http.StatusOK {
+			t.Fatalf("GET on A again: HTTP %d", getA.status)
+		}
+		getB.end()
+		addTool(t, ti.srvA, "marker2", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) { return nil, nil })
+		if m := getA.next(); m.Method != "notifications/tools/list_changed" {
+			t.Errorf("GET on A again: %s", m.raw)
+		}
+		getA.close()
+		// B holds it for the late notification below.
+		getB = c.on(ti.b).get("text/event-stream")
+		if getB.status != http.StatusOK {
+			t.Fatalf("GET on B again: HTTP %d", getB.status)
+		}
+		addTool(t, ti.srvB, "marker3", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) { return nil, nil })
+		if m := getB.next(); m.Method != "notifications/tools/list_changed" {
+			t.Errorf("GET on B again: %s", m.raw)
+		}
 		// A notification a call on A sends after its stream closed goes to
 		// B, which holds the GET stream now.
 		if text, _ := toolText(t, c.on(ti.a).call(4, "tools/call", toolCall("complete_later", nil))); text != "started" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/server"
 )
 
 // maxSubscriptionBytes bounds the total length of a session's subscribed
@@ -88,9 +89,13 @@ func (s *session) persist(ctx context.Context, msg *jsonrpc.Message) *jsonrpc.Er
 	var fn func(*Record) error
 	switch msg.Method {
 	case "logging/setLevel":
-		s.mu.Lock()
-		level := s.logLevel
-		s.mu.Unlock()
+		var p struct {
+			Level server.LogLevel `json:"level"`
+		}
+		if strictjson.Unmarshal(msg.Params, &p) != nil {
+			return nil // run refused it
+		}
+		level := p.Level
 		fn = func(r *Record) error {
 			if r.LogLevel == level {
 				return ErrNoUpdate

@@ -54,12 +54,12 @@ type session struct {
 	logLevel server.LogLevel
 	subs     map[string]bool
 	rev      int64                              // the record revision logLevel and subs come from
-	stream   string                             // the instance holding the GET stream, as last read
 	touched  time.Time                          // when this instance last recorded a use
 	inflight map[string]context.CancelCauseFunc // client request id → cancel
 	pending  map[string]chan<- reply            // server request id → waiter
 	get      chan []byte                        // the open GET stream's queue, or nil
-	getStop  chan struct{}                      // closed to end the GET stream
+	getStop  chan struct{}                      // closed to end the GET stream, once it is claimed
+	getRev   int64                              // the record revision that names this instance its holder
 	out      func([]byte) error
 }
 
@@ -95,7 +95,7 @@ func (s *session) refresh(rec *Record, touched bool) {
 	if rec.Rev < s.rev {
 		return
 	}
-	s.rev, s.logLevel, s.stream = rec.Rev, rec.LogLevel, rec.Stream
+	s.rev, s.logLevel = rec.Rev, rec.LogLevel
 	clear(s.subs)
 	for _, u := range rec.Subscriptions {
 		s.subs[u] = true
@@ -146,15 +146,17 @@ func (s *session) sendLocal(msg []byte) bool {
 	return true
 }
 
-// stopGET ends the GET stream this instance holds, if any: another
-// instance took the session's stream over.
-func (s *session) stopGET() {
+// stopGET ends the GET stream this instance holds, if any, when holder,
+// another instance, claimed the session's stream at a revision later than
+// this instance's claim.
+func (s *session) stopGET(rev int64, holder string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.getStop != nil {
-		close(s.getStop)
-		s.getStop = nil
+	if s.getStop == nil || rev <= s.getRev || holder == s.h.instance {
+		return
 	}
+	close(s.getStop)
+	s.getStop = nil
 }
 
 // serveGET holds the session's GET stream open for session notifications.
@@ -170,7 +172,7 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "this session already has a GET stream"))
 		return
 	}
-	s.get, s.getStop = q, stop
+	s.get = q
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -179,11 +181,13 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request) {
 		}
 		s.mu.Unlock()
 	}()
+	rev := int64(-1)
 	if s.http {
 		// The session's stream is here now: session messages sent by
 		// other instances come to this one, and the instance that held it
 		// before (a client reconnecting elsewhere) lets it go.
-		if err := s.h.claimStream(r.Context(), s); err != nil {
+		var err error
+		if rev, err = s.h.claimStream(r.Context(), s); err != nil {
 			if errors.Is(err, ErrNotFound) {
 				writeJSONError(w, http.StatusNotFound, jsonrpc.ID{}, &jsonrpc.Error{Code: codeSessionNotFound, Message: "Session not found: initialize a new session"})
 			} else {
@@ -193,6 +197,10 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request) {
 		}
 		defer s.h.releaseStream(s)
 	}
+	// Only a claimed stream can be taken over.
+	s.mu.Lock()
+	s.getStop, s.getRev = stop, rev
+	s.mu.Unlock()
 	st := sse.New(w, r)
 	st.Open()
 	tick := time.NewTicker(s.h.opts.KeepAlive)
