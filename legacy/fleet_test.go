@@ -43,7 +43,7 @@ func sharedStores(t *testing.T, test func(t *testing.T, newStore func(t *testing
 
 // newTwoInstances starts two instances on store, each with the tools that
 // register adds.
-func newTwoInstances(t *testing.T, store legacy.Store, opts legacy.Options, register func(srv *server.Server)) *twoInstances {
+func newTwoInstances(t testing.TB, store legacy.Store, opts legacy.Options, register func(srv *server.Server)) *twoInstances {
 	t.Helper()
 	opts.Store = store
 	var ti twoInstances
