@@ -65,16 +65,16 @@ type Options struct {
 	KeepAlive time.Duration
 	// MaxSessions bounds the open HTTP sessions of the Store (default
 	// 10000; with a shared store, of the fleet). One more initialize is
-	// refused with HTTP 503 and -32603, with Retry-After set to when the
-	// soonest session to expire will have, unless it is used before.
+	// refused with HTTP 503 and -32603, and Retry-After: the seconds until
+	// the soonest of the open sessions expires if it is not used again.
 	MaxSessions int
 	// MaxSessionsPerClient bounds the open HTTP sessions of one principal
 	// (mrtr.PrincipalFromContext) or, for anonymous callers, of one client
-	// address (see TrustedProxies) (default 100; negative for no limit).
-	// One more initialize is refused with HTTP 429 and -32600, with
-	// Retry-After set to when that client's soonest session expires. A
-	// client that floods initialize fills only its own quota: others still
-	// get sessions.
+	// address, as TrustedProxies says how to read it (default 100;
+	// negative for no limit). One more initialize is refused with HTTP 429
+	// and -32600, and Retry-After: the seconds until that client's soonest
+	// session expires. A client that floods initialize fills only its own
+	// quota: others still get sessions.
 	MaxSessionsPerClient int
 	// MaxSubscriptions bounds the resources/subscribe URIs of one session
 	// (default 1000, and 256 KiB of URIs; negative for no limit on the
@@ -222,7 +222,7 @@ func (h *Handler) Close() {
 var (
 	errHandlerClosed = errors.New("the server closed the session")
 	errDeleted       = errors.New("the client deleted the session")
-	errExpired       = errors.New("the session expired")
+	errExpired       = errors.New("the session ended: it expired, or was deleted on another instance")
 )
 
 // SessionCount returns the number of open HTTP sessions in the Store (with
