@@ -242,7 +242,7 @@ func (f *fleet) startInstance(i int, addr, key, old string) *instance {
 		// need not.
 		env = append(env, "GORACE=atexit_sleep_ms=50")
 	}
-	p, err := startProc(fmt.Sprintf("instance %d", i), env, f.bin, "-addr", addr, "-state-ttl", "5m", "-task-lease", taskLease.String())
+	p, err := startProc(fmt.Sprintf("instance %d", i), env, f.bin, "-addr", addr, "-state-ttl", "5m", "-task-lease", taskLease.String(), "-trusted-proxy", "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
