@@ -52,3 +52,23 @@ func TestClientAddressBoundsTheWalk(t *testing.T) {
 		t.Errorf("clientAddress = %s, want the %dth hop from the right, 10.0.0.1", got, maxForwardedHops)
 	}
 }
+
+// FuzzClientAddress reads hostile X-Forwarded-For headers: the address
+// found is the peer's or one written in the header, never anything else,
+// and nothing panics. Its seeds are in testdata/fuzz/FuzzClientAddress.
+func FuzzClientAddress(f *testing.F) {
+	proxies := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8:1::/48")}
+	f.Fuzz(func(t *testing.T, remote, xff string) {
+		r := &http.Request{RemoteAddr: remote, Header: http.Header{"X-Forwarded-For": {xff}}}
+		got := clientAddress(r, proxies)
+		if got == peerAddr(remote) {
+			return
+		}
+		for _, e := range strings.Split(xff, ",") {
+			if a, ok := parseForwarded(strings.TrimSpace(e)); ok && a == got {
+				return
+			}
+		}
+		t.Errorf("clientAddress(%q, %q) = %v: neither the peer nor an entry of the header", remote, xff, got)
+	})
+}
