@@ -421,10 +421,19 @@ type initializeResult struct {
 	Instructions    string                    `json:"instructions,omitempty"`
 }
 
+// maxInitializeParams bounds the params of initialize. What they declare
+// (capabilities, clientInfo) is kept in the session's record for the
+// session's life, and read again by every request (from Redis, with a
+// shared store), so a client cannot make it large.
+const maxInitializeParams = 64 << 10
+
 // negotiate reads initialize params and returns the session settings and
 // the result.
 func (h *Handler) negotiate(msg *jsonrpc.Message) (*initializeParams, []byte, *jsonrpc.Error) {
 	var p initializeParams
+	if len(msg.Params) > maxInitializeParams {
+		return nil, nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "initialize params are %d bytes; capabilities and clientInfo must fit in %d KiB", len(msg.Params), maxInitializeParams>>10)
+	}
 	if len(msg.Params) == 0 || strictjson.Unmarshal(msg.Params, &p) != nil {
 		return nil, nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "initialize needs params with protocolVersion, capabilities and clientInfo")
 	}

@@ -264,3 +264,20 @@ func TestSessionFloodDefaults(t *testing.T) {
 	}
 	t.Logf("defaults: one client, 10,000 initialize: HTTP status counts %v (Retry-After %s s); another client still gets a session; %d sessions open", codes, retry, h.SessionCount())
 }
+
+// TestInitializeParamsAreBounded checks that what a session keeps of
+// initialize for its whole life (and every request rereads) is bounded.
+func TestInitializeParamsAreBounded(t *testing.T) {
+	srv := newServer(t)
+	h := legacy.Attach(srv, nil)
+	t.Cleanup(h.Close)
+	p := initParams(legacyVersion, `{}`)
+	p["clientInfo"] = map[string]any{"name": strings.Repeat("x", 70<<10), "version": "1"}
+	w := inProcess(t, srv.Handler(), "", "", "", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": p})
+	if w.Code != http.StatusBadRequest || w.Header().Get(server.HeaderSessionID) != "" {
+		t.Fatalf("initialize with a 70 KiB clientInfo: HTTP %d, session %q; want 400 and none", w.Code, w.Header().Get(server.HeaderSessionID))
+	}
+	if e := rpcErrorOf(t, w); e.Code != -32602 || !strings.Contains(e.Message, "64 KiB") {
+		t.Errorf("error = %d %q, want -32602 naming the limit", e.Code, e.Message)
+	}
+}
