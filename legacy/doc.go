@@ -56,9 +56,10 @@
 // a client's answer to a server-to-client request, POSTed to any instance,
 // reaches the call waiting for it on the instance that holds it (the ids
 // of such requests name that instance). notifications/cancelled, DELETE
-// and a GET stream work from any instance too; see fleet.go for how. A
-// call in flight cannot move: if its instance dies, the call is lost (its
-// stream is cut and the client's request fails), the session is not.
+// and a GET stream work from any instance too (docs/deployment.md,
+// "Legacy sessions", says how). A call in flight cannot move: if its
+// instance dies, the call is lost (its stream is cut and the client's
+// request fails), the session is not.
 //
 // A session expires once it has gone Options.SessionIdle without use (a
 // request other than ping, a call in flight, an open GET stream); the
