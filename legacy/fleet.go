@@ -28,7 +28,8 @@ import (
 //     instance (kindCancel): client request ids do not say where they run.
 //   - The GET stream is held by one instance, named in the record. A
 //     session message with nowhere else to go (a notification sent after
-//     its call's stream closed) is forwarded there (kindNotify). A GET
+//     its call's stream closed) goes where the record says, forwarded if
+//     that is another instance (kindNotify). A GET
 //     opened on another instance takes the stream over: the record names
 //     the new holder and the old one is told to end its stream
 //     (kindStream), so a client that reconnects through a balancer gets
@@ -141,16 +142,20 @@ func (h *Handler) clientNotification(sid string, msg *jsonrpc.Message) {
 	h.broadcast(&fleetMessage{Kind: kindCancel, Session: sid, ID: id, Reason: reason})
 }
 
-// forwardToStream sends a session message of sid to the instance holding
-// its GET stream, if another one does.
-func (h *Handler) forwardToStream(sid string, msg []byte) {
+// sendToStream sends a session message of s on its GET stream: here if
+// this instance holds it, else on the instance the record names.
+func (h *Handler) sendToStream(s *session, msg []byte) {
 	ctx, cancel := context.WithTimeout(h.life, storeTimeout)
 	defer cancel()
-	rec, err := h.store.Get(ctx, sid)
-	if err != nil || rec.Stream == "" || rec.Stream == h.instance {
-		return
+	rec, err := h.store.Get(ctx, s.id)
+	switch {
+	case err != nil || rec.Stream == "":
+		return // no stream: dropped, as the specification allows
+	case rec.Stream == h.instance:
+		s.sendLocal(msg)
+	default:
+		h.send(rec.Stream, &fleetMessage{Kind: kindNotify, Session: s.id, Body: msg})
 	}
-	h.send(rec.Stream, &fleetMessage{Kind: kindNotify, Session: sid, Body: msg})
 }
 
 // claimStream names this instance in s's record as the holder of its GET

@@ -119,17 +119,24 @@ func (s *session) close(cause error) {
 // stream it goes there. Without a GET stream it is dropped, as the
 // specification allows.
 func (s *session) sendSession(msg []byte) {
-	if s.sendLocal(msg) || !s.http || !s.h.shared {
+	if !s.http || !s.h.shared {
+		s.sendLocal(msg)
 		return
 	}
-	s.h.forwardToStream(s.id, msg)
+	// Another instance may have taken the stream over a moment ago: the
+	// record says where it is.
+	s.h.sendToStream(s, msg)
 }
 
 // sendLocal sends a session message on the GET stream this instance holds,
-// or stdout, and reports whether the session has either.
+// or stdout, and reports whether the session has either. A GET stream
+// counts once it is claimed and until it is taken over.
 func (s *session) sendLocal(msg []byte) bool {
 	s.mu.Lock()
 	out, get := s.out, s.get
+	if s.http && s.getStop == nil {
+		get = nil
+	}
 	s.mu.Unlock()
 	if out != nil {
 		_ = out(msg)
