@@ -49,6 +49,31 @@
 //     run's blocking calls and with the same requests, returns the answers
 //     the client gave before instead of asking it again.
 //
+// # Sessions, limits and fleets
+//
+// An HTTP session's record (what initialize negotiated, the principal, the
+// log level, the subscriptions, the last use) is kept in Options.Store: by
+// default a MemoryStore of the Handler, for one process. Give every
+// instance of a fleet the same shared store (package redissessions) and
+// no affinity is needed: any instance serves any request of a session, and
+// a client's answer to a server-to-client request, POSTed to any instance,
+// reaches the call waiting for it on the instance that holds it (the ids
+// of such requests name that instance). notifications/cancelled, DELETE
+// and a GET stream work from any instance too (docs/deployment.md,
+// "Legacy sessions", says how). A call in flight cannot move: if its
+// instance dies, the call is lost (its stream is cut and the client's
+// request fails), the session is not.
+//
+// A session expires once it has gone Options.SessionIdle without use (a
+// request other than ping, a call in flight, an open GET stream); the
+// store expires it, by its own clock, with no sweeper to wait for. Each
+// principal, or for anonymous callers each client address (read behind
+// Options.TrustedProxies from X-Forwarded-For), may hold
+// Options.MaxSessionsPerClient sessions, and the store Options.MaxSessions;
+// initialize beyond them is refused with 429 or 503 and a Retry-After
+// saying when the soonest counted session expires. A client that floods
+// initialize therefore fills its own quota, not the server.
+//
 // New returns a Handler to give to server.New as Options.Legacy (its
 // contract with the server lives in an internal package, so server never
 // imports this one). Routing follows

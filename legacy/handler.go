@@ -1,14 +1,20 @@
 package legacy
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/baton-mcp/baton/client"
@@ -26,11 +32,13 @@ var versions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 
 // Defaults for Options.
 const (
-	DefaultCallTimeout = 600 * time.Second
-	DefaultSessionIdle = 30 * time.Minute
-	DefaultMaxRounds   = 16
-	DefaultKeepAlive   = 15 * time.Second
-	DefaultMaxSessions = 10000
+	DefaultCallTimeout          = 600 * time.Second
+	DefaultSessionIdle          = 30 * time.Minute
+	DefaultMaxRounds            = 16
+	DefaultKeepAlive            = 15 * time.Second
+	DefaultMaxSessions          = 10000
+	DefaultMaxSessionsPerClient = 100
+	DefaultMaxSubscriptions     = 1000
 )
 
 // codeSessionNotFound answers a request for an unknown or expired session.
@@ -41,9 +49,15 @@ type Options struct {
 	// CallTimeout bounds every wait for a client answer: a blocking client
 	// call or a bridged round (default 600 s).
 	CallTimeout time.Duration
-	// SessionIdle is how long a session may go without a request before it
-	// expires (default 30 minutes). A session with a request in flight or
-	// an open GET stream does not expire.
+	// SessionIdle is how long a session may go unused before it expires
+	// (default 30 minutes). Use is a request other than ping, a call in
+	// flight (a call waiting for its client's answer included) and an open
+	// GET stream. A ping is answered but does not keep a session: it costs
+	// a client nothing, so counting it would let one client hold any
+	// number of sessions forever, and the specification's ping checks that
+	// the peer responds, not that the session is wanted. Notifications
+	// and responses do not count either; the call a response answers
+	// does, while it runs.
 	SessionIdle time.Duration
 	// MaxRounds bounds how many times the bridge serves an input_required
 	// result for one call (default 16).
@@ -51,24 +65,65 @@ type Options struct {
 	// KeepAlive is how often a stream that waits for the client gets an SSE
 	// comment (default 15 s).
 	KeepAlive time.Duration
-	// MaxSessions bounds the open HTTP sessions (default 10000); initialize
-	// beyond it gets 503.
+	// MaxSessions bounds the open HTTP sessions of the Store (default
+	// 10000; with a shared store, of the fleet). One more initialize is
+	// refused with HTTP 503 and -32603, and Retry-After: the seconds until
+	// the soonest of the open sessions expires if it is not used again.
 	MaxSessions int
+	// MaxSessionsPerClient bounds the open HTTP sessions of one principal
+	// (mrtr.PrincipalFromContext) or, for anonymous callers, of one client
+	// address, as TrustedProxies says how to read it (default 100;
+	// negative for no limit). One more initialize is refused with HTTP 429
+	// and -32600, and Retry-After: the seconds until that client's soonest
+	// session expires. A client that floods initialize fills only its own
+	// quota: others still get sessions.
+	MaxSessionsPerClient int
+	// MaxSubscriptions bounds the resources/subscribe URIs of one session
+	// (default 1000, and 256 KiB of URIs; negative for no limit on the
+	// count). One more is refused with -32602 naming the limit.
+	MaxSubscriptions int
+	// TrustedProxies lists the proxies (load balancers) whose
+	// X-Forwarded-For header is believed when the client address of an
+	// anonymous caller is read for MaxSessionsPerClient. The header is read
+	// only from a peer in one of these prefixes, from the right, skipping
+	// the addresses of trusted proxies; the first other address is the
+	// client's. With none (the default) the client address is the peer's
+	// IP, so behind a proxy all anonymous callers share the proxy's quota.
+	TrustedProxies []netip.Prefix
+	// Store keeps the HTTP sessions. nil means a MemoryStore of this
+	// Handler, for one process. Give every instance of a fleet the same
+	// shared store (package redissessions): a session made on one instance
+	// is then served by any, and a client's answer to a server request,
+	// POSTed to any instance, reaches the call waiting for it.
+	Store Store
+	// Now is the clock of the default store and of the Handler's own
+	// bookkeeping (nil: the wall clock). A shared store keeps its own
+	// clock (redissessions reads the Redis server's).
+	Now func() time.Time
 }
 
 // Handler serves legacy sessions for one server.Server. Create it with New
 // and give it to the server as server.Options.Legacy; it serves that one
 // server.
 type Handler struct {
-	srv  *server.Server
-	d    era.Dispatcher[server.RequestMeta]
-	opts Options
+	srv      *server.Server
+	d        era.Dispatcher[server.RequestMeta]
+	opts     Options
+	store    Store
+	shared   bool   // the store was given: other instances may share it
+	instance string // names this Handler in records and messages
+	now      func() time.Time
+	keep     time.Duration // how often sessions in use are touched
+	nextID   atomic.Int64  // server-to-client request ids
 
 	mu        sync.Mutex
-	sessions  map[string]*session   // HTTP sessions by id
+	live      map[string]*session   // HTTP sessions in use on this instance, by id
 	stdio     map[*session]struct{} // stdio sessions (one per process)
-	lastSweep time.Time
 	stopWatch func()
+
+	life context.Context // ends at Close
+	stop context.CancelFunc
+	wg   sync.WaitGroup // the keeper and the receiver
 }
 
 // New returns a Handler configured by opts (nil for the defaults). Pass it
@@ -95,56 +150,100 @@ func New(opts *Options) *Handler {
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = DefaultMaxSessions
 	}
-	return &Handler{opts: o, sessions: make(map[string]*session), stdio: make(map[*session]struct{}), lastSweep: time.Now()}
+	for _, lim := range []struct {
+		v   *int
+		def int
+	}{{&o.MaxSessionsPerClient, DefaultMaxSessionsPerClient}, {&o.MaxSubscriptions, DefaultMaxSubscriptions}} {
+		switch {
+		case *lim.v == 0:
+			*lim.v = lim.def
+		case *lim.v < 0:
+			*lim.v = 0 // no limit
+		}
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now // the Handler's one reading of the wall clock
+	}
+	h := &Handler{opts: o, store: o.Store, shared: o.Store != nil, instance: randomID(""), now: now,
+		live: make(map[string]*session), stdio: make(map[*session]struct{})}
+	if h.store == nil {
+		h.store = NewMemoryStoreWithClock(now)
+	}
+	// A session in use is touched four times per idle period (at least
+	// once a minute), so it never goes idle while it is in use.
+	h.keep = max(min(o.SessionIdle/4, time.Minute), time.Millisecond)
+	h.life, h.stop = context.WithCancel(context.Background())
+	return h
 }
 
 // Bind is called by server.New; it is not for other use. It ties h to
-// srv, once.
+// srv, once: it watches the server's changes and starts the keeper and,
+// with a shared store, the receiver of the other instances' messages.
 func (h *Handler) Bind(srv *server.Server, d era.Dispatcher[server.RequestMeta]) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.srv != nil {
+		h.mu.Unlock()
 		return errors.New("this legacy.Handler already serves another server; make one per server")
 	}
 	h.srv, h.d = srv, d
 	h.stopWatch = srv.Watch(h.changed)
+	h.mu.Unlock()
+	h.wg.Add(1)
+	go h.keeper()
+	if h.shared {
+		h.wg.Add(1)
+		go h.receiver()
+	}
 	return nil
 }
 
 // Versions lists the legacy protocol versions served, newest first.
 func (h *Handler) Versions() []string { return slices.Clone(versions) }
 
-// Close ends every session (their waits fail) and stops watching the server.
+// Close ends every session in use on this instance (their waits fail)
+// and stops watching the server. With the default store every session
+// ends; a shared store keeps them, for the other instances to serve.
 func (h *Handler) Close() {
 	h.mu.Lock()
-	stop := h.stopWatch
+	stopWatch := h.stopWatch
 	h.mu.Unlock()
-	if stop != nil {
-		stop()
+	if stopWatch != nil {
+		stopWatch()
 	}
+	h.stop()
+	h.wg.Wait()
 	h.mu.Lock()
-	all := make([]*session, 0, len(h.sessions))
-	for id, s := range h.sessions {
+	all := make([]*session, 0, len(h.live))
+	for id, s := range h.live {
 		all = append(all, s)
-		delete(h.sessions, id)
+		delete(h.live, id)
 	}
 	h.mu.Unlock()
 	for _, s := range all {
 		s.close(errHandlerClosed)
+	}
+	if m, ok := h.store.(*MemoryStore); ok && !h.shared {
+		m.clear()
 	}
 }
 
 var (
 	errHandlerClosed = errors.New("the server closed the session")
 	errDeleted       = errors.New("the client deleted the session")
-	errExpired       = errors.New("the session expired")
+	errExpired       = errors.New("the session ended: it expired, or was deleted on another instance")
 )
 
-// SessionCount returns the number of open HTTP sessions.
+// SessionCount returns the number of open HTTP sessions in the Store (with
+// a shared store, of the fleet), or -1 if the store cannot be read.
 func (h *Handler) SessionCount() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.sessions)
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	n, err := h.store.Count(ctx)
+	if err != nil {
+		return -1
+	}
+	return n
 }
 
 func newSessionID() (string, error) {
@@ -153,6 +252,25 @@ func newSessionID() (string, error) {
 		return "", fmt.Errorf("session id: %w", err)
 	}
 	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// validSessionID reports whether id has the form of an id newSessionID
+// makes, so that nothing else reaches the store.
+func validSessionID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	return base64URL(id)
+}
+
+func base64URL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // changed forwards server changes to the sessions' GET streams.
@@ -179,49 +297,23 @@ func (h *Handler) changed(c server.Change) {
 		return
 	}
 	h.mu.Lock()
-	targets := make([]*session, 0, len(h.sessions)+len(h.stdio))
-	for _, s := range h.sessions {
+	targets := make([]*session, 0, len(h.live)+len(h.stdio))
+	for _, s := range h.live {
 		targets = append(targets, s)
 	}
 	for s := range h.stdio {
 		targets = append(targets, s)
 	}
 	h.mu.Unlock()
-	// Sending may block on a stdio write: never under h.mu.
+	// Sending may block on a stdio write: never under h.mu. Every
+	// instance hears the changes (its own, and with a server fan-out the
+	// others'), so each sends them only on the streams it holds.
 	for _, s := range targets {
 		if c.Kind == server.ResourceUpdated && !s.subscribed(c.URI) {
 			continue
 		}
-		s.sendSession(msg)
+		s.sendLocal(msg)
 	}
-}
-
-// sweep expires idle sessions, at most twice per idle period.
-func (h *Handler) sweep(now time.Time) {
-	h.mu.Lock()
-	if now.Sub(h.lastSweep) < h.opts.SessionIdle/2 {
-		h.mu.Unlock()
-		return
-	}
-	h.lastSweep = now
-	var expired []*session
-	for id, s := range h.sessions {
-		if s.idleSince(now) > h.opts.SessionIdle {
-			expired = append(expired, s)
-			delete(h.sessions, id)
-		}
-	}
-	h.mu.Unlock()
-	for _, s := range expired {
-		s.close(errExpired)
-	}
-}
-
-func (h *Handler) lookup(id string) *session {
-	h.sweep(time.Now())
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.sessions[id]
 }
 
 func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
@@ -247,44 +339,83 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 	if msg != nil {
 		id = msg.ID
 	}
-	s := h.lookup(sid)
-	if s != nil && s.principal != mrtr.PrincipalFromContext(r.Context()) {
-		s = nil // another subject's session does not exist for this one
+	switch r.Method {
+	case http.MethodGet, http.MethodPost, http.MethodDelete:
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		writeJSONError(w, http.StatusMethodNotAllowed, id, jsonrpc.Errorf(jsonrpc.InvalidRequest, "method %s not allowed", r.Method))
+		return
 	}
-	if s == nil {
+	// Only a request other than ping, and a GET stream, are use.
+	use := r.Method == http.MethodGet || (msg != nil && msg.IsRequest() && msg.Method != "ping")
+	var rec *Record
+	err := ErrNotFound
+	if validSessionID(sid) {
+		if use {
+			rec, err = h.store.Touch(r.Context(), sid, h.opts.SessionIdle)
+		} else {
+			rec, err = h.store.Get(r.Context(), sid)
+		}
+	}
+	if err == nil && rec.Principal != mrtr.PrincipalFromContext(r.Context()) {
+		err = ErrNotFound // another subject's session does not exist for this one
+	}
+	switch {
+	case errors.Is(err, ErrNotFound):
 		writeJSONError(w, http.StatusNotFound, id, &jsonrpc.Error{Code: codeSessionNotFound, Message: "Session not found: initialize a new session"})
 		return
-	}
-	if v := r.Header.Get(server.HeaderProtocolVersion); v != "" && v != s.version {
-		writeJSONError(w, http.StatusBadRequest, id, jsonrpc.Errorf(jsonrpc.InvalidRequest, "%s %s does not match the session's version %q", server.HeaderProtocolVersion, clip.Quote(v), s.version))
+	case err != nil:
+		h.storeFailed(w, id, "read the session", err)
 		return
 	}
-	s.touch()
+	if v := r.Header.Get(server.HeaderProtocolVersion); v != "" && v != rec.ProtocolVersion {
+		writeJSONError(w, http.StatusBadRequest, id, jsonrpc.Errorf(jsonrpc.InvalidRequest, "%s %s does not match the session's version %q", server.HeaderProtocolVersion, clip.Quote(v), rec.ProtocolVersion))
+		return
+	}
 	switch r.Method {
 	case http.MethodDelete:
-		h.mu.Lock()
-		delete(h.sessions, s.id)
-		h.mu.Unlock()
-		s.close(errDeleted)
+		if _, err := h.store.Delete(r.Context(), sid); err != nil {
+			h.storeFailed(w, id, "delete the session", err)
+			return
+		}
+		h.broadcast(&fleetMessage{Kind: kindClosed, Session: sid}) // here too
 		w.WriteHeader(http.StatusNoContent)
 	case http.MethodGet:
+		s := h.acquire(rec, use)
+		defer h.release(s, use)
 		s.serveGET(w, r)
 	case http.MethodPost:
 		switch {
 		case msg.IsResponse():
-			s.deliver(msg)
+			h.routeReply(sid, msg)
 			w.WriteHeader(http.StatusAccepted)
 		case msg.IsNotification():
-			s.notification(msg)
+			h.clientNotification(sid, msg)
 			w.WriteHeader(http.StatusAccepted)
 		default:
+			s := h.acquire(rec, use)
+			defer h.release(s, use)
 			st := sse.New(w, r)
 			s.serveRequest(r.Context(), msg, httpWire{st}, func(res []byte) { st.Finish(http.StatusOK, res) }, st.Abandon)
 		}
-	default:
-		w.Header().Set("Allow", "GET, POST, DELETE")
-		writeJSONError(w, http.StatusMethodNotAllowed, id, jsonrpc.Errorf(jsonrpc.InvalidRequest, "method %s not allowed", r.Method))
 	}
+}
+
+// storeTimeout bounds a store operation the Handler makes on its own
+// behalf (touching sessions in use, forwarding a message), when no
+// request's context applies.
+const storeTimeout = 10 * time.Second
+
+// storeFailed answers a request that the store could not serve: 503, to
+// be retried in a second, with a reference to the log line that has the
+// detail (the store's errors name hosts and addresses).
+func (h *Handler) storeFailed(w http.ResponseWriter, id jsonrpc.ID, what string, err error) {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	ref := hex.EncodeToString(b[:])
+	h.srv.Logger().Error("legacy session store failed", "op", what, "ref", ref, "err", err)
+	w.Header().Set("Retry-After", "1")
+	writeJSONError(w, http.StatusServiceUnavailable, id, jsonrpc.Errorf(jsonrpc.InternalError, "Internal error (ref %s): details are in the server log", ref))
 }
 
 type initializeParams struct {
@@ -300,10 +431,19 @@ type initializeResult struct {
 	Instructions    string                    `json:"instructions,omitempty"`
 }
 
+// maxInitializeParams bounds the params of initialize. What they declare
+// (capabilities, clientInfo) is kept in the session's record for the
+// session's life, and read again by every request (from Redis, with a
+// shared store), so a client cannot make it large.
+const maxInitializeParams = 64 << 10
+
 // negotiate reads initialize params and returns the session settings and
 // the result.
 func (h *Handler) negotiate(msg *jsonrpc.Message) (*initializeParams, []byte, *jsonrpc.Error) {
 	var p initializeParams
+	if len(msg.Params) > maxInitializeParams {
+		return nil, nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "initialize params are %d bytes; capabilities and clientInfo must fit in %d KiB", len(msg.Params), maxInitializeParams>>10)
+	}
 	if len(msg.Params) == 0 || strictjson.Unmarshal(msg.Params, &p) != nil {
 		return nil, nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "initialize needs params with protocolVersion, capabilities and clientInfo")
 	}
@@ -331,27 +471,49 @@ func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *js
 		writeJSONError(w, http.StatusBadRequest, msg.ID, e)
 		return
 	}
-	h.sweep(time.Now())
 	id, err := newSessionID()
 	if err != nil {
 		writeJSONError(w, http.StatusInternalServerError, msg.ID, jsonrpc.Errorf(jsonrpc.InternalError, "%v", err))
 		return
 	}
-	s := newSession(h, id, p, nil)
-	s.principal = mrtr.PrincipalFromContext(r.Context())
-	h.mu.Lock()
-	if len(h.sessions) >= h.opts.MaxSessions {
-		h.mu.Unlock()
-		s.close(errHandlerClosed)
-		writeJSONError(w, http.StatusServiceUnavailable, msg.ID, jsonrpc.Errorf(jsonrpc.InternalError, "too many sessions (%d); try again later", h.opts.MaxSessions))
+	rec := &Record{
+		ID: id, ProtocolVersion: p.ProtocolVersion, Capabilities: *p.Capabilities, ClientInfo: p.ClientInfo,
+		Principal: mrtr.PrincipalFromContext(r.Context()), Owner: h.owner(r),
+		LogLevel: server.LevelInfo, CreatedAt: h.now(),
+	}
+	err = h.store.Create(r.Context(), rec, Limits{Idle: h.opts.SessionIdle, MaxSessions: h.opts.MaxSessions, MaxPerOwner: h.opts.MaxSessionsPerClient})
+	var le *LimitError
+	switch {
+	case errors.As(err, &le):
+		h.refuseSession(w, msg.ID, rec.Owner, le)
+		return
+	case err != nil:
+		h.storeFailed(w, msg.ID, "create a session", err)
 		return
 	}
-	h.sessions[id] = s
-	h.mu.Unlock()
 	w.Header().Set(server.HeaderSessionID, id)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(jsonrpc.AppendResult(nil, msg.ID, res))
+}
+
+// refuseSession answers an initialize that a limit refused: 429 for the
+// client's quota, 503 for the total, both saying when to retry.
+func (h *Handler) refuseSession(w http.ResponseWriter, id jsonrpc.ID, owner string, le *LimitError) {
+	secs := int64((le.RetryAfter + time.Second - 1) / time.Second) // rounded up
+	secs = max(secs, 1)
+	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	if !le.PerOwner {
+		writeJSONError(w, http.StatusServiceUnavailable, id, jsonrpc.Errorf(jsonrpc.InternalError,
+			"too many sessions (%d); try again later (in %d s)", le.Limit, secs))
+		return
+	}
+	who := "this principal"
+	if !strings.HasPrefix(owner, "principal:") {
+		who = "this client address"
+	}
+	writeJSONError(w, http.StatusTooManyRequests, id, jsonrpc.Errorf(jsonrpc.InvalidRequest,
+		"Too many sessions: %s has its limit of %d open; end one (DELETE) or try again in %d s", who, le.Limit, secs))
 }
 
 // httpWire carries a call's messages on its POST stream.

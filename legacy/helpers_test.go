@@ -118,6 +118,17 @@ type fixture struct {
 	ts  *httptest.Server
 }
 
+// handlerOf returns the legacy handler of a server from newServer or
+// newLegacyServer.
+func handlerOf(tb testing.TB, srv *server.Server) *legacy.Handler {
+	tb.Helper()
+	v, ok := handlers.Load(srv)
+	if !ok {
+		tb.Fatal("the server was not made by newServer or newLegacyServer")
+	}
+	return v.(*legacy.Handler)
+}
+
 // newFixture serves srv (from newServer or newLegacyServer; tools
 // registered already or later) on 127.0.0.1:0. Cleanup closes the legacy
 // handler first, so that parked calls and GET streams end, then the

@@ -179,7 +179,8 @@ type outgoing struct {
 	key    string // the caller's name for it (input request key)
 	method string
 	params json.RawMessage
-	id     int64 // the wire id, set when sent
+	id     jsonrpc.ID // the wire id, set when sent
+	wait   string     // the key its answer is awaited under
 }
 
 // askAll sends every input request of an input_required result to the
@@ -223,21 +224,19 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 		timeout = s.h.opts.CallTimeout
 	}
 	replies := make(chan reply, len(reqs))
-	open := make(map[string]*outgoing, len(reqs)) // wire id → request
+	open := make(map[string]*outgoing, len(reqs)) // answer key → request
 	s.mu.Lock()
 	for i := range reqs {
-		s.nextID++
-		reqs[i].id = s.nextID
-		key := strconv.FormatInt(s.nextID, 10) // the id's JSON text, as replies carry it
-		s.pending[key] = replies
-		open[key] = &reqs[i]
+		reqs[i].id, reqs[i].wait = s.h.newRequestID(s)
+		s.pending[reqs[i].wait] = replies
+		open[reqs[i].wait] = &reqs[i]
 	}
 	s.mu.Unlock()
 	// Whatever happens, no waiter stays registered.
 	defer func() {
 		s.mu.Lock()
 		for i := range reqs {
-			delete(s.pending, strconv.FormatInt(reqs[i].id, 10))
+			delete(s.pending, reqs[i].wait)
 		}
 		s.mu.Unlock()
 	}()
@@ -246,7 +245,7 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 		// A request without params (roots/list) carries "params":{}: never
 		// null, which JSON-RPC forbids, and not absent, which some clients
 		// (the official go-sdk v1.8.0) fail to decode.
-		req := jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: jsonrpc.IntID(r.id), Method: r.method, Params: json.RawMessage("{}")}
+		req := jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: r.id, Method: r.method, Params: json.RawMessage("{}")}
 		if len(r.params) > 0 {
 			req.Params = r.params
 		}

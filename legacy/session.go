@@ -32,7 +32,10 @@ type reply struct {
 	err    *jsonrpc.Error
 }
 
-// session is one legacy client: an HTTP session or a stdio process.
+// session is one legacy client: a stdio process, or an HTTP session in use
+// on this instance (its record, which every instance reads, is in the
+// Handler's Store; this is what lives only here: the calls in flight, the
+// answers they wait for, an open GET stream).
 type session struct {
 	h          *Handler
 	id         string
@@ -40,20 +43,24 @@ type session struct {
 	caps       client.Capabilities
 	clientInfo *server.Implementation
 	principal  string // the authenticated subject that opened the session
+	http       bool   // an HTTP session, kept in the store
 
 	ctx    context.Context // ends when the session closes
 	cancel context.CancelCauseFunc
 	calls  sync.WaitGroup // requests being served
 
+	refs, uses int // guarded by h.mu: acquisitions, and those that are use
+
 	mu       sync.Mutex
 	logLevel server.LogLevel
 	subs     map[string]bool
-	lastUsed time.Time
-	active   int                                // requests in flight and open GET streams
+	rev      int64                              // the record revision logLevel and subs come from
+	touched  time.Time                          // when this instance last recorded a use
 	inflight map[string]context.CancelCauseFunc // client request id → cancel
 	pending  map[string]chan<- reply            // server request id → waiter
-	nextID   int64
-	get      chan []byte // the open GET stream's queue, or nil
+	get      chan []byte                        // the open GET stream's queue, or nil
+	getStop  chan struct{}                      // closed to end the GET stream, once it is claimed
+	getRev   int64                              // the record revision that names this instance its holder
 	out      func([]byte) error
 }
 
@@ -64,28 +71,36 @@ func newSession(h *Handler, id string, p *initializeParams, out func([]byte) err
 		ctx: ctx, cancel: cancel,
 		logLevel: server.LevelInfo,
 		subs:     make(map[string]bool),
-		lastUsed: time.Now(),
 		inflight: make(map[string]context.CancelCauseFunc),
 		pending:  make(map[string]chan<- reply),
 		out:      out,
 	}
 }
 
-func (s *session) touch() {
-	s.mu.Lock()
-	s.lastUsed = time.Now()
-	s.mu.Unlock()
+// sessionFromRecord makes the live part of an HTTP session.
+func sessionFromRecord(h *Handler, rec *Record) *session {
+	caps := rec.Capabilities
+	s := newSession(h, rec.ID, &initializeParams{ProtocolVersion: rec.ProtocolVersion, Capabilities: &caps, ClientInfo: rec.ClientInfo}, nil)
+	s.principal, s.http, s.rev = rec.Principal, true, -1
+	return s
 }
 
-// idleSince returns how long the session has been idle; a session with a
-// request in flight or an open GET stream is never idle.
-func (s *session) idleSince(now time.Time) time.Duration {
+// refresh takes what may have changed from a record read from the store,
+// unless the session already has a later revision.
+func (s *session) refresh(rec *Record, touched bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.active > 0 {
-		return 0
+	if touched && rec.LastUsed.After(s.touched) {
+		s.touched = rec.LastUsed
 	}
-	return now.Sub(s.lastUsed)
+	if rec.Rev < s.rev {
+		return
+	}
+	s.rev, s.logLevel = rec.Rev, rec.LogLevel
+	clear(s.subs)
+	for _, u := range rec.Subscriptions {
+		s.subs[u] = true
+	}
 }
 
 func (s *session) subscribed(uri string) bool {
@@ -94,29 +109,62 @@ func (s *session) subscribed(uri string) bool {
 	return s.subs[uri]
 }
 
-// close ends the session: waits fail with cause, requests are cancelled.
+// close ends the session: waits fail with cause, requests are cancelled,
+// the GET stream ends.
 func (s *session) close(cause error) {
 	s.cancel(cause)
 }
 
 // sendSession sends a message that belongs to no request: on the GET
-// stream (HTTP) or stdout (stdio). Without a GET stream it is dropped, as
-// the specification allows.
+// stream (HTTP) or stdout (stdio). When another instance holds the GET
+// stream it goes there. Without a GET stream it is dropped, as the
+// specification allows.
 func (s *session) sendSession(msg []byte) {
+	if !s.http || !s.h.shared {
+		s.sendLocal(msg)
+		return
+	}
+	// Another instance may have taken the stream over a moment ago: the
+	// record says where it is.
+	s.h.sendToStream(s, msg)
+}
+
+// sendLocal sends a session message on the GET stream this instance holds,
+// or stdout, and reports whether the session has either. A GET stream
+// counts once it is claimed and until it is taken over.
+func (s *session) sendLocal(msg []byte) bool {
 	s.mu.Lock()
 	out, get := s.out, s.get
+	if s.http && s.getStop == nil {
+		get = nil
+	}
 	s.mu.Unlock()
 	if out != nil {
 		_ = out(msg)
+		return true
+	}
+	if get == nil {
+		return false
+	}
+	select {
+	case get <- msg:
+	default:
+		s.h.srv.Logger().Warn("legacy session GET stream is full; dropping a notification", "session", s.id)
+	}
+	return true
+}
+
+// stopGET ends the GET stream this instance holds, if any, when holder,
+// another instance, claimed the session's stream at a revision later than
+// this instance's claim.
+func (s *session) stopGET(rev int64, holder string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.getStop == nil || rev <= s.getRev || holder == s.h.instance {
 		return
 	}
-	if get != nil {
-		select {
-		case get <- msg:
-		default:
-			s.h.srv.Logger().Warn("legacy session GET stream is full; dropping a notification", "session", s.id)
-		}
-	}
+	close(s.getStop)
+	s.getStop = nil
 }
 
 // serveGET holds the session's GET stream open for session notifications.
@@ -125,7 +173,7 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "the GET stream needs Accept: text/event-stream"))
 		return
 	}
-	q := make(chan []byte, 64)
+	q, stop := make(chan []byte, 64), make(chan struct{})
 	s.mu.Lock()
 	if s.get != nil {
 		s.mu.Unlock()
@@ -133,15 +181,34 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.get = q
-	s.active++
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		s.get = nil
-		s.active--
-		s.lastUsed = time.Now()
+		if s.get == q {
+			s.get, s.getStop = nil, nil
+		}
 		s.mu.Unlock()
 	}()
+	rev := int64(-1)
+	if s.http {
+		// The session's stream is here now: session messages sent by
+		// other instances come to this one, and the instance that held it
+		// before (a client reconnecting elsewhere) lets it go.
+		var err error
+		if rev, err = s.h.claimStream(r.Context(), s); err != nil {
+			if errors.Is(err, ErrNotFound) {
+				writeJSONError(w, http.StatusNotFound, jsonrpc.ID{}, &jsonrpc.Error{Code: codeSessionNotFound, Message: "Session not found: initialize a new session"})
+			} else {
+				s.h.storeFailed(w, jsonrpc.ID{}, "claim the GET stream", err)
+			}
+			return
+		}
+		defer s.h.releaseStream(s)
+	}
+	// Only a claimed stream can be taken over.
+	s.mu.Lock()
+	s.getStop, s.getRev = stop, rev
+	s.mu.Unlock()
 	st := sse.New(w, r)
 	st.Open()
 	tick := time.NewTicker(s.h.opts.KeepAlive)
@@ -151,6 +218,8 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-s.ctx.Done():
+			return
+		case <-stop:
 			return
 		case <-tick.C:
 			if st.KeepAlive() != nil {
@@ -166,41 +235,59 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request) {
 
 // deliver routes a client's response to the waiting server request.
 func (s *session) deliver(msg *jsonrpc.Message) {
-	id := msg.ID.String()
+	s.deliverReply(msg.ID.String(), msg.Result, msg.Error)
+}
+
+// deliverReply hands an answer to the server request waiting under key.
+func (s *session) deliverReply(key string, result json.RawMessage, e *jsonrpc.Error) {
 	s.mu.Lock()
-	ch, ok := s.pending[id]
-	delete(s.pending, id)
+	ch, ok := s.pending[key]
+	delete(s.pending, key)
 	s.mu.Unlock()
 	if ok {
-		ch <- reply{id: id, result: msg.Result, err: msg.Error}
+		ch <- reply{id: key, result: result, err: e}
 	}
 }
 
 // notification handles a client notification.
 func (s *session) notification(msg *jsonrpc.Message) {
+	if id, reason, ok := parseCancel(msg); ok {
+		s.cancelRequest(id, reason)
+	}
+}
+
+// parseCancel reads a notifications/cancelled: the id (JSON text) of the
+// request it cancels and why. Other notifications (notifications/initialized,
+// roots/list_changed, …) need nothing.
+func parseCancel(msg *jsonrpc.Message) (id, reason string, ok bool) {
 	if msg.Method != "notifications/cancelled" {
-		return // notifications/initialized, roots/list_changed, …
+		return "", "", false
 	}
 	var p struct {
 		RequestID jsonrpc.ID `json:"requestId"`
 		Reason    string     `json:"reason"`
 	}
 	if strictjson.Unmarshal(msg.Params, &p) != nil || p.RequestID.IsZero() {
-		return
+		return "", "", false
 	}
-	id := p.RequestID.String()
-	reason := "the client cancelled the request"
+	reason = "the client cancelled the request"
 	if p.Reason != "" {
-		reason += ": " + p.Reason
+		reason += ": " + clip.String(p.Reason)
 	}
-	// A client cancels only its own requests; server request ids are
-	// another id space.
+	return p.RequestID.String(), reason, true
+}
+
+// cancelRequest cancels the client's request id (JSON text) if it runs
+// here and reports whether it did. A client cancels only its own
+// requests; server request ids are another id space.
+func (s *session) cancelRequest(id, reason string) bool {
 	s.mu.Lock()
 	cancel, ok := s.inflight[id]
 	s.mu.Unlock()
 	if ok {
 		cancel(errors.New(reason))
 	}
+	return ok
 }
 
 // serveRequest runs one client request. finish writes the response;
@@ -219,21 +306,24 @@ func (s *session) serveRequest(parent context.Context, msg *jsonrpc.Message, w w
 		return
 	}
 	s.inflight[key] = cancel
-	s.active++
 	s.mu.Unlock()
 	s.calls.Add(1)
 	defer func() {
 		s.mu.Lock()
 		delete(s.inflight, key)
-		s.active--
-		s.lastUsed = time.Now()
 		s.mu.Unlock()
 		stop()
 		cancel(nil)
 		s.calls.Done()
 	}()
 
-	res, e := s.run(ctx, msg, w)
+	res, e := s.admit(msg)
+	if e == nil {
+		res, e = s.run(ctx, msg, w)
+	}
+	if e == nil {
+		e = s.persist(ctx, msg)
+	}
 	switch {
 	case e == server.ErrNoResponse || ctx.Err() != nil:
 		abandon() // cancelled: no response, whatever the handler returned

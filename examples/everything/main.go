@@ -9,7 +9,7 @@
 // Usage:
 //
 //	go run ./examples/everything [-addr 127.0.0.1:8080] [-state-ttl 10m] [-stdio]
-//	    [-task-ttl 1h] [-task-lease 15s]
+//	    [-task-ttl 1h] [-task-lease 15s] [-session-idle 30m] [-trusted-proxy CIDR,...]
 //
 // It serves http://ADDR/mcp, or newline-delimited JSON-RPC on stdin and
 // stdout with -stdio. The requestState key comes from BATON_STATE_KEY (at
@@ -18,7 +18,11 @@
 // BATON_REDIS_URL set, confirmations are redeemed once across the instances
 // that share that Redis (without it, once per process only), and tasks (the
 // tasks extension) are kept in Redis, so that any instance answers tasks/get
-// and tasks/update or tasks/cancel reach the instance running the task.
+// and tasks/update or tasks/cancel reach the instance running the task, and
+// so are 2025-11-25 sessions, so that any instance serves a session and a
+// client's answer to a server request reaches the instance whose call asked
+// it. -trusted-proxy names the proxies whose X-Forwarded-For gives the
+// client address that anonymous 2025-11-25 clients' session quotas count.
 //
 // To rotate the key, start each instance with the new key in
 // BATON_STATE_KEY and the previous ones, comma-separated, in
@@ -37,6 +41,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -46,8 +51,10 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/redisledger"
+	"github.com/baton-mcp/baton/redissessions"
 	"github.com/baton-mcp/baton/redistasks"
 	"github.com/baton-mcp/baton/server"
 	"github.com/baton-mcp/baton/tasks"
@@ -66,6 +73,8 @@ func run() error {
 	stdio := flag.Bool("stdio", false, "serve JSON-RPC on stdin/stdout instead of HTTP")
 	taskTTL := flag.Duration("task-ttl", time.Hour, "how long a task (the tasks extension) lives from its creation")
 	taskLease := flag.Duration("task-lease", 15*time.Second, "how long an instance vouches for its running tasks without renewing; a dead instance's tasks fail once it lapses")
+	sessionIdle := flag.Duration("session-idle", legacy.DefaultSessionIdle, "how long a 2025-11-25 session may go unused before it expires")
+	trusted := flag.String("trusted-proxy", "", "comma-separated CIDR prefixes of proxies whose X-Forwarded-For is believed for 2025-11-25 session quotas")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -84,7 +93,16 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	srv, err := newServerWith(keys, *ttl, ledger, server.TaskOptions{Store: store, TTL: *taskTTL, Lease: *taskLease}, log)
+	sessions, err := sessionStoreFromEnv(os.Getenv("BATON_REDIS_URL"))
+	if err != nil {
+		return err
+	}
+	proxies, err := parsePrefixes(*trusted)
+	if err != nil {
+		return err
+	}
+	legacyOpts := &legacy.Options{Store: sessions, SessionIdle: *sessionIdle, TrustedProxies: proxies}
+	srv, err := newServerWith(keys, *ttl, ledger, server.TaskOptions{Store: store, TTL: *taskTTL, Lease: *taskLease}, legacyOpts, log)
 	if err != nil {
 		return err
 	}
@@ -123,6 +141,45 @@ func taskStoreFromEnv(url string) (tasks.Store, error) {
 		return nil, fmt.Errorf("BATON_REDIS_URL: %w", err)
 	}
 	return redistasks.New(redis.NewClient(opts), "baton:tasks:"), nil
+}
+
+// sessionStoreFromEnv returns a Redis store for 2025-11-25 sessions when
+// BATON_REDIS_URL is set, shared by every instance; otherwise nil (the
+// sessions of this process, in its memory).
+func sessionStoreFromEnv(url string) (legacy.Store, error) {
+	if url == "" {
+		return nil, nil
+	}
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("BATON_REDIS_URL: %w", err)
+	}
+	return redissessions.New(redis.NewClient(opts), "baton:sessions:"), nil
+}
+
+// parsePrefixes reads comma-separated CIDR prefixes (a bare address is
+// one host).
+func parsePrefixes(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		if !strings.Contains(f, "/") {
+			a, err := netip.ParseAddr(f)
+			if err != nil {
+				return nil, fmt.Errorf("-trusted-proxy: %w", err)
+			}
+			out = append(out, netip.PrefixFrom(a, a.BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			return nil, fmt.Errorf("-trusted-proxy: %w", err)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }
 
 // stateKeysFromEnv builds the key ring from BATON_STATE_KEY and

@@ -37,13 +37,13 @@ func newServer(keys *mrtr.KeyRing, ttl time.Duration, log *slog.Logger) (*server
 // confirmations once (nil: one for this process; share one, such as
 // Redis, across instances).
 func newServerWithLedger(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, log *slog.Logger) (*server.Server, error) {
-	return newServerWith(keys, ttl, ledger, server.TaskOptions{}, log)
+	return newServerWith(keys, ttl, ledger, server.TaskOptions{}, nil, log)
 }
 
 // newServerWith is newServerWithLedger with the options of the tasks
 // extension: the store that keeps tasks (nil: this process's memory; share
 // one, such as Redis, across instances), their TTL and lease.
-func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, taskOpts server.TaskOptions, log *slog.Logger) (*server.Server, error) {
+func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, taskOpts server.TaskOptions, legacyOpts *legacy.Options, log *slog.Logger) (*server.Server, error) {
 	if ledger == nil {
 		ledger = mrtr.NewMemoryLedger()
 	}
@@ -54,7 +54,7 @@ func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, ta
 		Logging:      true,
 		Logger:       log,
 		Tasks:        taskOpts,
-		Legacy:       legacy.New(nil), // 2025-11-25 clients on the same endpoint
+		Legacy:       legacy.New(legacyOpts), // 2025-11-25 clients on the same endpoint
 	})
 	if err != nil {
 		return nil, err

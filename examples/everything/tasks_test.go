@@ -86,7 +86,7 @@ func TestTasksSharedThroughRedis(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := newServerWith(keys, time.Minute, nil, server.TaskOptions{Store: store}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		srv, err := newServerWith(keys, time.Minute, nil, server.TaskOptions{Store: store}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}

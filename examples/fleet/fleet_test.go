@@ -242,7 +242,7 @@ func (f *fleet) startInstance(i int, addr, key, old string) *instance {
 		// need not.
 		env = append(env, "GORACE=atexit_sleep_ms=50")
 	}
-	p, err := startProc(fmt.Sprintf("instance %d", i), env, f.bin, "-addr", addr, "-state-ttl", "5m")
+	p, err := startProc(fmt.Sprintf("instance %d", i), env, f.bin, "-addr", addr, "-state-ttl", "5m", "-task-lease", taskLease.String(), "-trusted-proxy", "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,19 +406,21 @@ var httpClient = &http.Client{
 // the retry fields when state is set. A response on an SSE stream is read
 // up to the message that answers the call.
 func callTool(ctx context.Context, url, tool string, args map[string]any, state string, responses map[string]any) (*reply, error) {
-	params := map[string]any{
-		"name":      tool,
-		"arguments": args,
-		"_meta": map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
-		},
-	}
+	params := map[string]any{"name": tool, "arguments": args}
 	if state != "" {
 		params["requestState"] = state
 		params["inputResponses"] = responses
 	}
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+	return post(ctx, url, "tools/call", tool, params, map[string]any{"elicitation": map[string]any{}})
+}
+
+// post sends one 2026-07-28 request declaring caps; name goes in Mcp-Name.
+func post(ctx context.Context, url, method, name string, params, caps map[string]any) (*reply, error) {
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": caps,
+	}
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	if err != nil {
 		return nil, err
 	}
@@ -429,8 +431,8 @@ func callTool(ctx context.Context, url, tool string, args map[string]any, state 
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
+	req.Header.Set("Mcp-Method", method)
+	req.Header.Set("Mcp-Name", name)
 	resp, err := httpClient.Do(req)
 	if err != nil {
 		return nil, err
@@ -729,7 +731,7 @@ func formatCounts[K comparable](m map[K]int) string {
 // concurrently, then rotates the key while flows are in flight.
 func TestFleet(t *testing.T) {
 	nginxBin := requireNginx(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 
 	start := time.Now()
@@ -825,6 +827,13 @@ func TestFleet(t *testing.T) {
 		t.Logf("one confirmed retry sent %d times through nginx: transferred once (on %s), refused as already used {%s}",
 			1+sum(refused), transferred[0], formatCounts(refused))
 	})
+
+	// Work that outlives one request, through nginx: tasks, and
+	// 2025-11-25 sessions of the official TypeScript SDK; then an instance
+	// killed in the middle of both (failover_test.go).
+	t.Run("tasks through the balancer", func(t *testing.T) { testTasks(t, ctx, fl) })
+	t.Run("legacy sessions through the balancer", func(t *testing.T) { testLegacySessions(t, ctx, fl) })
+	t.Run("an instance killed mid-way", func(t *testing.T) { testKill(t, ctx, fl) })
 
 	t.Run("key rotation mid-flight", func(t *testing.T) {
 		const n, workers = 30, 8

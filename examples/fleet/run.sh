@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs a fleet on this machine: three examples/everything instances sharing
-# one state key and one Redis ledger, behind nginx balancing round-robin,
-# all on 127.0.0.1.
+# one state key and one Redis (a ledger, tasks, 2025-11-25 sessions),
+# behind nginx balancing round-robin, all on 127.0.0.1.
 #
 #   examples/fleet/run.sh
 #
@@ -11,7 +11,8 @@
 #   BATON_STATE_KEYS_OLD  older keys, comma-separated, to verify only
 #   BATON_NGINX           the nginx binary (default: nginx on PATH, else
 #                         /usr/sbin/nginx; Debian: apt-get install nginx)
-#   BATON_REDIS_URL       the Redis the instances redeem confirmations in;
+#   BATON_REDIS_URL       the Redis the instances share confirmations, tasks
+#                         and 2025-11-25 sessions through;
 #                         when unset, a private redis-server is started on a
 #                         Unix socket in the temporary directory
 #   BATON_REDIS_SERVER    the redis-server binary for that (default:
@@ -67,7 +68,8 @@ export BATON_STATE_KEYS_OLD=${BATON_STATE_KEYS_OLD:-}
 # One ledger for the three instances, so that a confirmation is redeemed
 # once across the fleet: a replayed confirmed retry transfers nothing on
 # any instance. Without it each instance would refuse a replay only of
-# what it redeemed itself.
+# what it redeemed itself. The same Redis keeps tasks and 2025-11-25
+# sessions, so that any instance serves them.
 if [ -z "${BATON_REDIS_URL:-}" ]; then
   REDIS=${BATON_REDIS_SERVER:-$(command -v redis-server || echo /usr/bin/redis-server)}
   [ -x "$REDIS" ] || fail "redis-server not found at $REDIS: apt-get install redis-server (or set BATON_REDIS_SERVER, or BATON_REDIS_URL to a running Redis)"
@@ -91,7 +93,8 @@ export BATON_REDIS_URL
 # from the line it logs once it listens.
 UPSTREAMS=()
 for i in 1 2 3; do
-  "$WORK/everything" -addr 127.0.0.1:0 2> "$WORK/instance$i.log" &
+  # nginx runs on this host: its X-Forwarded-For is believed.
+  "$WORK/everything" -addr 127.0.0.1:0 -trusted-proxy 127.0.0.1 2> "$WORK/instance$i.log" &
   pid=$!
   PIDS+=("$pid")
   addr=

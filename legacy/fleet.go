@@ -1,0 +1,414 @@
+package legacy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/baton-mcp/baton/jsonrpc"
+)
+
+// Sessions across instances.
+//
+// A session's record is in the Store; any instance serves any of its
+// requests. What cannot move is a call in flight: its handler runs, and
+// its response stream is held, by the instance that took the request. The
+// instances reach one another through the store's messages:
+//
+//   - A server-to-client request made with a shared store has a string id,
+//     "<instance>.<n>": the instance that holds the call, and a number it
+//     never uses twice. The client's answer, POSTed to any instance, is
+//     forwarded to the one its id names (kindReply), which hands it to the
+//     waiting call. Without a shared store ids are integers, as before.
+//   - notifications/cancelled for a client request is acted on where it
+//     arrives if the request runs there, and otherwise sent to every
+//     instance (kindCancel): client request ids do not say where they run.
+//   - The GET stream is held by one instance, named in the record. A
+//     session message with nowhere else to go (a notification sent after
+//     its call's stream closed) goes where the record says, forwarded if
+//     that is another instance (kindNotify). A GET
+//     opened on another instance takes the stream over: the record names
+//     the new holder and the old one is told to end its stream
+//     (kindStream), so a client that reconnects through a balancer gets
+//     its stream back on whichever instance it reaches.
+//   - DELETE ends the session everywhere (kindClosed): calls of it still
+//     running on other instances are cancelled. A change of the log level
+//     or the subscriptions is sent to every instance (kindChanged), so the
+//     holder of the GET stream filters resource updates by the current
+//     subscriptions.
+//
+// Messages are best effort: one lost while an instance's subscription
+// reconnects is lost (an answer then times out with CallTimeout, a
+// cancellation is not acted on). The keeper rereads every session in use
+// on its instance each keep period, so a lost kindClosed, kindChanged or
+// kindStream is made good then.
+
+// The kinds of fleet messages.
+const (
+	kindReply   = "reply"
+	kindCancel  = "cancel"
+	kindNotify  = "notify"
+	kindStream  = "stream"
+	kindClosed  = "closed"
+	kindChanged = "changed"
+)
+
+// fleetMessage is one message between the instances.
+type fleetMessage struct {
+	Kind    string `json:"kind"`
+	From    string `json:"from"`
+	Session string `json:"session"`
+	// ID is the server request id (kindReply: the key its answer is awaited
+	// under) or the client request id, as JSON text (kindCancel).
+	ID     string          `json:"id,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *jsonrpc.Error  `json:"error,omitempty"`
+	// Body is a JSON-RPC notification for the GET stream (kindNotify).
+	Body   json.RawMessage `json:"body,omitempty"`
+	Reason string          `json:"reason,omitempty"`
+	Record *Record         `json:"record,omitempty"`
+	// Rev is the record revision of a takeover (kindStream).
+	Rev int64 `json:"rev,omitempty"`
+}
+
+// instanceIDLen is the length of an instance name: 12 random bytes in
+// base64url (randomID).
+const instanceIDLen = 16
+
+// newRequestID returns the wire id of a server-to-client request of s and
+// the key its answer is awaited under.
+func (h *Handler) newRequestID(s *session) (jsonrpc.ID, string) {
+	n := h.nextID.Add(1)
+	if !h.shared || !s.http {
+		id := jsonrpc.IntID(n)
+		return id, id.String()
+	}
+	key := h.instance + "." + strconv.FormatInt(n, 10)
+	return jsonrpc.StringID(key), key
+}
+
+// replyTarget reads the id of a client's answer: the key it is awaited
+// under and the instance holding the call. ok is false for an id that no
+// instance of a shared store made.
+func (h *Handler) replyTarget(id jsonrpc.ID) (key, instance string, ok bool) {
+	if !h.shared {
+		return id.String(), h.instance, true
+	}
+	raw := id.Raw()
+	if len(raw) == 0 || raw[0] != '"' || len(raw) > 64 {
+		return "", "", false
+	}
+	if err := json.Unmarshal(raw, &key); err != nil {
+		return "", "", false
+	}
+	inst, n, found := strings.Cut(key, ".")
+	if !found || len(inst) != instanceIDLen || !base64URL(inst) {
+		return "", "", false
+	}
+	if _, err := strconv.ParseUint(n, 10, 63); err != nil {
+		return "", "", false
+	}
+	return key, inst, true
+}
+
+// routeReply takes a client's answer to a server request of session sid
+// to the call waiting for it, here or on the instance its id names.
+func (h *Handler) routeReply(sid string, msg *jsonrpc.Message) {
+	key, inst, ok := h.replyTarget(msg.ID)
+	if !ok {
+		return // no call of this fleet asked it
+	}
+	if inst == h.instance {
+		if s := h.liveSession(sid); s != nil {
+			s.deliverReply(key, msg.Result, msg.Error)
+		}
+		return
+	}
+	h.send(inst, &fleetMessage{Kind: kindReply, Session: sid, ID: key, Result: msg.Result, Error: msg.Error})
+}
+
+// clientNotification handles a client notification POSTed to session sid.
+func (h *Handler) clientNotification(sid string, msg *jsonrpc.Message) {
+	id, reason, ok := parseCancel(msg)
+	if !ok {
+		return
+	}
+	if s := h.liveSession(sid); s != nil && s.cancelRequest(id, reason) {
+		return
+	}
+	h.broadcast(&fleetMessage{Kind: kindCancel, Session: sid, ID: id, Reason: reason})
+}
+
+// sendToStream sends a session message of s on its GET stream: here if
+// this instance holds it, else on the instance the record names.
+func (h *Handler) sendToStream(s *session, msg []byte) {
+	ctx, cancel := context.WithTimeout(h.life, storeTimeout)
+	defer cancel()
+	rec, err := h.store.Get(ctx, s.id)
+	switch {
+	case err != nil || rec.Stream == "":
+		return // no stream: dropped, as the specification allows
+	case rec.Stream == h.instance:
+		s.sendLocal(msg)
+	default:
+		h.send(rec.Stream, &fleetMessage{Kind: kindNotify, Session: s.id, Body: msg})
+	}
+}
+
+// claimStream names this instance in s's record as the holder of its GET
+// stream, tells the previous holder to let it go, and returns the
+// revision of the record that names this instance.
+func (h *Handler) claimStream(ctx context.Context, s *session) (int64, error) {
+	var prev string
+	rec, err := h.store.Update(ctx, s.id, func(r *Record) error {
+		prev = r.Stream
+		if prev == h.instance {
+			return ErrNoUpdate
+		}
+		r.Stream = h.instance
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	s.refresh(rec, false)
+	if prev != "" && prev != h.instance {
+		h.send(prev, &fleetMessage{Kind: kindStream, Session: s.id, Rev: rec.Rev})
+	}
+	return rec.Rev, nil
+}
+
+// releaseStream clears the holder of s's GET stream if it is still this
+// instance.
+func (h *Handler) releaseStream(s *session) {
+	// Not h.life: a Handler that closes still tells the others its
+	// streams are gone.
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	_, _ = h.store.Update(ctx, s.id, func(r *Record) error {
+		if r.Stream != h.instance {
+			return ErrNoUpdate
+		}
+		r.Stream = ""
+		return nil
+	})
+}
+
+// send sends m to instance, or handles it here when that is this one.
+func (h *Handler) send(instance string, m *fleetMessage) {
+	if instance == h.instance || !h.shared {
+		h.handle(m)
+		return
+	}
+	h.publish(instance, m)
+}
+
+// broadcast handles m here and, with a shared store, sends it to every
+// other instance.
+func (h *Handler) broadcast(m *fleetMessage) {
+	h.handle(m)
+	if h.shared {
+		h.publish("", m)
+	}
+}
+
+func (h *Handler) publish(instance string, m *fleetMessage) {
+	m.From = h.instance
+	b, err := json.Marshal(m)
+	if err != nil {
+		h.srv.Logger().Error("legacy sessions: encode a message for another instance", "kind", m.Kind, "err", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(h.life, storeTimeout)
+	defer cancel()
+	if err := h.store.Publish(ctx, instance, b); err != nil {
+		h.srv.Logger().Warn("legacy sessions: a message to another instance was not sent", "kind", m.Kind, "err", err)
+	}
+}
+
+// receiver delivers the other instances' messages until Close, receiving
+// again after a pause when the store's transport fails.
+func (h *Handler) receiver() {
+	defer h.wg.Done()
+	for h.life.Err() == nil {
+		err := h.store.Receive(h.life, h.instance, h.received)
+		if h.life.Err() != nil {
+			return
+		}
+		h.srv.Logger().Warn("legacy sessions: receiving from the other instances failed; retrying in a second", "err", err)
+		select {
+		case <-h.life.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// maxFleetMessage bounds a message read from the store; a client's answer
+// is bounded by the server's request size (4 MiB by default).
+const maxFleetMessage = 64 << 20
+
+// received decodes a message from the store and handles it, unless this
+// instance sent it.
+func (h *Handler) received(b []byte) {
+	if len(b) > maxFleetMessage {
+		return
+	}
+	var m fleetMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		h.srv.Logger().Warn("legacy sessions: an unreadable message from another instance", "err", err)
+		return
+	}
+	if m.From == h.instance {
+		return
+	}
+	h.handle(&m)
+}
+
+// handle acts on a message for a session in use here; it never blocks.
+func (h *Handler) handle(m *fleetMessage) {
+	if m.Kind == kindClosed {
+		h.ended(m.Session, errDeleted)
+		return
+	}
+	s := h.liveSession(m.Session)
+	if s == nil {
+		return
+	}
+	switch m.Kind {
+	case kindReply:
+		s.deliverReply(m.ID, m.Result, m.Error)
+	case kindCancel:
+		s.cancelRequest(m.ID, m.Reason)
+	case kindNotify:
+		if len(m.Body) > 0 {
+			s.sendLocal(m.Body)
+		}
+	case kindStream:
+		s.stopGET(m.Rev, m.From)
+	case kindChanged:
+		if m.Record != nil && m.Record.ID == s.id {
+			s.refresh(m.Record, false)
+		}
+	}
+}
+
+// liveSession returns the session sid if it is in use here.
+func (h *Handler) liveSession(sid string) *session {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.live[sid]
+}
+
+// acquire returns the live part of rec's session, made if this instance
+// holds none, and counts it in use until release. use says whether the
+// acquisition is a use of the session (not a ping): while one lasts, the
+// keeper touches the session.
+func (h *Handler) acquire(rec *Record, use bool) *session {
+	h.mu.Lock()
+	s := h.live[rec.ID]
+	if s == nil {
+		s = sessionFromRecord(h, rec)
+		h.live[rec.ID] = s
+	}
+	s.refs++
+	if use {
+		s.uses++
+	}
+	h.mu.Unlock()
+	s.refresh(rec, use)
+	return s
+}
+
+// release ends an acquisition. When the last use ends after the session
+// was last touched here long enough ago, it is touched again, so that its
+// idle time starts when the use ended; when the last acquisition ends,
+// this instance forgets the session (its record stays in the store).
+func (h *Handler) release(s *session, use bool) {
+	h.mu.Lock()
+	s.refs--
+	if use {
+		s.uses--
+	}
+	lastUse, gone := use && s.uses == 0, s.refs == 0
+	if gone && h.live[s.id] == s {
+		delete(h.live, s.id)
+	}
+	h.mu.Unlock()
+	if lastUse {
+		s.mu.Lock()
+		stale := h.now().Sub(s.touched) >= h.keep/2
+		s.mu.Unlock()
+		if stale {
+			h.touch(s)
+		}
+	}
+	if gone {
+		s.cancel(nil)
+	}
+}
+
+// ended closes session sid here, if it is in use here: its calls are
+// cancelled with cause and its GET stream ends.
+func (h *Handler) ended(sid string, cause error) {
+	h.mu.Lock()
+	s := h.live[sid]
+	if s != nil {
+		delete(h.live, sid) // a later acquisition starts afresh
+	}
+	h.mu.Unlock()
+	if s != nil {
+		s.close(cause)
+	}
+}
+
+// touch records a use of s, refreshes it from its record, and closes it
+// when the store no longer has it.
+func (h *Handler) touch(s *session) {
+	ctx, cancel := context.WithTimeout(h.life, storeTimeout)
+	defer cancel()
+	rec, err := h.store.Touch(ctx, s.id, h.opts.SessionIdle)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		h.ended(s.id, errExpired)
+	case err != nil:
+		if h.life.Err() == nil {
+			h.srv.Logger().Warn("legacy sessions: could not record the use of a session", "session", s.id, "err", err)
+		}
+	default:
+		s.refresh(rec, true)
+		s.stopGET(rec.Rev, rec.Stream) // if another instance claimed the stream since
+	}
+}
+
+// keeper touches every session in use here once per keep period, until
+// Close: a session never goes idle while a call of it runs or its GET
+// stream is open, and the store's own expiry needs no sweeper.
+func (h *Handler) keeper() {
+	defer h.wg.Done()
+	t := time.NewTicker(h.keep)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.life.Done():
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		var inUse []*session
+		for _, s := range h.live {
+			if s.uses > 0 {
+				inUse = append(inUse, s)
+			}
+		}
+		h.mu.Unlock()
+		for _, s := range inUse {
+			if h.life.Err() != nil {
+				return
+			}
+			h.touch(s)
+		}
+	}
+}
