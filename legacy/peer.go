@@ -13,11 +13,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/jsonrpc"
-	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -183,30 +181,6 @@ type outgoing struct {
 	wait   string     // the key its answer is awaited under
 }
 
-// askAll sends every input request of an input_required result to the
-// client at once and waits for all the answers. URL-mode elicitations get
-// an elicitationId, which 2025-11-25 requires.
-func (p *peer) askAll(ctx context.Context, reqs mrtr.InputRequests, timeout time.Duration) (map[string]json.RawMessage, error) {
-	out := make([]outgoing, 0, len(reqs))
-	for _, kr := range reqs {
-		params := kr.Request.Params()
-		if e := kr.Request.Elicitation(); e != nil && e.Mode == elicit.ModeURL && e.ElicitationID == "" {
-			withID := *e
-			withID.ElicitationID = randomID("el-")
-			params = &withID
-		}
-		var b json.RawMessage
-		if params != nil {
-			var err error
-			if b, err = json.Marshal(params); err != nil {
-				return nil, fmt.Errorf("encode input request %q: %w", kr.Key, err)
-			}
-		}
-		out = append(out, outgoing{key: kr.Key, method: kr.Request.Method(), params: b})
-	}
-	return p.exchange(ctx, out, timeout)
-}
-
 func randomID(prefix string) string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b) // never fails (crypto/rand)
@@ -280,16 +254,32 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 		case <-tick.C:
 			_ = p.w.keepAlive()
 		case <-timer.C:
+			drain(replies, open)
 			p.cancelOutstanding(open, fmt.Sprintf("timed out after %v", timeout))
 			return nil, fmt.Errorf("%s: %w after %v", methods(open), server.ErrTimeout, timeout)
 		case <-ctx.Done():
 			// The call's context also ends when the session does (DELETE,
 			// expiry, end of input); its cause says which.
+			drain(replies, open)
 			p.cancelOutstanding(open, "the request that caused it was cancelled")
 			return nil, fmt.Errorf("%s: the call was cancelled: %w", methods(open), context.Cause(ctx))
 		}
 	}
 	return answers, nil
+}
+
+// drain takes out of open the requests whose replies have arrived but not
+// been read: a client that answered (and was told 202) is not then told
+// its request was cancelled.
+func drain(replies <-chan reply, open map[string]*outgoing) {
+	for {
+		select {
+		case rp := <-replies:
+			delete(open, rp.id)
+		default:
+			return
+		}
+	}
 }
 
 // cancelOutstanding tells the client to stop working on the requests not

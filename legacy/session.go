@@ -418,37 +418,27 @@ func (s *session) bridge(ctx context.Context, msg *jsonrpc.Message, p *peer) (js
 			return out.Result, nil
 		}
 		if round >= s.h.opts.MaxRounds {
-			return nil, jsonrpc.Errorf(jsonrpc.InternalError, "%s asked for input more than %d times; giving up", msg.Method, s.h.opts.MaxRounds)
+			return nil, jsonrpc.Errorf(jsonrpc.InternalError, "%s suspended more than %d times; giving up", msg.Method, s.h.opts.MaxRounds)
 		}
-		answers, err := p.askAll(ctx, out.Questions, 0)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, server.ErrNoResponse
-			}
-			return nil, jsonrpc.Errorf(jsonrpc.InternalError, "%s could not get its input from the client: %v", msg.Method, err)
-		}
-		if params, err = withAnswers(params, answers, out.RequestState); err != nil {
+		var err error
+		if params, err = withState(params, out.RequestState); err != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.InternalError, "%s: %v", msg.Method, err)
 		}
 	}
 }
 
-// withAnswers returns params with inputResponses and requestState set.
-func withAnswers(params json.RawMessage, answers map[string]json.RawMessage, state string) (json.RawMessage, error) {
+// withState returns params with requestState set to state.
+func withState(params json.RawMessage, state string) (json.RawMessage, error) {
 	m := map[string]json.RawMessage{}
 	if len(params) > 0 {
 		if err := strictjson.Unmarshal(params, &m); err != nil {
 			return nil, fmt.Errorf("params: %w", err)
 		}
 	}
-	a, err := json.Marshal(answers)
-	if err != nil {
-		return nil, fmt.Errorf("encode answers: %w", err)
-	}
 	st, err := json.Marshal(state)
 	if err != nil {
 		return nil, err
 	}
-	m["inputResponses"], m["requestState"] = a, st
+	m["requestState"] = st
 	return json.Marshal(m)
 }

@@ -46,7 +46,7 @@ func (d legacyDispatcher) Dispatch(ctx context.Context, lr *era.Request[RequestM
 		return nil, e
 	}
 	if irr := r.suspended; irr != nil {
-		return &era.Outcome{Suspended: true, Questions: irr.Questions, RequestState: irr.RequestState}, nil
+		return &era.Outcome{Suspended: true, RequestState: irr.RequestState}, nil
 	}
 	return &era.Outcome{Result: res}, nil
 }

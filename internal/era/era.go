@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/jsonrpc"
-	"github.com/baton-mcp/baton/mrtr"
 )
 
 // Adapter serves legacy clients on a server's endpoint and process.
@@ -83,12 +82,12 @@ type Request[M any] struct {
 }
 
 // Outcome is what a dispatched request produced: an encoded result, or,
-// for a handler that suspended (input_required), the questions and the
-// sealed state to bridge with: the adapter asks the client and dispatches
-// the request again with params carrying inputResponses and requestState.
+// for a handler that suspended (Call.Suspend), the sealed state to resume
+// with: the adapter dispatches the request again with params carrying
+// requestState. (A legacy request's questions are real round trips over
+// its Peer, so a suspension never carries questions.)
 type Outcome struct {
 	Result       json.RawMessage
-	Questions    mrtr.InputRequests
 	RequestState string
 	// Suspended reports whether the handler suspended (Result is then
 	// empty).
