@@ -361,7 +361,8 @@ func decodeObject(b []byte) (map[string]json.RawMessage, error) {
 }
 
 // targetName returns what Mcp-Name carries for method: params.name of
-// tools/call and prompts/get, params.uri of resources/read.
+// tools/call and prompts/get, params.uri of resources/read, params.taskId
+// of the tasks extension's tasks/get, tasks/update and tasks/cancel.
 func targetName(method string, p map[string]json.RawMessage) *string {
 	var member string
 	switch method {
@@ -369,6 +370,8 @@ func targetName(method string, p map[string]json.RawMessage) *string {
 		member = "name"
 	case "resources/read":
 		member = "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		member = "taskId"
 	default:
 		return nil
 	}
