@@ -103,7 +103,7 @@ func TestEnvelopeRequiredKeys(t *testing.T) {
 				// A raw body has no _meta, so no version header either.
 				tt.req.header(HeaderProtocolVersion, testVersion)
 			}
-			e := wantError(t, do(t, s, tt.req), http.StatusBadRequest, -32602, tt.id)
+			e := wantErrorRec(t, do(t, s, tt.req), http.StatusBadRequest, -32602, tt.id)
 			if !strings.Contains(e.Message, tt.message) {
 				t.Errorf("message %q does not contain %q", e.Message, tt.message)
 			}
@@ -184,7 +184,7 @@ func TestEnvelopeOptionalKeys(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got = RequestMeta{}
 			id := string(mustJSON(t, tt.req.id))
-			res := completeResult(t, do(t, s, tt.req), id)
+			res := completeResultRec(t, do(t, s, tt.req), id)
 			if text, isErr := toolText(t, res); text != "ok" || isErr {
 				t.Fatalf("result %q isError=%v", text, isErr)
 			}
@@ -198,7 +198,7 @@ func TestProtocolVersion(t *testing.T) {
 
 	t.Run("unsupported", func(t *testing.T) {
 		req := call(9, "server/discover", nil).withMeta(metaProtocolVersion, "1900-01-01")
-		e := wantError(t, do(t, s, req), http.StatusBadRequest, -32022, "9")
+		e := wantErrorRec(t, do(t, s, req), http.StatusBadRequest, -32022, "9")
 		var data struct {
 			Supported []string `json:"supported"`
 			Requested string   `json:"requested"`
@@ -212,18 +212,18 @@ func TestProtocolVersion(t *testing.T) {
 	})
 	t.Run("legacy version in a modern envelope", func(t *testing.T) {
 		req := call(9, "tools/list", nil).withMeta(metaProtocolVersion, "2025-11-25")
-		wantError(t, do(t, s, req), http.StatusBadRequest, -32022, "9")
+		wantErrorRec(t, do(t, s, req), http.StatusBadRequest, -32022, "9")
 	})
 	t.Run("header mismatch comes first", func(t *testing.T) {
 		req := call(10, "server/discover", nil).withMeta(metaProtocolVersion, "1900-01-01").header(HeaderProtocolVersion, testVersion)
-		e := wantError(t, do(t, s, req), http.StatusBadRequest, -32020, "10")
+		e := wantErrorRec(t, do(t, s, req), http.StatusBadRequest, -32020, "10")
 		if !strings.Contains(e.Message, HeaderProtocolVersion) {
 			t.Errorf("message %q does not name the header", e.Message)
 		}
 	})
 	t.Run("missing header with unsupported version", func(t *testing.T) {
 		req := call(11, "server/discover", nil).withMeta(metaProtocolVersion, "1900-01-01").without(HeaderProtocolVersion)
-		wantError(t, do(t, s, req), http.StatusBadRequest, -32020, "11")
+		wantErrorRec(t, do(t, s, req), http.StatusBadRequest, -32020, "11")
 	})
 }
 

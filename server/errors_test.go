@@ -54,11 +54,11 @@ func TestHandlerErrorExposure(t *testing.T) {
 			if err := s.AddPrompt(Prompt{Name: "p"}, func(context.Context, *PromptRequest) (*PromptResult, error) { return nil, tc.err }); err != nil {
 				t.Fatal(err)
 			}
-			text, isErr := toolText(t, completeResult(t, do(t, s, toolCall(1, "t", nil)), "1"))
+			text, isErr := toolText(t, completeResultRec(t, do(t, s, toolCall(1, "t", nil)), "1"))
 			if !isErr {
 				t.Fatalf("tool result %q is not an error", text)
 			}
-			pe := wantError(t, do(t, s, call(2, "prompts/get", map[string]any{"name": "p"})), http.StatusOK, jsonrpc.InternalError, "2")
+			pe := wantErrorRec(t, do(t, s, call(2, "prompts/get", map[string]any{"name": "p"})), http.StatusOK, jsonrpc.InternalError, "2")
 			if !tc.internal {
 				if text != tc.err.Error() || pe.Message != "Internal error: "+tc.err.Error() {
 					t.Errorf("plain error: tool text %q, prompt message %q; want its text %q", text, pe.Message, tc.err.Error())
@@ -101,8 +101,8 @@ func TestLedgerFailureIsInternal(t *testing.T) {
 		acted = true
 		return TextResult("paid"), nil
 	})
-	r1 := wantInputRequired(t, do(t, f.s, toolCall(1, "pay", nil).caps(elicitCaps)), "1", "confirm")
-	res := completeResult(t, do(t, f.s, toolCall(2, "pay", nil).caps(elicitCaps).retry(r1.RequestState, map[string]any{"confirm": accept(true)})), "2")
+	r1 := wantInputRequiredRec(t, do(t, f.s, toolCall(1, "pay", nil).caps(elicitCaps)), "1", "confirm")
+	res := completeResultRec(t, do(t, f.s, toolCall(2, "pay", nil).caps(elicitCaps).retry(r1.RequestState, map[string]any{"confirm": accept(true)})), "2")
 	text, isErr := toolText(t, res)
 	if !isErr || refRE.FindString(text) == "" || strings.Contains(text, "redis") || acted {
 		t.Fatalf("ledger down: %q (isError %v, acted %v); want the generic message, nothing done", text, isErr, acted)

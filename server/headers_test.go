@@ -65,7 +65,7 @@ func TestStandardHeaders(t *testing.T) {
 	}
 	for _, tt := range ok {
 		t.Run("accept/"+tt.name, func(t *testing.T) {
-			completeResult(t, do(t, s, tt.req), "1")
+			completeResultRec(t, do(t, s, tt.req), "1")
 		})
 	}
 
@@ -95,7 +95,7 @@ func TestStandardHeaders(t *testing.T) {
 	}
 	for _, tt := range bad {
 		t.Run("reject/"+tt.name, func(t *testing.T) {
-			e := wantError(t, do(t, s, tt.req), http.StatusBadRequest, -32020, "2")
+			e := wantErrorRec(t, do(t, s, tt.req), http.StatusBadRequest, -32020, "2")
 			if !strings.Contains(e.Message, tt.message) {
 				t.Errorf("message %q does not contain %q", e.Message, tt.message)
 			}
@@ -205,7 +205,7 @@ func TestParamHeaders(t *testing.T) {
 	}
 	for _, tt := range ok {
 		t.Run("accept/"+tt.name, func(t *testing.T) {
-			res := completeResult(t, do(t, s, tt.req), "3")
+			res := completeResultRec(t, do(t, s, tt.req), "3")
 			if text, isErr := toolText(t, res); text != "deployed" || isErr {
 				t.Errorf("result %q isError=%v", text, isErr)
 			}
@@ -235,7 +235,7 @@ func TestParamHeaders(t *testing.T) {
 	for _, tt := range bad {
 		t.Run("reject/"+tt.name, func(t *testing.T) {
 			before := *calls
-			e := wantError(t, do(t, s, tt.req), http.StatusBadRequest, -32020, "3")
+			e := wantErrorRec(t, do(t, s, tt.req), http.StatusBadRequest, -32020, "3")
 			if !strings.Contains(e.Message, tt.message) {
 				t.Errorf("message %q does not contain %q", e.Message, tt.message)
 			}

@@ -297,7 +297,7 @@ func parseResponse(tb testing.TB, b []byte) response {
 
 // wantError checks a recorded plain-JSON error response: HTTP status, code,
 // and the echoed id (JSON text, "null" for none). It returns the error.
-func wantError(tb testing.TB, rec *httptest.ResponseRecorder, status, code int, id string) *wireError {
+func wantErrorRec(tb testing.TB, rec *httptest.ResponseRecorder, status, code int, id string) *wireError {
 	tb.Helper()
 	if rec.Code != status {
 		tb.Errorf("HTTP status = %d, want %d; body %s", rec.Code, status, rec.Body.Bytes())
@@ -323,7 +323,7 @@ func wantError(tb testing.TB, rec *httptest.ResponseRecorder, status, code int, 
 
 // wantResult checks a recorded plain-JSON success response (HTTP 200, the
 // echoed id) and returns its result decoded.
-func wantResult(tb testing.TB, rec *httptest.ResponseRecorder, id string) map[string]any {
+func wantResultRec(tb testing.TB, rec *httptest.ResponseRecorder, id string) map[string]any {
 	tb.Helper()
 	if rec.Code != http.StatusOK {
 		tb.Fatalf("HTTP status = %d, want 200; body %s", rec.Code, rec.Body.Bytes())
@@ -361,9 +361,9 @@ func checkServerInfo(tb testing.TB, res map[string]any) {
 }
 
 // completeResult checks resultType "complete" and serverInfo.
-func completeResult(tb testing.TB, rec *httptest.ResponseRecorder, id string) map[string]any {
+func completeResultRec(tb testing.TB, rec *httptest.ResponseRecorder, id string) map[string]any {
 	tb.Helper()
-	res := wantResult(tb, rec, id)
+	res := wantResultRec(tb, rec, id)
 	if res["resultType"] != "complete" {
 		tb.Errorf("resultType = %v, want complete: %v", res["resultType"], res)
 	}
@@ -392,15 +392,15 @@ func toolText(tb testing.TB, res map[string]any) (string, bool) {
 
 // irr is an input_required result.
 type irr struct {
-	InputRequests map[string]json.RawMessage
-	RequestState  string
+	InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	RequestState  string                     `json:"requestState"`
 }
 
 // wantInputRequired checks an input_required result: serverInfo, no caching
 // hints, and the keys asked. It returns the requests and state.
-func wantInputRequired(tb testing.TB, rec *httptest.ResponseRecorder, id string, keys ...string) irr {
+func wantInputRequiredRec(tb testing.TB, rec *httptest.ResponseRecorder, id string, keys ...string) irr {
 	tb.Helper()
-	res := wantResult(tb, rec, id)
+	res := wantResultRec(tb, rec, id)
 	if res["resultType"] != "input_required" {
 		tb.Fatalf("resultType = %v, want input_required: %v", res["resultType"], res)
 	}

@@ -17,7 +17,7 @@ func TestRouting(t *testing.T) {
 	textTool(s, t, "hello", "hi")
 
 	t.Run("unknown method", func(t *testing.T) {
-		e := wantError(t, do(t, s, call(1, "tools/frobnicate", nil)), http.StatusNotFound, -32601, "1")
+		e := wantErrorRec(t, do(t, s, call(1, "tools/frobnicate", nil)), http.StatusNotFound, -32601, "1")
 		if !strings.Contains(e.Message, "tools/frobnicate") {
 			t.Errorf("message %q does not name the method", e.Message)
 		}
@@ -25,7 +25,7 @@ func TestRouting(t *testing.T) {
 	for _, m := range []string{"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "tasks/get"} {
 		t.Run("removed "+m, func(t *testing.T) {
 			req := call("r", m, map[string]any{"protocolVersion": testVersion, "capabilities": map[string]any{}})
-			wantError(t, do(t, s, req), http.StatusNotFound, -32601, `"r"`)
+			wantErrorRec(t, do(t, s, req), http.StatusNotFound, -32601, `"r"`)
 		})
 	}
 	t.Run("legacy initialize", func(t *testing.T) {
@@ -34,7 +34,7 @@ func TestRouting(t *testing.T) {
 			"capabilities":    map[string]any{},
 			"clientInfo":      map[string]any{"name": "old", "version": "1"},
 		}).withoutMeta().without(HeaderProtocolVersion).without(HeaderMethod)
-		e := wantError(t, do(t, s, req), http.StatusBadRequest, -32022, "0")
+		e := wantErrorRec(t, do(t, s, req), http.StatusBadRequest, -32022, "0")
 		var data struct {
 			Supported []string `json:"supported"`
 			Requested string   `json:"requested"`
@@ -54,7 +54,7 @@ func TestRouting(t *testing.T) {
 			r.Header.Set("Accept", "text/event-stream")
 			r.Header.Set(HeaderSessionID, "abc")
 			s.ServeHTTP(rec, r)
-			wantError(t, rec, http.StatusMethodNotAllowed, -32600, "null")
+			wantErrorRec(t, rec, http.StatusMethodNotAllowed, -32600, "null")
 			if a := rec.Header().Get("Allow"); a != http.MethodPost {
 				t.Errorf("Allow = %q, want POST", a)
 			}
@@ -67,17 +67,17 @@ func TestRouting(t *testing.T) {
 	t.Run("Content-Type", func(t *testing.T) {
 		for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "application/json-seq", "garbage/"} {
 			rec := do(t, s, call(1, "tools/list", nil).header("Content-Type", ct))
-			wantError(t, rec, http.StatusUnsupportedMediaType, -32600, "null")
+			wantErrorRec(t, rec, http.StatusUnsupportedMediaType, -32600, "null")
 		}
 		for _, ct := range []string{"application/json; charset=utf-8", "Application/JSON"} {
-			completeResult(t, do(t, s, call(1, "tools/list", nil).header("Content-Type", ct)), "1")
+			completeResultRec(t, do(t, s, call(1, "tools/list", nil).header("Content-Type", ct)), "1")
 		}
-		completeResult(t, do(t, s, call(1, "tools/list", nil).without("Content-Type")), "1")
+		completeResultRec(t, do(t, s, call(1, "tools/list", nil).without("Content-Type")), "1")
 	})
 
 	t.Run("no Mcp-Session-Id minted on success", func(t *testing.T) {
 		rec := do(t, s, call(1, "tools/list", nil).header(HeaderSessionID, "stale"))
-		completeResult(t, rec, "1")
+		completeResultRec(t, rec, "1")
 		if rec.Header().Get(HeaderSessionID) != "" {
 			t.Error("a session id was set")
 		}
@@ -90,7 +90,7 @@ func TestBodyLimits(t *testing.T) {
 
 	t.Run("too large", func(t *testing.T) {
 		req := toolCall(1, "hello", map[string]any{"pad": strings.Repeat("x", 600)})
-		e := wantError(t, do(t, s, req), http.StatusRequestEntityTooLarge, -32600, "null")
+		e := wantErrorRec(t, do(t, s, req), http.StatusRequestEntityTooLarge, -32600, "null")
 		if !strings.Contains(e.Message, "512-byte limit") {
 			t.Errorf("message %q", e.Message)
 		}
@@ -107,19 +107,19 @@ func TestBodyLimits(t *testing.T) {
 		if got := len(req.encode(t)); got != 512 {
 			t.Fatalf("body is %d bytes", got)
 		}
-		completeResult(t, do(t, s, req), "1")
+		completeResultRec(t, do(t, s, req), "1")
 	})
 	t.Run("too deep", func(t *testing.T) {
 		deep := strings.Repeat("[", 9) + strings.Repeat("]", 9)
 		req := call(2, "tools/list", nil).body(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"x":` + deep + `}}`)
-		e := wantError(t, do(t, s, req), http.StatusBadRequest, -32700, "null")
+		e := wantErrorRec(t, do(t, s, req), http.StatusBadRequest, -32700, "null")
 		if !strings.Contains(e.Message, "nesting") {
 			t.Errorf("message %q", e.Message)
 		}
 	})
 	t.Run("deep inside a string is fine", func(t *testing.T) {
 		req := toolCall(3, "hello", map[string]any{"s": strings.Repeat("[{", 40)})
-		completeResult(t, do(t, s, req), "3")
+		completeResultRec(t, do(t, s, req), "3")
 	})
 }
 
@@ -151,10 +151,10 @@ func TestJSONLimits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := do(t, s, tc.req)
 			if tc.msg == "" {
-				completeResult(t, rec, "1")
+				completeResultRec(t, rec, "1")
 				return
 			}
-			e := wantError(t, rec, http.StatusBadRequest, -32602, "null")
+			e := wantErrorRec(t, rec, http.StatusBadRequest, -32602, "null")
 			if !strings.Contains(e.Message, tc.msg) {
 				t.Errorf("message %q, want %q", e.Message, tc.msg)
 			}
@@ -163,14 +163,14 @@ func TestJSONLimits(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
 		d := newTestServer(t, nil)
 		textTool(d, t, "hello", "hi")
-		completeResult(t, do(t, d, toolCall(1, "hello", keys(10000))), "1")
+		completeResultRec(t, do(t, d, toolCall(1, "hello", keys(10000))), "1")
 		for req, msg := range map[*rpc]string{
 			toolCall(1, "hello", keys(10001)):                                                  "more than 10000 members",
 			toolCall(1, "hello", json.RawMessage(`{"n":1e401}`)):                               "beyond ±400",
 			toolCall(1, "hello", json.RawMessage(`{"n":`+strings.Repeat("1", 101)+`}`)):        "over the limit of 100",
 			toolCall(1, "hello", json.RawMessage(`{"n":1e-999999}`)).retry("garbage", keys(1)): "beyond ±400",
 		} {
-			e := wantError(t, do(t, d, req), http.StatusBadRequest, -32602, "null")
+			e := wantErrorRec(t, do(t, d, req), http.StatusBadRequest, -32602, "null")
 			if !strings.Contains(e.Message, msg) {
 				t.Errorf("message %q, want %q", e.Message, msg)
 			}
@@ -202,7 +202,7 @@ func TestMalformedMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, do(t, s, call(0, "tools/list", nil).body(tt.body)), tt.status, tt.code, tt.id)
+			wantErrorRec(t, do(t, s, call(0, "tools/list", nil).body(tt.body)), tt.status, tt.code, tt.id)
 		})
 	}
 
@@ -230,7 +230,7 @@ func TestHandlerAndMount(t *testing.T) {
 		r.URL.Path = "/anything/here"
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, r)
-		res := completeResult(t, rec, "1")
+		res := completeResultRec(t, rec, "1")
 		if text, _ := toolText(t, res); text != "hi" {
 			t.Errorf("text %q", text)
 		}
@@ -246,13 +246,13 @@ func TestHandlerAndMount(t *testing.T) {
 		})
 		rec := httptest.NewRecorder()
 		e.ServeHTTP(rec, call(1, "tools/list", nil).httpRequest(t))
-		completeResult(t, rec, "1")
+		completeResultRec(t, rec, "1")
 		if saw != "tools/list" {
 			t.Errorf("middleware saw %q", saw)
 		}
 		rec = httptest.NewRecorder()
 		e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/mcp", nil))
-		wantError(t, rec, http.StatusMethodNotAllowed, -32600, "null")
+		wantErrorRec(t, rec, http.StatusMethodNotAllowed, -32600, "null")
 	})
 }
 
@@ -390,8 +390,8 @@ func TestOriginAndHost(t *testing.T) {
 		// rebinding check, but foreign origins are still refused.
 		s := newTestServer(t, nil)
 		textTool(s, t, "hello", "hi")
-		completeResult(t, do(t, s, call(1, "tools/list", nil)), "1")
-		wantError(t, do(t, s, call(1, "tools/list", nil).header("Origin", "http://evil.example.com")), http.StatusForbidden, -32600, "null")
-		completeResult(t, do(t, s, call(1, "tools/list", nil).header("Origin", "http://example.com")), "1")
+		completeResultRec(t, do(t, s, call(1, "tools/list", nil)), "1")
+		wantErrorRec(t, do(t, s, call(1, "tools/list", nil).header("Origin", "http://evil.example.com")), http.StatusForbidden, -32600, "null")
+		completeResultRec(t, do(t, s, call(1, "tools/list", nil).header("Origin", "http://example.com")), "1")
 	})
 }

@@ -522,11 +522,11 @@ func TestPeerCausedLogLinesAreLimited(t *testing.T) {
 		}
 		return TextResult("done"), nil
 	})
-	r1 := wantInputRequired(t, do(t, s, toolCall(1, "ask", nil).caps(formCaps)), "1", "baton:0")
+	r1 := wantInputRequiredRec(t, do(t, s, toolCall(1, "ask", nil).caps(formCaps)), "1", "baton:0")
 	big := map[string]any{"baton:0": map[string]any{"action": "accept", "content": map[string]any{"name": strings.Repeat("n", 6000)}}}
 	flood := func(n int) {
 		for i := range n {
-			e := wantError(t, do(t, s, toolCall(i+2, "ask", nil).caps(formCaps).retry(r1.RequestState, big)), 200, -32603, fmt.Sprint(i+2))
+			e := wantErrorRec(t, do(t, s, toolCall(i+2, "ask", nil).caps(formCaps).retry(r1.RequestState, big)), 200, -32603, fmt.Sprint(i+2))
 			if !strings.Contains(e.Message, "4096-byte limit") {
 				t.Fatalf("message %q", e.Message)
 			}

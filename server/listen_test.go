@@ -151,13 +151,13 @@ func TestListenAgreedSubset(t *testing.T) {
 
 func TestListenErrors(t *testing.T) {
 	empty := newTestServer(t, nil)
-	wantError(t, do(t, empty, call(1, "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}})), http.StatusNotFound, -32601, "1")
+	wantErrorRec(t, do(t, empty, call(1, "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}})), http.StatusNotFound, -32601, "1")
 
 	s := newTestServer(t, nil)
 	textTool(s, t, "t1", "x")
-	wantError(t, do(t, s, call(2, "subscriptions/listen", nil)), http.StatusBadRequest, -32602, "2")
-	wantError(t, do(t, s, call(3, "subscriptions/listen", map[string]any{"notifications": "all"})), http.StatusBadRequest, -32602, "3")
-	wantError(t, do(t, s, call(4, "subscriptions/listen", map[string]any{"notifications": map[string]any{}}).without(HeaderMethod)), http.StatusBadRequest, -32020, "4")
+	wantErrorRec(t, do(t, s, call(2, "subscriptions/listen", nil)), http.StatusBadRequest, -32602, "2")
+	wantErrorRec(t, do(t, s, call(3, "subscriptions/listen", map[string]any{"notifications": "all"})), http.StatusBadRequest, -32602, "3")
+	wantErrorRec(t, do(t, s, call(4, "subscriptions/listen", map[string]any{"notifications": map[string]any{}}).without(HeaderMethod)), http.StatusBadRequest, -32020, "4")
 }
 
 func TestListenEndsWithClient(t *testing.T) {

@@ -97,7 +97,7 @@ func TestProgressWithoutToken(t *testing.T) {
 		return TextResult("done"), nil
 	})
 	rec := do(t, s, toolCall(1, "p", nil))
-	completeResult(t, rec, "1") // plain JSON: nothing to stream
+	completeResultRec(t, rec, "1") // plain JSON: nothing to stream
 }
 
 func TestPlainJSONWithoutEventStream(t *testing.T) {
@@ -113,7 +113,7 @@ func TestPlainJSONWithoutEventStream(t *testing.T) {
 	})
 	for _, accept := range []string{"application/json", "", "text/html, application/json;q=0.9"} {
 		rec := do(t, s, toolCall(1, "p", nil).withAccept(accept).withMeta("progressToken", 5).withMeta("io.modelcontextprotocol/logLevel", "debug"))
-		res := completeResult(t, rec, "1")
+		res := completeResultRec(t, rec, "1")
 		if text, _ := toolText(t, res); text != "done" {
 			t.Errorf("Accept %q: result %v", accept, res)
 		}
@@ -163,7 +163,7 @@ func TestLogNotifications(t *testing.T) {
 		wantStreamEnd(t, events)
 	})
 	t.Run("no logLevel, no log notifications", func(t *testing.T) {
-		completeResult(t, do(t, s, toolCall(2, "chatty", nil)), "2")
+		completeResultRec(t, do(t, s, toolCall(2, "chatty", nil)), "2")
 	})
 	t.Run("threshold emergency", func(t *testing.T) {
 		rec := do(t, s, toolCall(3, "chatty", nil).withMeta("io.modelcontextprotocol/logLevel", "emergency"))

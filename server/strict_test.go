@@ -35,7 +35,7 @@ func TestCaseVariantsAreNotSmuggled(t *testing.T) {
 	// rather than drop it silently, so the call is an isError result.
 	for i, args := range []string{`{"amount":10,"AMOUNT":100000}`, `{"Amount":100000}`} {
 		got = -1
-		res := completeResult(t, do(t, s, toolCall(i+1, "pay", json.RawMessage(args))), strconv.Itoa(i+1))
+		res := completeResultRec(t, do(t, s, toolCall(i+1, "pay", json.RawMessage(args))), strconv.Itoa(i+1))
 		text, isErr := toolText(t, res)
 		if got != -1 {
 			t.Fatalf("%s: handler went on with amount %d", args, got)
@@ -44,14 +44,14 @@ func TestCaseVariantsAreNotSmuggled(t *testing.T) {
 			t.Fatalf("%s: result %q (isError %v), want an error naming the key and the field", args, text, isErr)
 		}
 	}
-	completeResult(t, do(t, s, toolCall(9, "pay", json.RawMessage(`{"amount":10}`))), "9")
+	completeResultRec(t, do(t, s, toolCall(9, "pay", json.RawMessage(`{"amount":10}`))), "9")
 	if got != 10 {
 		t.Fatalf("handler saw amount %d, want 10", got)
 	}
 
 	// "NAME" does not rename the call: tool a runs, and Mcp-Name must say a.
 	rec := do(t, s, toolCall(3, "a", nil).withParam("NAME", "b"))
-	if text, _ := toolText(t, completeResult(t, rec, "3")); text != "tool a" {
+	if text, _ := toolText(t, completeResultRec(t, rec, "3")); text != "tool a" {
 		t.Fatalf("ran %q", text)
 	}
 	// An upper-case _META is not the envelope.
@@ -59,7 +59,7 @@ func TestCaseVariantsAreNotSmuggled(t *testing.T) {
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 	}))
-	wantError(t, rec, 400, jsonrpc.InvalidParams, "4")
+	wantErrorRec(t, rec, 400, jsonrpc.InvalidParams, "4")
 }
 
 func TestHandlerPanicIsAnError(t *testing.T) {
@@ -70,13 +70,13 @@ func TestHandlerPanicIsAnError(t *testing.T) {
 		return nil, nil
 	})
 	rec := do(t, s, toolCall(1, "boom", nil))
-	e := wantError(t, rec, 200, jsonrpc.InternalError, "1")
+	e := wantErrorRec(t, rec, 200, jsonrpc.InternalError, "1")
 	if !strings.Contains(e.Message, "tool boom") {
 		t.Fatalf("message = %q", e.Message)
 	}
 	// The server keeps serving.
 	textTool(s, t, "ok", "fine")
-	completeResult(t, do(t, s, toolCall(2, "ok", nil)), "2")
+	completeResultRec(t, do(t, s, toolCall(2, "ok", nil)), "2")
 }
 
 func TestParamNumbersAreJSONNumbers(t *testing.T) {
@@ -134,7 +134,7 @@ func TestValidMemo(t *testing.T) {
 			return TextResult("done"), nil
 		})
 	e, _ := s.tools.get("ask")
-	r1 := wantInputRequired(t, do(t, s, toolCall(1, "ask", map[string]any{"id": 7}).caps(formCaps)), "1", "ok")
+	r1 := wantInputRequiredRec(t, do(t, s, toolCall(1, "ask", map[string]any{"id": 7}).caps(formCaps)), "1", "ok")
 	d, err := seal.ArgumentsDigest(json.RawMessage(`{"id":7}`))
 	if err != nil {
 		t.Fatal(err)
@@ -142,11 +142,11 @@ func TestValidMemo(t *testing.T) {
 	if !e.valid.has(d) {
 		t.Fatal("the suspended call's arguments were not remembered")
 	}
-	res := completeResult(t, do(t, s, toolCall(2, "ask", map[string]any{"id": 7}).caps(formCaps).retry(r1.RequestState, map[string]any{"ok": accept(true)})), "2")
+	res := completeResultRec(t, do(t, s, toolCall(2, "ask", map[string]any{"id": 7}).caps(formCaps).retry(r1.RequestState, map[string]any{"ok": accept(true)})), "2")
 	if text, _ := toolText(t, res); text != "done" {
 		t.Fatalf("retry: %q", text)
 	}
-	completeResult(t, do(t, s, toolCall(3, "ask", map[string]any{"id": "x"}).caps(formCaps)), "3")
+	completeResultRec(t, do(t, s, toolCall(3, "ask", map[string]any{"id": "x"}).caps(formCaps)), "3")
 	bad, _ := seal.ArgumentsDigest(json.RawMessage(`{"id":"x"}`))
 	if e.valid.has(bad) {
 		t.Fatal("invalid arguments were remembered")
@@ -154,9 +154,9 @@ func TestValidMemo(t *testing.T) {
 	// Numbers that a float64 cannot tell apart are different arguments:
 	// the memo of the first must not let the second skip validation.
 	big := json.RawMessage(`{"id":12345678901234567741440}`)
-	r2 := wantInputRequired(t, do(t, s, toolCall(4, "ask", big).caps(formCaps)), "4", "ok")
+	r2 := wantInputRequiredRec(t, do(t, s, toolCall(4, "ask", big).caps(formCaps)), "4", "ok")
 	fraction := json.RawMessage(`{"id":12345678901234567890123.5}`)
-	e4 := wantError(t, do(t, s, toolCall(5, "ask", fraction).caps(formCaps).retry(r2.RequestState, map[string]any{"ok": accept(true)})), http.StatusBadRequest, -32602, "5")
+	e4 := wantErrorRec(t, do(t, s, toolCall(5, "ask", fraction).caps(formCaps).retry(r2.RequestState, map[string]any{"ok": accept(true)})), http.StatusBadRequest, -32602, "5")
 	if !strings.Contains(e4.Message, "not issued for this request") {
 		t.Fatalf("a state for %s accepted for %s: %s", big, fraction, e4.Message)
 	}

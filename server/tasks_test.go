@@ -37,7 +37,7 @@ func taskReq(rpcID any, method, id string) *rpc {
 func createTask(tb testing.TB, h http.Handler, name string, args any, caps string) string {
 	tb.Helper()
 	rec := do(tb, h, toolCall(1, name, args).caps(caps))
-	res := wantResult(tb, rec, "1")
+	res := wantResultRec(tb, rec, "1")
 	if res["resultType"] != "task" {
 		tb.Fatalf("tools/call %s: resultType = %v, want task: %v", name, res["resultType"], res)
 	}
@@ -78,7 +78,7 @@ func checkTaskFields(tb testing.TB, res map[string]any) {
 // getTask returns the tasks/get result for id.
 func getTask(tb testing.TB, h http.Handler, id string) map[string]any {
 	tb.Helper()
-	res := completeResult(tb, do(tb, h, taskReq(2, "tasks/get", id)), "2")
+	res := completeResultRec(tb, do(tb, h, taskReq(2, "tasks/get", id)), "2")
 	if res["taskId"] != id {
 		tb.Fatalf("tasks/get taskId = %v, want %s", res["taskId"], id)
 	}
@@ -119,7 +119,7 @@ func pollTask(tb testing.TB, h http.Handler, id string, pause time.Duration, wan
 // tasks/update and tasks/cancel.
 func ackOf(tb testing.TB, h http.Handler, c *rpc) {
 	tb.Helper()
-	res := completeResult(tb, do(tb, h, c), "3")
+	res := completeResultRec(tb, do(tb, h, c), "3")
 	for _, k := range []string{"taskId", "status", "result", "error", "inputRequests"} {
 		if _, ok := res[k]; ok {
 			tb.Errorf("%s ack carries %q: %v", c.method, k, res)
@@ -151,14 +151,14 @@ func TestTasksAdvertisedInDiscoverOnly(t *testing.T) {
 	s := newTestServer(t, nil)
 	textTool(s, t, "plain", "hi")
 	discover := func() map[string]any {
-		res := completeResult(t, do(t, s, call(1, "server/discover", nil)), "1")
+		res := completeResultRec(t, do(t, s, call(1, "server/discover", nil)), "1")
 		caps, _ := res["capabilities"].(map[string]any)
 		return caps
 	}
 	if caps := discover(); caps["extensions"] != nil {
 		t.Errorf("without task-supporting tools discover advertises extensions: %v", caps)
 	}
-	if e := wantError(t, do(t, s, taskReq(1, "tasks/get", "AAAAAAAAAAAAAAAAAAAAAAAA")), http.StatusNotFound, jsonrpc.MethodNotFound, "1"); e == nil {
+	if e := wantErrorRec(t, do(t, s, taskReq(1, "tasks/get", "AAAAAAAAAAAAAAAAAAAAAAAA")), http.StatusNotFound, jsonrpc.MethodNotFound, "1"); e == nil {
 		t.Fatal("no error")
 	}
 	mustAddTool(t, s, Tool{Name: "job"}, newGate().handler, RunAsTask(TaskOptional))
@@ -209,12 +209,12 @@ func TestTaskGating(t *testing.T) {
 
 	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
 		c := call(1, m, map[string]any{"taskId": "gate-test", "inputResponses": map[string]any{}})
-		e := wantError(t, do(t, s, c), http.StatusBadRequest, jsonrpc.MissingRequiredClientCapability, "1")
+		e := wantErrorRec(t, do(t, s, c), http.StatusBadRequest, jsonrpc.MissingRequiredClientCapability, "1")
 		if !strings.Contains(string(e.Data), `"extensions":{"io.modelcontextprotocol/tasks":{}}`) {
 			t.Errorf("%s without the extension: data = %s, want requiredCapabilities.extensions", m, e.Data)
 		}
 	}
-	e := wantError(t, do(t, s, toolCall(1, "required", nil)), http.StatusBadRequest, jsonrpc.MissingRequiredClientCapability, "1")
+	e := wantErrorRec(t, do(t, s, toolCall(1, "required", nil)), http.StatusBadRequest, jsonrpc.MissingRequiredClientCapability, "1")
 	var data struct {
 		RequiredCapabilities client.Capabilities `json:"requiredCapabilities"`
 	}
@@ -224,18 +224,18 @@ func TestTaskGating(t *testing.T) {
 	if n := req.runs.Load(); n != 0 {
 		t.Errorf("the task-required handler ran %d times for a caller without the extension", n)
 	}
-	res := completeResult(t, do(t, s, toolCall(1, "optional", nil)), "1")
+	res := completeResultRec(t, do(t, s, toolCall(1, "optional", nil)), "1")
 	if text, _ := toolText(t, res); text != "sync " || res["taskId"] != nil {
 		t.Errorf("task-optional tool without the extension = %v, want a synchronous result and no task id", res)
 	}
 	// A sync-only tool stays sync for a caller with the extension, and a
 	// v1 `task` param promotes nothing.
-	res = completeResult(t, do(t, s, toolCall(1, "plain", nil).caps(tasksCaps).withParam("task", map[string]any{"ttl": 60000})), "1")
+	res = completeResultRec(t, do(t, s, toolCall(1, "plain", nil).caps(tasksCaps).withParam("task", map[string]any{"ttl": 60000})), "1")
 	if text, _ := toolText(t, res); text != "plain" {
 		t.Errorf("sync tool with the extension and a legacy task param = %v", res)
 	}
 	for _, m := range []string{"tasks/result", "tasks/list"} {
-		wantError(t, do(t, s, call(1, m, map[string]any{"taskId": "x"}).caps(tasksCaps)), http.StatusNotFound, jsonrpc.MethodNotFound, "1")
+		wantErrorRec(t, do(t, s, call(1, m, map[string]any{"taskId": "x"}).caps(tasksCaps)), http.StatusNotFound, jsonrpc.MethodNotFound, "1")
 	}
 }
 
@@ -333,10 +333,10 @@ func TestTaskCancel(t *testing.T) {
 	for _, m := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
 		for _, bad := range []string{"tasks-conformance-nonexistent-12345", "AAAAAAAAAAAAAAAAAAAAAAAA", strings.Repeat("x", 5000)} {
 			c := taskReq(1, m, bad).withParam("inputResponses", map[string]any{})
-			wantError(t, do(t, s, c), http.StatusBadRequest, jsonrpc.InvalidParams, "1")
+			wantErrorRec(t, do(t, s, c), http.StatusBadRequest, jsonrpc.InvalidParams, "1")
 		}
 	}
-	wantError(t, do(t, s, call(1, "tasks/get", nil).caps(tasksCaps)), http.StatusBadRequest, jsonrpc.InvalidParams, "1")
+	wantErrorRec(t, do(t, s, call(1, "tasks/get", nil).caps(tasksCaps)), http.StatusBadRequest, jsonrpc.InvalidParams, "1")
 }
 
 // The Mcp-Name header of tasks/* must match params.taskId.
@@ -344,8 +344,8 @@ func TestTaskRoutingHeader(t *testing.T) {
 	s := newTestServer(t, nil)
 	mustAddTool(t, s, Tool{Name: "job"}, newGate().handler, RunAsTask(TaskOptional))
 	id := createTask(t, s, "job", nil, tasksCaps)
-	wantError(t, do(t, s, taskReq(1, "tasks/get", id).header(HeaderName, "another-task")), http.StatusBadRequest, jsonrpc.HeaderMismatch, "1")
-	wantError(t, do(t, s, taskReq(1, "tasks/get", id).without(HeaderName)), http.StatusBadRequest, jsonrpc.HeaderMismatch, "1")
+	wantErrorRec(t, do(t, s, taskReq(1, "tasks/get", id).header(HeaderName, "another-task")), http.StatusBadRequest, jsonrpc.HeaderMismatch, "1")
+	wantErrorRec(t, do(t, s, taskReq(1, "tasks/get", id).without(HeaderName)), http.StatusBadRequest, jsonrpc.HeaderMismatch, "1")
 	ackOf(t, s, taskReq(3, "tasks/cancel", id))
 }
 
@@ -384,7 +384,7 @@ func TestTaskInputRequired(t *testing.T) {
 	}
 	// An answer that does not fit the form is refused, and nothing moves.
 	bad := taskReq(1, "tasks/update", id).withParam("inputResponses", map[string]any{"baton:1": map[string]any{"action": "accept", "content": map[string]any{"ok": "yes"}}})
-	if e := wantError(t, do(t, s, bad), http.StatusBadRequest, jsonrpc.InvalidParams, "1"); !strings.Contains(e.Message, "baton:1") {
+	if e := wantErrorRec(t, do(t, s, bad), http.StatusBadRequest, jsonrpc.InvalidParams, "1"); !strings.Contains(e.Message, "baton:1") {
 		t.Errorf("invalid answer error %q does not name the key", e.Message)
 	}
 	// Answers to keys that are not pending are ignored.
@@ -403,9 +403,9 @@ func TestTaskInputRequired(t *testing.T) {
 	// The same handler without the extension: an MRTR round, then the
 	// answer on the retry.
 	rec := do(t, s, toolCall(1, "confirm", nil).caps(`{"elicitation":{}}`))
-	ir := wantInputRequired(t, rec, "1", round.AutoKey(0))
+	ir := wantInputRequiredRec(t, rec, "1", round.AutoKey(0))
 	rec = do(t, s, toolCall(1, "confirm", nil).caps(`{"elicitation":{}}`).retry(ir.RequestState, map[string]any{round.AutoKey(0): accept(false)}))
-	if text, _ := toolText(t, completeResult(t, rec, "1")); text != "kept" {
+	if text, _ := toolText(t, completeResultRec(t, rec, "1")); text != "kept" {
 		t.Errorf("synchronous run = %q, want kept", text)
 	}
 	// A task cannot ask what its client did not declare.
@@ -483,9 +483,9 @@ func TestDeferredTask(t *testing.T) {
 		return TextResult("answered " + string(res.Action) + " in task " + id), nil
 	}, RunAsTask(TaskRequired), DeferTask())
 
-	ir := wantInputRequired(t, do(t, s, toolCall(1, "deferred", nil).caps(taskElicitCaps)), "1", "user_name")
+	ir := wantInputRequiredRec(t, do(t, s, toolCall(1, "deferred", nil).caps(taskElicitCaps)), "1", "user_name")
 	rec := do(t, s, toolCall(1, "deferred", nil).caps(taskElicitCaps).retry(ir.RequestState, map[string]any{"user_name": accept(true)}))
-	res := wantResult(t, rec, "1")
+	res := wantResultRec(t, rec, "1")
 	if res["resultType"] != "task" || res["requestState"] != nil || res["inputRequests"] != nil {
 		t.Fatalf("round 2 = %v, want a CreateTaskResult without requestState", res)
 	}
@@ -511,7 +511,7 @@ func TestTaskPrincipal(t *testing.T) {
 	for _, h := range []http.Handler{as("mallory"), s} {
 		for _, m := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
 			c := taskReq(1, m, id).withParam("inputResponses", map[string]any{})
-			e := wantError(t, do(t, h, c), http.StatusBadRequest, jsonrpc.InvalidParams, "1")
+			e := wantErrorRec(t, do(t, h, c), http.StatusBadRequest, jsonrpc.InvalidParams, "1")
 			if e.Message != unknownTask("").Message {
 				t.Errorf("another principal's %s: %q, want the unknown-task error", m, e.Message)
 			}
@@ -546,7 +546,7 @@ func TestTaskTTL(t *testing.T) {
 	for {
 		rec := do(t, s, taskReq(2, "tasks/get", id))
 		if rec.Code != http.StatusOK {
-			wantError(t, rec, http.StatusBadRequest, jsonrpc.InvalidParams, "2")
+			wantErrorRec(t, rec, http.StatusBadRequest, jsonrpc.InvalidParams, "2")
 			return // expired: gone
 		}
 		if time.Now().After(deadline) {
@@ -576,7 +576,7 @@ func TestTaskServerClose(t *testing.T) {
 	if err := receive(t, g.ctxErr, "the handler's context to end"); !errors.Is(err, errServerClosed) {
 		t.Errorf("handler's context cause = %v, want the server closing", err)
 	}
-	wantError(t, do(t, a, toolCall(1, "job", nil).caps(tasksCaps)), http.StatusOK, jsonrpc.InternalError, "1")
+	wantErrorRec(t, do(t, a, toolCall(1, "job", nil).caps(tasksCaps)), http.StatusOK, jsonrpc.InternalError, "1")
 }
 
 // Two instances share a store: the task runs where it was created, any
@@ -659,7 +659,7 @@ func TestTaskNotificationsDropped(t *testing.T) {
 		return TextResult("done"), nil
 	}, RunAsTask(TaskOptional))
 	rec := do(t, s, toolCall(1, "progress", nil).caps(tasksCaps).withMeta("progressToken", "p1"))
-	id, _ := wantResult(t, rec, "1")["taskId"].(string)
+	id, _ := wantResultRec(t, rec, "1")["taskId"].(string)
 	if err := receive(t, sent, "the progress call"); err != nil {
 		t.Errorf("Progress in a task: %v, want nil (dropped)", err)
 	}

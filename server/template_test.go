@@ -139,10 +139,10 @@ func TestResourceTemplates(t *testing.T) {
 	} {
 		rec := do(t, s, call(1, "resources/read", map[string]any{"uri": uri}))
 		if want == "" {
-			wantError(t, rec, http.StatusBadRequest, -32602, "1")
+			wantErrorRec(t, rec, http.StatusBadRequest, -32602, "1")
 			continue
 		}
-		res := completeResult(t, rec, "1")
+		res := completeResultRec(t, rec, "1")
 		c := res["contents"].([]any)[0].(map[string]any)
 		if c["text"] != want || c["uri"] != uri {
 			t.Errorf("%s: contents %v, want text %q", uri, c, want)

@@ -72,7 +72,7 @@ func newLoggedServer(tb testing.TB) (*Server, *logBuffer) {
 // listedTool returns the tools/list entry of name, decoded.
 func listedTool(tb testing.TB, s *Server, name string) map[string]any {
 	tb.Helper()
-	res := completeResult(tb, do(tb, s, call(1, "tools/list", nil)), "1")
+	res := completeResultRec(tb, do(tb, s, call(1, "tools/list", nil)), "1")
 	tools, _ := res["tools"].([]any)
 	for _, t := range tools {
 		if m, _ := t.(map[string]any); m["name"] == name {
@@ -172,7 +172,7 @@ func TestTypedToolCall(t *testing.T) {
 		return booking{Restaurant: in.Restaurant, Party: in.Party, Date: "2026-08-01", Confirmed: true}, nil
 	})
 	args := map[string]any{"restaurant": "Chez Panisse", "party": 4, "near": map[string]any{"lat": 1.5, "lon": 2}, "stops": []any{map[string]any{"lat": 0, "lon": 0}}}
-	res := completeResult(t, do(t, s, toolCall(1, "book", args)), "1")
+	res := completeResultRec(t, do(t, s, toolCall(1, "book", args)), "1")
 	if got.Restaurant != "Chez Panisse" || got.Party != 4 || got.Near == nil || got.Near.Lat != 1.5 || len(got.Stops) != 1 {
 		t.Fatalf("handler got %+v", got)
 	}
@@ -212,7 +212,7 @@ func TestTypedToolRejectsBadArguments(t *testing.T) {
 		{map[string]any{"restaurant": "x", "party": 2, "near": map[string]any{}}, "lat"}, // nested required
 		{map[string]any{"restaurant": "x", "party": 2.5}, "/party"},                      // not an integer
 	} {
-		res := completeResult(t, do(t, s, toolCall(i, "book", tc.args)), fmt.Sprint(i))
+		res := completeResultRec(t, do(t, s, toolCall(i, "book", tc.args)), fmt.Sprint(i))
 		text, isErr := toolText(t, res)
 		if !isErr || !strings.HasPrefix(text, "invalid arguments: ") || !strings.Contains(text, tc.want) {
 			t.Errorf("%v: result %q (isError %v), want invalid arguments mentioning %q", tc.args, text, isErr, tc.want)
@@ -244,18 +244,18 @@ func TestTypedToolDecodeFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, isErr := toolText(t, completeResult(t, do(t, s, toolCall(1, "loose", map[string]any{"name": "Ada"})), "1"))
+	text, isErr := toolText(t, completeResultRec(t, do(t, s, toolCall(1, "loose", map[string]any{"name": "Ada"})), "1"))
 	if !isErr || !strings.Contains(text, `key "name"`) || !strings.Contains(text, "field loose.Name") || !strings.Contains(text, "`json:\"name\"`") {
 		t.Errorf("case trap: %q (isError %v)", text, isErr)
 	}
-	text, isErr = toolText(t, completeResult(t, do(t, s, toolCall(2, "loose", map[string]any{"count": "x"})), "2"))
+	text, isErr = toolText(t, completeResultRec(t, do(t, s, toolCall(2, "loose", map[string]any{"count": "x"})), "2"))
 	if !isErr || !strings.Contains(text, "invalid arguments") || !strings.Contains(text, "count") {
 		t.Errorf("type mismatch: %q (isError %v)", text, isErr)
 	}
 	if ran {
 		t.Fatal("the handler ran on arguments that did not decode")
 	}
-	if text, isErr = toolText(t, completeResult(t, do(t, s, toolCall(3, "loose", map[string]any{"Name": "Ada"})), "3")); isErr || text != "Ada" {
+	if text, isErr = toolText(t, completeResultRec(t, do(t, s, toolCall(3, "loose", map[string]any{"Name": "Ada"})), "3")); isErr || text != "Ada" {
 		t.Errorf("exact key: %q (isError %v)", text, isErr)
 	}
 }
@@ -283,19 +283,19 @@ func TestTypedToolRefineSchemas(t *testing.T) {
 		t.Errorf("published date = %v", date)
 	}
 
-	text, isErr := toolText(t, completeResult(t, do(t, s, toolCall(1, "book", map[string]any{"restaurant": "Noma", "party": 13})), "1"))
+	text, isErr := toolText(t, completeResultRec(t, do(t, s, toolCall(1, "book", map[string]any{"restaurant": "Noma", "party": 13})), "1"))
 	if !isErr || !strings.Contains(text, "/party") {
 		t.Errorf("party 13: %q (isError %v)", text, isErr)
 	}
-	text, isErr = toolText(t, completeResult(t, do(t, s, toolCall(2, "book", map[string]any{"restaurant": "Elsewhere", "party": 2})), "2"))
+	text, isErr = toolText(t, completeResultRec(t, do(t, s, toolCall(2, "book", map[string]any{"restaurant": "Elsewhere", "party": 2})), "2"))
 	if !isErr || !strings.Contains(text, "/restaurant") {
 		t.Errorf("restaurant outside the enum: %q (isError %v)", text, isErr)
 	}
 
 	out = booking{Restaurant: "Noma", Party: 2, Date: "2026-08-01"}
-	completeResult(t, do(t, s, toolCall(3, "book", map[string]any{"restaurant": "Noma", "party": 2})), "3")
+	completeResultRec(t, do(t, s, toolCall(3, "book", map[string]any{"restaurant": "Noma", "party": 2})), "3")
 	out.Date = "next Tuesday"
-	e := wantError(t, do(t, s, toolCall(4, "book", map[string]any{"restaurant": "Noma", "party": 2})), 200, jsonrpc.InternalError, "4")
+	e := wantErrorRec(t, do(t, s, toolCall(4, "book", map[string]any{"restaurant": "Noma", "party": 2})), 200, jsonrpc.InternalError, "4")
 	if !strings.Contains(e.Message, `tool "book"`) || !strings.Contains(e.Message, "outputSchema") {
 		t.Errorf("message %q", e.Message)
 	}
@@ -322,7 +322,7 @@ func TestTypedToolGivenSchemasWin(t *testing.T) {
 	if got := propsOf(t, in)["restaurant"].(map[string]any)["minLength"]; got != 3.0 {
 		t.Errorf("listed input schema %v is not the given one", in)
 	}
-	text, isErr := toolText(t, completeResult(t, do(t, s, toolCall(1, "book", map[string]any{"restaurant": "ab"})), "1"))
+	text, isErr := toolText(t, completeResultRec(t, do(t, s, toolCall(1, "book", map[string]any{"restaurant": "ab"})), "1"))
 	if !isErr || !strings.Contains(text, "/restaurant") {
 		t.Errorf("given schema not enforced: %q", text)
 	}
@@ -342,7 +342,7 @@ func TestTypedToolRawResult(t *testing.T) {
 	if _, ok := listedTool(t, s, "hello")["outputSchema"]; ok {
 		t.Error("a *ToolResult tool lists an outputSchema")
 	}
-	res := completeResult(t, do(t, s, toolCall(1, "hello", map[string]any{"name": "Ada"})), "1")
+	res := completeResultRec(t, do(t, s, toolCall(1, "hello", map[string]any{"name": "Ada"})), "1")
 	if text, _ := toolText(t, res); text != "hello Ada" || !reflect.DeepEqual(res["structuredContent"], map[string]any{"free": "form"}) {
 		t.Errorf("result %v", res)
 	}
@@ -364,7 +364,7 @@ func TestTypedToolPointerAndMapTypes(t *testing.T) {
 	if in := tool["inputSchema"].(map[string]any); in["type"] != "object" {
 		t.Errorf("pointer In: schema %v", in)
 	}
-	res := completeResult(t, do(t, s, toolCall(1, "ptr", map[string]any{"lat": 1, "lon": 2})), "1")
+	res := completeResultRec(t, do(t, s, toolCall(1, "ptr", map[string]any{"lat": 1, "lon": 2})), "1")
 	if sc := res["structuredContent"].(map[string]any); sc["restaurant"] != "1" || sc["party"] != 2.0 {
 		t.Errorf("structuredContent %v", sc)
 	}
@@ -379,11 +379,11 @@ func TestTypedToolPointerAndMapTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, isErr := toolText(t, completeResult(t, do(t, s, toolCall(2, "counts", map[string]any{"a": 1, "b": "x"})), "2"))
+	text, isErr := toolText(t, completeResultRec(t, do(t, s, toolCall(2, "counts", map[string]any{"a": 1, "b": "x"})), "2"))
 	if !isErr || !strings.Contains(text, "/b") {
 		t.Errorf("map value type not validated: %q", text)
 	}
-	res = completeResult(t, do(t, s, toolCall(3, "counts", map[string]any{"a": 1})), "3")
+	res = completeResultRec(t, do(t, s, toolCall(3, "counts", map[string]any{"a": 1})), "3")
 	if !reflect.DeepEqual(res["structuredContent"], map[string]any{"A": 2.0}) {
 		t.Errorf("structuredContent %v", res["structuredContent"])
 	}
@@ -480,23 +480,23 @@ func TestTypedToolErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := completeResult(t, do(t, s, toolCall(1, "fail", map[string]any{"mode": "plain"})), "1")
+	res := completeResultRec(t, do(t, s, toolCall(1, "fail", map[string]any{"mode": "plain"})), "1")
 	if text, isErr := toolText(t, res); !isErr || text != "the kitchen is closed" {
 		t.Errorf("plain error: %q (isError %v)", text, isErr)
 	}
 	if _, ok := res["structuredContent"]; ok {
 		t.Error("an error result carries structuredContent")
 	}
-	if e := wantError(t, do(t, s, toolCall(2, "fail", map[string]any{"mode": "rpc"})), 400, jsonrpc.InvalidParams, "2"); e.Message != "no such restaurant" {
+	if e := wantErrorRec(t, do(t, s, toolCall(2, "fail", map[string]any{"mode": "rpc"})), 400, jsonrpc.InvalidParams, "2"); e.Message != "no such restaurant" {
 		t.Errorf("rpc error: %q", e.Message)
 	}
-	if e := wantError(t, do(t, s, toolCall(3, "fail", map[string]any{"mode": "nil"})), 200, jsonrpc.InternalError, "3"); !strings.Contains(e.Message, "no result") {
+	if e := wantErrorRec(t, do(t, s, toolCall(3, "fail", map[string]any{"mode": "nil"})), 200, jsonrpc.InternalError, "3"); !strings.Contains(e.Message, "no result") {
 		t.Errorf("nil Out: %q", e.Message)
 	}
 	if !strings.Contains(logs.String(), "typed tool failed") {
 		t.Errorf("nil Out not logged: %s", logs)
 	}
-	completeResult(t, do(t, s, toolCall(4, "fail", map[string]any{"mode": "ok"})), "4")
+	completeResultRec(t, do(t, s, toolCall(4, "fail", map[string]any{"mode": "ok"})), "4")
 }
 
 // The output schema of a raw tool is enforced too: a non-error result
@@ -510,12 +510,12 @@ func TestRawToolOutputSchema(t *testing.T) {
 	}, func(context.Context, *ToolRequest) (*ToolResult, error) { return res, nil })
 
 	res = &ToolResult{Content: TextResult(`{"temp":21.5}`).Content, StructuredContent: map[string]any{"temp": 21.5}}
-	got := completeResult(t, do(t, s, toolCall(1, "weather", nil)), "1")
+	got := completeResultRec(t, do(t, s, toolCall(1, "weather", nil)), "1")
 	if !reflect.DeepEqual(got["structuredContent"], map[string]any{"temp": 21.5}) {
 		t.Errorf("structuredContent %v", got["structuredContent"])
 	}
 	res = &ToolResult{StructuredContent: json.RawMessage(`{"temp": 3}`)}
-	completeResult(t, do(t, s, toolCall(2, "weather", nil)), "2")
+	completeResultRec(t, do(t, s, toolCall(2, "weather", nil)), "2")
 
 	for i, bad := range []*ToolResult{
 		TextResult("21.5 degrees"), // no structuredContent
@@ -524,7 +524,7 @@ func TestRawToolOutputSchema(t *testing.T) {
 		{StructuredContent: (*booking)(nil)},
 	} {
 		res = bad
-		e := wantError(t, do(t, s, toolCall(10+i, "weather", nil)), 200, jsonrpc.InternalError, fmt.Sprint(10+i))
+		e := wantErrorRec(t, do(t, s, toolCall(10+i, "weather", nil)), 200, jsonrpc.InternalError, fmt.Sprint(10+i))
 		if !strings.Contains(e.Message, `tool "weather"`) || !strings.Contains(e.Message, "structuredContent") {
 			t.Errorf("case %d: message %q", i, e.Message)
 		}
@@ -535,14 +535,14 @@ func TestRawToolOutputSchema(t *testing.T) {
 
 	// An error result needs no structuredContent.
 	res = ErrorResult("the sensor is offline")
-	if text, isErr := toolText(t, completeResult(t, do(t, s, toolCall(20, "weather", nil)), "20")); !isErr || text != "the sensor is offline" {
+	if text, isErr := toolText(t, completeResultRec(t, do(t, s, toolCall(20, "weather", nil)), "20")); !isErr || text != "the sensor is offline" {
 		t.Errorf("error result: %q", text)
 	}
 	// Without an output schema nothing is checked.
 	mustAddTool(t, s, Tool{Name: "free"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
 		return &ToolResult{StructuredContent: map[string]any{"anything": []int{1}}}, nil
 	})
-	completeResult(t, do(t, s, toolCall(21, "free", nil)), "21")
+	completeResultRec(t, do(t, s, toolCall(21, "free", nil)), "21")
 }
 
 // A typed tool that asks twice in the blocking style, over HTTP: three
@@ -662,8 +662,8 @@ func TestTypedToolSuspends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r1 := wantInputRequired(t, do(t, s, toolCall(1, "ask", nil).caps(elicitCaps)), "1", "sure")
-	res := completeResult(t, do(t, s, toolCall(2, "ask", nil).caps(elicitCaps).retry(r1.RequestState, map[string]any{"sure": accept(true)})), "2")
+	r1 := wantInputRequiredRec(t, do(t, s, toolCall(1, "ask", nil).caps(elicitCaps)), "1", "sure")
+	res := completeResultRec(t, do(t, s, toolCall(2, "ask", nil).caps(elicitCaps).retry(r1.RequestState, map[string]any{"sure": accept(true)})), "2")
 	if sc, _ := res["structuredContent"].(map[string]any); sc["confirmed"] != true {
 		t.Errorf("result %v", res)
 	}
