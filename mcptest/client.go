@@ -195,6 +195,8 @@ func WithMeta(key string, value any) CallOption {
 // WithHeader sets a request header, replacing the one the client would
 // send (for example a wrong Mcp-Name, to test the server's check, or the
 // Mcp-Param-* header of an argument whose schema has x-mcp-header).
+// "Host" sets the request's Host instead of the endpoint's, to test a
+// server's Host checks (DNS-rebinding protection, AllowedHosts).
 func WithHeader(name, value string) CallOption {
 	return func(o *callOptions) {
 		if o.header == nil {

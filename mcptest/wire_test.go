@@ -624,3 +624,37 @@ func TestTaskMethodsCarryMcpName(t *testing.T) {
 		}
 	}
 }
+
+// WithHeader("Host", …) sets the request's Host, so a test can reach a
+// server's Host checks in process and over a real connection.
+func TestHostHeader(t *testing.T) {
+	ring, err := mrtr.NewKeyRing(sharedKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Implementation{Name: "hosts", Version: "1"}, &server.Options{
+		StateKeys: ring, Logger: slog.New(slog.DiscardHandler), AllowedHosts: []string{"mcp.example.com"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{next: srv}
+	for name, target := range targets(t, rec) {
+		t.Run(name, func(t *testing.T) {
+			ctx := testContext(t)
+			c := newClient(t, target, nil)
+			resp, err := c.Do(ctx, "server/discover", nil)
+			if err != nil || resp.Status != http.StatusForbidden {
+				t.Fatalf("the endpoint's Host: %v %+v, want 403", err, resp)
+			}
+			resp, err = c.Do(ctx, "server/discover", nil, mcptest.WithHeader("Host", "mcp.example.com"))
+			if err != nil || resp.ResultType() != "complete" {
+				t.Fatalf("Host mcp.example.com: %v %+v", err, resp)
+			}
+			last := rec.all()[len(rec.all())-1]
+			if last.host != "mcp.example.com" || last.header.Get("Host") != "" {
+				t.Fatalf("the server saw Host %q and a Host header %q", last.host, last.header.Get("Host"))
+			}
+		})
+	}
+}
