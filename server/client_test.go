@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/baton-mcp/baton/client"
@@ -196,4 +197,28 @@ func roundKeys(ex *mcptest.Exchange) [][]string {
 		out = append(out, keys)
 	}
 	return out
+}
+
+// wantHTTPError checks the error response a handler wrote to rec for a
+// request mcptest cannot send (a GET, a PUT): plain JSON, status, code,
+// and a null id.
+func wantHTTPError(tb testing.TB, rec *httptest.ResponseRecorder, status, code int) {
+	tb.Helper()
+	if rec.Code != status {
+		tb.Errorf("HTTP status = %d, want %d; body %s", rec.Code, status, rec.Body.Bytes())
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+		tb.Errorf("Content-Type = %q, want application/json", ct)
+	}
+	var r struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *mcptest.Error  `json:"error"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil || r.JSONRPC != "2.0" || r.Error == nil {
+		tb.Fatalf("want a JSON-RPC error %d, got %s (%v)", code, rec.Body.Bytes(), err)
+	}
+	if r.Error.Code != code || string(r.ID) != "null" {
+		tb.Errorf("error %d with id %s, want %d with id null", r.Error.Code, r.ID, code)
+	}
 }
