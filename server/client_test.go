@@ -1,11 +1,15 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/mcptest"
@@ -220,5 +224,89 @@ func wantHTTPError(tb testing.TB, rec *httptest.ResponseRecorder, status, code i
 	}
 	if r.Error.Code != code || string(r.ID) != "null" {
 		tb.Errorf("error %d with id %s, want %d with id null", r.Error.Code, r.ID, code)
+	}
+}
+
+// bodyTap wraps a handler and keeps the body of every response it served,
+// once its handler returned: mcptest stops reading a stream at the
+// response, and some tests check that nothing followed it.
+type bodyTap struct {
+	h      http.Handler
+	mu     sync.Mutex
+	bodies []string
+	served chan struct{}
+}
+
+func newBodyTap(h http.Handler) *bodyTap {
+	return &bodyTap{h: h, served: make(chan struct{}, 1)}
+}
+
+func (b *bodyTap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	tw := &tapWriter{ResponseWriter: w}
+	b.h.ServeHTTP(tw, r)
+	b.mu.Lock()
+	b.bodies = append(b.bodies, tw.buf.String())
+	b.mu.Unlock()
+	select {
+	case b.served <- struct{}{}:
+	default:
+	}
+}
+
+// body returns the body of the n-th response (from 1), waiting up to
+// waitLimit for its handler to return.
+func (b *bodyTap) body(tb testing.TB, n int) string {
+	tb.Helper()
+	deadline := time.After(waitLimit)
+	for {
+		b.mu.Lock()
+		if len(b.bodies) >= n {
+			s := b.bodies[n-1]
+			b.mu.Unlock()
+			return s
+		}
+		b.mu.Unlock()
+		select {
+		case <-b.served:
+		case <-deadline:
+			tb.Fatalf("response %d was not served within the wait limit", n)
+		}
+	}
+}
+
+// tapWriter copies what a handler writes; Unwrap lets
+// http.ResponseController flush the writer underneath.
+type tapWriter struct {
+	http.ResponseWriter
+	buf bytes.Buffer
+}
+
+func (w *tapWriter) Write(p []byte) (int, error) {
+	w.buf.Write(p)
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *tapWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// wantStreamEnded checks that the n-th response the tap served was an
+// event stream whose last message is the response (an id and a result or
+// an error): nothing followed it.
+func wantStreamEnded(tb testing.TB, tap *bodyTap, n int) {
+	tb.Helper()
+	body := tap.body(tb, n)
+	var last string
+	for line := range strings.SplitSeq(body, "\n") {
+		if d, ok := strings.CutPrefix(line, "data:"); ok {
+			last = strings.TrimSpace(d)
+		}
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(last), &m); err != nil || m.Method != "" || len(m.ID) == 0 || (m.Result == nil && m.Error == nil) {
+		tb.Fatalf("the stream does not end with the response; its last message is %q (%v)", last, err)
 	}
 }
