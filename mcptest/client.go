@@ -153,6 +153,7 @@ func New(target Target, opts *Options) (*Client, error) {
 type CallOption func(*callOptions)
 
 type callOptions struct {
+	id            json.RawMessage // of the first request; nil for the next counter value
 	progressToken json.RawMessage
 	logLevel      *string
 	meta          map[string]any
@@ -171,6 +172,22 @@ func WithProgressToken(token any) CallOption {
 			o.progressToken, _ = json.Marshal(token)
 		default:
 			o.err = fmt.Errorf("mcptest: a progress token is a string or an integer, not %T", token)
+		}
+	}
+}
+
+// WithID sends id (a string or an integer) as the JSON-RPC id of the
+// request, instead of the client's next number: to check that a server
+// echoes string ids, or names something after the id (the subscription
+// of subscriptions/listen). In a multi-round call only the first request
+// carries it; the retries are numbered as usual.
+func WithID(id any) CallOption {
+	return func(o *callOptions) {
+		switch id.(type) {
+		case string, int, int32, int64, uint, uint32, uint64:
+			o.id, _ = json.Marshal(id)
+		default:
+			o.err = fmt.Errorf("mcptest: a request id is a string or an integer, not %T", id)
 		}
 	}
 }
@@ -388,6 +405,9 @@ func targetName(method string, p map[string]json.RawMessage) *string {
 // reads the response.
 func (c *Client) send(ctx context.Context, method string, params map[string]json.RawMessage, o *callOptions) (*Response, error) {
 	id := json.RawMessage(strconv.FormatInt(c.nextID.Add(1), 10))
+	if o.id != nil {
+		id, o.id = o.id, nil
+	}
 	body, err := json.Marshal(struct {
 		JSONRPC string                     `json:"jsonrpc"`
 		ID      json.RawMessage            `json:"id"`

@@ -658,3 +658,25 @@ func TestHostHeader(t *testing.T) {
 		})
 	}
 }
+
+// WithID chooses the id of a request (the first of a multi-round call);
+// the response must echo it.
+func TestWithID(t *testing.T) {
+	rec := &recorder{next: newServer(t, sharedKey)}
+	c := newClient(t, mcptest.Handler(rec), &mcptest.Options{Elicitation: user})
+	ctx := testContext(t)
+	resp, err := c.Do(ctx, "tools/list", nil, mcptest.WithID("list-1"))
+	if err != nil || string(resp.ID) != `"list-1"` || resp.Result == nil {
+		t.Fatalf("Do: %v %+v", err, resp)
+	}
+	if _, err := c.CallTool(ctx, "ask_one", nil, mcptest.WithID(7)); err != nil {
+		t.Fatal(err)
+	}
+	reqs := rec.all()
+	if len(reqs) != 3 || string(reqs[1].body["id"]) != "7" || string(reqs[2].body["id"]) == "7" {
+		t.Fatalf("ids %s, %s: want 7, then another", reqs[1].body["id"], reqs[2].body["id"])
+	}
+	if _, err := c.Do(ctx, "tools/list", nil, mcptest.WithID(1.5)); err == nil || !strings.Contains(err.Error(), "string or an integer") {
+		t.Fatalf("a fractional id: %v", err)
+	}
+}
