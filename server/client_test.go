@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -309,4 +310,46 @@ func wantStreamEnded(tb testing.TB, tap *bodyTap, n int) {
 	if err := json.Unmarshal([]byte(last), &m); err != nil || m.Method != "" || len(m.ID) == 0 || (m.Result == nil && m.Error == nil) {
 		tb.Fatalf("the stream does not end with the response; its last message is %q (%v)", last, err)
 	}
+}
+
+// wire is one HTTP request as mcptest sent it.
+type wire struct {
+	body   []byte
+	header http.Header
+}
+
+// wireOf returns the request that send makes through a client of h
+// declaring caps, captured on its way to h (which serves it once).
+// Benchmarks replay it through ServeHTTP, so that each iteration measures
+// the server and not the client.
+func wireOf(tb testing.TB, h http.Handler, caps string, send func(c *mcptest.Client)) wire {
+	tb.Helper()
+	var got wire
+	capture := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			tb.Errorf("reading the request: %v", err)
+		}
+		got = wire{body: body, header: r.Header.Clone()}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	})
+	send(newClient(tb, capture, caps))
+	if got.body == nil {
+		tb.Fatal("the client sent no request")
+	}
+	return got
+}
+
+// serve replays w through h.ServeHTTP, with body instead of w's when not
+// nil, and returns the recorded response.
+func (w wire) serve(h http.Handler, body []byte) *httptest.ResponseRecorder {
+	if body == nil {
+		body = w.body
+	}
+	r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
+	r.Header = w.header
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, r)
+	return rec
 }

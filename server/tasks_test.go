@@ -1,11 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -98,13 +100,6 @@ func getTask(tb testing.TB, h http.Handler, id string) map[string]any {
 // waitTask polls tasks/get until the task's status is one of want.
 func waitTask(tb testing.TB, h http.Handler, id string, want ...tasks.Status) map[string]any {
 	tb.Helper()
-	return pollTask(tb, h, id, 5*time.Millisecond, want...)
-}
-
-// pollTask is waitTask pausing pause between polls (0: yield the
-// processor, for benchmarks, which measure work rather than pauses).
-func pollTask(tb testing.TB, h http.Handler, id string, pause time.Duration, want ...tasks.Status) map[string]any {
-	tb.Helper()
 	deadline := time.Now().Add(taskStatusLimit)
 	for {
 		res := getTask(tb, h, id)
@@ -116,11 +111,69 @@ func pollTask(tb testing.TB, h http.Handler, id string, pause time.Duration, wan
 		if time.Now().After(deadline) {
 			tb.Fatalf("task %s is %v, want one of %v", id, res["status"], want)
 		}
-		if pause == 0 {
-			runtime.Gosched()
-		} else {
-			time.Sleep(pause)
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// taskBench replays, for the benchmarks, requests of a task's life that
+// mcptest built once (see wireOf), with the task's id in place of
+// taskPlaceholder, so that each iteration measures the server.
+type taskBench struct {
+	s                   *Server
+	create, get, update wire
+}
+
+const taskPlaceholder = "TASK-ID-PLACEHOLDER-0000"
+
+func newTaskBench(b *testing.B, s *Server, tool, caps string, answers any) *taskBench {
+	b.Helper()
+	tb := &taskBench{s: s}
+	tb.create = wireOf(b, s, caps, func(c *mcptest.Client) { sendTool(b, c, tool, nil) })
+	tb.get = wireOf(b, s, tasksCaps, func(c *mcptest.Client) { send(b, c, "tasks/get", map[string]any{"taskId": taskPlaceholder}) })
+	tb.update = wireOf(b, s, tasksCaps, func(c *mcptest.Client) {
+		send(b, c, "tasks/update", map[string]any{"taskId": taskPlaceholder, "inputResponses": answers})
+	})
+	return tb
+}
+
+// serve replays w for the task id and decodes the result.
+func (tb *taskBench) serve(b *testing.B, w wire, id string) map[string]any {
+	body := bytes.Replace(w.body, []byte(taskPlaceholder), []byte(id), 1)
+	r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
+	r.Header = w.header.Clone()
+	if id != "" {
+		r.Header.Set(HeaderName, id)
+	}
+	rec := httptest.NewRecorder()
+	tb.s.ServeHTTP(rec, r)
+	var out struct {
+		Result map[string]any `json:"result"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.Result == nil {
+		b.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	return out.Result
+}
+
+// createTask starts a task and returns its id.
+func (tb *taskBench) createTask(b *testing.B) string {
+	res := tb.serve(b, tb.create, "")
+	id, _ := res["taskId"].(string)
+	if id == "" {
+		b.Fatalf("tools/call = %v, want a task", res)
+	}
+	return id
+}
+
+// poll sends tasks/get, yielding the processor between polls, until the
+// task's status is want.
+func (tb *taskBench) poll(b *testing.B, id string, want tasks.Status) {
+	deadline := time.Now().Add(taskStatusLimit)
+	for tb.serve(b, tb.get, id)["status"] != string(want) {
+		if time.Now().After(deadline) {
+			b.Fatalf("task %s is not %s", id, want)
 		}
+		runtime.Gosched()
 	}
 }
 
@@ -682,10 +735,10 @@ func BenchmarkTaskCreateAndPoll(b *testing.B) {
 	mustAddTool(b, s, Tool{Name: "job"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
 		return TextResult("done"), nil
 	}, RunAsTask(TaskOptional))
+	tb := newTaskBench(b, s, "job", tasksCaps, nil)
 	b.ReportAllocs()
 	for b.Loop() {
-		id := createTask(b, s, "job", nil, tasksCaps)
-		pollTask(b, s, id, 0, tasks.StatusCompleted)
+		tb.poll(b, tb.createTask(b), tasks.StatusCompleted)
 	}
 }
 
@@ -701,13 +754,13 @@ func BenchmarkTaskInputRound(b *testing.B) {
 		}
 		return TextResult(string(res.Action)), nil
 	}, RunAsTask(TaskOptional))
-	answer := map[string]any{"baton:1": accept(true)}
+	tb := newTaskBench(b, s, "ask", taskElicitCaps, map[string]any{"baton:1": accept(true)})
 	b.ReportAllocs()
 	for b.Loop() {
-		id := createTask(b, s, "ask", nil, taskElicitCaps)
-		pollTask(b, s, id, 0, tasks.StatusInputRequired)
-		ackOf(b, s, "tasks/update", id, updates(answer))
-		pollTask(b, s, id, 0, tasks.StatusCompleted)
+		id := tb.createTask(b)
+		tb.poll(b, id, tasks.StatusInputRequired)
+		tb.serve(b, tb.update, id)
+		tb.poll(b, id, tasks.StatusCompleted)
 	}
 }
 
