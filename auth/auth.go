@@ -28,8 +28,9 @@ type Config struct {
 	// []string{"RS256"}. It is required: the algorithm is never taken from
 	// the token alone.
 	Methods []string
-	// Issuer and Audience, when set, must match the token's iss and aud.
-	Issuer   string
+	// Issuer, when set, must match the token's iss.
+	Issuer string
+	// Audience, when set, must be one of the token's aud.
 	Audience string
 	// Leeway tolerates clock skew on exp, nbf and iat.
 	Leeway time.Duration
@@ -74,10 +75,15 @@ func New(cfg Config) (*Verifier, error) {
 type Error struct {
 	// Reason is safe to show to the client.
 	Reason string
-	Err    error
+	// Err is the underlying failure (from the JWT library, say), for the
+	// server's log; it may say more than the client should read.
+	Err error
 }
 
+// Error returns the reason, prefixed with "auth: ".
 func (e *Error) Error() string { return "auth: " + e.Reason }
+
+// Unwrap returns the underlying failure.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Subject verifies the request's bearer token and returns its subject. It

@@ -15,7 +15,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/baton-mcp/baton/auth"
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
@@ -152,49 +154,46 @@ func TestStateBoundToSubject(t *testing.T) {
 	ts := httptest.NewServer(e)
 	defer ts.Close()
 
-	call := func(sub string, extra map[string]any) map[string]any {
-		params := map[string]any{"name": "ask", "_meta": map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
-		}}
-		for k, v := range extra {
-			params[k] = v
-		}
-		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(string(body)))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", "tools/call")
-		req.Header.Set("Mcp-Name", "ask")
-		req.Header.Set("Authorization", "Bearer "+token(t, jwt.SigningMethodHS256, claims(sub, time.Minute)))
-		resp, err := http.DefaultClient.Do(req)
+	// as returns a client that presents sub's bearer token.
+	as := func(sub string) *mcptest.Client {
+		c, err := mcptest.New(mcptest.URL(ts.URL+"/mcp", ts.Client()), &mcptest.Options{
+			Capabilities: &client.Capabilities{Elicitation: &client.ElicitationCapability{}},
+			Header:       http.Header{"Authorization": {"Bearer " + token(t, jwt.SigningMethodHS256, claims(sub, time.Minute))}},
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer resp.Body.Close()
-		var out map[string]any
-		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return c
+	}
+	ctx := t.Context()
+	call := func(c *mcptest.Client, opts ...mcptest.CallOption) *mcptest.Response {
+		t.Helper()
+		r, err := c.Do(ctx, "tools/call", map[string]any{"name": "ask"}, opts...)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return out
+		return r
 	}
-	r1 := call("alice", nil)
-	state := r1["result"].(map[string]any)["requestState"].(string)
+	alice, bob := as("alice"), as("bob")
+	r1 := call(alice)
+	var round1 struct {
+		RequestState string `json:"requestState"`
+	}
+	if err := json.Unmarshal(r1.Result, &round1); err != nil || r1.ResultType() != "input_required" || round1.RequestState == "" {
+		t.Fatalf("alice's first call: %v %s", err, r1.Body)
+	}
 	answer := map[string]any{"ok": map[string]any{"action": "accept", "content": map[string]any{"ok": true}}}
 
 	ran = 0
-	r2 := call("bob", map[string]any{"requestState": state, "inputResponses": answer})
-	e2, _ := r2["error"].(map[string]any)
-	if e2 == nil || e2["code"].(float64) != -32602 || !strings.Contains(e2["message"].(string), "it was not issued for this request") || strings.Contains(e2["message"].(string), "alice") {
-		t.Fatalf("bob presenting alice's state: %v", r2)
+	r2 := call(bob, mcptest.Resume(round1.RequestState, answer))
+	if e := r2.Error; e == nil || e.Code != -32602 || !strings.Contains(e.Message, "it was not issued for this request") || strings.Contains(e.Message, "alice") {
+		t.Fatalf("bob presenting alice's state: %s", r2.Body)
 	}
 	if ran != 0 {
 		t.Fatal("the handler ran for a refused state")
 	}
-	r3 := call("alice", map[string]any{"requestState": state, "inputResponses": answer})
-	if !strings.Contains(mustJSON(r3), "done for alice") {
-		t.Fatalf("alice's own retry: %v", r3)
+	r3 := call(alice, mcptest.Resume(round1.RequestState, answer))
+	if r3.ResultType() != "complete" || !strings.Contains(string(r3.Result), "done for alice") {
+		t.Fatalf("alice's own retry: %s", r3.Body)
 	}
 }
-
-func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }

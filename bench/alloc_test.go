@@ -14,7 +14,9 @@ import (
 // per operation (go test -bench . -benchmem -run '^$'); the time per
 // operation is CPU on one goroutine, not throughput. Every iteration also
 // counts the benchmark's own request and recorder (the floor's row is
-// that baseline plus the floor's decoding).
+// that baseline plus the floor's decoding). The bodies are the load
+// generator's own bytes (metaJSON, load.go), not a test client's, so that
+// these figures describe the requests the load runs send.
 func BenchmarkServers(b *testing.B) {
 	handlers, _, err := newHandlers()
 	if err != nil {

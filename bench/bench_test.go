@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	batonclient "github.com/baton-mcp/baton/client"
+	"github.com/baton-mcp/baton/mcptest"
 )
 
 // TestServers checks that every server answers both scenarios as the load
@@ -30,61 +32,77 @@ func TestServers(t *testing.T) {
 			if name == "floor" {
 				return
 			}
-			// Arguments are validated against the echo tool's input schema.
-			for _, args := range []string{`{"text":5}`, `{}`, `{"text":"hello","extra":1}`} {
-				r, err := c.post("echo", c.body("echo", `"arguments":`+args+`,`))
-				if err == nil && !r.Result.IsError {
-					t.Errorf("echo with arguments %s accepted: %+v", args, r.Result)
-				}
-			}
-			r, err := c.post("confirm", c.body("confirm", `"arguments":{"id":42},`))
+			// The checks below send their requests through mcptest, which
+			// builds the envelope and headers and checks each response;
+			// the load generator's own requests are the two operations
+			// above.
+			mc, err := mcptest.New(mcptest.URL(urls[name], nil), &mcptest.Options{
+				Capabilities: &batonclient.Capabilities{Elicitation: &batonclient.ElicitationCapability{Form: &batonclient.Empty{}}},
+				ClientInfo:   mcptest.Implementation{Name: "baton-bench", Version: "1.0.0"},
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			state := r.Result.RequestState
-			retryWith := func(id int, stateJSON, responses string) string {
+			ctx := t.Context()
+			call := func(tool string, args any, opts ...mcptest.CallOption) *mcptest.Response {
 				t.Helper()
-				body := c.body("confirm", `"arguments":{"id":`+itoa(id)+`},"inputResponses":`+responses+`,"requestState":`+stateJSON+`,`)
-				req, _ := http.NewRequest(http.MethodPost, c.url, strings.NewReader(string(body)))
-				req.Header = c.header["confirm"]
-				res, err := c.http.Do(req)
+				r, err := mc.Do(ctx, "tools/call", map[string]any{"name": tool, "arguments": args}, opts...)
 				if err != nil {
-					t.Fatal(err)
+					t.Fatalf("%s: %v", tool, err)
 				}
-				defer res.Body.Close()
-				c.buf.Reset()
-				c.buf.ReadFrom(res.Body)
-				return c.buf.String()
+				return r
 			}
-			retry := func(id int, stateJSON, answer string) string {
+			// Arguments are validated against the echo tool's input schema.
+			for _, args := range []string{`{"text":5}`, `{}`, `{"text":"hello","extra":1}`} {
+				r := call("echo", json.RawMessage(args))
+				var res struct {
+					IsError bool `json:"isError"`
+				}
+				if r.Error == nil && (json.Unmarshal(r.Result, &res) != nil || !res.IsError) {
+					t.Errorf("echo with arguments %s accepted: %s", args, r.Body)
+				}
+			}
+			r1 := call("confirm", map[string]any{"id": 42})
+			var round1 struct {
+				RequestState string `json:"requestState"`
+			}
+			if err := json.Unmarshal(r1.Result, &round1); err != nil || r1.ResultType() != "input_required" || round1.RequestState == "" {
+				t.Fatalf("round 1: %s (%v)", r1.Body, err)
+			}
+			state := round1.RequestState
+			// retry sends round 2 of confirm with arguments {"id":id},
+			// presenting state and answers (inputResponses).
+			retry := func(id int, state string, answers any) *mcptest.Response {
 				t.Helper()
-				return retryWith(id, stateJSON, `{"confirm":`+answer+`}`)
+				return call("confirm", map[string]any{"id": id}, mcptest.Resume(state, answers))
 			}
-			good := `{"action":"accept","content":{"confirm":true}}`
-			q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-			if out := retry(42, q(state), good); !strings.Contains(out, `"text":"confirmed"`) {
-				t.Fatalf("good retry: %s", out)
+			answer := func(content string) map[string]any {
+				return map[string]any{"confirm": json.RawMessage(`{"action":"accept","content":` + content + `}`)}
+			}
+			good := answer(`{"confirm":true}`)
+			if r := retry(42, state, good); !strings.Contains(string(r.Result), `"text":"confirmed"`) {
+				t.Fatalf("good retry: %s", r.Body)
 			}
 			tampered := state[:len(state)-2] + flip(state[len(state)-2]) + state[len(state)-1:]
-			for what, out := range map[string]string{
-				"tampered state": retry(42, q(tampered), good),
-				"other args":     retry(43, q(state), good),
-				"forged state":   retry(42, q("eyJhbGciOiJub25lIn0.e30."), good),
-				"wrong type":     retry(42, q(state), `{"action":"accept","content":{"confirm":"yes"}}`),
-				"missing field":  retry(42, q(state), `{"action":"accept","content":{}}`),
+			for what, r := range map[string]*mcptest.Response{
+				"tampered state": retry(42, tampered, good),
+				"other args":     retry(43, state, good),
+				"forged state":   retry(42, "eyJhbGciOiJub25lIn0.e30.", good),
+				"wrong type":     retry(42, state, answer(`{"confirm":"yes"}`)),
+				"missing field":  retry(42, state, answer(`{}`)),
 			} {
-				var res response
-				if json.Unmarshal([]byte(out), &res) != nil || res.Error == nil || strings.Contains(out, `"text":"confirmed"`) {
-					t.Errorf("%s not refused with a JSON-RPC error: %s", what, out)
+				if r.Error == nil || strings.Contains(string(r.Body), `"text":"confirmed"`) {
+					t.Errorf("%s not refused with a JSON-RPC error: %s", what, r.Body)
 				} else {
-					t.Logf("%s refused: %.200s", what, out)
+					t.Logf("%s refused: %.200s", what, r.Body)
 				}
 			}
 			// A retry without the answer is asked again, with a fresh state.
-			var again response
-			if out := retryWith(42, q(state), `{}`); json.Unmarshal([]byte(out), &again) != nil ||
-				again.Result == nil || again.Result.ResultType != "input_required" || again.Result.RequestState == "" {
-				t.Errorf("retry without an answer: want input_required with a state, got %.300s", out)
+			var again struct {
+				RequestState string `json:"requestState"`
+			}
+			if r := retry(42, state, map[string]any{}); r.ResultType() != "input_required" || json.Unmarshal(r.Result, &again) != nil || again.RequestState == "" {
+				t.Errorf("retry without an answer: want input_required with a state, got %.300s", r.Body)
 			}
 		})
 	}
@@ -96,8 +114,6 @@ func flip(c byte) string {
 	}
 	return "A"
 }
-
-func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
 
 // rowByID returns the row with id, failing the test if there is none.
 func rowByID(t *testing.T, id string) hostileRow {

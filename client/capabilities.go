@@ -16,30 +16,50 @@ type Empty struct{}
 
 // Capabilities are the capabilities a client declares on one request
 // (in _meta "io.modelcontextprotocol/clientCapabilities"). They are never
-// carried over from an earlier request.
+// carried over from an earlier request. A nil member is omitted, and means
+// not declared; {} declares nothing at all.
 type Capabilities struct {
-	Elicitation  *ElicitationCapability     `json:"elicitation,omitempty"`
-	Sampling     *SamplingCapability        `json:"sampling,omitempty"`
-	Roots        *RootsCapability           `json:"roots,omitempty"`
+	// Elicitation declares that the client can ask its user
+	// ("elicitation"), in the modes it lists.
+	Elicitation *ElicitationCapability `json:"elicitation,omitempty"`
+	// Sampling declares that the client can sample its model
+	// ("sampling"; deprecated in 2026-07-28, still valid).
+	Sampling *SamplingCapability `json:"sampling,omitempty"`
+	// Roots declares that the client can list its roots ("roots";
+	// deprecated in 2026-07-28, still valid).
+	Roots *RootsCapability `json:"roots,omitempty"`
+	// Experimental holds non-standard capabilities by name
+	// ("experimental"), each as sent.
 	Experimental map[string]json.RawMessage `json:"experimental,omitempty"`
-	Extensions   map[string]json.RawMessage `json:"extensions,omitempty"`
+	// Extensions holds the protocol extensions the client supports, by
+	// identifier ("extensions"), each with its settings as sent: for
+	// example "io.modelcontextprotocol/tasks": {}.
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 // ElicitationCapability declares elicitation modes. Declaring neither mode
 // ({}) means form mode only.
 type ElicitationCapability struct {
+	// Form declares form mode, a schema the client renders ("form").
 	Form *Empty `json:"form,omitempty"`
-	URL  *Empty `json:"url,omitempty"`
+	// URL declares URL mode, a page the client opens ("url").
+	URL *Empty `json:"url,omitempty"`
 }
 
 // SamplingCapability declares sampling and its optional features.
 type SamplingCapability struct {
+	// Context declares that includeContext values other than "none" are
+	// honoured ("context").
 	Context *Empty `json:"context,omitempty"`
-	Tools   *Empty `json:"tools,omitempty"`
+	// Tools declares that a sampling request may carry tools and
+	// toolChoice ("tools").
+	Tools *Empty `json:"tools,omitempty"`
 }
 
 // RootsCapability declares roots.
 type RootsCapability struct {
+	// ListChanged says the client notifies changes of its roots
+	// ("listChanged"; a 2025-11-25 feature, omitted when false).
 	ListChanged bool `json:"listChanged,omitempty"`
 }
 

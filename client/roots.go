@@ -9,14 +9,18 @@ import (
 	"github.com/baton-mcp/baton/internal/strictjson"
 )
 
-// Root is a root the client exposes.
+// Root is a root the client exposes: a directory or file the server may
+// work within.
 type Root struct {
-	URI  string `json:"uri"`
+	// URI is the root's location, a file:// URI ("uri").
+	URI string `json:"uri"`
+	// Name is a name for people ("name"); omitted when empty.
 	Name string `json:"name,omitempty"`
 }
 
 // ListRootsResult is the client's answer to roots/list.
 type ListRootsResult struct {
+	// Roots are the client's roots ("roots"; required, possibly empty).
 	Roots []Root `json:"roots"`
 }
 

@@ -12,18 +12,44 @@ import (
 	"github.com/baton-mcp/baton/internal/strictjson"
 )
 
-// CreateMessageParams are the params of sampling/createMessage.
+// CreateMessageParams are the params of sampling/createMessage: what the
+// server asks the client's model. The client decides which model runs, and
+// may show or change the request before it does.
 type CreateMessageParams struct {
-	Messages         []SamplingMessage `json:"messages"`
+	// Messages is the conversation to continue ("messages", required,
+	// at least one).
+	Messages []SamplingMessage `json:"messages"`
+	// ModelPreferences say what matters in choosing a model
+	// ("modelPreferences"); omitted when nil.
 	ModelPreferences *ModelPreferences `json:"modelPreferences,omitempty"`
-	SystemPrompt     string            `json:"systemPrompt,omitempty"`
-	IncludeContext   string            `json:"includeContext,omitempty"`
-	Temperature      *float64          `json:"temperature,omitempty"`
-	MaxTokens        int               `json:"maxTokens"`
-	StopSequences    []string          `json:"stopSequences,omitempty"`
-	Metadata         map[string]any    `json:"metadata,omitempty"`
-	Tools            []json.RawMessage `json:"tools,omitempty"`
-	ToolChoice       *ToolChoice       `json:"toolChoice,omitempty"`
+	// SystemPrompt is the system prompt the server asks for
+	// ("systemPrompt"); the client may change or ignore it. Omitted when
+	// empty.
+	SystemPrompt string `json:"systemPrompt,omitempty"`
+	// IncludeContext asks the client to add context from its MCP servers
+	// ("includeContext"): "none", "thisServer" or "allServers" (the last
+	// two are deprecated and need the sampling.context capability).
+	// Omitted when empty, which means "none".
+	IncludeContext string `json:"includeContext,omitempty"`
+	// Temperature is the sampling temperature ("temperature"); omitted
+	// when nil (the client's choice).
+	Temperature *float64 `json:"temperature,omitempty"`
+	// MaxTokens is the most tokens the model may generate ("maxTokens",
+	// required, positive).
+	MaxTokens int `json:"maxTokens"`
+	// StopSequences end generation when the model produces one
+	// ("stopSequences"); omitted when empty.
+	StopSequences []string `json:"stopSequences,omitempty"`
+	// Metadata is passed to the model's provider as is ("metadata");
+	// omitted when empty.
+	Metadata map[string]any `json:"metadata,omitempty"`
+	// Tools are the tools the model may call, each a tool definition as
+	// tools/list describes one ("tools"; needs the sampling.tools
+	// capability). Omitted when empty.
+	Tools []json.RawMessage `json:"tools,omitempty"`
+	// ToolChoice says whether the model must, may or must not call a tool
+	// ("toolChoice"; needs sampling.tools). Omitted when nil.
+	ToolChoice *ToolChoice `json:"toolChoice,omitempty"`
 }
 
 // Validate checks the sampling request.
@@ -50,28 +76,45 @@ func (p *CreateMessageParams) Validate() error {
 	return nil
 }
 
-// ModelPreferences guide the client's model choice.
+// ModelPreferences guide the client's model choice. The priorities are
+// numbers from 0 (unimportant) to 1 (most important); a nil one is
+// omitted.
 type ModelPreferences struct {
-	Hints                []ModelHint `json:"hints,omitempty"`
-	CostPriority         *float64    `json:"costPriority,omitempty"`
-	SpeedPriority        *float64    `json:"speedPriority,omitempty"`
-	IntelligencePriority *float64    `json:"intelligencePriority,omitempty"`
+	// Hints name model families to prefer, in order ("hints"); the client
+	// may map them to models of its own. Omitted when empty.
+	Hints []ModelHint `json:"hints,omitempty"`
+	// CostPriority is how much a cheap model matters ("costPriority").
+	CostPriority *float64 `json:"costPriority,omitempty"`
+	// SpeedPriority is how much a fast model matters ("speedPriority").
+	SpeedPriority *float64 `json:"speedPriority,omitempty"`
+	// IntelligencePriority is how much a capable model matters
+	// ("intelligencePriority").
+	IntelligencePriority *float64 `json:"intelligencePriority,omitempty"`
 }
 
 // ModelHint names a model family.
 type ModelHint struct {
+	// Name is all or part of a model name, such as "claude-3-5-sonnet"
+	// or "sonnet" ("name"); omitted when empty.
 	Name string `json:"name,omitempty"`
 }
 
 // ToolChoice says how a sampled model may use tools.
 type ToolChoice struct {
+	// Mode is "auto" (the model decides), "required" (it must call a
+	// tool) or "none" (it must not) ("mode"); omitted when empty, which
+	// means "auto".
 	Mode string `json:"mode,omitempty"`
 }
 
-// SamplingMessage is one message of a sampling conversation. On the wire
-// its content is a single block or an array of blocks.
+// SamplingMessage is one message of a sampling conversation, sent as
+// {"role": ..., "content": ...}: its content is a single block object when
+// it holds one block, an array of blocks otherwise.
 type SamplingMessage struct {
-	Role    content.Role
+	// Role is who speaks: "user" or "assistant" ("role").
+	Role content.Role
+	// Content holds the message's blocks ("content"): text, image, audio,
+	// and in a conversation with tools, tool_use and tool_result blocks.
 	Content []content.Block
 }
 
@@ -108,11 +151,19 @@ func (m *SamplingMessage) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// CreateMessageResult is the client's answer to a sampling request.
+// CreateMessageResult is the client's answer to a sampling request, sent
+// as {"role": ..., "content": ..., "model": ..., "stopReason": ...}.
 type CreateMessageResult struct {
-	Role       content.Role
-	Content    []content.Block
-	Model      string
+	// Role is who speaks the answer, usually "assistant" ("role").
+	Role content.Role
+	// Content holds the answer's blocks ("content": one block object, or
+	// an array of several); at least one.
+	Content []content.Block
+	// Model names the model that answered ("model", required).
+	Model string
+	// StopReason says why generation stopped ("stopReason"), for example
+	// "endTurn", "stopSequence", "maxTokens" or "toolUse"; omitted when
+	// empty.
 	StopReason string
 }
 

@@ -39,19 +39,34 @@ const (
 	RoleAssistant Role = "assistant"
 )
 
-// Annotations are optional hints about how a block or resource is used.
+// Annotations are optional hints about how a block or resource is used
+// ("annotations"). An empty member is omitted.
 type Annotations struct {
-	Audience     []Role   `json:"audience,omitempty"`
-	Priority     *float64 `json:"priority,omitempty"`
-	LastModified string   `json:"lastModified,omitempty"`
+	// Audience says who the item is meant for, "user", "assistant" or
+	// both ("audience").
+	Audience []Role `json:"audience,omitempty"`
+	// Priority is how important the item is, from 0 (least: entirely
+	// optional) to 1 (most: effectively required) ("priority").
+	Priority *float64 `json:"priority,omitempty"`
+	// LastModified is when the item was last modified, an ISO 8601
+	// timestamp such as "2026-07-28T09:14:28Z" ("lastModified").
+	LastModified string `json:"lastModified,omitempty"`
 }
 
 // Icon is an image a client may show next to a tool, prompt or resource.
 type Icon struct {
-	Src      string   `json:"src"`
-	MimeType string   `json:"mimeType,omitempty"`
-	Sizes    []string `json:"sizes,omitempty"`
-	Theme    string   `json:"theme,omitempty"`
+	// Src is the image's location ("src", required): an https: URL or a
+	// data: URI.
+	Src string `json:"src"`
+	// MimeType is the image's media type, such as "image/png"
+	// ("mimeType"); omitted when empty.
+	MimeType string `json:"mimeType,omitempty"`
+	// Sizes are the sizes the image is available in, each "48x48" or
+	// "any" (scalable formats such as SVG) ("sizes"); omitted when empty.
+	Sizes []string `json:"sizes,omitempty"`
+	// Theme is the background the icon is drawn for, "light" or "dark"
+	// ("theme"); omitted when empty (any).
+	Theme string `json:"theme,omitempty"`
 }
 
 // Block is one content block. Which fields are meaningful depends on Type:
@@ -62,24 +77,55 @@ type Icon struct {
 //   - resource: Resource
 //   - tool_use (sampling only): ID, Name, Input
 //   - tool_result (sampling only): ToolUseID, Content, IsError
+//
+// On the wire a block is an object holding "type" and the members of that
+// type, under the JSON names each field gives; optional members are omitted
+// when empty.
 type Block struct {
-	Type        string
-	Text        string
-	Data        string
-	MimeType    string
-	URI         string
-	Name        string
-	Title       string
+	// Type is the block's kind ("type"): one of the Type constants.
+	Type string
+	// Text is the text of a text block ("text"; sent even when empty).
+	Text string
+	// Data is the base64-encoded bytes of an image or audio block
+	// ("data").
+	Data string
+	// MimeType is the media type of an image or audio block (required),
+	// or of a resource_link's target (optional) ("mimeType").
+	MimeType string
+	// URI is a resource_link's target ("uri").
+	URI string
+	// Name is a resource_link's name ("name"), or the tool a tool_use
+	// block calls.
+	Name string
+	// Title is a resource_link's name for people ("title").
+	Title string
+	// Description says what a resource_link points at ("description").
 	Description string
-	Size        *int64
-	Resource    *ResourceContents
-	ID          string
-	Input       json.RawMessage
-	ToolUseID   string
-	Content     []Block
-	IsError     bool
+	// Size is a resource_link's size in bytes ("size"); omitted when nil.
+	Size *int64
+	// Resource is a resource block's embedded contents ("resource").
+	Resource *ResourceContents
+	// ID identifies a tool_use block, so that a tool_result can answer
+	// it ("id").
+	ID string
+	// Input is a tool_use block's arguments, a JSON object ("input"; {}
+	// when empty).
+	Input json.RawMessage
+	// ToolUseID is the id of the tool_use a tool_result answers, sent as
+	// "toolUseId".
+	ToolUseID string
+	// Content holds a tool_result's blocks ("content"; [] when empty).
+	Content []Block
+	// IsError marks a tool_result as a failed call ("isError"; omitted
+	// when false).
+	IsError bool
+	// Annotations are hints about the block's audience and priority
+	// ("annotations"; not sent for tool_use and tool_result); omitted when
+	// nil.
 	Annotations *Annotations
-	Meta        map[string]any
+	// Meta is the block's "_meta" object, sent as given; omitted when
+	// empty.
+	Meta map[string]any
 }
 
 // Text returns a text block.
@@ -250,14 +296,27 @@ func (b *Block) UnmarshalJSON(data []byte) error {
 }
 
 // ResourceContents is the body of a resource: text or binary. Exactly one
-// of Text and Blob is meaningful; IsBlob says which.
+// of Text and Blob is meaningful; IsBlob says which. It is sent as
+// {"uri": ..., "mimeType": ..., "text": ...} or, for a blob,
+// {"uri": ..., "mimeType": ..., "blob": ...}.
 type ResourceContents struct {
-	URI      string
+	// URI is the resource's URI ("uri", required).
+	URI string
+	// MimeType is the contents' media type ("mimeType"); omitted when
+	// empty.
 	MimeType string
-	Text     string
-	Blob     string // base64
-	IsBlob   bool
-	Meta     map[string]any
+	// Text is the contents of a text resource ("text"; sent, even empty,
+	// when IsBlob is false).
+	Text string
+	// Blob is the base64-encoded contents of a binary resource ("blob";
+	// sent when IsBlob is true).
+	Blob string
+	// IsBlob says the contents are binary: Blob is sent, not Text. It is
+	// not a member on the wire; reading sets it when "blob" is present.
+	IsBlob bool
+	// Meta is the contents' "_meta" object, sent as given; omitted when
+	// empty.
+	Meta map[string]any
 }
 
 // TextContents returns text resource contents.

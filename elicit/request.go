@@ -26,13 +26,16 @@ const (
 // [Request.Validate]. Unknown JSON fields (such as _meta) are ignored when
 // decoding and take no part in [Request.Digest].
 type Request struct {
-	// Mode is ModeForm or ModeURL. Empty means form mode.
+	// Mode is ModeForm ("form") or ModeURL ("url"). Empty means form
+	// mode, and is omitted.
 	Mode string `json:"mode,omitempty"`
-	// Message tells the user what is asked and why.
+	// Message tells the user what is asked and why ("message", required).
 	Message string `json:"message"`
-	// RequestedSchema describes the form (form mode only).
+	// RequestedSchema describes the form ("requestedSchema"; required in
+	// form mode, omitted in URL mode).
 	RequestedSchema *Schema `json:"requestedSchema,omitempty"`
-	// URL is the page the user is asked to open (URL mode only).
+	// URL is the page the user is asked to open ("url"; required in URL
+	// mode, omitted in form mode).
 	URL string `json:"url,omitempty"`
 	// ElicitationID exists only for the legacy 2025-11-25 URL mode, where
 	// it correlated notifications/elicitation/complete. Modern

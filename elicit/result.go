@@ -32,11 +32,13 @@ func (a Action) Valid() bool {
 // not an MCP Result, so it has no resultType; a _meta field and unknown
 // fields are ignored when parsing.
 type Result struct {
-	// Action is what the user did.
+	// Action is what the user did: "accept", "decline" or "cancel"
+	// ("action", required).
 	Action Action `json:"action"`
 	// Content holds the submitted values (accepted form requests only): a
 	// JSON object whose values are strings, numbers, booleans or arrays
-	// of strings.
+	// of strings ("content"). It is absent for decline, cancel and an
+	// accepted URL request, and omitted when nil.
 	Content json.RawMessage `json:"content,omitempty"`
 }
 

@@ -38,12 +38,19 @@ const (
 	RequestCancelled = -32800
 )
 
-// Error is a JSON-RPC error object. It implements error, so handlers may
-// return one to choose the code the client sees.
+// Error is a JSON-RPC error object, the "error" member of an error
+// response. It implements error, so handlers may return one to choose the
+// code the client sees.
 type Error struct {
-	Code    int    `json:"code"`
+	// Code is the error code ("code"): one of the constants above, or an
+	// application code outside -32768..-32000.
+	Code int `json:"code"`
+	// Message is a short description for people ("message").
 	Message string `json:"message"`
-	Data    any    `json:"data,omitempty"`
+	// Data is extra information for the client, such as
+	// {"requiredCapabilities": ...} for -32021 ("data"); encoded with
+	// encoding/json, omitted when nil.
+	Data any `json:"data,omitempty"`
 }
 
 // Error returns the message with its code.
@@ -87,28 +94,47 @@ func HTTPStatus(code int) int {
 	}
 }
 
-// Response is an outgoing JSON-RPC response.
+// Response is an outgoing JSON-RPC response: exactly one of Result and
+// Error is set.
 type Response struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      ID              `json:"id"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *Error          `json:"error,omitempty"`
+	// JSONRPC is the protocol version, always "2.0" ("jsonrpc").
+	JSONRPC string `json:"jsonrpc"`
+	// ID is the id of the request answered ("id"); null when the request
+	// could not be read.
+	ID ID `json:"id"`
+	// Result is the encoded result of a success ("result"); omitted when
+	// nil.
+	Result json.RawMessage `json:"result,omitempty"`
+	// Error is the error of a failure ("error"); omitted when nil.
+	Error *Error `json:"error,omitempty"`
 }
 
-// Notification is an outgoing JSON-RPC notification.
+// Notification is an outgoing JSON-RPC notification: a message without an
+// id, which gets no answer.
 type Notification struct {
+	// JSONRPC is the protocol version, always "2.0" ("jsonrpc").
 	JSONRPC string `json:"jsonrpc"`
-	Method  string `json:"method"`
-	Params  any    `json:"params,omitempty"`
+	// Method is the notification's method, such as
+	// "notifications/progress" ("method").
+	Method string `json:"method"`
+	// Params are the notification's params, encoded with encoding/json
+	// ("params"); omitted when nil.
+	Params any `json:"params,omitempty"`
 }
 
 // Request is an outgoing JSON-RPC request (used only by the legacy era,
 // where a server may send requests to its client).
 type Request struct {
+	// JSONRPC is the protocol version, always "2.0" ("jsonrpc").
 	JSONRPC string `json:"jsonrpc"`
-	ID      ID     `json:"id"`
-	Method  string `json:"method"`
-	Params  any    `json:"params,omitempty"`
+	// ID identifies the request; the answer carries it back ("id").
+	ID ID `json:"id"`
+	// Method is the request's method, such as "elicitation/create"
+	// ("method").
+	Method string `json:"method"`
+	// Params are the request's params, encoded with encoding/json
+	// ("params"); omitted when nil.
+	Params any `json:"params,omitempty"`
 }
 
 // AppendResult appends the encoding of a successful response with the

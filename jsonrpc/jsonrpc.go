@@ -88,12 +88,22 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 // Message is any incoming JSON-RPC message: a request (method and id), a
 // notification (method, no id) or a response (result or error, and id).
 type Message struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      ID              `json:"id,omitzero"`
-	Method  string          `json:"method,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *Error          `json:"error,omitempty"`
+	// JSONRPC is the protocol version ("jsonrpc"); Decode requires "2.0".
+	JSONRPC string `json:"jsonrpc"`
+	// ID is the message's id ("id"), the zero ID when absent (a
+	// notification).
+	ID ID `json:"id,omitzero"`
+	// Method is the method of a request or notification ("method"), ""
+	// for a response.
+	Method string `json:"method,omitempty"`
+	// Params are the params of a request or notification as sent
+	// ("params"), nil when absent.
+	Params json.RawMessage `json:"params,omitempty"`
+	// Result is the result of a success response as sent ("result"), nil
+	// otherwise.
+	Result json.RawMessage `json:"result,omitempty"`
+	// Error is the error of an error response ("error"), nil otherwise.
+	Error *Error `json:"error,omitempty"`
 }
 
 // IsRequest reports whether m is a request that expects a response.

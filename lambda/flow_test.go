@@ -3,87 +3,70 @@ package lambda
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/server"
 )
 
-// round1 serves the recorded round-1 event on a fresh instance and
-// returns the requestState of its input_required result, with the
-// recorded JSON-RPC body it sent.
-func round1(t *testing.T, k kind) (state string, body []byte) {
-	t.Helper()
-	res := k.serve(t, context.Background(), newServer(t, k.domain), k.round1, func(f *fields) { body = f.body(t) })
-	if res.Status != http.StatusOK {
-		t.Fatalf("round 1: status %d: %s", res.Status, res.Body)
-	}
-	out := parse(t, res)
-	if out.Error != nil {
-		t.Fatalf("round 1: error %d: %s", out.Error.Code, out.Error.Message)
-	}
-	if string(out.ID) != "1" {
-		t.Errorf("round 1: id = %s, want 1", out.ID)
-	}
-	if got := string(out.Result["resultType"]); got != `"input_required"` {
-		t.Fatalf("round 1: resultType = %s, want input_required: %s", got, res.Body)
-	}
-	var requests map[string]struct {
-		Method string `json:"method"`
-	}
-	if err := json.Unmarshal(out.Result["inputRequests"], &requests); err != nil || requests["name"].Method != "elicitation/create" {
-		t.Fatalf("round 1: inputRequests = %s", out.Result["inputRequests"])
-	}
-	if err := json.Unmarshal(out.Result["requestState"], &state); err != nil || strings.Count(state, ".") != 2 {
-		t.Fatalf("round 1: requestState = %s, want a JWT", out.Result["requestState"])
-	}
-	return state, body
+// coldInstances returns instances built from the shared key, one per
+// request, as cold function instances would be.
+func coldInstances(t *testing.T, k kind) func() http.Handler {
+	return func() http.Handler { return newServer(t, k.domain) }
 }
 
-// round2 serves the retry, built from the recorded round-1 event, on a
-// fresh instance whose AllowedHosts are hosts.
-func round2(t *testing.T, k kind, body []byte, hosts []string, edit func(*fields)) result {
+// wantJSON checks that every response the bridge served was plain JSON,
+// not base64-encoded.
+func wantJSON(t *testing.T, b *lambdaBridge) {
 	t.Helper()
-	return k.serve(t, context.Background(), newServer(t, hosts...), k.round1, func(f *fields) {
-		f.setBody(body)
-		if edit != nil {
-			edit(f)
+	for i, res := range b.served() {
+		if ct := res.Headers["Content-Type"]; ct != "application/json" || res.Base64 {
+			t.Errorf("response %d: Content-Type %q, base64 %v; want plain JSON", i+1, ct, res.Base64)
 		}
-	})
+	}
 }
 
-// TestMRTRFlowAcrossColdInstances drives the greet flow through both event
-// kinds, every round served by a new server and adapter built from the
+// TestMRTRFlowAcrossColdInstances drives the greet flow through every
+// event kind, each round served by a new server and adapter built from the
 // shared key, as cold function instances would.
 func TestMRTRFlowAcrossColdInstances(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
-			state, body := round1(t, k)
 			for _, tc := range []struct {
-				name, answer, want string
-				isError            bool
+				name    string
+				answer  func() (*elicit.Result, error)
+				want    string
+				isError bool
 			}{
-				{"accepted", `{"name":{"action":"accept","content":{"name":"Ada"}}}`, "Hello, Ada!", false},
-				{"declined", `{"name":{"action":"decline"}}`, "No name given", true},
+				{"accepted", func() (*elicit.Result, error) { return mcptest.Accept(map[string]any{"name": "Ada"}) }, "Hello, Ada!", false},
+				{"declined", mcptest.Decline, "No name given", true},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
-					res := round2(t, k, retryBody(t, body, state, tc.answer), []string{k.domain}, nil)
-					if res.Status != http.StatusOK {
-						t.Fatalf("round 2: status %d: %s", res.Status, res.Body)
+					b := newLambdaBridge(t, k, coldInstances(t, k))
+					c := bridgeClient(t, b, func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
+						if mcptest.InputKey(ctx) != "name" || req.Message != "What is your name?" {
+							return nil, fmt.Errorf("asked %q under %q", req.Message, mcptest.InputKey(ctx))
+						}
+						return tc.answer()
+					})
+					res, err := c.CallTool(context.Background(), "greet", map[string]any{})
+					if err != nil {
+						t.Fatal(err)
 					}
-					out := parse(t, res)
-					if string(out.ID) != "2" {
-						t.Errorf("round 2: id = %s, want 2", out.ID)
+					if got := res.Text(); got != tc.want || res.IsError != tc.isError {
+						t.Fatalf("round 2: %q (isError %v), want %q (isError %v)", got, res.IsError, tc.want, tc.isError)
 					}
-					if got := string(out.Result["resultType"]); got != `"complete"` {
-						t.Errorf("round 2: resultType = %s, want complete", got)
+					r1 := res.Exchange.Rounds[0]
+					if len(res.Exchange.Rounds) != 2 || r1.Status != http.StatusOK || strings.Count(r1.RequestState, ".") != 2 ||
+						len(r1.InputRequests) != 1 || r1.InputRequests[0].Method != "elicitation/create" {
+						t.Fatalf("round 1: %+v, want input_required asking a name, with a JWT state", r1)
 					}
-					got, isErr := toolText(t, out)
-					if got != tc.want || isErr != tc.isError {
-						t.Fatalf("round 2: %q (isError %v), want %q (isError %v)", got, isErr, tc.want, tc.isError)
-					}
+					wantJSON(t, b)
 				})
 			}
 		})
@@ -96,29 +79,58 @@ func TestMRTRFlowAcrossColdInstances(t *testing.T) {
 func TestTamperedStateRefused(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
-			state, body := round1(t, k)
+			ctx := context.Background()
+			b := newLambdaBridge(t, k, coldInstances(t, k))
+			c := bridgeClient(t, b, nil)
+			r1, err := c.Do(ctx, "tools/call", map[string]any{"name": "greet", "arguments": map[string]any{}})
+			if err != nil || r1.ResultType() != "input_required" {
+				t.Fatalf("round 1: %v %s", err, r1.Body)
+			}
+			var round1 struct {
+				RequestState string `json:"requestState"`
+			}
+			if err := json.Unmarshal(r1.Result, &round1); err != nil || strings.Count(round1.RequestState, ".") != 2 {
+				t.Fatalf("round 1: requestState %q, want a JWT", round1.RequestState)
+			}
+			state := round1.RequestState
 			sig := strings.LastIndexByte(state, '.') + 1
 			flip := byte('A')
 			if state[sig] == 'A' {
 				flip = 'B'
 			}
 			tampered := state[:sig] + string(flip) + state[sig+1:]
-			res := round2(t, k, retryBody(t, body, tampered, `{"name":{"action":"accept","content":{"name":"Mallory"}}}`), []string{k.domain}, nil)
-			e := wantRPCError(t, res, jsonrpc.HTTPStatus(jsonrpc.InvalidParams), jsonrpc.InvalidParams)
-			if strings.Contains(res.Body, "Mallory") {
-				t.Errorf("the tool ran on a tampered state: %s", res.Body)
+			retry := func(c *mcptest.Client, state, name string) *mcptest.Response {
+				t.Helper()
+				r, err := c.Do(ctx, "tools/call", map[string]any{"name": "greet", "arguments": map[string]any{}},
+					mcptest.Resume(state, map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": name}}}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r
 			}
-			t.Logf("refused: %s", e.Message)
+			r := retry(c, tampered, "Mallory")
+			if r.Status != jsonrpc.HTTPStatus(jsonrpc.InvalidParams) || r.Error == nil || r.Error.Code != jsonrpc.InvalidParams {
+				t.Fatalf("tampered state: %d %s, want -32602", r.Status, r.Body)
+			}
+			if strings.Contains(string(r.Body), "Mallory") {
+				t.Errorf("the tool ran on a tampered state: %s", r.Body)
+			}
+			t.Logf("refused: %s", r.Error.Message)
 
 			// An instance deployed with another key cannot finish the flow.
-			other, err := buildServerWithKey("another-deployment-key-0123456789abcdef", []string{k.domain})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res = k.serve(t, context.Background(), other, k.round1, func(f *fields) {
-				f.setBody(retryBody(t, body, state, `{"name":{"action":"accept","content":{"name":"Ada"}}}`))
+			other := newLambdaBridge(t, k, func() http.Handler {
+				srv, err := buildServerWithKey("another-deployment-key-0123456789abcdef", []string{k.domain})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return srv
 			})
-			wantRPCError(t, res, http.StatusBadRequest, jsonrpc.InvalidParams)
+			r = retry(bridgeClient(t, other, nil), state, "Ada")
+			if r.Status != http.StatusBadRequest || r.Error == nil || r.Error.Code != jsonrpc.InvalidParams {
+				t.Fatalf("another key: %d %s, want -32602", r.Status, r.Body)
+			}
+			wantJSON(t, b)
+			wantJSON(t, other)
 		})
 	}
 }
@@ -170,18 +182,24 @@ func TestNotificationsBuffered(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"count","_meta":{"progressToken":"p1","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
-			res := k.serve(t, context.Background(), srv, k.round1, func(f *fields) {
-				f.setBody([]byte(body))
-				f.Headers["mcp-name"] = "count"
-			})
+			b := newLambdaBridge(t, k, func() http.Handler { return srv })
+			r, err := bridgeClient(t, b, nil).Do(context.Background(), "tools/call", map[string]any{"name": "count"}, mcptest.WithProgressToken("p1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := b.served()[0]
 			if res.Status != http.StatusOK || res.Headers["Content-Type"] != "text/event-stream" || res.Base64 {
 				t.Fatalf("status %d, Content-Type %q, base64 %v: %s", res.Status, res.Headers["Content-Type"], res.Base64, res.Body)
 			}
-			if n := strings.Count(res.Body, `"method":"notifications/progress"`); n != 3 {
+			if n := len(r.Notifications); n != 3 || !r.Streamed {
 				t.Errorf("%d progress events, want 3:\n%s", n, res.Body)
 			}
-			if last := strings.LastIndex(res.Body, "event: message"); !strings.Contains(res.Body[last:], `"counted"`) {
+			for _, n := range r.Notifications {
+				if n.Method != "notifications/progress" {
+					t.Errorf("event %s %s, want progress", n.Method, n.Params)
+				}
+			}
+			if last := strings.LastIndex(res.Body, "event: message"); !strings.Contains(res.Body[last:], `"counted"`) || !strings.Contains(string(r.Result), `"counted"`) {
 				t.Errorf("the final response is not the last event:\n%s", res.Body)
 			}
 		})

@@ -12,11 +12,15 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
@@ -271,25 +275,6 @@ func load(tb testing.TB, name string, v any) {
 	}
 }
 
-// retryBody returns the recorded round-1 JSON-RPC body with the retry
-// members added.
-func retryBody(tb testing.TB, round1 []byte, state string, responses string) []byte {
-	tb.Helper()
-	var msg map[string]any
-	if err := json.Unmarshal(round1, &msg); err != nil {
-		tb.Fatalf("round 1 body: %v", err)
-	}
-	params := msg["params"].(map[string]any)
-	params["requestState"] = state
-	params["inputResponses"] = json.RawMessage(responses)
-	msg["id"] = 2
-	b, err := json.Marshal(msg)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return b
-}
-
 // rpcError is a JSON-RPC error object as received.
 type rpcError struct {
 	Code    int    `json:"code"`
@@ -335,19 +320,78 @@ func wantRPCError(tb testing.TB, r result, status, code int) *rpcError {
 	return out.Error
 }
 
-// toolText returns a tool result's first text and isError.
-func toolText(tb testing.TB, out rpcResponse) (string, bool) {
+// lambdaBridge is an http.Handler that carries every request through a
+// Lambda event of one kind, so that mcptest can drive a function as a
+// client would: the kind's recorded round-1 event is the template (request
+// context, domain name, source IP, cookies, the runtime's headers); the
+// request's method, path, query, headers and body replace the recorded
+// ones; the kind's adapter serves the event around a fresh instance (a
+// cold start per request); and the adapter's response is written back.
+// It keeps every response as the adapter produced it.
+type lambdaBridge struct {
+	tb       testing.TB
+	k        kind
+	instance func() http.Handler
+	mu       sync.Mutex
+	results  []result
+}
+
+func newLambdaBridge(tb testing.TB, k kind, instance func() http.Handler) *lambdaBridge {
+	return &lambdaBridge{tb: tb, k: k, instance: instance}
+}
+
+// edit returns the event edit that puts r in place of the recording.
+func requestEdit(r *http.Request, body []byte) func(*fields) {
+	return func(f *fields) {
+		*f.Method = r.Method
+		*f.RawPath = r.URL.Path
+		f.setQuery(r.URL.RawQuery)
+		for name := range f.Headers {
+			if strings.HasPrefix(name, "mcp-") {
+				delete(f.Headers, name)
+			}
+		}
+		for name, vs := range r.Header {
+			f.Headers[strings.ToLower(name)] = strings.Join(vs, ",")
+		}
+		f.setBody(body)
+	}
+}
+
+func (b *lambdaBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		b.tb.Errorf("reading the request: %v", err)
+		return
+	}
+	res := b.k.serve(b.tb, r.Context(), b.instance(), b.k.round1, requestEdit(r, body))
+	b.mu.Lock()
+	b.results = append(b.results, res)
+	b.mu.Unlock()
+	for name, v := range res.Headers {
+		w.Header().Set(name, v)
+	}
+	w.WriteHeader(res.Status)
+	_, _ = w.Write(res.decoded(b.tb))
+}
+
+// served returns the responses served so far.
+func (b *lambdaBridge) served() []result {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]result(nil), b.results...)
+}
+
+// bridgeClient returns an mcptest client of the bridge that declares
+// elicitation and answers it with answer (nil: no callback).
+func bridgeClient(tb testing.TB, b http.Handler, answer func(ctx context.Context, req *elicit.Request) (*elicit.Result, error)) *mcptest.Client {
 	tb.Helper()
-	if out.Error != nil {
-		tb.Fatalf("error %d: %s", out.Error.Code, out.Error.Message)
+	c, err := mcptest.New(mcptest.Handler(b), &mcptest.Options{
+		Capabilities: &client.Capabilities{Elicitation: &client.ElicitationCapability{}},
+		Elicitation:  answer,
+	})
+	if err != nil {
+		tb.Fatal(err)
 	}
-	var content []struct{ Text string }
-	if err := json.Unmarshal(out.Result["content"], &content); err != nil || len(content) == 0 {
-		tb.Fatalf("not a tool result: %v", out.Result)
-	}
-	var isError bool
-	if raw, ok := out.Result["isError"]; ok {
-		_ = json.Unmarshal(raw, &isError)
-	}
-	return content[0].Text, isError
+	return c
 }

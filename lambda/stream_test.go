@@ -10,14 +10,17 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -50,95 +53,122 @@ func (g gate) open(ctx context.Context, t *testing.T) {
 	}
 }
 
-// streamCall is the recorded round-1 function URL event with its body
-// replaced by a tools/call of tool with the given params members.
-func streamCall(t *testing.T, id int, tool string, params map[string]any) *events.LambdaFunctionURLRequest {
-	t.Helper()
-	var ev events.LambdaFunctionURLRequest
-	load(t, "function-url-round1.json", &ev)
-	p := map[string]any{
-		"name": tool,
-		"_meta": map[string]any{
-			"progressToken":                              "p1",
-			"io.modelcontextprotocol/logLevel":           "info",
-			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
-		},
-	}
-	for k, v := range params {
-		p[k] = v
-	}
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": p})
+// streamBridge is lambdaBridge for the RESPONSE_STREAM mode, written for
+// liveness: each request goes through FunctionURLStream (the recorded
+// function URL event as the template) around the next instance, and what
+// the adapter streams reaches the client as it comes. It keeps each stream
+// as read to its end, and whether the instance's handler had returned by
+// then.
+type streamBridge struct {
+	t        *testing.T
+	instance func() (h http.Handler, returned *atomic.Bool)
+	mu       sync.Mutex
+	streams  []streamRecord
+}
+
+type streamRecord struct {
+	head      result // status and headers
+	body      string
+	doneAtEnd bool
+}
+
+func (b *streamBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		t.Fatal(err)
+		b.t.Errorf("reading the request: %v", err)
+		return
 	}
-	ev.Body, ev.IsBase64Encoded = string(body), false
-	ev.Headers["content-length"] = fmt.Sprint(len(body))
-	ev.Headers["mcp-name"] = tool
-	return &ev
-}
-
-// sseStream reads a streaming response incrementally.
-type sseStream struct {
-	t  *testing.T
-	br *bufio.Reader
-}
-
-// openStream reads the prelude of a streaming response and checks that it
-// opens an SSE stream.
-func openStream(t *testing.T, res *events.LambdaFunctionURLStreamingResponse) *sseStream {
-	t.Helper()
+	var ev events.LambdaFunctionURLRequest
+	load(b.t, "function-url-round1.json", &ev)
+	requestEdit(r, body)(&fields{Method: &ev.RequestContext.HTTP.Method, RawPath: &ev.RawPath, Query: &ev.RawQueryString, Domain: &ev.RequestContext.DomainName,
+		Body: &ev.Body, Base64: &ev.IsBase64Encoded, Headers: ev.Headers, Cookies: &ev.Cookies})
+	h, returned := b.instance()
+	// The invocation outlives the client's interest in it (mcptest closes
+	// the response once it has read it), bounded by failsafe.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), failsafe)
+	defer cancel()
+	res, err := FunctionURLStream(h)(ctx, &ev)
+	if err != nil {
+		b.t.Errorf("FunctionURLStream: %v", err)
+		return
+	}
+	defer res.Close()
 	br := bufio.NewReader(res)
 	head, err := readPrelude(br)
 	if err != nil {
-		t.Fatal(err)
+		b.t.Errorf("prelude: %v", err)
+		return
 	}
-	if head.Status != http.StatusOK || head.Headers["Content-Type"] != "text/event-stream" {
-		t.Fatalf("prelude: status %d, headers %q; want 200 text/event-stream", head.Status, head.Headers)
+	for name, v := range head.Headers {
+		w.Header().Set(name, v)
 	}
-	return &sseStream{t: t, br: br}
-}
-
-// next reads one SSE event and returns its JSON-RPC message.
-func (s *sseStream) next() map[string]json.RawMessage {
-	s.t.Helper()
-	var data strings.Builder
+	w.WriteHeader(head.Status)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+	var all strings.Builder
+	buf := make([]byte, 4096)
 	for {
-		line, err := s.br.ReadString('\n')
-		if err != nil {
-			s.t.Fatalf("reading an event: %v (read %q)", err, line)
+		n, err := br.Read(buf)
+		all.Write(buf[:n])
+		if n > 0 {
+			_, _ = w.Write(buf[:n]) // fails once the client has closed; read on
+			_ = rc.Flush()
 		}
-		line = strings.TrimSuffix(line, "\n")
-		if line == "" && data.Len() > 0 {
+		if err != nil {
+			if err != io.EOF {
+				b.t.Errorf("reading the stream: %v", err)
+			}
 			break
 		}
-		if d, ok := strings.CutPrefix(line, "data: "); ok {
-			data.WriteString(d)
+	}
+	b.mu.Lock()
+	b.streams = append(b.streams, streamRecord{head: head, body: all.String(), doneAtEnd: returned.Load()})
+	b.mu.Unlock()
+}
+
+// ended checks every stream the bridge served: it opened as 200
+// text/event-stream, its last message is the response (nothing followed
+// it), and it ended only after the handler had returned.
+func (b *streamBridge) ended(t *testing.T) {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.streams) == 0 {
+		t.Fatal("no stream was served")
+	}
+	for i, st := range b.streams {
+		if st.head.Status != http.StatusOK || st.head.Headers["Content-Type"] != "text/event-stream" {
+			t.Errorf("stream %d: prelude status %d, headers %q; want 200 text/event-stream", i+1, st.head.Status, st.head.Headers)
+		}
+		var last string
+		for line := range strings.SplitSeq(st.body, "\n") {
+			if d, ok := strings.CutPrefix(line, "data:"); ok {
+				last = strings.TrimSpace(d)
+			}
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(last), &msg); err != nil || msg.ID == nil || msg.Result == nil {
+			t.Errorf("stream %d does not end with the response: %q", i+1, last)
+		}
+		if !st.doneAtEnd {
+			t.Errorf("stream %d ended before the handler returned", i+1)
 		}
 	}
-	var msg map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(data.String()), &msg); err != nil {
-		s.t.Fatalf("event %q: %v", data.String(), err)
-	}
-	return msg
 }
 
-// notification reads the next event and checks it is the notification
-// method whose params contain want.
-func (s *sseStream) notification(method, want string) {
-	s.t.Helper()
-	msg := s.next()
-	if got := string(msg["method"]); got != `"`+method+`"` || !strings.Contains(string(msg["params"]), want) {
-		s.t.Fatalf("event %s %s, want %s with %s", msg["method"], msg["params"], method, want)
+// streamClient returns an mcptest client of b declaring elicitation, with
+// opts' callbacks.
+func streamClient(t *testing.T, b *streamBridge, opts mcptest.Options) *mcptest.Client {
+	t.Helper()
+	opts.Capabilities = &client.Capabilities{Elicitation: &client.ElicitationCapability{}}
+	c, err := mcptest.New(mcptest.Handler(b), &opts)
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-// end checks that the stream ends cleanly after the last event.
-func (s *sseStream) end() {
-	s.t.Helper()
-	if rest, err := io.ReadAll(s.br); err != nil || len(rest) != 0 {
-		s.t.Fatalf("after the final event: %q, %v", rest, err)
-	}
+	return c
 }
 
 // quietLogs sends the default logger's output (the adapter's panic
@@ -190,28 +220,40 @@ func TestStreamNotificationsLive(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), failsafe)
 	defer cancel()
 	var done atomic.Bool
-	res, err := FunctionURLStream(finished(srv, &done))(ctx, streamCall(t, 7, "count", nil))
+	b := &streamBridge{t: t, instance: func() (http.Handler, *atomic.Bool) { return finished(srv, &done), &done }}
+	// Each step's log notification reaches the client while the tool is
+	// blocked; only then does the client release it.
+	step := 0
+	c := streamClient(t, b, mcptest.Options{OnNotification: func(n mcptest.Notification) {
+		if n.Method != "notifications/message" {
+			return
+		}
+		step++
+		if done.Load() {
+			t.Errorf("step %d: the handler returned before its notifications were read", step)
+		}
+		release.open(ctx, t) // the tool was blocked until now
+	}})
+	r, err := c.Do(ctx, "tools/call", map[string]any{"name": "count"}, mcptest.WithProgressToken("p1"), mcptest.WithLogLevel("info"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Close()
-	s := openStream(t, res)
+	if len(r.Notifications) != 6 {
+		t.Fatalf("%d notifications, want 6: %+v", len(r.Notifications), r.Notifications)
+	}
 	for i := 1; i <= 3; i++ {
-		s.notification("notifications/progress", fmt.Sprintf(`"progress":%d`, i))
-		s.notification("notifications/message", fmt.Sprintf(`"step %d"`, i))
-		if done.Load() {
-			t.Fatalf("step %d: the handler returned before its notifications were read", i)
+		p, m := r.Notifications[2*i-2], r.Notifications[2*i-1]
+		if p.Method != "notifications/progress" || !strings.Contains(string(p.Params), fmt.Sprintf(`"progress":%d`, i)) {
+			t.Errorf("event %s %s, want progress %d", p.Method, p.Params, i)
 		}
-		release.open(ctx, t) // the tool was blocked until now
+		if m.Method != "notifications/message" || !strings.Contains(string(m.Params), fmt.Sprintf(`"step %d"`, i)) {
+			t.Errorf("event %s %s, want the log of step %d", m.Method, m.Params, i)
+		}
 	}
-	final := s.next()
-	if string(final["id"]) != "7" || !strings.Contains(string(final["result"]), `"counted"`) {
-		t.Fatalf("final event: %s", final)
+	if !strings.Contains(string(r.Result), `"counted"`) {
+		t.Fatalf("final event: %s", r.Body)
 	}
-	s.end()
-	if !done.Load() {
-		t.Error("the stream ended before the handler returned")
-	}
+	b.ended(t)
 }
 
 // newSurveyInstance is one cold instance with the survey tool: it reports
@@ -262,52 +304,55 @@ func TestStreamMRTRAcrossColdInstances(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), failsafe)
 	defer cancel()
 
-	// Round 1, instance A: progress while the tool is blocked, then
-	// input_required.
+	// Round 1 on instance A blocks after its progress until the client has
+	// read it; round 2 runs on instance B.
 	release := make(gate)
-	var done atomic.Bool
-	res, err := FunctionURLStream(finished(newSurveyInstance(t, release), &done))(ctx, streamCall(t, 1, "survey", nil))
+	var doneA, doneB atomic.Bool
+	instances := []func() (http.Handler, *atomic.Bool){
+		func() (http.Handler, *atomic.Bool) { return finished(newSurveyInstance(t, release), &doneA), &doneA },
+		func() (http.Handler, *atomic.Bool) { return finished(newSurveyInstance(t, nil), &doneB), &doneB },
+	}
+	var served atomic.Int32
+	b := &streamBridge{t: t, instance: func() (http.Handler, *atomic.Bool) { return instances[served.Add(1)-1]() }}
+	opened := false
+	c := streamClient(t, b, mcptest.Options{
+		OnNotification: func(n mcptest.Notification) {
+			if opened {
+				return
+			}
+			opened = true
+			if doneA.Load() {
+				t.Error("round 1: the handler returned before its notification was read")
+			}
+			release.open(ctx, t)
+		},
+		Elicitation: func(context.Context, *elicit.Request) (*elicit.Result, error) {
+			return mcptest.Accept(map[string]any{"name": "Ada"})
+		},
+	})
+	res, err := c.CallTool(ctx, "survey", nil, mcptest.WithProgressToken("p1"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := openStream(t, res)
-	s.notification("notifications/progress", `"asking"`)
-	if done.Load() {
-		t.Fatal("round 1: the handler returned before its notification was read")
+	if res.Text() != "Hello, Ada!" || res.IsError {
+		t.Fatalf("round 2: %q (isError %v)", res.Text(), res.IsError)
 	}
-	release.open(ctx, t)
-	r1 := s.next()
-	s.end()
-	_ = res.Close()
-	var result struct {
-		ResultType   string `json:"resultType"`
-		RequestState string `json:"requestState"`
+	ex := res.Exchange
+	if len(ex.Rounds) != 2 || strings.Count(ex.Rounds[0].RequestState, ".") != 2 {
+		t.Fatalf("rounds %+v, want input_required with a JWT state, then the result", ex.Rounds)
 	}
-	if err := json.Unmarshal(r1["result"], &result); err != nil || result.ResultType != "input_required" || strings.Count(result.RequestState, ".") != 2 {
-		t.Fatalf("round 1 result: %s", r1)
+	for i, want := range [][]string{{`"asking"`}, {`"asking"`, `"answered"`}} {
+		notes := ex.Rounds[i].Notifications
+		if len(notes) != len(want) {
+			t.Fatalf("round %d: notifications %+v, want %v", i+1, notes, want)
+		}
+		for j, w := range want {
+			if notes[j].Method != "notifications/progress" || !strings.Contains(string(notes[j].Params), w) {
+				t.Errorf("round %d: event %s %s, want progress %s", i+1, notes[j].Method, notes[j].Params, w)
+			}
+		}
 	}
-
-	// Round 2, instance B: the answer, progress, the greeting.
-	res, err = FunctionURLStream(newSurveyInstance(t, nil))(ctx, streamCall(t, 2, "survey", map[string]any{
-		"requestState":   result.RequestState,
-		"inputResponses": map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}},
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Close()
-	s = openStream(t, res)
-	s.notification("notifications/progress", `"asking"`)
-	s.notification("notifications/progress", `"answered"`)
-	r2 := s.next()
-	s.end()
-	out := rpcResponse{ID: r2["id"], Error: nil}
-	if err := json.Unmarshal(r2["result"], &out.Result); err != nil {
-		t.Fatalf("round 2: %s", r2)
-	}
-	if got, isErr := toolText(t, out); got != "Hello, Ada!" || isErr || string(out.ID) != "2" {
-		t.Fatalf("round 2: %q (isError %v), id %s", got, isErr, out.ID)
-	}
+	b.ended(t)
 }
 
 // TestStreamHandlerFailures: a panic after the head was sent ends the

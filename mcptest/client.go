@@ -153,6 +153,7 @@ func New(target Target, opts *Options) (*Client, error) {
 type CallOption func(*callOptions)
 
 type callOptions struct {
+	id            json.RawMessage // of the first request; nil for the next counter value
 	progressToken json.RawMessage
 	logLevel      *string
 	meta          map[string]any
@@ -171,6 +172,22 @@ func WithProgressToken(token any) CallOption {
 			o.progressToken, _ = json.Marshal(token)
 		default:
 			o.err = fmt.Errorf("mcptest: a progress token is a string or an integer, not %T", token)
+		}
+	}
+}
+
+// WithID sends id (a string or an integer) as the JSON-RPC id of the
+// request, instead of the client's next number: to check that a server
+// echoes string ids, or names something after the id (the subscription
+// of subscriptions/listen). In a multi-round call only the first request
+// carries it; the retries are numbered as usual.
+func WithID(id any) CallOption {
+	return func(o *callOptions) {
+		switch id.(type) {
+		case string, int, int32, int64, uint, uint32, uint64:
+			o.id, _ = json.Marshal(id)
+		default:
+			o.err = fmt.Errorf("mcptest: a request id is a string or an integer, not %T", id)
 		}
 	}
 }
@@ -195,6 +212,8 @@ func WithMeta(key string, value any) CallOption {
 // WithHeader sets a request header, replacing the one the client would
 // send (for example a wrong Mcp-Name, to test the server's check, or the
 // Mcp-Param-* header of an argument whose schema has x-mcp-header).
+// "Host" sets the request's Host instead of the endpoint's, to test a
+// server's Host checks (DNS-rebinding protection, AllowedHosts).
 func WithHeader(name, value string) CallOption {
 	return func(o *callOptions) {
 		if o.header == nil {
@@ -361,7 +380,8 @@ func decodeObject(b []byte) (map[string]json.RawMessage, error) {
 }
 
 // targetName returns what Mcp-Name carries for method: params.name of
-// tools/call and prompts/get, params.uri of resources/read.
+// tools/call and prompts/get, params.uri of resources/read, params.taskId
+// of the tasks extension's tasks/get, tasks/update and tasks/cancel.
 func targetName(method string, p map[string]json.RawMessage) *string {
 	var member string
 	switch method {
@@ -369,6 +389,8 @@ func targetName(method string, p map[string]json.RawMessage) *string {
 		member = "name"
 	case "resources/read":
 		member = "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		member = "taskId"
 	default:
 		return nil
 	}
@@ -383,6 +405,9 @@ func targetName(method string, p map[string]json.RawMessage) *string {
 // reads the response.
 func (c *Client) send(ctx context.Context, method string, params map[string]json.RawMessage, o *callOptions) (*Response, error) {
 	id := json.RawMessage(strconv.FormatInt(c.nextID.Add(1), 10))
+	if o.id != nil {
+		id, o.id = o.id, nil
+	}
 	body, err := json.Marshal(struct {
 		JSONRPC string                     `json:"jsonrpc"`
 		ID      json.RawMessage            `json:"id"`

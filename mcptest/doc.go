@@ -19,8 +19,9 @@
 // clientCapabilities, clientInfo, and logLevel and progressToken when
 // asked for) and the transport's headers (MCP-Protocol-Version,
 // Mcp-Method, Mcp-Name, Accept and Content-Type), plus Options.Header.
-// The capabilities follow from the callbacks in Options unless set
-// explicitly.
+// Mcp-Name carries the tool or prompt name, the resource URI, or the
+// taskId of a tasks/get, tasks/update or tasks/cancel. The capabilities
+// follow from the callbacks in Options unless set explicitly.
 //
 // CallTool, GetPrompt and ReadResource drive rounds: when the server
 // answers input_required, each embedded request goes to the matching

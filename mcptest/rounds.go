@@ -69,6 +69,8 @@ type Round struct {
 // Exchange records the rounds of one multi-round call: one per request,
 // the last holding the final result.
 type Exchange struct {
+	// Rounds are the call's requests and responses, in order: the first
+	// round is the first request.
 	Rounds []Round
 }
 

@@ -96,6 +96,21 @@ func parseEndpoint(s string) (*url.URL, error) {
 	return u, nil
 }
 
+// hostOf returns the Host a request goes out with: the endpoint's, or
+// the one WithHeader("Host", …) set, which it removes from the header
+// (Go sends req.Host, never a Host header field).
+func hostOf(req *http.Request, endpoint string) string {
+	h, ok := req.Header["Host"]
+	if !ok {
+		return endpoint
+	}
+	req.Header.Del("Host")
+	if len(h) == 0 {
+		return endpoint
+	}
+	return h[0]
+}
+
 type urlTarget struct {
 	endpoint *url.URL
 	hc       *http.Client
@@ -110,7 +125,7 @@ func (t *urlTarget) send(req *http.Request) (*http.Response, error) {
 	}
 	u := *t.endpoint
 	req.URL = &u
-	req.Host = u.Host
+	req.Host = hostOf(req, u.Host)
 	return t.hc.Do(req)
 }
 
@@ -150,7 +165,7 @@ func (t *handlerTarget) send(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(req.Context())
 	sreq := req.Clone(ctx)
 	sreq.URL = &u
-	sreq.Host = u.Host
+	sreq.Host = hostOf(sreq, u.Host)
 	sreq.RequestURI = u.RequestURI()
 	sreq.RemoteAddr = "127.0.0.1:1"
 	sreq.Proto, sreq.ProtoMajor, sreq.ProtoMinor = "HTTP/1.1", 1, 1

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,6 +17,8 @@ import (
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/mcptest"
+	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server"
 )
 
 // captured is one request as a handler saw it.
@@ -565,5 +568,115 @@ func TestURLTargetTransportError(t *testing.T) {
 	c := newClient(t, mcptest.URL(url, nil), nil)
 	if _, err := c.Do(testContext(t), "tools/list", nil); err == nil || !strings.Contains(err.Error(), "sending the request") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// The tasks extension's tasks/get, tasks/update and tasks/cancel name
+// their task in Mcp-Name, as the server checks: Do derives it from
+// params.taskId.
+func TestTaskMethodsCarryMcpName(t *testing.T) {
+	ring, err := mrtr.NewKeyRing(sharedKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Implementation{Name: "tasks", Version: "1"}, &server.Options{StateKeys: ring, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	if err := srv.AddTool(server.Tool{Name: "slow"}, func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		return server.TextResult("done"), nil
+	}, server.RunAsTask(server.TaskRequired)); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{next: srv}
+	c := newClient(t, mcptest.Handler(rec), &mcptest.Options{Capabilities: &client.Capabilities{
+		Extensions: map[string]json.RawMessage{server.TasksExtension: json.RawMessage(`{}`)},
+	}})
+	ctx := testContext(t)
+	resp, err := c.Do(ctx, "tools/call", map[string]any{"name": "slow"})
+	if err != nil || resp.ResultType() != "task" {
+		t.Fatalf("tools/call: %v %+v", err, resp)
+	}
+	var created struct {
+		TaskID string `json:"taskId"`
+	}
+	if err := json.Unmarshal(resp.Result, &created); err != nil || created.TaskID == "" {
+		t.Fatalf("no taskId in %s", resp.Result)
+	}
+	for _, method := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+		params := map[string]any{"taskId": created.TaskID}
+		if method == "tasks/update" {
+			params["inputResponses"] = map[string]any{}
+		}
+		resp, err := c.Do(ctx, method, params)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		// A header mismatch would be -32020; anything else proves the
+		// headers passed.
+		if resp.Error != nil && resp.Error.Code == -32020 {
+			t.Fatalf("%s: %v", method, resp.Error)
+		}
+		reqs := rec.all()
+		if got := reqs[len(reqs)-1].header.Get("Mcp-Name"); got != created.TaskID {
+			t.Fatalf("%s: Mcp-Name %q, want the task id %q", method, got, created.TaskID)
+		}
+	}
+}
+
+// WithHeader("Host", …) sets the request's Host, so a test can reach a
+// server's Host checks in process and over a real connection.
+func TestHostHeader(t *testing.T) {
+	ring, err := mrtr.NewKeyRing(sharedKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Implementation{Name: "hosts", Version: "1"}, &server.Options{
+		StateKeys: ring, Logger: slog.New(slog.DiscardHandler), AllowedHosts: []string{"mcp.example.com"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{next: srv}
+	for name, target := range targets(t, rec) {
+		t.Run(name, func(t *testing.T) {
+			ctx := testContext(t)
+			c := newClient(t, target, nil)
+			resp, err := c.Do(ctx, "server/discover", nil)
+			if err != nil || resp.Status != http.StatusForbidden {
+				t.Fatalf("the endpoint's Host: %v %+v, want 403", err, resp)
+			}
+			resp, err = c.Do(ctx, "server/discover", nil, mcptest.WithHeader("Host", "mcp.example.com"))
+			if err != nil || resp.ResultType() != "complete" {
+				t.Fatalf("Host mcp.example.com: %v %+v", err, resp)
+			}
+			last := rec.all()[len(rec.all())-1]
+			if last.host != "mcp.example.com" || last.header.Get("Host") != "" {
+				t.Fatalf("the server saw Host %q and a Host header %q", last.host, last.header.Get("Host"))
+			}
+		})
+	}
+}
+
+// WithID chooses the id of a request (the first of a multi-round call);
+// the response must echo it.
+func TestWithID(t *testing.T) {
+	rec := &recorder{next: newServer(t, sharedKey)}
+	c := newClient(t, mcptest.Handler(rec), &mcptest.Options{Elicitation: user})
+	ctx := testContext(t)
+	resp, err := c.Do(ctx, "tools/list", nil, mcptest.WithID("list-1"))
+	if err != nil || string(resp.ID) != `"list-1"` || resp.Result == nil {
+		t.Fatalf("Do: %v %+v", err, resp)
+	}
+	if _, err := c.CallTool(ctx, "ask_one", nil, mcptest.WithID(7)); err != nil {
+		t.Fatal(err)
+	}
+	reqs := rec.all()
+	if len(reqs) != 3 || string(reqs[1].body["id"]) != "7" || string(reqs[2].body["id"]) == "7" {
+		t.Fatalf("ids %s, %s: want 7, then another", reqs[1].body["id"], reqs[2].body["id"])
+	}
+	if _, err := c.Do(ctx, "tools/list", nil, mcptest.WithID(1.5)); err == nil || !strings.Contains(err.Error(), "string or an integer") {
+		t.Fatalf("a fractional id: %v", err)
 	}
 }

@@ -13,7 +13,12 @@ const MinKeySize = 32
 
 // Key is one HMAC secret for requestState, named by its ID (the JWT "kid").
 type Key struct {
-	ID     string
+	// ID names the key in the "kid" header of every requestState it signs
+	// (non-empty, unique in its ring). It is visible to clients: choose a
+	// name, not a secret.
+	ID string
+	// Secret is the HMAC-SHA256 secret, at least MinKeySize bytes. Every
+	// instance that must verify another's state holds the same one.
 	Secret []byte
 }
 

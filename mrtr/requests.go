@@ -174,7 +174,11 @@ func (r *InputRequest) UnmarshalJSON(data []byte) error {
 
 // KeyedRequest is an input request under the key the server chose for it.
 type KeyedRequest struct {
-	Key     string
+	// Key is its key in inputRequests, and the key the client answers
+	// under in inputResponses.
+	Key string
+	// Request is the request itself, sent as {"method": ..., "params":
+	// ...}.
 	Request InputRequest
 }
 

@@ -1,12 +1,10 @@
 package redisfanout_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/baton-mcp/baton/internal/testredis"
+	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/redisfanout"
 	"github.com/baton-mcp/baton/server"
@@ -66,56 +65,38 @@ func waitSubscribers(t *testing.T, c *redis.Client, n int64) {
 	}
 }
 
-// listen opens subscriptions/listen on url and returns its messages.
-func listen(t *testing.T, url string, filter map[string]any) <-chan map[string]any {
+// listen opens subscriptions/listen on url, through mcptest, under the
+// JSON-RPC id "sub-1", and returns its notifications as they arrive. The
+// stream ends with the test.
+func listen(t *testing.T, url string, filter map[string]any) <-chan mcptest.Notification {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "sub-1", "method": "subscriptions/listen", "params": map[string]any{
-		"notifications": filter,
-		"_meta": map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-		},
-	}})
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "subscriptions/listen")
-	resp, err := http.DefaultClient.Do(req)
+	out := make(chan mcptest.Notification, 16)
+	c, err := mcptest.New(mcptest.URL(url, nil), &mcptest.Options{OnNotification: func(n mcptest.Notification) { out <- n }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { resp.Body.Close() })
-	out := make(chan map[string]any, 16)
+	ctx, cancel := context.WithCancel(context.Background())
+	ended := make(chan struct{})
 	go func() {
-		defer close(out)
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				var m map[string]any
-				if json.Unmarshal([]byte(d), &m) == nil {
-					out <- m
-				}
-			}
-		}
+		defer close(ended)
+		_, _ = c.Do(ctx, "subscriptions/listen", map[string]any{"notifications": filter}, mcptest.WithID("sub-1"))
 	}()
+	t.Cleanup(func() {
+		cancel()
+		<-ended
+	})
 	return out
 }
 
-func next(t *testing.T, ch <-chan map[string]any) map[string]any {
+func next(t *testing.T, ch <-chan mcptest.Notification) mcptest.Notification {
 	t.Helper()
 	select {
-	case m, ok := <-ch:
-		if !ok {
-			t.Fatal("stream ended")
-		}
+	case m := <-ch:
 		return m
 	case <-time.After(5 * time.Second):
 		t.Fatal("no message within 5s")
 	}
-	return nil
+	return mcptest.Notification{}
 }
 
 // A change made on instance A reaches a listener on instance B.
@@ -128,8 +109,8 @@ func TestChangeReachesOtherInstance(t *testing.T) {
 	t.Cleanup(tsB.Close) // after the listen stream is cancelled
 
 	stream := listen(t, tsB.URL, map[string]any{"toolsListChanged": true, "resourceSubscriptions": []string{"file:///watched"}})
-	if m := next(t, stream); m["method"] != "notifications/subscriptions/acknowledged" {
-		t.Fatalf("first message %v", m)
+	if m := next(t, stream); m.Method != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("first message %s %s", m.Method, m.Params)
 	}
 	if err := a.AddTool(server.Tool{Name: "added_on_a"}, func(context.Context, *server.ToolRequest) (*server.ToolResult, error) {
 		return server.TextResult("a"), nil
@@ -137,18 +118,22 @@ func TestChangeReachesOtherInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := next(t, stream)
-	if m["method"] != "notifications/tools/list_changed" {
-		t.Fatalf("want tools/list_changed from instance A, got %v", m)
+	if m.Method != "notifications/tools/list_changed" {
+		t.Fatalf("want tools/list_changed from instance A, got %s %s", m.Method, m.Params)
 	}
-	meta, _ := m["params"].(map[string]any)["_meta"].(map[string]any)
-	if meta["io.modelcontextprotocol/subscriptionId"] != "sub-1" {
-		t.Fatalf("subscription id: %v", m)
+	var p struct {
+		URI  string         `json:"uri"`
+		Meta map[string]any `json:"_meta"`
+	}
+	if err := json.Unmarshal(m.Params, &p); err != nil || p.Meta["io.modelcontextprotocol/subscriptionId"] != "sub-1" {
+		t.Fatalf("subscription id: %s (%v)", m.Params, err)
 	}
 	a.NotifyResourceUpdated("file:///other") // not subscribed on B: filtered
 	a.NotifyResourceUpdated("file:///watched")
 	m = next(t, stream)
-	if m["method"] != "notifications/resources/updated" || m["params"].(map[string]any)["uri"] != "file:///watched" {
-		t.Fatalf("want resources/updated for the watched URI, got %v", m)
+	p.URI = ""
+	if err := json.Unmarshal(m.Params, &p); err != nil || m.Method != "notifications/resources/updated" || p.URI != "file:///watched" {
+		t.Fatalf("want resources/updated for the watched URI, got %s %s", m.Method, m.Params)
 	}
 }
 

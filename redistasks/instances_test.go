@@ -1,22 +1,22 @@
 package redistasks_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/testredis"
+	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/redistasks"
 	"github.com/baton-mcp/baton/server"
@@ -110,43 +110,30 @@ func newInstance(t testing.TB, rs *testredis.Server, lease time.Duration) *insta
 	return in
 }
 
-// send serves one JSON-RPC request on s in process; it returns the result
-// or the error code.
+// send serves one request on s in process, through mcptest, from a
+// client declaring taskCaps; it returns the result or the error code.
 func send(t testing.TB, s http.Handler, method string, params map[string]any) (map[string]any, int) {
 	t.Helper()
-	params["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    server.ProtocolVersion,
-		"io.modelcontextprotocol/clientCapabilities": json.RawMessage(taskCaps),
+	var caps client.Capabilities
+	if err := json.Unmarshal([]byte(taskCaps), &caps); err != nil {
+		t.Fatal(err)
 	}
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	c, err := mcptest.New(mcptest.Handler(s), &mcptest.Options{Capabilities: &caps})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set(server.HeaderProtocolVersion, server.ProtocolVersion)
-	r.Header.Set(server.HeaderMethod, method)
-	for _, k := range []string{"name", "taskId"} {
-		if v, ok := params[k].(string); ok {
-			r.Header.Set(server.HeaderName, v)
-		}
+	r, err := c.Do(context.Background(), method, params)
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
 	}
-	w := httptest.NewRecorder()
-	s.ServeHTTP(w, r)
-	var resp struct {
-		Result map[string]any `json:"result"`
-		Error  *struct {
-			Code int `json:"code"`
-		} `json:"error"`
+	if r.Error != nil {
+		return nil, r.Error.Code
 	}
-	if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil {
-		t.Fatalf("%s: response is not JSON: %s", method, w.Body.Bytes())
+	var res map[string]any
+	if err := json.Unmarshal(r.Result, &res); err != nil {
+		t.Fatalf("%s: result is not an object: %s", method, r.Body)
 	}
-	if resp.Error != nil {
-		return nil, resp.Error.Code
-	}
-	return resp.Result, 0
+	return res, 0
 }
 
 func create(t testing.TB, in *instance) string {

@@ -5,11 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcptest"
 )
+
+// The benchmarks replay requests mcptest built once (wireOf) through
+// ServeHTTP: each iteration measures the server, plus the recorder and the
+// request.
 
 // BenchmarkToolsCall serves a plain tools/call returning text through
 // ServeHTTP.
@@ -27,18 +31,12 @@ func BenchmarkToolsCall(b *testing.B) {
 		}
 		return TextResult(a.Text), nil
 	})
-	c := toolCall(1, "echo", map[string]any{"text": "hello"})
-	body := c.encode(b)
-	header := http.Header{}
-	c.applyHeaders(header)
+	req := wireOf(b, s, "", func(c *mcptest.Client) { sendTool(b, c, "echo", map[string]any{"text": "hello"}) })
 	want := []byte(`"text":"hello"`)
 
 	b.ReportAllocs()
 	for b.Loop() {
-		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
-		r.Header = header
-		rec := httptest.NewRecorder()
-		s.ServeHTTP(rec, r)
+		rec := req.serve(s, nil)
 		if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), want) {
 			b.Fatalf("status %d: %s", rec.Code, rec.Body)
 		}
@@ -60,19 +58,19 @@ func BenchmarkMRTRTwoRounds(b *testing.B) {
 			return TextResult("confirmed " + string(res.Action)), nil
 		})
 	args := map[string]any{"id": 42}
-	c1 := toolCall(1, "confirm", args).caps(elicitCaps)
-	body1 := c1.encode(b)
-	header := http.Header{}
-	c1.applyHeaders(header)
 	answer := map[string]any{"confirm": accept(true)}
+	// Round 2 is captured with a placeholder where each iteration puts the
+	// state round 1 issued.
+	placeholder := []byte("REQUEST-STATE-PLACEHOLDER")
+	req1 := wireOf(b, s, elicitCaps, func(c *mcptest.Client) { sendTool(b, c, "confirm", args) })
+	req2 := wireOf(b, s, elicitCaps, func(c *mcptest.Client) {
+		sendTool(b, c, "confirm", args, mcptest.Resume(string(placeholder), answer))
+	})
 	done := []byte(`"text":"confirmed accept"`)
 
 	b.ReportAllocs()
 	for b.Loop() {
-		r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body1))
-		r.Header = header
-		rec := httptest.NewRecorder()
-		s.ServeHTTP(rec, r)
+		rec := req1.serve(s, nil)
 		var round1 struct {
 			Result struct {
 				ResultType   string `json:"resultType"`
@@ -83,11 +81,7 @@ func BenchmarkMRTRTwoRounds(b *testing.B) {
 			b.Fatalf("round 1: %v %s", err, rec.Body)
 		}
 
-		body2 := toolCall(2, "confirm", args).caps(elicitCaps).retry(round1.Result.RequestState, answer).encode(b)
-		r = httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body2))
-		r.Header = header
-		rec = httptest.NewRecorder()
-		s.ServeHTTP(rec, r)
+		rec = req2.serve(s, bytes.Replace(req2.body, placeholder, []byte(round1.Result.RequestState), 1))
 		if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), done) {
 			b.Fatalf("round 2: status %d: %s", rec.Code, rec.Body)
 		}
@@ -152,17 +146,11 @@ func BenchmarkToolsCallTyped(b *testing.B) {
 	}
 	for _, name := range []string{"raw", "raw-structured", "typed"} {
 		b.Run(name, func(b *testing.B) {
-			c := toolCall(1, name, map[string]any{"text": "hello"})
-			body := c.encode(b)
-			header := http.Header{}
-			c.applyHeaders(header)
+			req := wireOf(b, s, "", func(c *mcptest.Client) { sendTool(b, c, name, map[string]any{"text": "hello"}) })
 			want := []byte(`hello`)
 			b.ReportAllocs()
 			for b.Loop() {
-				r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
-				r.Header = header
-				rec := httptest.NewRecorder()
-				s.ServeHTTP(rec, r)
+				rec := req.serve(s, nil)
 				if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), want) || bytes.Contains(rec.Body.Bytes(), []byte(`"isError"`)) {
 					b.Fatalf("status %d: %s", rec.Code, rec.Body)
 				}

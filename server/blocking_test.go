@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
@@ -31,11 +33,22 @@ func TestBlockingCallsReplay(t *testing.T) {
 		}
 		return TextResult(string(a.Content) + " " + string(b.Content)), nil
 	})
-	r1 := wantInputRequired(t, do(t, s, toolCall(1, "two", nil).caps(formCaps)), "1", "baton:0")
-	r2 := wantInputRequired(t, do(t, s, toolCall(2, "two", nil).caps(formCaps).retry(r1.RequestState, map[string]any{"baton:0": accept(true)})), "2", "baton:1")
-	res := completeResult(t, do(t, s, toolCall(3, "two", nil).caps(formCaps).retry(r2.RequestState, map[string]any{"baton:1": accept(false)})), "3")
-	if text, _ := toolText(t, res); text != `{"ok":true} {"ok":false}` {
+	c := newClientOpts(t, mcptest.Handler(s), &mcptest.Options{
+		Capabilities: capsOf(t, formCaps),
+		Elicitation: func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
+			return mcptest.Accept(map[string]any{"ok": req.Message == "first?"})
+		},
+	})
+	res, err := c.CallTool(testContext(t), "two", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Text(); text != `{"ok":true} {"ok":false}` {
 		t.Fatalf("result %q", text)
+	}
+	// One question a round, under the reserved automatic keys.
+	if keys := fmt.Sprint(roundKeys(res.Exchange)); keys != "[[baton:0] [baton:1]]" {
+		t.Fatalf("rounds asked %s, want baton:0 then baton:1", keys)
 	}
 	if runs != 3 {
 		t.Fatalf("handler ran %d times, want 3", runs)
@@ -52,10 +65,11 @@ func TestBlockingAskAll(t *testing.T) {
 		}
 		return TextResult(string(res[0].Elicit.Action) + "," + string(res[1].Elicit.Action)), nil
 	})
-	r1 := wantInputRequired(t, do(t, s, toolCall(1, "both", nil).caps(formCaps)), "1", "baton:0", "baton:1")
+	c := newClient(t, s, formCaps)
+	r1 := wantInputRequired(t, sendTool(t, c, "both", nil), "baton:0", "baton:1")
 	// Only one answered: the other is asked again, the first kept.
-	r2 := wantInputRequired(t, do(t, s, toolCall(2, "both", nil).caps(formCaps).retry(r1.RequestState, map[string]any{"baton:1": map[string]any{"action": "decline"}})), "2", "baton:0")
-	res := completeResult(t, do(t, s, toolCall(3, "both", nil).caps(formCaps).retry(r2.RequestState, map[string]any{"baton:0": accept(true)})), "3")
+	r2 := wantInputRequired(t, sendTool(t, c, "both", nil, mcptest.Resume(r1.RequestState, map[string]any{"baton:1": map[string]any{"action": "decline"}})), "baton:0")
+	res := completeResult(t, sendTool(t, c, "both", nil, mcptest.Resume(r2.RequestState, map[string]any{"baton:0": accept(true)})))
 	if text, _ := toolText(t, res); text != "accept,decline" {
 		t.Fatalf("result %q", text)
 	}
@@ -67,7 +81,7 @@ func TestBlockingCallsNeedCapabilities(t *testing.T) {
 		_, err := req.CreateMessage(ctx, &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("hi")}, MaxTokens: 5})
 		return nil, err
 	})
-	e := wantError(t, do(t, s, toolCall(1, "sample", nil).caps(formCaps)), 400, jsonrpc.MissingRequiredClientCapability, "1")
+	e := wantError(t, sendTool(t, newClient(t, s, formCaps), "sample", nil), 400, jsonrpc.MissingRequiredClientCapability)
 	if !strings.Contains(e.Message, "sampling") {
 		t.Fatalf("message %q", e.Message)
 	}
@@ -81,14 +95,14 @@ func TestBlockingCallsWithoutRound(t *testing.T) {
 		return &Completion{}, nil
 	})
 	textTool(s, t, "t", "x")
-	do(t, s, call(1, "completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "p"}, "argument": map[string]any{"name": "a", "value": ""}}).caps(formCaps))
+	send(t, newClient(t, s, formCaps), "completion/complete", map[string]any{"ref": map[string]any{"type": "ref/prompt", "name": "p"}, "argument": map[string]any{"name": "a", "value": ""}})
 	if !errors.Is(got, ErrNoPeer) {
 		t.Fatalf("completion handlers cannot ask: %v", got)
 	}
 	mustAddTool(t, s, Tool{Name: "notify"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		return nil, req.NotifyElicitationComplete(ctx, "el-1")
 	})
-	res := completeResult(t, do(t, s, toolCall(2, "notify", nil)), "2")
+	res := completeResult(t, sendTool(t, newClient(t, s, ""), "notify", nil))
 	if text, isErr := toolText(t, res); !isErr || !strings.Contains(text, "2025-11-25") {
 		t.Fatalf("NotifyElicitationComplete on a modern request: %q", text)
 	}
@@ -104,12 +118,13 @@ func TestOversizedState(t *testing.T) {
 		_, err := req.Elicit(ctx, confirmForm(t, "ok?"), WithKey("ok"))
 		return nil, err
 	})
-	e := wantError(t, do(t, s, toolCall(1, "big", nil).caps(formCaps)), 200, jsonrpc.InternalError, "1")
+	c := newClient(t, s, formCaps)
+	e := wantError(t, sendTool(t, c, "big", nil), 200, jsonrpc.InternalError)
 	if !strings.Contains(e.Message, "4096-byte limit") {
 		t.Fatalf("message %q", e.Message)
 	}
 	// A presented token over the cap is refused before it is parsed.
-	e = wantError(t, do(t, s, toolCall(2, "big", nil).caps(formCaps).retry(strings.Repeat("a", 5000), map[string]any{})), 400, jsonrpc.InvalidParams, "2")
+	e = wantError(t, sendTool(t, c, "big", nil, mcptest.Resume(strings.Repeat("a", 5000), map[string]any{})), 400, jsonrpc.InvalidParams)
 	if !strings.Contains(e.Message, "over the 4096-byte limit") {
 		t.Fatalf("message %q", e.Message)
 	}
@@ -127,8 +142,8 @@ func TestURLElicitationRequiredModern(t *testing.T) {
 		u.ElicitationID = "signin-abc"
 		return nil, &URLElicitationRequiredError{Elicitations: []*elicit.Request{u}}
 	})
-	urlCaps := `{"elicitation":{"url":{}}}`
-	r := wantInputRequired(t, do(t, s, toolCall(1, "signin", nil).caps(urlCaps)), "1", "signin-abc")
+	c := newClient(t, s, `{"elicitation":{"url":{}}}`)
+	r := wantInputRequired(t, sendTool(t, c, "signin", nil), "signin-abc")
 	var ir struct {
 		Method string         `json:"method"`
 		Params map[string]any `json:"params"`
@@ -144,7 +159,7 @@ func TestURLElicitationRequiredModern(t *testing.T) {
 	}
 	// Accepting (consent only) and retrying while the flow is incomplete
 	// asks again.
-	wantInputRequired(t, do(t, s, toolCall(2, "signin", nil).caps(urlCaps).retry(r.RequestState, map[string]any{"signin-abc": map[string]any{"action": "accept"}})), "2", "signin-abc")
+	wantInputRequired(t, sendTool(t, c, "signin", nil, mcptest.Resume(r.RequestState, map[string]any{"signin-abc": map[string]any{"action": "accept"}})), "signin-abc")
 	// Without the url capability: -32021.
-	wantError(t, do(t, s, toolCall(3, "signin", nil).caps(formCaps)), 400, jsonrpc.MissingRequiredClientCapability, "3")
+	wantError(t, sendTool(t, newClient(t, s, formCaps), "signin", nil), 400, jsonrpc.MissingRequiredClientCapability)
 }

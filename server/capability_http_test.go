@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -13,6 +11,7 @@ import (
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcptest"
 )
 
 // TestMissingCapabilityIsHTTP400 sends, over real HTTP, a request for every
@@ -115,8 +114,17 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ts := httptest.NewServer(s)
+	tap := newBodyTap(s)
+	ts := httptest.NewServer(tap)
 	defer ts.Close()
+	served := 0
+	// over returns a client of the live server declaring caps.
+	over := func(caps string) *mcptest.Client {
+		return newClientOpts(t, mcptest.URL(ts.URL, ts.Client()), &mcptest.Options{Capabilities: capsOf(t, caps)})
+	}
+	tool := func(name, caps string, opts ...mcptest.CallOption) func() *mcptest.Response {
+		return func() *mcptest.Response { return sendTool(t, over(caps), name, nil, opts...) }
+	}
 
 	const (
 		needElicitation = `{"requiredCapabilities":{"elicitation":{}}}`
@@ -126,45 +134,32 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 	)
 	for _, tc := range []struct {
 		name string
-		req  *rpc
+		send func() *mcptest.Response
 		data string
 	}{
-		{"RequireCapabilities", toolCall(1, "requires", nil), needSampling},
-		{"Round.Elicit", toolCall(2, "round_elicit", nil), needElicitation},
-		{"Round.Sample", toolCall(3, "round_sample", nil).caps(`{"elicitation":{}}`), needSampling},
-		{"Round.ListRoots, wrapped", toolCall(4, "round_roots", nil), needRoots},
-		{"blocking form elicitation", toolCall(5, "blocking_elicit", nil), needElicitation},
-		{"blocking sampling", toolCall(6, "blocking_sample", nil), needSampling},
-		{"URL elicitation required, form declared", toolCall(7, "url_required", nil).caps(`{"elicitation":{"form":{}}}`), needURL},
-		{"URL elicitation required, nothing declared", toolCall(8, "url_required", nil), needURL},
-		{"notifications not asked for", toolCall(9, "quiet_then_ask", nil), needElicitation},
-		{"progress dropped: no event-stream accepted", toolCall(10, "progress_then_ask", nil).withMeta("progressToken", "tok").withAccept("application/json"), needElicitation},
-		{"Requires before streaming progress", toolCall(11, "progress_then_ask_requires", nil).withMeta("progressToken", "tok"), needElicitation},
-		{"prompts/get", call(12, "prompts/get", map[string]any{"name": "prompt_asks"}), needElicitation},
-		{"resources/read", call(13, "resources/read", map[string]any{"uri": "test://asks"}), needRoots},
+		{"RequireCapabilities", tool("requires", ""), needSampling},
+		{"Round.Elicit", tool("round_elicit", ""), needElicitation},
+		{"Round.Sample", tool("round_sample", `{"elicitation":{}}`), needSampling},
+		{"Round.ListRoots, wrapped", tool("round_roots", ""), needRoots},
+		{"blocking form elicitation", tool("blocking_elicit", ""), needElicitation},
+		{"blocking sampling", tool("blocking_sample", ""), needSampling},
+		{"URL elicitation required, form declared", tool("url_required", `{"elicitation":{"form":{}}}`), needURL},
+		{"URL elicitation required, nothing declared", tool("url_required", ""), needURL},
+		{"notifications not asked for", tool("quiet_then_ask", ""), needElicitation},
+		{"progress dropped: no event-stream accepted", tool("progress_then_ask", "", mcptest.WithProgressToken("tok"), mcptest.WithHeader("Accept", "application/json")), needElicitation},
+		{"Requires before streaming progress", tool("progress_then_ask_requires", "", mcptest.WithProgressToken("tok")), needElicitation},
+		{"prompts/get", func() *mcptest.Response {
+			return send(t, over(""), "prompts/get", map[string]any{"name": "prompt_asks"})
+		}, needElicitation},
+		{"resources/read", func() *mcptest.Response {
+			return send(t, over(""), "resources/read", map[string]any{"uri": "test://asks"})
+		}, needRoots},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			resp := post(t, context.Background(), ts.URL, tc.req)
-			defer resp.Body.Close()
-			body, err := io.ReadAll(resp.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if resp.StatusCode != http.StatusBadRequest {
-				t.Errorf("HTTP %d, want 400; body %s", resp.StatusCode, body)
-			}
-			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
-				t.Fatalf("Content-Type %q, want application/json; body %s", ct, body)
-			}
-			r := parseResponse(t, body)
-			if r.Error == nil || r.Error.Code != jsonrpc.MissingRequiredClientCapability {
-				t.Fatalf("body %s, want error -32021", body)
-			}
-			if want, _ := json.Marshal(tc.req.id); string(r.ID) != string(want) {
-				t.Errorf("id %s, want %s", r.ID, want)
-			}
-			if string(r.Error.Data) != tc.data {
-				t.Errorf("data %s, want %s", r.Error.Data, tc.data)
+			served++
+			e := wantError(t, tc.send(), http.StatusBadRequest, jsonrpc.MissingRequiredClientCapability)
+			if string(e.Data) != tc.data {
+				t.Errorf("data %s, want %s", e.Data, tc.data)
 			}
 		})
 	}
@@ -175,30 +170,26 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 	// Streamed first: 200, the progress event, then the error as the last
 	// event.
 	t.Run("progress streamed before the question", func(t *testing.T) {
-		resp := post(t, context.Background(), ts.URL, toolCall(20, "progress_then_ask", nil).withMeta("progressToken", "tok"))
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
-			t.Fatalf("HTTP %d %s, want 200 text/event-stream", resp.StatusCode, resp.Header.Get("Content-Type"))
+		r := tool("progress_then_ask", "", mcptest.WithProgressToken("tok"))()
+		served++
+		if r.Status != http.StatusOK || r.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("HTTP %d %s, want 200 text/event-stream", r.Status, r.Header.Get("Content-Type"))
 		}
-		events := readEvents(resp.Body)
-		if ev := nextEvent(t, events); ev.Method != "notifications/progress" {
-			t.Fatalf("first event %+v, want the progress", ev)
+		if len(r.Notifications) != 1 || r.Notifications[0].Method != "notifications/progress" {
+			t.Fatalf("events %+v, want the progress", r.Notifications)
 		}
-		ev := nextEvent(t, events)
-		if string(ev.ID) != "20" || ev.Error == nil || ev.Error.Code != jsonrpc.MissingRequiredClientCapability || string(ev.Error.Data) != needElicitation {
-			t.Fatalf("last event %+v, want error -32021 %s", ev, needElicitation)
+		if string(r.ID) == "null" || r.Error == nil || r.Error.Code != jsonrpc.MissingRequiredClientCapability || string(r.Error.Data) != needElicitation {
+			t.Fatalf("last event %s, want error -32021 %s", r.Body, needElicitation)
 		}
-		wantStreamEnd(t, events)
+		wantStreamEnded(t, tap, served)
 	})
 	if t.Failed() {
 		return
 	}
 	// And with the capability declared each path works (the tests above
 	// fail for the right reason).
-	resp := post(t, context.Background(), ts.URL, toolCall(30, "requires", nil).caps(`{"sampling":{}}`))
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("requires with sampling declared: HTTP %d", resp.StatusCode)
+	if r := tool("requires", `{"sampling":{}}`)(); r.Status != http.StatusOK {
+		t.Errorf("requires with sampling declared: HTTP %d", r.Status)
 	}
 	if n := requiresRan.Load(); n != 1 {
 		t.Errorf("requires ran %d times, want 1", n)

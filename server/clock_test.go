@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"io"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
@@ -26,10 +25,11 @@ func (tt *trueTime) offset(d time.Duration) func() time.Time {
 	return func() time.Time { return tt.now().Add(d) }
 }
 
-// instance is a server of a simulated fleet and how a test reaches it.
+// instance is a server of a simulated fleet and a client that reaches
+// it, declaring elicitation.
 type instance struct {
 	*Server
-	send func(*testing.T, *rpc) *httptest.ResponseRecorder
+	c *mcptest.Client
 }
 
 // skewedServer starts an instance of the fleet: the shared key, a clock
@@ -51,25 +51,13 @@ func skewedServer(t *testing.T, tt *trueTime, loopback bool, offset time.Duratio
 		}
 		return TextResult(fmt.Sprintf("confirmed with %s", res.Action)), nil
 	})
-	if !loopback {
-		return instance{s, func(t *testing.T, c *rpc) *httptest.ResponseRecorder { return do(t, s, c) }}
+	target := mcptest.Handler(s)
+	if loopback {
+		ts := httptest.NewServer(s)
+		t.Cleanup(ts.Close)
+		target = mcptest.URL(ts.URL, ts.Client())
 	}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
-	return instance{s, func(t *testing.T, c *rpc) *httptest.ResponseRecorder {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-		defer cancel()
-		resp := post(t, ctx, ts.URL, c)
-		defer resp.Body.Close()
-		rec := httptest.NewRecorder()
-		maps.Copy(rec.Header(), resp.Header)
-		rec.WriteHeader(resp.StatusCode)
-		if _, err := io.Copy(rec, resp.Body); err != nil {
-			t.Fatalf("read response: %v", err)
-		}
-		return rec
-	}}
+	return instance{s, newClientOpts(t, target, &mcptest.Options{Capabilities: capsOf(t, elicitCaps)})}
 }
 
 // TestFleetClockSkew runs instances whose clocks are 5 s ahead of and 5 s
@@ -94,18 +82,15 @@ func testFleetClockSkew(t *testing.T, loopback bool) {
 		t.Fatalf("default leeway = %v, want %v", fast.sealer.Leeway(), mrtr.DefaultStateLeeway)
 	}
 	answer := map[string]any{"confirm": accept(true)}
-	id := 0
 	// issue asks s for round 1 and returns the requestState.
 	issue := func(t *testing.T, s instance) string {
 		t.Helper()
-		id++
-		return wantInputRequired(t, s.send(t, transferCall(id, nil)), fmt.Sprint(id), "confirm").RequestState
+		return wantInputRequired(t, sendTransfer(t, s.c, nil), "confirm").RequestState
 	}
 	// accepted retries state on s and wants the tool's result.
 	accepted := func(t *testing.T, s instance, state string) {
 		t.Helper()
-		id++
-		res := completeResult(t, s.send(t, transferCall(id, nil).retry(state, answer)), fmt.Sprint(id))
+		res := completeResult(t, sendTransfer(t, s.c, nil, mcptest.Resume(state, answer)))
 		if text, isErr := toolText(t, res); text != "confirmed with accept" || isErr {
 			t.Errorf("result %q isError=%v", text, isErr)
 		}
@@ -113,8 +98,7 @@ func testFleetClockSkew(t *testing.T, loopback bool) {
 	// refused retries state on s and wants -32602 naming reason.
 	refused := func(t *testing.T, s instance, state, reason string) {
 		t.Helper()
-		id++
-		e := wantError(t, s.send(t, transferCall(id, nil).retry(state, answer)), http.StatusBadRequest, -32602, fmt.Sprint(id))
+		e := wantError(t, sendTransfer(t, s.c, nil, mcptest.Resume(state, answer)), http.StatusBadRequest, -32602)
 		if !strings.Contains(e.Message, "invalid requestState: "+reason) {
 			t.Errorf("message %q does not name the reason %q", e.Message, reason)
 		}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcptest"
 )
 
 // pairTool registers "pair": a blocking-style handler whose two goroutines
@@ -47,27 +47,39 @@ func pairTool(t *testing.T, s *Server, order func(req *ToolRequest) string) {
 	})
 }
 
-// answerByMessage answers each input request of r with accept(ok), where
-// ok is what answers maps the request's message to.
-func answerByMessage(t *testing.T, r irr, answers map[string]bool) map[string]any {
-	t.Helper()
-	out := make(map[string]any, len(r.InputRequests))
-	for key, raw := range r.InputRequests {
-		var ir struct {
-			Params struct {
-				Message string `json:"message"`
-			} `json:"params"`
-		}
-		if err := json.Unmarshal(raw, &ir); err != nil {
-			t.Fatalf("input request %s: %v", key, err)
-		}
-		ok, known := answers[ir.Params.Message]
+// answerByMessage answers each elicitation with accept(ok), where ok is
+// what answers maps the request's message to.
+func answerByMessage(answers map[string]bool) func(context.Context, *elicit.Request) (*elicit.Result, error) {
+	return func(_ context.Context, req *elicit.Request) (*elicit.Result, error) {
+		ok, known := answers[req.Message]
 		if !known {
-			t.Fatalf("input request %s asks %q", key, ir.Params.Message)
+			return nil, fmt.Errorf("unexpected question %q", req.Message)
 		}
-		out[key] = accept(ok)
+		return mcptest.Accept(map[string]any{"ok": ok})
 	}
-	return out
+}
+
+// pairClient returns a client of s that declares form elicitation and
+// answers "a?" with true, "b?" with false.
+func pairClient(t *testing.T, s *Server) *mcptest.Client {
+	t.Helper()
+	return newClientOpts(t, mcptest.Handler(s), &mcptest.Options{
+		Capabilities: capsOf(t, formCaps),
+		Elicitation:  answerByMessage(map[string]bool{"a?": true, "b?": false}),
+		MaxRounds:    2,
+	})
+}
+
+// wantPairRounds checks a pair call's first round asked both questions at
+// once, under the automatic keys.
+func wantPairRounds(t *testing.T, ex *mcptest.Exchange) {
+	t.Helper()
+	if len(ex.Rounds) != 2 {
+		t.Fatalf("%d rounds, want 2", len(ex.Rounds))
+	}
+	if keys := fmt.Sprint(roundKeys(ex)); keys != "[[baton:0 baton:1]]" && keys != "[[baton:1 baton:0]]" {
+		t.Fatalf("round 1 asked %s, want baton:0 and baton:1", keys)
+	}
 }
 
 // Two goroutines of one handler ask at once on the stateless protocol.
@@ -78,32 +90,34 @@ func answerByMessage(t *testing.T, r irr, answers map[string]bool) map[string]an
 func TestConcurrentBlockingCallsModern(t *testing.T) {
 	s := newTestServer(t, nil)
 	pairTool(t, s, nil)
-	answers := map[string]bool{"a?": true, "b?": false}
-	completed, refused := 0, 0
-	for i := range 40 {
-		r1 := wantInputRequired(t, do(t, s, toolCall(i, "pair", nil).caps(formCaps)), fmt.Sprint(i), "baton:0", "baton:1")
-		rec := do(t, s, toolCall(i, "pair", nil).caps(formCaps).retry(r1.RequestState, answerByMessage(t, r1, answers)))
-		r := parseResponse(t, rec.Body.Bytes())
-		if r.Error != nil {
-			if r.Error.Code != jsonrpc.InternalError || !strings.Contains(r.Error.Message, "different order") {
-				t.Fatalf("round 2: error %d %q, want a complete result or an error naming the order", r.Error.Code, r.Error.Message)
+	c := pairClient(t, s)
+	completed, reordered := 0, 0
+	for range 40 {
+		res, err := c.CallTool(testContext(t), "pair", nil)
+		var e *mcptest.Error
+		if errors.As(err, &e) {
+			if e.Code != jsonrpc.InternalError || e.Round != 2 || !strings.Contains(e.Message, "different order") {
+				t.Fatalf("error %v, want a complete result or a round-2 error naming the order", err)
 			}
-			refused++
+			reordered++
 			continue
 		}
-		if text, isErr := toolText(t, completeResult(t, rec, fmt.Sprint(i))); text != `a={"ok":true} b={"ok":false}` || isErr {
-			t.Fatalf("round 2: %q (isError %v): an answer reached the wrong question", text, isErr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantPairRounds(t, res.Exchange)
+		if text := res.Text(); text != `a={"ok":true} b={"ok":false}` || res.IsError {
+			t.Fatalf("round 2: %q (isError %v): an answer reached the wrong question", text, res.IsError)
 		}
 		completed++
 	}
-	t.Logf("%d completed, %d refused as reordered", completed, refused)
+	t.Logf("%d completed, %d refused as reordered", completed, reordered)
 }
 
 // The same, with the order forced: the same order on both rounds completes
 // with each goroutine's own answer; the opposite order fails clearly, with
 // -32603 naming the order, and never hands an answer to the wrong question.
 func TestConcurrentBlockingCallsReordered(t *testing.T) {
-	answers := map[string]bool{"a?": true, "b?": false}
 	for _, tc := range []struct{ first, second string }{{"ab", "ab"}, {"ba", "ba"}, {"ab", "ba"}, {"ba", "ab"}} {
 		t.Run(tc.first+"-"+tc.second, func(t *testing.T) {
 			s := newTestServer(t, nil)
@@ -113,17 +127,23 @@ func TestConcurrentBlockingCallsReordered(t *testing.T) {
 				}
 				return tc.first
 			})
-			r1 := wantInputRequired(t, do(t, s, toolCall(1, "pair", nil).caps(formCaps)), "1", "baton:0", "baton:1")
-			rec := do(t, s, toolCall(2, "pair", nil).caps(formCaps).retry(r1.RequestState, answerByMessage(t, r1, answers)))
+			res, err := pairClient(t, s).CallTool(testContext(t), "pair", nil)
 			if tc.first != tc.second {
-				e := wantError(t, rec, 200, jsonrpc.InternalError, "2")
+				var e *mcptest.Error
+				if !errors.As(err, &e) || e.Status != 200 || e.Code != jsonrpc.InternalError || e.Round != 2 {
+					t.Fatalf("error %v, want -32603 (HTTP 200) in round 2", err)
+				}
 				if !strings.Contains(e.Message, "different order") || !strings.Contains(e.Message, "goroutines") {
 					t.Fatalf("message %q does not say what went wrong", e.Message)
 				}
 				return
 			}
-			if text, isErr := toolText(t, completeResult(t, rec, "2")); text != `a={"ok":true} b={"ok":false}` || isErr {
-				t.Fatalf("round 2: %q (isError %v)", text, isErr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantPairRounds(t, res.Exchange)
+			if text := res.Text(); text != `a={"ok":true} b={"ok":false}` || res.IsError {
+				t.Fatalf("round 2: %q (isError %v)", text, res.IsError)
 			}
 		})
 	}

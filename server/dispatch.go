@@ -310,13 +310,26 @@ func (s *Server) encode(v any) (json.RawMessage, *jsonrpc.Error) {
 }
 
 // ServerCapabilities are the capabilities a server advertises, derived
-// from what is registered.
+// from what is registered: server/discover sends them as its
+// "capabilities" (a 2025-11-25 initialize as its "capabilities" too). A
+// nil member is omitted, and means the server does not offer it.
 type ServerCapabilities struct {
-	Tools       *listCap     `json:"tools,omitempty"`
-	Prompts     *listCap     `json:"prompts,omitempty"`
-	Resources   *resourceCap `json:"resources,omitempty"`
-	Completions *struct{}    `json:"completions,omitempty"`
-	Logging     *struct{}    `json:"logging,omitempty"`
+	// Tools is sent as "tools": {"listChanged": true} while any tool is
+	// registered (listChanged: subscriptions/listen reports changes).
+	Tools *listCap `json:"tools,omitempty"`
+	// Prompts is sent as "prompts": {"listChanged": true} while any prompt
+	// is registered.
+	Prompts *listCap `json:"prompts,omitempty"`
+	// Resources is sent as "resources": {"subscribe": true,
+	// "listChanged": true} while any resource or template is registered
+	// (subscribe: subscriptions/listen can watch a resource's updates).
+	Resources *resourceCap `json:"resources,omitempty"`
+	// Completions is sent as "completions": {} while a completion handler
+	// is set.
+	Completions *struct{} `json:"completions,omitempty"`
+	// Logging is sent as "logging": {} when Options.Logging is on (a
+	// request may then set a log level and receive notifications/message).
+	Logging *struct{} `json:"logging,omitempty"`
 	// Extensions lists the extensions the server supports, by identifier
 	// (TasksExtension while a tool may run as a task). They exist in the
 	// 2026-07-28 protocol only: server/discover sends them, a 2025-11-25
@@ -325,11 +338,14 @@ type ServerCapabilities struct {
 }
 
 type listCap struct {
+	// ListChanged says list changes are reported ("listChanged").
 	ListChanged bool `json:"listChanged"`
 }
 
 type resourceCap struct {
-	Subscribe   bool `json:"subscribe"`
+	// Subscribe says a resource's updates can be watched ("subscribe").
+	Subscribe bool `json:"subscribe"`
+	// ListChanged says list changes are reported ("listChanged").
 	ListChanged bool `json:"listChanged"`
 }
 

@@ -6,104 +6,130 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/baton-mcp/baton/mcptest"
 )
+
+// envelope returns the _meta of a valid request (protocol version and no
+// client capabilities) with edits applied: a nil value removes the key.
+// Tests about the envelope send it as params._meta, which mcptest passes
+// on as given.
+func envelope(edits map[string]any) map[string]any {
+	m := map[string]any{metaProtocolVersion: testVersion, metaClientCaps: map[string]any{}}
+	for k, v := range edits {
+		if v == nil {
+			delete(m, k)
+		} else {
+			m[k] = v
+		}
+	}
+	return m
+}
 
 func TestEnvelopeRequiredKeys(t *testing.T) {
 	s := newTestServer(t, nil)
 	textTool(s, t, "hello", "hi")
+	c := newClient(t, s, "")
+	// withMeta sends method with params whose _meta is the envelope with
+	// edits.
+	withMeta := func(method string, params map[string]any, edits map[string]any) func() *mcptest.Response {
+		return func() *mcptest.Response {
+			p := map[string]any{"_meta": envelope(edits)}
+			for k, v := range params {
+				p[k] = v
+			}
+			return send(t, c, method, p)
+		}
+	}
+	// raw posts a body that cannot carry an envelope, with the client's
+	// headers.
+	raw := func(body string) func() *mcptest.Response {
+		return func() *mcptest.Response { return sendRaw(t, c, body) }
+	}
 
 	tests := []struct {
 		name    string
-		req     *rpc
-		id      string
+		send    func() *mcptest.Response
+		id      string // the id echoed; "" for the request's own
 		message string
 	}{
 		{
 			name:    "no params",
-			req:     call(7, "server/discover", nil).body(`{"jsonrpc":"2.0","id":7,"method":"server/discover"}`),
+			send:    raw(`{"jsonrpc":"2.0","id":7,"method":"server/discover"}`),
 			id:      "7",
 			message: "params with _meta",
 		},
 		{
 			name:    "null params",
-			req:     call("abc", "server/discover", nil).body(`{"jsonrpc":"2.0","id":"abc","method":"server/discover","params":null}`),
+			send:    raw(`{"jsonrpc":"2.0","id":"abc","method":"server/discover","params":null}`),
 			id:      `"abc"`,
 			message: "params with _meta",
 		},
 		{
 			name:    "no _meta",
-			req:     call("abc", "tools/list", nil).withoutMeta(),
+			send:    raw(`{"jsonrpc":"2.0","id":"abc","method":"tools/list","params":{}}`),
 			id:      `"abc"`,
 			message: "params._meta is required",
 		},
 		{
 			name:    "no protocolVersion",
-			req:     call(1, "tools/list", nil).withMeta(metaProtocolVersion, nil),
-			id:      "1",
+			send:    withMeta("tools/list", nil, map[string]any{metaProtocolVersion: nil}),
 			message: "missing " + metaProtocolVersion,
 		},
 		{
 			name:    "empty protocolVersion",
-			req:     call(1, "tools/list", nil).withMeta(metaProtocolVersion, ""),
-			id:      "1",
+			send:    withMeta("tools/list", nil, map[string]any{metaProtocolVersion: ""}),
 			message: "missing " + metaProtocolVersion,
 		},
 		{
 			name:    "no clientCapabilities",
-			req:     call(2, "tools/call", map[string]any{"name": "hello"}).withMeta(metaClientCaps, nil),
-			id:      "2",
+			send:    withMeta("tools/call", map[string]any{"name": "hello"}, map[string]any{metaClientCaps: nil}),
 			message: "missing " + metaClientCaps,
 		},
 		{
 			name:    "null clientCapabilities",
-			req:     call(2, "tools/list", nil).caps(`null`),
-			id:      "2",
+			send:    withMeta("tools/list", nil, map[string]any{metaClientCaps: json.RawMessage(`null`)}),
 			message: "missing " + metaClientCaps,
 		},
 		{
 			name:    "clientCapabilities not an object",
-			req:     call(3, "tools/list", nil).caps(`"all"`),
-			id:      "3",
+			send:    withMeta("tools/list", nil, map[string]any{metaClientCaps: "all"}),
 			message: "must be an object",
 		},
 		{
 			name:    "bad logLevel",
-			req:     call(4, "tools/list", nil).withMeta("io.modelcontextprotocol/logLevel", "verbose"),
-			id:      "4",
+			send:    func() *mcptest.Response { return send(t, c, "tools/list", nil, mcptest.WithLogLevel("verbose")) },
 			message: `unknown log level "verbose"`,
 		},
 		{
 			name:    "logLevel not a string",
-			req:     call(4, "tools/list", nil).withMeta("io.modelcontextprotocol/logLevel", 3),
-			id:      "4",
+			send:    withMeta("tools/list", nil, map[string]any{"io.modelcontextprotocol/logLevel": 3}),
 			message: "must be a string",
 		},
 		{
 			name:    "fractional progressToken",
-			req:     call(5, "tools/list", nil).withMeta("progressToken", 1.5),
-			id:      "5",
+			send:    withMeta("tools/list", nil, map[string]any{"progressToken": 1.5}),
 			message: "progressToken must be a string or an integer",
 		},
 		{
 			name:    "boolean progressToken",
-			req:     call(5, "tools/list", nil).withMeta("progressToken", true),
-			id:      "5",
+			send:    withMeta("tools/list", nil, map[string]any{"progressToken": true}),
 			message: "progressToken must be a string or an integer",
 		},
 		{
 			name:    "object progressToken",
-			req:     call(5, "tools/list", nil).withMeta("progressToken", map[string]any{}),
-			id:      "5",
+			send:    withMeta("tools/list", nil, map[string]any{"progressToken": map[string]any{}}),
 			message: "progressToken must be a string or an integer",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if tt.req.raw != nil {
-				// A raw body has no _meta, so no version header either.
-				tt.req.header(HeaderProtocolVersion, testVersion)
+			var e *mcptest.Error
+			if tt.id == "" {
+				e = wantError(t, tt.send(), http.StatusBadRequest, -32602)
+			} else {
+				e = wantErrorID(t, tt.send(), http.StatusBadRequest, -32602, tt.id)
 			}
-			e := wantError(t, do(t, s, tt.req), http.StatusBadRequest, -32602, tt.id)
 			if !strings.Contains(e.Message, tt.message) {
 				t.Errorf("message %q does not contain %q", e.Message, tt.message)
 			}
@@ -118,15 +144,19 @@ func TestEnvelopeOptionalKeys(t *testing.T) {
 		got = req.Meta
 		return TextResult("ok"), nil
 	})
+	c := newClient(t, s, "")
 
 	tests := []struct {
 		name  string
-		req   *rpc
+		send  func() *mcptest.Response
 		check func(t *testing.T, m RequestMeta)
 	}{
 		{
+			// mcptest always sends clientInfo; this envelope has none.
 			name: "no clientInfo",
-			req:  toolCall(1, "meta", nil),
+			send: func() *mcptest.Response {
+				return send(t, c, "tools/call", map[string]any{"name": "meta", "_meta": envelope(nil)})
+			},
 			check: func(t *testing.T, m RequestMeta) {
 				if m.ClientInfo != nil {
 					t.Errorf("ClientInfo = %+v, want nil", m.ClientInfo)
@@ -138,11 +168,14 @@ func TestEnvelopeOptionalKeys(t *testing.T) {
 		},
 		{
 			name: "clientInfo, logLevel and string progressToken",
-			req: toolCall(2, "meta", nil).
-				withMeta("io.modelcontextprotocol/clientInfo", map[string]any{"name": "c", "version": "9"}).
-				withMeta("io.modelcontextprotocol/logLevel", "warning").
-				withMeta("progressToken", "tok").
-				caps(`{"elicitation":{"form":{}},"sampling":{}}`),
+			send: func() *mcptest.Response {
+				c := newClientOpts(t, mcptest.Handler(s), &mcptest.Options{
+					ClientInfo:   mcptest.Implementation{Name: "c", Version: "9"},
+					LogLevel:     "warning",
+					Capabilities: capsOf(t, `{"elicitation":{"form":{}},"sampling":{}}`),
+				})
+				return sendTool(t, c, "meta", nil, mcptest.WithProgressToken("tok"))
+			},
 			check: func(t *testing.T, m RequestMeta) {
 				if m.ClientInfo == nil || m.ClientInfo.Name != "c" || m.ClientInfo.Version != "9" {
 					t.Errorf("ClientInfo = %+v", m.ClientInfo)
@@ -163,7 +196,7 @@ func TestEnvelopeOptionalKeys(t *testing.T) {
 		},
 		{
 			name: "integer progressToken",
-			req:  toolCall(3, "meta", nil).withMeta("progressToken", 42),
+			send: func() *mcptest.Response { return sendTool(t, c, "meta", nil, mcptest.WithProgressToken(42)) },
 			check: func(t *testing.T, m RequestMeta) {
 				if string(m.ProgressToken) != "42" {
 					t.Errorf("ProgressToken = %s", m.ProgressToken)
@@ -172,7 +205,9 @@ func TestEnvelopeOptionalKeys(t *testing.T) {
 		},
 		{
 			name: "null progressToken is none",
-			req:  toolCall(4, "meta", nil).withMeta("progressToken", json.RawMessage("null")),
+			send: func() *mcptest.Response {
+				return send(t, c, "tools/call", map[string]any{"name": "meta", "_meta": envelope(map[string]any{"progressToken": json.RawMessage("null")})})
+			},
 			check: func(t *testing.T, m RequestMeta) {
 				if m.ProgressToken != nil {
 					t.Errorf("ProgressToken = %s, want nil", m.ProgressToken)
@@ -183,8 +218,7 @@ func TestEnvelopeOptionalKeys(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got = RequestMeta{}
-			id := string(mustJSON(t, tt.req.id))
-			res := completeResult(t, do(t, s, tt.req), id)
+			res := completeResult(t, tt.send())
 			if text, isErr := toolText(t, res); text != "ok" || isErr {
 				t.Fatalf("result %q isError=%v", text, isErr)
 			}
@@ -195,10 +229,15 @@ func TestEnvelopeOptionalKeys(t *testing.T) {
 
 func TestProtocolVersion(t *testing.T) {
 	s := newTestServer(t, nil)
+	c := newClient(t, s, "")
+	// declaring sends method with _meta declaring version, and the header
+	// as opts set it.
+	declaring := func(method, version string, opts ...mcptest.CallOption) *mcptest.Response {
+		return send(t, c, method, map[string]any{"_meta": envelope(map[string]any{metaProtocolVersion: version})}, opts...)
+	}
 
 	t.Run("unsupported", func(t *testing.T) {
-		req := call(9, "server/discover", nil).withMeta(metaProtocolVersion, "1900-01-01")
-		e := wantError(t, do(t, s, req), http.StatusBadRequest, -32022, "9")
+		e := wantError(t, declaring("server/discover", "1900-01-01", mcptest.WithHeader(HeaderProtocolVersion, "1900-01-01")), http.StatusBadRequest, -32022)
 		var data struct {
 			Supported []string `json:"supported"`
 			Requested string   `json:"requested"`
@@ -211,19 +250,16 @@ func TestProtocolVersion(t *testing.T) {
 		}
 	})
 	t.Run("legacy version in a modern envelope", func(t *testing.T) {
-		req := call(9, "tools/list", nil).withMeta(metaProtocolVersion, "2025-11-25")
-		wantError(t, do(t, s, req), http.StatusBadRequest, -32022, "9")
+		wantError(t, declaring("tools/list", "2025-11-25", mcptest.WithHeader(HeaderProtocolVersion, "2025-11-25")), http.StatusBadRequest, -32022)
 	})
 	t.Run("header mismatch comes first", func(t *testing.T) {
-		req := call(10, "server/discover", nil).withMeta(metaProtocolVersion, "1900-01-01").header(HeaderProtocolVersion, testVersion)
-		e := wantError(t, do(t, s, req), http.StatusBadRequest, -32020, "10")
+		e := wantError(t, declaring("server/discover", "1900-01-01"), http.StatusBadRequest, -32020)
 		if !strings.Contains(e.Message, HeaderProtocolVersion) {
 			t.Errorf("message %q does not name the header", e.Message)
 		}
 	})
 	t.Run("missing header with unsupported version", func(t *testing.T) {
-		req := call(11, "server/discover", nil).withMeta(metaProtocolVersion, "1900-01-01").without(HeaderProtocolVersion)
-		wantError(t, do(t, s, req), http.StatusBadRequest, -32020, "11")
+		wantError(t, declaring("server/discover", "1900-01-01", mcptest.WithoutHeader(HeaderProtocolVersion)), http.StatusBadRequest, -32020)
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
@@ -50,15 +51,16 @@ func TestHandlerErrorExposure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			logs := &syncBuffer{}
 			s := newTestServer(t, &Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+			c := newClient(t, s, "")
 			mustAddTool(t, s, Tool{Name: "t"}, func(context.Context, *ToolRequest) (*ToolResult, error) { return nil, tc.err })
 			if err := s.AddPrompt(Prompt{Name: "p"}, func(context.Context, *PromptRequest) (*PromptResult, error) { return nil, tc.err }); err != nil {
 				t.Fatal(err)
 			}
-			text, isErr := toolText(t, completeResult(t, do(t, s, toolCall(1, "t", nil)), "1"))
+			text, isErr := toolText(t, completeResult(t, sendTool(t, c, "t", nil)))
 			if !isErr {
 				t.Fatalf("tool result %q is not an error", text)
 			}
-			pe := wantError(t, do(t, s, call(2, "prompts/get", map[string]any{"name": "p"})), http.StatusOK, jsonrpc.InternalError, "2")
+			pe := wantError(t, send(t, c, "prompts/get", map[string]any{"name": "p"}), http.StatusOK, jsonrpc.InternalError)
 			if !tc.internal {
 				if text != tc.err.Error() || pe.Message != "Internal error: "+tc.err.Error() {
 					t.Errorf("plain error: tool text %q, prompt message %q; want its text %q", text, pe.Message, tc.err.Error())
@@ -101,8 +103,9 @@ func TestLedgerFailureIsInternal(t *testing.T) {
 		acted = true
 		return TextResult("paid"), nil
 	})
-	r1 := wantInputRequired(t, do(t, f.s, toolCall(1, "pay", nil).caps(elicitCaps)), "1", "confirm")
-	res := completeResult(t, do(t, f.s, toolCall(2, "pay", nil).caps(elicitCaps).retry(r1.RequestState, map[string]any{"confirm": accept(true)})), "2")
+	c := newClient(t, f.s, elicitCaps)
+	r1 := wantInputRequired(t, sendTool(t, c, "pay", nil), "confirm")
+	res := completeResult(t, sendTool(t, c, "pay", nil, mcptest.Resume(r1.RequestState, map[string]any{"confirm": accept(true)})))
 	text, isErr := toolText(t, res)
 	if !isErr || refRE.FindString(text) == "" || strings.Contains(text, "redis") || acted {
 		t.Fatalf("ledger down: %q (isError %v, acted %v); want the generic message, nothing done", text, isErr, acted)
@@ -123,30 +126,37 @@ func TestEchoedInputIsClipped(t *testing.T) {
 	if err := s.AddResource(Resource{URI: "file:///a", Name: "a"}, noopResource); err != nil {
 		t.Fatal(err)
 	}
+	c := newClient(t, s, "")
+	strict := func(opts ...mcptest.CallOption) func() *mcptest.Response {
+		return func() *mcptest.Response { return sendTool(t, c, "strict", nil, opts...) }
+	}
 	for _, tc := range []struct {
 		name string
-		req  *rpc
-		host string
+		send func() *mcptest.Response
 	}{
-		{"method", call(1, huge, nil).header(HeaderMethod, huge), ""},
-		{"tool name", toolCall(1, huge, nil), ""},
-		{"cursor", call(1, "tools/list", map[string]any{"cursor": huge}), ""},
-		{"log level", toolCall(1, "strict", nil).withMeta("io.modelcontextprotocol/logLevel", huge), ""},
-		{"Mcp-Name", toolCall(1, "strict", nil).header(HeaderName, huge), ""},
-		{"resource URI", call(1, "resources/read", map[string]any{"uri": "file:///" + huge}), ""},
-		{"argument key", toolCall(1, "strict", map[string]any{huge: "x"}), ""},
-		{"inputResponses key", toolCall(1, "strict", nil).withParam("inputResponses", json.RawMessage(`{"`+huge+`":{},"`+huge+`":{}}`)), ""},
-		{"Content-Type", toolCall(1, "strict", nil).header("Content-Type", "text/"+huge), ""},
-		{"Origin", toolCall(1, "strict", nil).header("Origin", "https://"+huge), ""},
+		{"method", func() *mcptest.Response { return send(t, c, huge, nil) }},
+		{"tool name", func() *mcptest.Response { return sendTool(t, c, huge, nil) }},
+		{"cursor", func() *mcptest.Response { return send(t, c, "tools/list", map[string]any{"cursor": huge}) }},
+		{"log level", strict(mcptest.WithLogLevel(huge))},
+		{"Mcp-Name", strict(mcptest.WithHeader(HeaderName, huge))},
+		{"resource URI", func() *mcptest.Response {
+			return send(t, c, "resources/read", map[string]any{"uri": "file:///" + huge})
+		}},
+		{"argument key", func() *mcptest.Response { return sendTool(t, c, "strict", map[string]any{huge: "x"}) }},
+		{"inputResponses key", func() *mcptest.Response {
+			return send(t, c, "tools/call", map[string]any{"name": "strict", "inputResponses": json.RawMessage(`{"` + huge + `":{},"` + huge + `":{}}`)})
+		}},
+		{"Content-Type", strict(mcptest.WithHeader("Content-Type", "text/"+huge))},
+		{"Origin", strict(mcptest.WithHeader("Origin", "https://"+huge))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := do(t, s, tc.req)
-			body := rec.Body.String()
+			r := tc.send()
+			body := string(r.Body)
 			if !strings.Contains(body, "zzzz") {
-				t.Fatalf("status %d: the answer does not name the value at all: %s", rec.Code, body)
+				t.Fatalf("status %d: the answer does not name the value at all: %s", r.Status, body)
 			}
 			if len(body) > 1500 {
-				t.Fatalf("status %d: a %d-byte answer echoes the value: %.300s…", rec.Code, len(body), body)
+				t.Fatalf("status %d: a %d-byte answer echoes the value: %.300s…", r.Status, len(body), body)
 			}
 		})
 	}

@@ -2,19 +2,17 @@ package server_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/labstack/echo/v4"
 
 	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
@@ -35,27 +33,14 @@ func newExampleServer() *server.Server {
 	return srv
 }
 
-// post sends one modern request and returns the decoded result.
-func post(h http.Handler, method, name string, params map[string]any) map[string]any {
-	params["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
+// client drives h as a 2026-07-28 client would (package mcptest), answering
+// every elicitation with answer.
+func client(h http.Handler, answer func(ctx context.Context, req *elicit.Request) (*elicit.Result, error)) *mcptest.Client {
+	c, err := mcptest.New(mcptest.Handler(h), &mcptest.Options{Elicitation: answer})
+	if err != nil {
+		panic(err)
 	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	if name != "" {
-		req.Header.Set("Mcp-Name", name)
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	var out struct {
-		Result map[string]any `json:"result"`
-	}
-	_ = json.Unmarshal(rec.Body.Bytes(), &out)
-	return out.Result
+	return c
 }
 
 // A tool that asks the user for a confirmation before it acts. The first
@@ -79,17 +64,21 @@ func ExampleServer_AddTool() {
 			return server.TextResult("Deleted the file"), nil
 		})
 
-	r1 := post(srv, "tools/call", "delete_file", map[string]any{"name": "delete_file"})
-	fmt.Println(r1["resultType"])
-	r2 := post(srv, "tools/call", "delete_file", map[string]any{
-		"name":           "delete_file",
-		"requestState":   r1["requestState"],
-		"inputResponses": map[string]any{"confirm": map[string]any{"action": "accept", "content": map[string]any{"sure": true}}},
+	// The client answers input_required by asking its user (here, a
+	// callback that accepts) and retries with the answer and the
+	// requestState.
+	c := client(srv, func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
+		fmt.Println("asked", mcptest.InputKey(ctx)+":", req.Message)
+		return mcptest.Accept(map[string]any{"sure": true})
 	})
-	fmt.Println(r2["resultType"], r2["content"].([]any)[0].(map[string]any)["text"])
+	res, err := c.CallTool(context.Background(), "delete_file", nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(res.Exchange.Rounds), "requests:", res.Text())
 	// Output:
-	// input_required
-	// complete Deleted the file
+	// asked confirm: Delete the file?
+	// 2 requests: Deleted the file
 }
 
 // A prompt that asks for context before it is built, in the blocking
@@ -114,21 +103,17 @@ func ExampleServer_AddPrompt() {
 			}}, nil
 		})
 
-	r1 := post(srv, "prompts/get", "brainstorm", map[string]any{"name": "brainstorm"})
-	keys := []string{}
-	for k := range r1["inputRequests"].(map[string]any) {
-		keys = append(keys, k)
-	}
-	fmt.Println(r1["resultType"], keys)
-	r2 := post(srv, "prompts/get", "brainstorm", map[string]any{
-		"name":           "brainstorm",
-		"requestState":   r1["requestState"],
-		"inputResponses": map[string]any{"baton:0": map[string]any{"action": "accept", "content": map[string]any{"topic": "tea"}}},
+	c := client(srv, func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
+		fmt.Println("asked", mcptest.InputKey(ctx)+":", req.Message)
+		return mcptest.Accept(map[string]any{"topic": "tea"})
 	})
-	msg := r2["messages"].([]any)[0].(map[string]any)["content"].(map[string]any)["text"]
-	fmt.Println(msg)
+	res, err := c.GetPrompt(context.Background(), "brainstorm", nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Messages[0].Content.Text)
 	// Output:
-	// input_required [baton:0]
+	// asked baton:0: What topic?
 	// Brainstorm ideas about tea
 }
 
@@ -143,8 +128,11 @@ func ExampleServer_Mount() {
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
 	srv.Mount(e, "/mcp")
 
-	res := post(e, "tools/call", "ping_me", map[string]any{"name": "ping_me"})
-	fmt.Println(res["content"].([]any)[0].(map[string]any)["text"])
+	res, err := client(e, nil).CallTool(context.Background(), "ping_me", nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Text())
 	// Output: pong
 }
 
@@ -157,8 +145,11 @@ func ExampleServer_ServeHTTP() {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv)
 
-	res := post(mux, "tools/call", "ping_me", map[string]any{"name": "ping_me"})
-	fmt.Println(res["content"].([]any)[0].(map[string]any)["text"])
+	res, err := client(mux, nil).CallTool(context.Background(), "ping_me", nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.Text())
 	// Output: pong
 }
 
@@ -193,21 +184,29 @@ func ExampleAddTool() {
 		panic(err)
 	}
 
-	list := post(srv, "tools/list", "", map[string]any{})
-	tool := list["tools"].([]any)[0].(map[string]any)
-	in, _ := json.Marshal(tool["inputSchema"])
-	fmt.Println(string(in))
+	c := client(srv, nil)
+	ctx := context.Background()
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(tools[0].InputSchema))
 
-	res := post(srv, "tools/call", "forecast", map[string]any{"name": "forecast", "arguments": map[string]any{"city": "Oslo", "days": 2}})
-	sc, _ := json.Marshal(res["structuredContent"])
-	fmt.Println(string(sc))
-	fmt.Println(res["content"].([]any)[0].(map[string]any)["text"])
+	res, err := c.CallTool(ctx, "forecast", map[string]any{"city": "Oslo", "days": 2})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(res.StructuredContent))
+	fmt.Println(res.Text())
 
-	res = post(srv, "tools/call", "forecast", map[string]any{"name": "forecast", "arguments": map[string]any{"city": "Oslo", "days": 30}})
-	fmt.Println(res["isError"], res["content"].([]any)[0].(map[string]any)["text"])
+	res, err = c.CallTool(ctx, "forecast", map[string]any{"city": "Oslo", "days": 30})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(res.IsError, res.Text())
 	// Output:
-	// {"additionalProperties":false,"properties":{"city":{"description":"the city to forecast","type":"string"},"days":{"description":"how many days ahead (default 1)","maximum":7,"minimum":1,"type":"integer"}},"required":["city"],"type":"object"}
-	// {"celsius":[20,21],"city":"Oslo"}
+	// {"type":"object","properties":{"city":{"type":"string","description":"the city to forecast"},"days":{"type":"integer","description":"how many days ahead (default 1)","minimum":1,"maximum":7}},"required":["city"],"additionalProperties":false}
+	// {"city":"Oslo","celsius":[20,21]}
 	// {"city":"Oslo","celsius":[20,21]}
 	// true invalid arguments: at /days: maximum: got 30, want 7
 }

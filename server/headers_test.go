@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/mcptest"
 )
 
 // headerServer has one tool, one prompt and one resource, each answering
@@ -44,58 +45,78 @@ func headerServer(t *testing.T) *Server {
 
 func TestStandardHeaders(t *testing.T) {
 	s := headerServer(t)
+	c := newClient(t, s, "")
 	b64 := func(s string) string { return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?=" }
+	hdr := mcptest.WithHeader
+	tool := func(opts ...mcptest.CallOption) func() *mcptest.Response {
+		return func() *mcptest.Response { return sendTool(t, c, "hello", nil, opts...) }
+	}
+	prompt := func(name string, opts ...mcptest.CallOption) func() *mcptest.Response {
+		return func() *mcptest.Response { return send(t, c, "prompts/get", map[string]any{"name": name}, opts...) }
+	}
+	read := func(uri string, opts ...mcptest.CallOption) func() *mcptest.Response {
+		return func() *mcptest.Response { return send(t, c, "resources/read", map[string]any{"uri": uri}, opts...) }
+	}
+	list := func(opts ...mcptest.CallOption) func() *mcptest.Response {
+		return func() *mcptest.Response { return send(t, c, "tools/list", nil, opts...) }
+	}
 
 	ok := []struct {
 		name string
-		req  *rpc
+		send func() *mcptest.Response
 	}{
-		{"tools/call", toolCall(1, "hello", nil)},
-		{"prompts/get", call(1, "prompts/get", map[string]any{"name": "greet"})},
-		{"resources/read", call(1, "resources/read", map[string]any{"uri": "file:///doc.txt"})},
-		{"whitespace around values", toolCall(1, "hello", nil).
-			header(HeaderProtocolVersion, " "+testVersion+"\t").
-			header(HeaderMethod, "\ttools/call ").
-			header(HeaderName, "  hello ")},
-		{"base64 Mcp-Name", call(1, "prompts/get", map[string]any{"name": "héllo wörld"}).header(HeaderName, b64("héllo wörld"))},
-		{"base64 Mcp-Name of a non-ASCII URI", call(1, "resources/read", map[string]any{"uri": "file:///café.txt"}).header(HeaderName, b64("file:///café.txt"))},
-		{"base64 Mcp-Name of an ASCII name", toolCall(1, "hello", nil).header(HeaderName, b64("hello"))},
-		{"base64 Mcp-Name of a URI", call(1, "resources/read", map[string]any{"uri": "file:///doc.txt"}).header(HeaderName, b64("file:///doc.txt"))},
-		{"no Mcp-Name for a list", call(1, "tools/list", nil)},
+		{"tools/call", tool()},
+		{"prompts/get", prompt("greet")},
+		{"resources/read", read("file:///doc.txt")},
+		{"whitespace around values", tool(
+			hdr(HeaderProtocolVersion, " "+testVersion+"\t"),
+			hdr(HeaderMethod, "\ttools/call "),
+			hdr(HeaderName, "  hello "))},
+		{"base64 Mcp-Name", prompt("héllo wörld", hdr(HeaderName, b64("héllo wörld")))},
+		{"base64 Mcp-Name of a non-ASCII URI", read("file:///café.txt", hdr(HeaderName, b64("file:///café.txt")))},
+		{"base64 Mcp-Name of an ASCII name", tool(hdr(HeaderName, b64("hello")))},
+		{"base64 Mcp-Name of a URI", read("file:///doc.txt", hdr(HeaderName, b64("file:///doc.txt")))},
+		{"no Mcp-Name for a list", list()},
 	}
 	for _, tt := range ok {
 		t.Run("accept/"+tt.name, func(t *testing.T) {
-			completeResult(t, do(t, s, tt.req), "1")
+			completeResult(t, tt.send())
 		})
 	}
 
+	// twice sends MCP-Protocol-Version twice, from a client whose
+	// Options.Header holds both values.
+	twice := func() *mcptest.Response {
+		c := newClientOpts(t, mcptest.Handler(s), &mcptest.Options{Header: http.Header{HeaderProtocolVersion: {testVersion, testVersion}}})
+		return send(t, c, "tools/list", nil)
+	}
 	bad := []struct {
 		name    string
-		req     *rpc
+		send    func() *mcptest.Response
 		message string
 	}{
-		{"missing MCP-Protocol-Version", call(2, "tools/list", nil).without(HeaderProtocolVersion), "MCP-Protocol-Version header is required"},
-		{"mismatched MCP-Protocol-Version", call(2, "tools/list", nil).header(HeaderProtocolVersion, "2025-11-25"), `MCP-Protocol-Version is "2025-11-25"`},
-		{"repeated MCP-Protocol-Version", call(2, "tools/list", nil).multi(HeaderProtocolVersion, testVersion, testVersion), "more than once"},
-		{"missing Mcp-Method", call(2, "tools/list", nil).without(HeaderMethod), "Mcp-Method header is required"},
-		{"mismatched Mcp-Method", call(2, "tools/list", nil).header(HeaderMethod, "prompts/list"), `Mcp-Method is "prompts/list"`},
-		{"Mcp-Method differs in case", call(2, "tools/list", nil).header(HeaderMethod, "Tools/List"), "Mcp-Method"},
-		{"control character", call(2, "tools/list", nil).header(HeaderMethod, "tools/list\x01"), "control character"},
-		{"tools/call without Mcp-Name", toolCall(2, "hello", nil).without(HeaderName), "Mcp-Name header is required for tools/call"},
-		{"tools/call with another Mcp-Name", toolCall(2, "hello", nil).header(HeaderName, "other"), `Mcp-Name is "other"`},
-		{"tools/call Mcp-Name differs in case", toolCall(2, "hello", nil).header(HeaderName, "Hello"), "Mcp-Name"},
-		{"prompts/get without Mcp-Name", call(2, "prompts/get", map[string]any{"name": "greet"}).without(HeaderName), "required for prompts/get"},
-		{"prompts/get with another Mcp-Name", call(2, "prompts/get", map[string]any{"name": "greet"}).header(HeaderName, "hello"), `body names "greet"`},
-		{"resources/read without Mcp-Name", call(2, "resources/read", map[string]any{"uri": "file:///doc.txt"}).without(HeaderName), "required for resources/read"},
-		{"resources/read with another Mcp-Name", call(2, "resources/read", map[string]any{"uri": "file:///doc.txt"}).header(HeaderName, "file:///other.txt"), "Mcp-Name"},
-		{"base64 Mcp-Name of another name", toolCall(2, "hello", nil).header(HeaderName, b64("world")), `Mcp-Name is "world"`},
-		{"base64 Mcp-Name without padding", call(2, "prompts/get", map[string]any{"name": "héllo wörld"}).header(HeaderName, "=?base64?"+base64.RawStdEncoding.EncodeToString([]byte("héllo wörld"))+"?="), "invalid base64"},
-		{"base64 Mcp-Name with bad characters", toolCall(2, "hello", nil).header(HeaderName, "=?base64?aGV*bG8=?="), "invalid base64"},
-		{"raw Mcp-Name for a name needing base64", call(2, "prompts/get", map[string]any{"name": "héllo wörld"}).header(HeaderName, "h?llo w?rld"), "Mcp-Name"},
+		{"missing MCP-Protocol-Version", list(mcptest.WithoutHeader(HeaderProtocolVersion)), "MCP-Protocol-Version header is required"},
+		{"mismatched MCP-Protocol-Version", list(hdr(HeaderProtocolVersion, "2025-11-25")), `MCP-Protocol-Version is "2025-11-25"`},
+		{"repeated MCP-Protocol-Version", twice, "more than once"},
+		{"missing Mcp-Method", list(mcptest.WithoutHeader(HeaderMethod)), "Mcp-Method header is required"},
+		{"mismatched Mcp-Method", list(hdr(HeaderMethod, "prompts/list")), `Mcp-Method is "prompts/list"`},
+		{"Mcp-Method differs in case", list(hdr(HeaderMethod, "Tools/List")), "Mcp-Method"},
+		{"control character", list(hdr(HeaderMethod, "tools/list\x01")), "control character"},
+		{"tools/call without Mcp-Name", tool(mcptest.WithoutHeader(HeaderName)), "Mcp-Name header is required for tools/call"},
+		{"tools/call with another Mcp-Name", tool(hdr(HeaderName, "other")), `Mcp-Name is "other"`},
+		{"tools/call Mcp-Name differs in case", tool(hdr(HeaderName, "Hello")), "Mcp-Name"},
+		{"prompts/get without Mcp-Name", prompt("greet", mcptest.WithoutHeader(HeaderName)), "required for prompts/get"},
+		{"prompts/get with another Mcp-Name", prompt("greet", hdr(HeaderName, "hello")), `body names "greet"`},
+		{"resources/read without Mcp-Name", read("file:///doc.txt", mcptest.WithoutHeader(HeaderName)), "required for resources/read"},
+		{"resources/read with another Mcp-Name", read("file:///doc.txt", hdr(HeaderName, "file:///other.txt")), "Mcp-Name"},
+		{"base64 Mcp-Name of another name", tool(hdr(HeaderName, b64("world"))), `Mcp-Name is "world"`},
+		{"base64 Mcp-Name without padding", prompt("héllo wörld", hdr(HeaderName, "=?base64?"+base64.RawStdEncoding.EncodeToString([]byte("héllo wörld"))+"?=")), "invalid base64"},
+		{"base64 Mcp-Name with bad characters", tool(hdr(HeaderName, "=?base64?aGV*bG8=?=")), "invalid base64"},
+		{"raw Mcp-Name for a name needing base64", prompt("héllo wörld", hdr(HeaderName, "h?llo w?rld")), "Mcp-Name"},
 	}
 	for _, tt := range bad {
 		t.Run("reject/"+tt.name, func(t *testing.T) {
-			e := wantError(t, do(t, s, tt.req), http.StatusBadRequest, -32020, "2")
+			e := wantError(t, tt.send(), http.StatusBadRequest, -32020)
 			if !strings.Contains(e.Message, tt.message) {
 				t.Errorf("message %q does not contain %q", e.Message, tt.message)
 			}
@@ -103,31 +124,16 @@ func TestStandardHeaders(t *testing.T) {
 	}
 }
 
-// multi sets a header to several values.
-func (c *rpc) multi(k string, vs ...string) *rpc {
-	c.headers[http.CanonicalHeaderKey(k)] = vs
-	c.drop = removeString(c.drop, k)
-	return c
-}
-
-func removeString(list []string, s string) []string {
-	out := list[:0]
-	for _, v := range list {
-		if v != s {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
 // TestHeaderNamesCaseInsensitive sends header names in odd cases on a real
-// connection: the server must match them whatever their case.
+// connection: the server must match them whatever their case. The request
+// is written by hand because the odd case of its header names is the point
+// (Go's client would canonicalise them).
 func TestHeaderNamesCaseInsensitive(t *testing.T) {
 	s := headerServer(t)
 	ts := httptest.NewServer(s)
 	defer ts.Close()
 
-	body := toolCall(1, "hello", nil).encode(t)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello","_meta":{"` + metaProtocolVersion + `":"` + testVersion + `","` + metaClientCaps + `":{}}}}`
 	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -145,9 +151,12 @@ func TestHeaderNamesCaseInsensitive(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d: %s", resp.StatusCode, b)
 	}
-	r := parseResponse(t, b)
-	if r.Error != nil {
-		t.Fatalf("error %d: %s", r.Error.Code, r.Error.Message)
+	var r struct {
+		Result json.RawMessage `json:"result"`
+		Error  *mcptest.Error  `json:"error"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil || r.Error != nil || r.Result == nil {
+		t.Fatalf("response %s (%v)", b, err)
 	}
 }
 
@@ -173,17 +182,29 @@ func paramServer(t *testing.T) (*Server, *int) {
 func TestParamHeaders(t *testing.T) {
 	s, calls := paramServer(t)
 	b64 := func(s string) string { return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?=" }
-	deploy := func(args map[string]any, headers ...string) *rpc {
-		c := toolCall(3, "deploy", args)
-		for i := 0; i+1 < len(headers); i += 2 {
-			c.header(headers[i], headers[i+1])
+	c := newClient(t, s, "")
+	type deployCall struct {
+		args    map[string]any
+		headers []string
+	}
+	deploy := func(args map[string]any, headers ...string) deployCall { return deployCall{args, headers} }
+	// send sends the call with its Mcp-Param headers (and no others the
+	// client would derive: it derives none for Mcp-Param-*).
+	send := func(d deployCall) *mcptest.Response {
+		var opts []mcptest.CallOption
+		for i := 0; i+1 < len(d.headers); i += 2 {
+			opts = append(opts, mcptest.WithHeader(d.headers[i], d.headers[i+1]))
 		}
-		return c
+		var args any
+		if d.args != nil {
+			args = d.args
+		}
+		return sendTool(t, c, "deploy", args, opts...)
 	}
 
 	ok := []struct {
 		name string
-		req  *rpc
+		req  deployCall
 	}{
 		{"no mirrored arguments, no headers", deploy(map[string]any{"note": "x"})},
 		{"no arguments at all", deploy(nil)},
@@ -205,7 +226,7 @@ func TestParamHeaders(t *testing.T) {
 	}
 	for _, tt := range ok {
 		t.Run("accept/"+tt.name, func(t *testing.T) {
-			res := completeResult(t, do(t, s, tt.req), "3")
+			res := completeResult(t, send(tt.req))
 			if text, isErr := toolText(t, res); text != "deployed" || isErr {
 				t.Errorf("result %q isError=%v", text, isErr)
 			}
@@ -214,7 +235,7 @@ func TestParamHeaders(t *testing.T) {
 
 	bad := []struct {
 		name    string
-		req     *rpc
+		req     deployCall
 		message string
 	}{
 		{"argument without its header", deploy(map[string]any{"region": "eu"}), `argument "region" requires the Mcp-Param-Region header`},
@@ -235,7 +256,7 @@ func TestParamHeaders(t *testing.T) {
 	for _, tt := range bad {
 		t.Run("reject/"+tt.name, func(t *testing.T) {
 			before := *calls
-			e := wantError(t, do(t, s, tt.req), http.StatusBadRequest, -32020, "3")
+			e := wantError(t, send(tt.req), http.StatusBadRequest, -32020)
 			if !strings.Contains(e.Message, tt.message) {
 				t.Errorf("message %q does not contain %q", e.Message, tt.message)
 			}

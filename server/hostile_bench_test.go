@@ -7,9 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/baton-mcp/baton/mcptest"
 )
 
 // hostileBody is one request body of BenchmarkHostile: arguments and
@@ -83,42 +84,31 @@ func BenchmarkHostile(b *testing.B) {
 			}
 			return TextResult("done"), nil
 		})
-	header := http.Header{}
-	toolCall(1, "confirm", nil).caps(elicitCaps).applyHeaders(header)
-
 	// A genuine state for the arguments {}.
-	rec := do(b, s, toolCall(1, "confirm", map[string]any{}).caps(elicitCaps))
-	var round1 struct {
-		Result struct {
-			RequestState string `json:"requestState"`
-		} `json:"result"`
-	}
-	if err := json.Unmarshal(rec.Body.Bytes(), &round1); err != nil || round1.Result.RequestState == "" {
-		b.Fatalf("round 1: %v %s", err, rec.Body)
-	}
+	round1 := wantInputRequired(b, sendTool(b, newClient(b, s, elicitCaps), "confirm", map[string]any{}), "ok")
 	enc := base64.RawURLEncoding.EncodeToString
 	states := []struct{ name, token string }{
 		{"garbage", enc([]byte(`{"alg":"HS256","kid":"k1","typ":"JWT"}`)) + "." + enc(bytes.Repeat([]byte("x"), 300)) + "." + enc(bytes.Repeat([]byte("y"), 32))},
-		{"signed", round1.Result.RequestState},
+		{"signed", round1.RequestState},
 		{"none", ""},
 	}
 
 	for _, hb := range hostileBodies() {
 		for _, st := range states {
-			c := toolCall(2, "confirm", json.RawMessage(hb.args)).caps(elicitCaps)
 			var responses any
 			if hb.responses != "" {
 				responses = json.RawMessage(hb.responses)
 			}
-			body := c.retry(st.token, responses).encode(b)
+			// The hostile part is the arguments or the answers; mcptest
+			// wraps them in the envelope once, and the loop replays it.
+			req := wireOf(b, s, elicitCaps, func(c *mcptest.Client) {
+				sendTool(b, c, "confirm", json.RawMessage(hb.args), mcptest.Resume(st.token, responses))
+			})
 			b.Run(hb.name+"/"+st.name, func(b *testing.B) {
-				b.SetBytes(int64(len(body)))
+				b.SetBytes(int64(len(req.body)))
 				b.ReportAllocs()
 				for b.Loop() {
-					r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
-					r.Header = header
-					rec := httptest.NewRecorder()
-					s.ServeHTTP(rec, r)
+					rec := req.serve(s, nil)
 					if rec.Code == http.StatusInternalServerError {
 						b.Fatalf("status %d: %.300s", rec.Code, rec.Body)
 					}

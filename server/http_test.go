@@ -3,38 +3,38 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/baton-mcp/baton/mcptest"
 	"github.com/labstack/echo/v4"
 )
 
 func TestRouting(t *testing.T) {
 	s := newTestServer(t, nil)
 	textTool(s, t, "hello", "hi")
+	c := newClient(t, s, "")
 
 	t.Run("unknown method", func(t *testing.T) {
-		e := wantError(t, do(t, s, call(1, "tools/frobnicate", nil)), http.StatusNotFound, -32601, "1")
+		e := wantError(t, send(t, c, "tools/frobnicate", nil), http.StatusNotFound, -32601)
 		if !strings.Contains(e.Message, "tools/frobnicate") {
 			t.Errorf("message %q does not name the method", e.Message)
 		}
 	})
 	for _, m := range []string{"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "tasks/get"} {
 		t.Run("removed "+m, func(t *testing.T) {
-			req := call("r", m, map[string]any{"protocolVersion": testVersion, "capabilities": map[string]any{}})
-			wantError(t, do(t, s, req), http.StatusNotFound, -32601, `"r"`)
+			r := send(t, c, m, map[string]any{"protocolVersion": testVersion, "capabilities": map[string]any{}})
+			wantError(t, r, http.StatusNotFound, -32601)
 		})
 	}
 	t.Run("legacy initialize", func(t *testing.T) {
-		req := call(0, "initialize", map[string]any{
-			"protocolVersion": "2025-11-25",
-			"capabilities":    map[string]any{},
-			"clientInfo":      map[string]any{"name": "old", "version": "1"},
-		}).withoutMeta().without(HeaderProtocolVersion).without(HeaderMethod)
-		e := wantError(t, do(t, s, req), http.StatusBadRequest, -32022, "0")
+		// A 2025-11-25 client's first request, which mcptest cannot send:
+		// no _meta, no MCP-Protocol-Version, no Mcp-Method.
+		body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`
+		r := sendRaw(t, c, body, mcptest.WithoutHeader(HeaderProtocolVersion), mcptest.WithoutHeader(HeaderMethod))
+		e := wantErrorID(t, r, http.StatusBadRequest, -32022, "0")
 		var data struct {
 			Supported []string `json:"supported"`
 			Requested string   `json:"requested"`
@@ -47,6 +47,7 @@ func TestRouting(t *testing.T) {
 		}
 	})
 
+	// mcptest only posts; these are the other HTTP methods.
 	for _, m := range []string{http.MethodGet, http.MethodDelete, http.MethodPut} {
 		t.Run(m, func(t *testing.T) {
 			rec := httptest.NewRecorder()
@@ -54,7 +55,7 @@ func TestRouting(t *testing.T) {
 			r.Header.Set("Accept", "text/event-stream")
 			r.Header.Set(HeaderSessionID, "abc")
 			s.ServeHTTP(rec, r)
-			wantError(t, rec, http.StatusMethodNotAllowed, -32600, "null")
+			wantHTTPError(t, rec, http.StatusMethodNotAllowed, -32600)
 			if a := rec.Header().Get("Allow"); a != http.MethodPost {
 				t.Errorf("Allow = %q, want POST", a)
 			}
@@ -66,60 +67,66 @@ func TestRouting(t *testing.T) {
 
 	t.Run("Content-Type", func(t *testing.T) {
 		for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "application/json-seq", "garbage/"} {
-			rec := do(t, s, call(1, "tools/list", nil).header("Content-Type", ct))
-			wantError(t, rec, http.StatusUnsupportedMediaType, -32600, "null")
+			wantErrorID(t, send(t, c, "tools/list", nil, mcptest.WithHeader("Content-Type", ct)), http.StatusUnsupportedMediaType, -32600, "null")
 		}
 		for _, ct := range []string{"application/json; charset=utf-8", "Application/JSON"} {
-			completeResult(t, do(t, s, call(1, "tools/list", nil).header("Content-Type", ct)), "1")
+			completeResult(t, send(t, c, "tools/list", nil, mcptest.WithHeader("Content-Type", ct)))
 		}
-		completeResult(t, do(t, s, call(1, "tools/list", nil).without("Content-Type")), "1")
+		completeResult(t, send(t, c, "tools/list", nil, mcptest.WithoutHeader("Content-Type")))
 	})
 
 	t.Run("no Mcp-Session-Id minted on success", func(t *testing.T) {
-		rec := do(t, s, call(1, "tools/list", nil).header(HeaderSessionID, "stale"))
-		completeResult(t, rec, "1")
-		if rec.Header().Get(HeaderSessionID) != "" {
+		r := send(t, c, "tools/list", nil, mcptest.WithHeader(HeaderSessionID, "stale"))
+		completeResult(t, r)
+		if r.Header.Get(HeaderSessionID) != "" {
 			t.Error("a session id was set")
 		}
 	})
 }
 
+// toolsCallBody is the body of a tools/call of hello whose arguments are
+// args (JSON text), with the envelope: written out so its size is exact.
+func toolsCallBody(args string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello","arguments":` + args +
+		`,"_meta":{"` + metaProtocolVersion + `":"` + testVersion + `","` + metaClientCaps + `":{}}}}`
+}
+
 func TestBodyLimits(t *testing.T) {
 	s := newTestServer(t, &Options{MaxRequestBytes: 512, MaxJSONDepth: 8})
 	textTool(s, t, "hello", "hi")
+	c := newClient(t, s, "")
 
 	t.Run("too large", func(t *testing.T) {
-		req := toolCall(1, "hello", map[string]any{"pad": strings.Repeat("x", 600)})
-		e := wantError(t, do(t, s, req), http.StatusRequestEntityTooLarge, -32600, "null")
+		r := sendTool(t, c, "hello", map[string]any{"pad": strings.Repeat("x", 600)})
+		e := wantErrorID(t, r, http.StatusRequestEntityTooLarge, -32600, "null")
 		if !strings.Contains(e.Message, "512-byte limit") {
 			t.Errorf("message %q", e.Message)
 		}
 	})
 	t.Run("at the limit", func(t *testing.T) {
-		req := toolCall(1, "hello", nil)
-		n := len(req.encode(t))
-		req = toolCall(1, "hello", map[string]any{"pad": ""})
-		pad := 512 - len(req.encode(t))
-		if pad < 0 || n > 512 {
+		pad := 512 - len(toolsCallBody(`{"pad":""}`))
+		if pad < 0 {
 			t.Fatal("base request too large")
 		}
-		req = toolCall(1, "hello", map[string]any{"pad": strings.Repeat("x", pad)})
-		if got := len(req.encode(t)); got != 512 {
-			t.Fatalf("body is %d bytes", got)
+		body := toolsCallBody(`{"pad":"` + strings.Repeat("x", pad) + `"}`)
+		if len(body) != 512 {
+			t.Fatalf("body is %d bytes", len(body))
 		}
-		completeResult(t, do(t, s, req), "1")
+		completeResult(t, sendRaw(t, c, body))
+		if r := sendRaw(t, c, toolsCallBody(`{"pad":"`+strings.Repeat("x", pad+1)+`"}`)); r.Status != http.StatusRequestEntityTooLarge {
+			t.Errorf("one byte over: status %d", r.Status)
+		}
 	})
 	t.Run("too deep", func(t *testing.T) {
 		deep := strings.Repeat("[", 9) + strings.Repeat("]", 9)
-		req := call(2, "tools/list", nil).body(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"x":` + deep + `}}`)
-		e := wantError(t, do(t, s, req), http.StatusBadRequest, -32700, "null")
+		r := sendRaw(t, c, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"x":`+deep+`}}`)
+		e := wantErrorID(t, r, http.StatusBadRequest, -32700, "null")
 		if !strings.Contains(e.Message, "nesting") {
 			t.Errorf("message %q", e.Message)
 		}
 	})
 	t.Run("deep inside a string is fine", func(t *testing.T) {
-		req := toolCall(3, "hello", map[string]any{"s": strings.Repeat("[{", 40)})
-		completeResult(t, do(t, s, req), "3")
+		completeResult(t, sendTool(t, c, "hello", map[string]any{"s": strings.Repeat("[{", 40)}))
 	})
 }
 
@@ -135,52 +142,65 @@ func TestJSONLimits(t *testing.T) {
 		}
 		return json.RawMessage("{" + strings.Join(parts, ",") + "}")
 	}
+	type hello struct {
+		args any
+		opts []mcptest.CallOption
+	}
+	// check sends hello on c and wants a result (msg "") or -32602 naming
+	// msg, with a null id: the body is refused before it is read.
+	check := func(t *testing.T, c *mcptest.Client, h hello, msg string) {
+		t.Helper()
+		r := sendTool(t, c, "hello", h.args, h.opts...)
+		if msg == "" {
+			completeResult(t, r)
+			return
+		}
+		e := wantErrorID(t, r, http.StatusBadRequest, -32602, "null")
+		if !strings.Contains(e.Message, msg) {
+			t.Errorf("message %q, want %q", e.Message, msg)
+		}
+	}
+	c := newClient(t, s, "")
 	for _, tc := range []struct {
 		name string
-		req  *rpc
+		req  hello
 		msg  string // "" when within the limits
 	}{
-		{"members at the limit", toolCall(1, "hello", keys(5)), ""},
-		{"members over the limit", toolCall(1, "hello", keys(6)), "more than 5 members"},
-		{"inputResponses over the limit", toolCall(1, "hello", nil).retry("", keys(6)), "more than 5 members"},
-		{"number at the limit", toolCall(1, "hello", json.RawMessage(`{"n":-1.234e+20}`)), ""},
-		{"number over the limit", toolCall(1, "hello", json.RawMessage(`{"n":-1.2345e+20}`)), "11 bytes long, over the limit of 10"},
-		{"exponent over the limit", toolCall(1, "hello", json.RawMessage(`{"n":1e-21}`)), "beyond ±20"},
-		{"in strings they do not count", toolCall(1, "hello", map[string]any{"s": `{"a":1,"b":2,"c":3,"d":4,"e":5,"f":1e999999}`}), ""},
+		{"members at the limit", hello{args: keys(5)}, ""},
+		{"members over the limit", hello{args: keys(6)}, "more than 5 members"},
+		{"inputResponses over the limit", hello{opts: []mcptest.CallOption{mcptest.Resume("", keys(6))}}, "more than 5 members"},
+		{"number at the limit", hello{args: json.RawMessage(`{"n":-1.234e+20}`)}, ""},
+		{"number over the limit", hello{args: json.RawMessage(`{"n":-1.2345e+20}`)}, "11 bytes long, over the limit of 10"},
+		{"exponent over the limit", hello{args: json.RawMessage(`{"n":1e-21}`)}, "beyond ±20"},
+		{"in strings they do not count", hello{args: map[string]any{"s": `{"a":1,"b":2,"c":3,"d":4,"e":5,"f":1e999999}`}}, ""},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rec := do(t, s, tc.req)
-			if tc.msg == "" {
-				completeResult(t, rec, "1")
-				return
-			}
-			e := wantError(t, rec, http.StatusBadRequest, -32602, "null")
-			if !strings.Contains(e.Message, tc.msg) {
-				t.Errorf("message %q, want %q", e.Message, tc.msg)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { check(t, c, tc.req, tc.msg) })
 	}
 	t.Run("defaults", func(t *testing.T) {
 		d := newTestServer(t, nil)
 		textTool(d, t, "hello", "hi")
-		completeResult(t, do(t, d, toolCall(1, "hello", keys(10000))), "1")
-		for req, msg := range map[*rpc]string{
-			toolCall(1, "hello", keys(10001)):                                                  "more than 10000 members",
-			toolCall(1, "hello", json.RawMessage(`{"n":1e401}`)):                               "beyond ±400",
-			toolCall(1, "hello", json.RawMessage(`{"n":`+strings.Repeat("1", 101)+`}`)):        "over the limit of 100",
-			toolCall(1, "hello", json.RawMessage(`{"n":1e-999999}`)).retry("garbage", keys(1)): "beyond ±400",
+		dc := newClient(t, d, "")
+		check(t, dc, hello{args: keys(10000)}, "")
+		for _, tc := range []struct {
+			req hello
+			msg string
+		}{
+			{hello{args: keys(10001)}, "more than 10000 members"},
+			{hello{args: json.RawMessage(`{"n":1e401}`)}, "beyond ±400"},
+			{hello{args: json.RawMessage(`{"n":` + strings.Repeat("1", 101) + `}`)}, "over the limit of 100"},
+			{hello{args: json.RawMessage(`{"n":1e-999999}`), opts: []mcptest.CallOption{mcptest.Resume("garbage", keys(1))}}, "beyond ±400"},
 		} {
-			e := wantError(t, do(t, d, req), http.StatusBadRequest, -32602, "null")
-			if !strings.Contains(e.Message, msg) {
-				t.Errorf("message %q, want %q", e.Message, msg)
-			}
+			check(t, dc, tc.req, tc.msg)
 		}
 	})
 }
 
+// TestMalformedMessages posts bodies that are not valid requests, as
+// given.
 func TestMalformedMessages(t *testing.T) {
 	s := newTestServer(t, nil)
 	textTool(s, t, "hello", "hi")
+	c := newClient(t, s, "")
 	tests := []struct {
 		name, body string
 		status     int
@@ -202,7 +222,7 @@ func TestMalformedMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantError(t, do(t, s, call(0, "tools/list", nil).body(tt.body)), tt.status, tt.code, tt.id)
+			wantErrorID(t, sendRaw(t, c, tt.body), tt.status, tt.code, tt.id)
 		})
 	}
 
@@ -212,9 +232,9 @@ func TestMalformedMessages(t *testing.T) {
 			`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
 			`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"hello"}}`,
 		} {
-			rec := do(t, s, call(nil, "notifications/x", nil).body(body))
-			if rec.Code != http.StatusAccepted || rec.Body.Len() != 0 {
-				t.Errorf("%s: status %d body %q, want 202 and no body", body, rec.Code, rec.Body)
+			r := sendRaw(t, c, body)
+			if r.Status != http.StatusAccepted || len(r.Body) != 0 {
+				t.Errorf("%s: status %d body %q, want 202 and no body", body, r.Status, r.Body)
 			}
 		}
 	})
@@ -225,12 +245,8 @@ func TestHandlerAndMount(t *testing.T) {
 	textTool(s, t, "hello", "hi")
 
 	t.Run("Handler serves every path", func(t *testing.T) {
-		h := s.Handler()
-		r := toolCall(1, "hello", nil).httpRequest(t)
-		r.URL.Path = "/anything/here"
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, r)
-		res := completeResult(t, rec, "1")
+		c := newClientOpts(t, mcptest.HandlerAt("http://localhost/anything/here", s.Handler()), nil)
+		res := completeResult(t, sendTool(t, c, "hello", nil))
 		if text, _ := toolText(t, res); text != "hi" {
 			t.Errorf("text %q", text)
 		}
@@ -244,41 +260,28 @@ func TestHandlerAndMount(t *testing.T) {
 				return next(c)
 			}
 		})
-		rec := httptest.NewRecorder()
-		e.ServeHTTP(rec, call(1, "tools/list", nil).httpRequest(t))
-		completeResult(t, rec, "1")
+		completeResult(t, send(t, newClientOpts(t, mcptest.Handler(e), nil), "tools/list", nil))
 		if saw != "tools/list" {
 			t.Errorf("middleware saw %q", saw)
 		}
-		rec = httptest.NewRecorder()
+		rec := httptest.NewRecorder()
 		e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/mcp", nil))
-		wantError(t, rec, http.StatusMethodNotAllowed, -32600, "null")
+		wantHTTPError(t, rec, http.StatusMethodNotAllowed, -32600)
 	})
 }
 
-// rawPost sends a tools/list to a live server with the given Host and
-// Origin ("" leaves them default) and returns the status and body.
-func rawPost(t *testing.T, url, host, origin string) (int, []byte) {
+// hostClient returns a client of the live server at url that sends Host
+// host ("" for the URL's) and Origin origin ("" for none).
+func hostClient(t *testing.T, url, host, origin string) *mcptest.Client {
 	t.Helper()
-	c := call(1, "tools/list", nil)
-	r, err := http.NewRequest(http.MethodPost, url, strings.NewReader(string(c.encode(t))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.applyHeaders(r.Header)
+	h := http.Header{}
 	if host != "" {
-		r.Host = host
+		h.Set("Host", host)
 	}
 	if origin != "" {
-		r.Header.Set("Origin", origin)
+		h.Set("Origin", origin)
 	}
-	resp, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	return newClientOpts(t, mcptest.URL(url, nil), &mcptest.Options{Header: h})
 }
 
 func TestOriginAndHost(t *testing.T) {
@@ -369,17 +372,16 @@ func TestOriginAndHost(t *testing.T) {
 			defer ts.Close()
 			addr := ts.Listener.Addr().String()
 			for _, c := range tt.checks(addr) {
-				status, body := rawPost(t, ts.URL, c.host, c.origin)
-				if status != c.status {
-					t.Errorf("Host %q Origin %q: status %d, want %d (%s)", c.host, c.origin, status, c.status, body)
+				r := send(t, hostClient(t, ts.URL, c.host, c.origin), "tools/list", nil)
+				if r.Status != c.status {
+					t.Errorf("Host %q Origin %q: status %d, want %d (%s)", c.host, c.origin, r.Status, c.status, r.Body)
 					continue
 				}
-				r := parseResponse(t, body)
 				if c.status == 403 && (r.Error == nil || r.Error.Code != -32600 || !strings.Contains(r.Error.Message, "Forbidden")) {
-					t.Errorf("Host %q Origin %q: body %s", c.host, c.origin, body)
+					t.Errorf("Host %q Origin %q: body %s", c.host, c.origin, r.Body)
 				}
 				if c.status == 200 && r.Error != nil {
-					t.Errorf("Host %q Origin %q: error %s", c.host, c.origin, body)
+					t.Errorf("Host %q Origin %q: error %s", c.host, c.origin, r.Body)
 				}
 			}
 		})
@@ -390,8 +392,9 @@ func TestOriginAndHost(t *testing.T) {
 		// rebinding check, but foreign origins are still refused.
 		s := newTestServer(t, nil)
 		textTool(s, t, "hello", "hi")
-		completeResult(t, do(t, s, call(1, "tools/list", nil)), "1")
-		wantError(t, do(t, s, call(1, "tools/list", nil).header("Origin", "http://evil.example.com")), http.StatusForbidden, -32600, "null")
-		completeResult(t, do(t, s, call(1, "tools/list", nil).header("Origin", "http://example.com")), "1")
+		c := newClientOpts(t, mcptest.HandlerAt("http://example.com/mcp", s), nil)
+		completeResult(t, send(t, c, "tools/list", nil))
+		wantErrorID(t, send(t, c, "tools/list", nil, mcptest.WithHeader("Origin", "http://evil.example.com")), http.StatusForbidden, -32600, "null")
+		completeResult(t, send(t, c, "tools/list", nil, mcptest.WithHeader("Origin", "http://example.com")))
 	})
 }

@@ -48,16 +48,29 @@ func ParseChangeKind(s string) (ChangeKind, bool) {
 
 // Change is one event for subscriptions/listen streams.
 type Change struct {
+	// Kind is what changed: a list, or one resource (ResourceUpdated).
 	Kind ChangeKind
 	// URI is the updated resource (ResourceUpdated only).
 	URI string
 }
 
-// SubscriptionFilter is what a subscriptions/listen stream opts in to.
+// SubscriptionFilter is what a subscriptions/listen stream opts in to: the
+// request's params.notifications, and the agreed subset the
+// notifications/subscriptions/acknowledged notification sends back (only
+// what the server offers). A false or empty member is omitted.
 type SubscriptionFilter struct {
-	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
-	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
-	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+	// ToolsListChanged asks for notifications/tools/list_changed
+	// ("toolsListChanged").
+	ToolsListChanged bool `json:"toolsListChanged,omitempty"`
+	// PromptsListChanged asks for notifications/prompts/list_changed
+	// ("promptsListChanged").
+	PromptsListChanged bool `json:"promptsListChanged,omitempty"`
+	// ResourcesListChanged asks for notifications/resources/list_changed
+	// ("resourcesListChanged").
+	ResourcesListChanged bool `json:"resourcesListChanged,omitempty"`
+	// ResourceSubscriptions are the URIs whose
+	// notifications/resources/updated the stream wants
+	// ("resourceSubscriptions").
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
 }
 

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"net/http/httptest"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -83,9 +82,7 @@ func TestWatchBlockedCallback(t *testing.T) {
 	if err := s.AddResource(Resource{URI: "file:///a", Name: "a"}, noopResource); err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
-	events := listenStream(t, ts.URL, "sub", map[string]any{"toolsListChanged": true, "promptsListChanged": true, "resourceSubscriptions": []string{"file:///a"}})
+	events := listenStream(t, s, "sub", map[string]any{"toolsListChanged": true, "promptsListChanged": true, "resourceSubscriptions": []string{"file:///a"}})
 	wantNote(t, events, "notifications/subscriptions/acknowledged", "sub")
 
 	release := make(chan struct{})
@@ -126,8 +123,7 @@ func TestWatchBlockedCallback(t *testing.T) {
 	}
 	got := map[string]bool{}
 	for len(got) < 3 {
-		ev := nextEvent(t, events)
-		got[ev.Method] = true
+		got[receive(t, events, "a listen notification").Method] = true
 	}
 	for _, m := range []string{"notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/updated"} {
 		if !got[m] {

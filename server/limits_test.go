@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
@@ -174,15 +175,7 @@ func subscriptionList(n, size int) []string {
 // nothing of it (the memory tests measure the server).
 func openListen(t *testing.T, ctx context.Context, addr string, id int, uris []string, user string) *http.Response {
 	t.Helper()
-	c := call(id, "subscriptions/listen", map[string]any{"notifications": map[string]any{"resourceSubscriptions": uris}})
-	if user != "" {
-		c.header("X-User", user)
-	}
-	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", bytes.NewReader(c.encode(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.applyHeaders(req.Header)
+	req := listenRequest(t, "http://"+addr+"/mcp", id, uris, user)
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -214,6 +207,33 @@ func openListen(t *testing.T, ctx context.Context, addr string, id int, uris []s
 	return resp
 }
 
+// listenRequest returns a subscriptions/listen request to url with the
+// given resource subscriptions, as principal user when not empty. It is
+// written out by hand (not through mcptest) because the memory tests
+// write it on a bare connection and keep nothing of the client side.
+func listenRequest(t *testing.T, url string, id int, uris []string, user string) *http.Request {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": map[string]any{
+		"notifications": map[string]any{"resourceSubscriptions": uris},
+		"_meta":         map[string]any{metaProtocolVersion: testVersion, metaClientCaps: map[string]any{}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(HeaderProtocolVersion, testVersion)
+	req.Header.Set(HeaderMethod, "subscriptions/listen")
+	if user != "" {
+		req.Header.Set("X-User", user)
+	}
+	return req
+}
+
 // principalFromHeader makes X-User the request's principal.
 func principalFromHeader(s *Server) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -226,14 +246,16 @@ func principalFromHeader(s *Server) http.Handler {
 }
 
 // errorBody reads, closes and decodes a plain-JSON error response.
-func errorBody(t *testing.T, resp *http.Response) *wireError {
+func errorBody(t *testing.T, resp *http.Response) *mcptest.Error {
 	t.Helper()
 	b, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r response
+	var r struct {
+		Error *mcptest.Error `json:"error"`
+	}
 	if err := json.Unmarshal(b, &r); err != nil || r.Error == nil {
 		t.Fatalf("status %d: want a JSON-RPC error, got %q (%v)", resp.StatusCode, b, err)
 	}
@@ -409,11 +431,9 @@ func TestBodyDeadlineSparesLongResponses(t *testing.T) {
 	// Release the tool well after the body deadline would have passed.
 	timer := time.AfterFunc(200*time.Millisecond, func() { close(release) })
 	defer timer.Stop()
-	resp := post(t, context.Background(), "http://"+addr+"/mcp", toolCall(1, "slow", nil))
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"text":"done"`) {
-		t.Fatalf("status %d, body %s; want the tool's answer", resp.StatusCode, b)
+	res, err := newClientOpts(t, mcptest.URL("http://"+addr+"/mcp", nil), nil).CallTool(testContext(t), "slow", nil)
+	if err != nil || res.Text() != "done" || res.Exchange.Rounds[0].Status != http.StatusOK {
+		t.Fatalf("%v %+v; want the tool's answer", err, res)
 	}
 }
 
@@ -522,11 +542,12 @@ func TestPeerCausedLogLinesAreLimited(t *testing.T) {
 		}
 		return TextResult("done"), nil
 	})
-	r1 := wantInputRequired(t, do(t, s, toolCall(1, "ask", nil).caps(formCaps)), "1", "baton:0")
+	c := newClient(t, s, formCaps)
+	r1 := wantInputRequired(t, sendTool(t, c, "ask", nil), "baton:0")
 	big := map[string]any{"baton:0": map[string]any{"action": "accept", "content": map[string]any{"name": strings.Repeat("n", 6000)}}}
 	flood := func(n int) {
-		for i := range n {
-			e := wantError(t, do(t, s, toolCall(i+2, "ask", nil).caps(formCaps).retry(r1.RequestState, big)), 200, -32603, fmt.Sprint(i+2))
+		for range n {
+			e := wantError(t, sendTool(t, c, "ask", nil, mcptest.Resume(r1.RequestState, big)), 200, -32603)
 			if !strings.Contains(e.Message, "4096-byte limit") {
 				t.Fatalf("message %q", e.Message)
 			}

@@ -3,29 +3,85 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/mcptest"
 )
 
-// listenStream opens subscriptions/listen on a live server and returns its
-// events; the stream is closed when the test ends.
-func listenStream(t *testing.T, url string, id any, filter map[string]any) <-chan event {
+// listenStream opens subscriptions/listen with filter, under JSON-RPC id
+// id, through mcptest on a loopback server of its own in front of h, and
+// returns its notifications as they arrive. The stream must open with 200
+// and text/event-stream; it is closed when the test ends, and must not end
+// before (a message mcptest refuses, such as a request, would end it).
+func listenStream(t *testing.T, h http.Handler, id any, filter map[string]any) <-chan mcptest.Notification {
 	t.Helper()
+	heads := make(chan responseHead, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&headWatch{ResponseWriter: w, heads: heads}, r)
+	}))
+	t.Cleanup(ts.Close) // after the stream's cleanup below, which ends the handler
+	notes := make(chan mcptest.Notification, 64)
+	c := newClientOpts(t, mcptest.URL(ts.URL, ts.Client()), &mcptest.Options{OnNotification: func(n mcptest.Notification) { notes <- n }})
 	ctx, cancel := context.WithCancel(context.Background())
-	resp := post(t, ctx, url, call(id, "subscriptions/listen", map[string]any{"notifications": filter}))
+	ended := make(chan error, 1)
+	go func() {
+		r, err := c.Do(ctx, "subscriptions/listen", map[string]any{"notifications": filter}, mcptest.WithID(id))
+		if err == nil {
+			err = fmt.Errorf("a response: %s", r.Body)
+		}
+		ended <- err
+	}()
 	t.Cleanup(func() {
+		select {
+		case err := <-ended:
+			t.Errorf("the listen stream ended before the test: %v", err)
+		default:
+		}
 		cancel()
-		resp.Body.Close()
+		receive(t, ended, "the listen request to end")
 	})
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("listen: status %d Content-Type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	head := receive(t, heads, "the listen stream to open")
+	if head.status != http.StatusOK || head.contentType != "text/event-stream" {
+		t.Fatalf("listen: status %d Content-Type %q", head.status, head.contentType)
 	}
-	return readEvents(resp.Body)
+	return notes
 }
+
+// responseHead is the status and Content-Type a handler answered with.
+type responseHead struct {
+	status      int
+	contentType string
+}
+
+// headWatch reports the status and Content-Type of the response once they
+// are sent; Unwrap lets http.ResponseController flush underneath.
+type headWatch struct {
+	http.ResponseWriter
+	once  sync.Once
+	heads chan<- responseHead
+}
+
+func (w *headWatch) commit(status int) {
+	w.once.Do(func() { w.heads <- responseHead{status, w.Header().Get("Content-Type")} })
+}
+
+func (w *headWatch) WriteHeader(status int) {
+	w.commit(status)
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *headWatch) Write(p []byte) (int, error) {
+	w.commit(http.StatusOK)
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *headWatch) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 type listenNote struct {
 	URI           string          `json:"uri"`
@@ -33,15 +89,13 @@ type listenNote struct {
 	Meta          map[string]any  `json:"_meta"`
 }
 
-// wantNote reads the next event and checks its method and subscription id.
-func wantNote(t *testing.T, events <-chan event, method string, subID any) listenNote {
+// wantNote reads the next notification and checks its method and
+// subscription id.
+func wantNote(t *testing.T, notes <-chan mcptest.Notification, method string, subID any) listenNote {
 	t.Helper()
-	ev := nextEvent(t, events)
+	ev := receive(t, notes, method)
 	if ev.Method != method {
 		t.Fatalf("event %s %s, want %s", ev.Method, ev.Params, method)
-	}
-	if ev.ID != nil {
-		t.Errorf("notification has an id: %s", ev.ID)
 	}
 	var n listenNote
 	if err := json.Unmarshal(ev.Params, &n); err != nil {
@@ -70,20 +124,17 @@ func TestListenHTTP(t *testing.T) {
 	if err := s.AddResource(Resource{URI: "file:///a", Name: "a"}, noopResource); err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close) // after the streams' cleanups, which end the handlers
-
 	// A wants tool changes and updates of file:///a; B wants prompt and
 	// resource list changes. Each event below is meant for exactly one of
 	// them; reading each stream's next event after every change proves
 	// nothing else reached it first (pending changes are sent in a fixed
 	// order: tools, prompts, resources, then updates).
-	a := listenStream(t, ts.URL, "sub-a", map[string]any{"toolsListChanged": true, "resourceSubscriptions": []string{"file:///a"}})
+	a := listenStream(t, s, "sub-a", map[string]any{"toolsListChanged": true, "resourceSubscriptions": []string{"file:///a"}})
 	ack := wantNote(t, a, "notifications/subscriptions/acknowledged", "sub-a")
 	if string(ack.Notifications) != `{"toolsListChanged":true,"resourceSubscriptions":["file:///a"]}` {
 		t.Errorf("A agreed %s", ack.Notifications)
 	}
-	b := listenStream(t, ts.URL, 7, map[string]any{"promptsListChanged": true, "resourcesListChanged": true})
+	b := listenStream(t, s, 7, map[string]any{"promptsListChanged": true, "resourcesListChanged": true})
 	ack = wantNote(t, b, "notifications/subscriptions/acknowledged", float64(7))
 	if string(ack.Notifications) != `{"promptsListChanged":true,"resourcesListChanged":true}` {
 		t.Errorf("B agreed %s", ack.Notifications)
@@ -129,9 +180,7 @@ func TestListenHTTP(t *testing.T) {
 func TestListenAgreedSubset(t *testing.T) {
 	s := newTestServer(t, nil)
 	textTool(s, t, "t1", "x")
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
-	ev := listenStream(t, ts.URL, 1, map[string]any{"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true, "resourceSubscriptions": []string{"file:///x"}})
+	ev := listenStream(t, s, 1, map[string]any{"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true, "resourceSubscriptions": []string{"file:///x"}})
 	ack := wantNote(t, ev, "notifications/subscriptions/acknowledged", float64(1))
 	var got map[string]any
 	if err := json.Unmarshal(ack.Notifications, &got); err != nil {
@@ -151,13 +200,14 @@ func TestListenAgreedSubset(t *testing.T) {
 
 func TestListenErrors(t *testing.T) {
 	empty := newTestServer(t, nil)
-	wantError(t, do(t, empty, call(1, "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}})), http.StatusNotFound, -32601, "1")
+	wantError(t, send(t, newClient(t, empty, ""), "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}}), http.StatusNotFound, -32601)
 
 	s := newTestServer(t, nil)
 	textTool(s, t, "t1", "x")
-	wantError(t, do(t, s, call(2, "subscriptions/listen", nil)), http.StatusBadRequest, -32602, "2")
-	wantError(t, do(t, s, call(3, "subscriptions/listen", map[string]any{"notifications": "all"})), http.StatusBadRequest, -32602, "3")
-	wantError(t, do(t, s, call(4, "subscriptions/listen", map[string]any{"notifications": map[string]any{}}).without(HeaderMethod)), http.StatusBadRequest, -32020, "4")
+	c := newClient(t, s, "")
+	wantError(t, send(t, c, "subscriptions/listen", nil), http.StatusBadRequest, -32602)
+	wantError(t, send(t, c, "subscriptions/listen", map[string]any{"notifications": "all"}), http.StatusBadRequest, -32602)
+	wantError(t, send(t, c, "subscriptions/listen", map[string]any{"notifications": map[string]any{}}, mcptest.WithoutHeader(HeaderMethod)), http.StatusBadRequest, -32020)
 }
 
 func TestListenEndsWithClient(t *testing.T) {
@@ -165,15 +215,22 @@ func TestListenEndsWithClient(t *testing.T) {
 	textTool(s, t, "t1", "x")
 	ts := httptest.NewServer(s)
 	defer ts.Close()
+	acked := make(chan mcptest.Notification, 1)
+	c := newClientOpts(t, mcptest.URL(ts.URL, ts.Client()), &mcptest.Options{OnNotification: func(n mcptest.Notification) { acked <- n }})
 	ctx, cancel := context.WithCancel(context.Background())
-	resp := post(t, ctx, ts.URL, call(1, "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}}))
-	defer resp.Body.Close()
-	ev := readEvents(resp.Body)
-	wantNote(t, ev, "notifications/subscriptions/acknowledged", float64(1))
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		_, _ = c.Do(ctx, "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true}})
+	}()
+	if n := receive(t, acked, "the acknowledgement"); n.Method != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("first notification %s", n.Method)
+	}
 	if n := s.hub.count(); n != 1 {
 		t.Fatalf("%d listeners, want 1", n)
 	}
 	cancel()
+	receive(t, ended, "the client to leave")
 	// ts.Close waits for the handler to return; the listener is gone then.
 	ts.Close()
 	if n := s.hub.count(); n != 0 {

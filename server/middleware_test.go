@@ -273,6 +273,8 @@ func TestMiddlewareSeesLegacyAndListen(t *testing.T) {
 	rec := &recorder{}
 	srv := newServer(t, &server.Options{Middleware: []server.Middleware{rec.middleware}, Legacy: legacy.New(nil)})
 	twoQuestions(t, srv)
+	// post sends a request of a 2025-11-25 session, written out by hand:
+	// mcptest speaks only 2026-07-28.
 	post := func(sid, body string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest(http.MethodPost, "http://localhost/mcp", strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")

@@ -18,6 +18,7 @@ import (
 	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/seal"
+	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
@@ -140,16 +141,24 @@ func newMRTRFixture(t *testing.T) *mrtrFixture {
 	return f
 }
 
-func transferCall(id any, args any) *rpc {
+// transferArgs are the arguments every transfer call sends unless a test
+// says otherwise.
+var transferArgs = map[string]any{"amount": 10, "to": "bob"}
+
+// sendTransfer sends one tools/call of transfer from c, with args (or
+// transferArgs when nil).
+func sendTransfer(t *testing.T, c *mcptest.Client, args any, opts ...mcptest.CallOption) *mcptest.Response {
+	t.Helper()
 	if args == nil {
-		args = map[string]any{"amount": 10, "to": "bob"}
+		args = transferArgs
 	}
-	return toolCall(id, "transfer", args).caps(elicitCaps)
+	return sendTool(t, c, "transfer", args, opts...)
 }
 
 func TestMRTRTwoRounds(t *testing.T) {
 	f := newMRTRFixture(t)
-	r1 := wantInputRequired(t, do(t, f.s, transferCall(1, nil)), "1", "confirm")
+	c := newClient(t, f.s, elicitCaps)
+	r1 := wantInputRequired(t, sendTransfer(t, c, nil), "confirm")
 	var ask struct {
 		Method string `json:"method"`
 		Params struct {
@@ -169,7 +178,7 @@ func TestMRTRTwoRounds(t *testing.T) {
 		t.Fatal("round 1 did not run the handler once")
 	}
 
-	res := completeResult(t, do(t, f.s, transferCall(2, nil).retry(r1.RequestState, map[string]any{"confirm": accept(true)})), "2")
+	res := completeResult(t, sendTransfer(t, c, nil, mcptest.Resume(r1.RequestState, map[string]any{"confirm": accept(true)})))
 	if text, isErr := toolText(t, res); text != "sent 10 to bob: true" || isErr {
 		t.Errorf("result %q isError=%v", text, isErr)
 	}
@@ -178,33 +187,43 @@ func TestMRTRTwoRounds(t *testing.T) {
 	}
 
 	t.Run("decline is a normal outcome", func(t *testing.T) {
-		res := completeResult(t, do(t, f.s, transferCall(3, nil).retry(r1.RequestState, map[string]any{"confirm": map[string]any{"action": "decline"}})), "3")
+		res := completeResult(t, sendTransfer(t, c, nil, mcptest.Resume(r1.RequestState, map[string]any{"confirm": map[string]any{"action": "decline"}})))
 		if text, isErr := toolText(t, res); text != "transfer decline" || !isErr {
 			t.Errorf("result %q isError=%v", text, isErr)
 		}
 	})
 	t.Run("state is reusable until it expires", func(t *testing.T) {
-		completeResult(t, do(t, f.s, transferCall(4, nil).retry(r1.RequestState, map[string]any{"confirm": accept(false)})), "4")
+		completeResult(t, sendTransfer(t, c, nil, mcptest.Resume(r1.RequestState, map[string]any{"confirm": accept(false)})))
 	})
 	t.Run("arguments reordered and respaced still verify", func(t *testing.T) {
-		req := transferCall(5, json.RawMessage("{ \"to\" :\"bob\",\n\t\"amount\": 10 }")).retry(r1.RequestState, map[string]any{"confirm": accept(true)})
-		res := completeResult(t, do(t, f.s, req), "5")
-		if text, _ := toolText(t, res); text != "sent 10 to bob: true" {
+		r := sendTransfer(t, c, json.RawMessage("{ \"to\" :\"bob\",\n\t\"amount\": 10 }"), mcptest.Resume(r1.RequestState, map[string]any{"confirm": accept(true)}))
+		if text, _ := toolText(t, completeResult(t, r)); text != "sent 10 to bob: true" {
 			t.Errorf("result %q", text)
 		}
 	})
 	t.Run("unknown extra answers are ignored", func(t *testing.T) {
-		req := transferCall(6, nil).retry(r1.RequestState, map[string]any{"confirm": accept(true), "bonus": map[string]any{"anything": 1}})
-		completeResult(t, do(t, f.s, req), "6")
+		completeResult(t, sendTransfer(t, c, nil, mcptest.Resume(r1.RequestState, map[string]any{"confirm": accept(true), "bonus": map[string]any{"anything": 1}})))
+	})
+	t.Run("the client drives both rounds", func(t *testing.T) {
+		c := newClientOpts(t, mcptest.Handler(f.s), &mcptest.Options{Elicitation: func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
+			if mcptest.InputKey(ctx) != "confirm" || req.Message != "Confirm the transfer?" {
+				return nil, fmt.Errorf("asked %q under %q", req.Message, mcptest.InputKey(ctx))
+			}
+			return mcptest.Accept(map[string]any{"ok": true})
+		}})
+		res, err := c.CallTool(testContext(t), "transfer", transferArgs)
+		if err != nil || res.Text() != "sent 10 to bob: true" || res.IsError || len(res.Exchange.Rounds) != 2 {
+			t.Fatalf("CallTool: %v %+v", err, res)
+		}
 	})
 }
 
-// refusedState asserts a retry is refused with -32602 naming reason before
-// the handler runs.
-func refusedState(t *testing.T, f *mrtrFixture, h http.Handler, req *rpc, reason string) {
+// refusedState asserts the retry that send sends is refused with -32602
+// naming reason before the handler runs.
+func refusedState(t *testing.T, f *mrtrFixture, reason string, send func() *mcptest.Response) {
 	t.Helper()
 	f.ran()
-	e := wantError(t, do(t, h, req), http.StatusBadRequest, -32602, string(mustJSON(t, req.id)))
+	e := wantError(t, send(), http.StatusBadRequest, -32602)
 	if !strings.Contains(e.Message, "invalid requestState") || !strings.Contains(e.Message, reason) {
 		t.Errorf("message %q does not name the reason %q", e.Message, reason)
 	}
@@ -213,14 +232,14 @@ func refusedState(t *testing.T, f *mrtrFixture, h http.Handler, req *rpc, reason
 	}
 }
 
-// refusedBinding asserts a retry whose state was issued for another
-// request is refused with -32602 and the one reason that tells nothing of
-// what the state was issued for, while the server's debug log names
-// detail.
-func refusedBinding(t *testing.T, f *mrtrFixture, h http.Handler, req *rpc, detail string) {
+// refusedBinding asserts the retry that send sends, whose state was issued
+// for another request, is refused with -32602 and the one reason that
+// tells nothing of what the state was issued for, while the server's
+// debug log names detail.
+func refusedBinding(t *testing.T, f *mrtrFixture, detail string, send func() *mcptest.Response) {
 	t.Helper()
 	f.ran()
-	e := wantError(t, do(t, h, req), http.StatusBadRequest, -32602, string(mustJSON(t, req.id)))
+	e := wantError(t, send(), http.StatusBadRequest, -32602)
 	const generic = "invalid requestState: it was not issued for this request (its method, target, arguments and principal must all match)"
 	if e.Message != generic {
 		t.Errorf("message %q, want %q", e.Message, generic)
@@ -254,8 +273,14 @@ func (b *syncBuffer) String() string {
 
 func TestMRTRStateRefused(t *testing.T) {
 	f := newMRTRFixture(t)
-	r1 := wantInputRequired(t, do(t, f.s, transferCall(1, nil)), "1", "confirm")
+	c := newClient(t, f.s, elicitCaps)
+	r1 := wantInputRequired(t, sendTransfer(t, c, nil), "confirm")
 	answer := map[string]any{"confirm": accept(true)}
+	// retry sends transfer with args (transferArgs when nil) presenting
+	// state and the answer.
+	retry := func(args any, state string) func() *mcptest.Response {
+		return func() *mcptest.Response { return sendTransfer(t, c, args, mcptest.Resume(state, answer)) }
+	}
 	d, err := seal.ArgumentsDigest(json.RawMessage(`{"amount":10,"to":"bob"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -277,46 +302,45 @@ func TestMRTRStateRefused(t *testing.T) {
 		}
 		m["exp"] = m["exp"].(float64) + 3600
 		parts[1] = base64.RawURLEncoding.EncodeToString(mustJSON(t, m))
-		refusedState(t, f, f.s, transferCall(2, nil).retry(strings.Join(parts, "."), answer), "signature does not verify")
+		refusedState(t, f, "signature does not verify", retry(nil, strings.Join(parts, ".")))
 	})
 	t.Run("garbage", func(t *testing.T) {
-		refusedState(t, f, f.s, transferCall(2, nil).retry("not-a-token", answer), "malformed")
+		refusedState(t, f, "malformed", retry(nil, "not-a-token"))
 	})
 	t.Run("unsigned", func(t *testing.T) {
 		parts := strings.Split(r1.RequestState, ".")
 		none := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","kid":"k1","typ":"JWT"}`))
-		refusedState(t, f, f.s, transferCall(2, nil).retry(none+"."+parts[1]+".", answer), "invalid requestState")
+		refusedState(t, f, "invalid requestState", retry(nil, none+"."+parts[1]+"."))
 	})
 	t.Run("another tool", func(t *testing.T) {
-		req := toolCall(2, "transfer2", map[string]any{"amount": 10, "to": "bob"}).caps(elicitCaps).retry(r1.RequestState, answer)
-		refusedBinding(t, f, f.s, req, `issued for \"transfer\", not \"transfer2\"`)
+		refusedBinding(t, f, `issued for \"transfer\", not \"transfer2\"`, func() *mcptest.Response {
+			return sendTool(t, c, "transfer2", transferArgs, mcptest.Resume(r1.RequestState, answer))
+		})
 	})
 	t.Run("another method", func(t *testing.T) {
-		p1 := wantInputRequired(t, do(t, f.s, call(1, "prompts/get", map[string]any{"name": "survey", "arguments": map[string]any{"topic": "x"}}).caps(elicitCaps)), "1", "confirm")
-		req := toolCall(2, "transfer", map[string]any{"amount": 10, "to": "bob"}).caps(elicitCaps).retry(p1.RequestState, answer)
-		refusedBinding(t, f, f.s, req, "issued for prompts/get, not tools/call")
+		p1 := wantInputRequired(t, send(t, c, "prompts/get", map[string]any{"name": "survey", "arguments": map[string]any{"topic": "x"}}), "confirm")
+		refusedBinding(t, f, "issued for prompts/get, not tools/call", retry(nil, p1.RequestState))
 	})
 	t.Run("other arguments", func(t *testing.T) {
-		req := transferCall(2, map[string]any{"amount": 1000, "to": "bob"}).retry(r1.RequestState, answer)
-		refusedBinding(t, f, f.s, req, "different arguments")
+		refusedBinding(t, f, "different arguments", retry(map[string]any{"amount": 1000, "to": "bob"}, r1.RequestState))
 	})
 	t.Run("other argument added", func(t *testing.T) {
-		req := transferCall(2, map[string]any{"amount": 10, "to": "bob", "memo": "x"}).retry(r1.RequestState, answer)
-		refusedBinding(t, f, f.s, req, "different arguments")
+		refusedBinding(t, f, "different arguments", retry(map[string]any{"amount": 10, "to": "bob", "memo": "x"}, r1.RequestState))
 	})
 	// The state is verified before the arguments are canonicalised: a
 	// state that does not verify, or was issued for another call, is
 	// refused for that, whatever the arguments.
 	dup := json.RawMessage(`{"amount":10,"to":"bob","to":"mallory"}`)
 	t.Run("garbage, with arguments that have no canonical form", func(t *testing.T) {
-		refusedState(t, f, f.s, transferCall(2, dup).retry("not-a-token", answer), "malformed")
+		refusedState(t, f, "malformed", retry(dup, "not-a-token"))
 	})
 	t.Run("another tool, with arguments that have no canonical form", func(t *testing.T) {
-		req := toolCall(2, "transfer2", dup).caps(elicitCaps).retry(r1.RequestState, answer)
-		refusedBinding(t, f, f.s, req, `issued for \"transfer\", not \"transfer2\"`)
+		refusedBinding(t, f, `issued for \"transfer\", not \"transfer2\"`, func() *mcptest.Response {
+			return sendTool(t, c, "transfer2", dup, mcptest.Resume(r1.RequestState, answer))
+		})
 	})
 	t.Run("a valid state, with arguments that have no canonical form", func(t *testing.T) {
-		e := wantError(t, do(t, f.s, transferCall(2, dup).retry(r1.RequestState, answer)), http.StatusBadRequest, -32602, "2")
+		e := wantError(t, retry(dup, r1.RequestState)(), http.StatusBadRequest, -32602)
 		if !strings.Contains(e.Message, "duplicate key") {
 			t.Errorf("message %q", e.Message)
 		}
@@ -333,7 +357,7 @@ func TestMRTRStateRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		refusedState(t, f, f.s, transferCall(2, nil).retry(tok, answer), "expired")
+		refusedState(t, f, "expired", retry(nil, tok))
 
 		// The same forgery with a current clock verifies: only the expiry
 		// made the difference. It issued no questions, so the answer is
@@ -345,7 +369,7 @@ func TestMRTRStateRefused(t *testing.T) {
 		if tok, err = now.Seal(&seal.State{Binding: binding}); err != nil {
 			t.Fatal(err)
 		}
-		wantInputRequired(t, do(t, f.s, transferCall(3, nil).retry(tok, answer)), "3", "confirm")
+		wantInputRequired(t, retry(nil, tok)(), "confirm")
 	})
 	t.Run("short StateTTL", func(t *testing.T) {
 		s := newTestServer(t, &Options{StateTTL: time.Minute})
@@ -366,7 +390,7 @@ func TestMRTRStateRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		refusedState(t, f, f.s, transferCall(2, nil).retry(tok, answer), `unknown key id "k2"`)
+		refusedState(t, f, `unknown key id "k2"`, retry(nil, tok))
 	})
 	t.Run("same kid, other secret", func(t *testing.T) {
 		ring, err := mrtr.NewKeyRing(mrtr.Key{ID: "k1", Secret: []byte("not-the-right-secret-0123456789abc")})
@@ -381,7 +405,7 @@ func TestMRTRStateRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		refusedState(t, f, f.s, transferCall(2, nil).retry(tok, answer), "signature does not verify")
+		refusedState(t, f, "signature does not verify", retry(nil, tok))
 	})
 	t.Run("key rotation keeps old state valid", func(t *testing.T) {
 		ring, err := mrtr.NewKeyRing(mrtr.Key{ID: "k0", Secret: []byte("the-new-secret-0123456789abcdefghij")}, testKey)
@@ -395,12 +419,13 @@ func TestMRTRStateRefused(t *testing.T) {
 			}
 			return TextResult("done"), nil
 		})
-		old := wantInputRequired(t, do(t, s, transferCall(1, nil)), "1", "confirm")
+		c := newClient(t, s, elicitCaps)
+		old := wantInputRequired(t, sendTransfer(t, c, nil), "confirm")
 		if err := s.SetStateKeys(ring); err != nil {
 			t.Fatal(err)
 		}
-		completeResult(t, do(t, s, transferCall(2, nil).retry(old.RequestState, answer)), "2")
-		fresh := wantInputRequired(t, do(t, s, transferCall(3, nil)), "3", "confirm")
+		completeResult(t, sendTransfer(t, c, nil, mcptest.Resume(old.RequestState, answer)))
+		fresh := wantInputRequired(t, sendTransfer(t, c, nil), "confirm")
 		header, _ := base64.RawURLEncoding.DecodeString(strings.Split(fresh.RequestState, ".")[0])
 		if !strings.Contains(string(header), `"kid":"k0"`) {
 			t.Errorf("new state not signed by the new key: %s", header)
@@ -417,35 +442,52 @@ func TestMRTRPrincipal(t *testing.T) {
 		}
 		f.s.ServeHTTP(w, r.WithContext(ctx))
 	})
+	c := newClient(t, h, elicitCaps)
 	answer := map[string]any{"confirm": accept(true)}
-	r1 := wantInputRequired(t, do(t, h, transferCall(1, nil).header("X-User", "alice")), "1", "confirm")
+	// as sends transfer as user ("" for none), presenting state.
+	as := func(user, state string) func() *mcptest.Response {
+		return func() *mcptest.Response {
+			opts := []mcptest.CallOption{}
+			if user != "" {
+				opts = append(opts, mcptest.WithHeader("X-User", user))
+			}
+			if state != "" {
+				opts = append(opts, mcptest.Resume(state, answer))
+			}
+			return sendTransfer(t, c, nil, opts...)
+		}
+	}
+	r1 := wantInputRequired(t, as("alice", "")(), "confirm")
 
-	refusedBinding(t, f, h, transferCall(2, nil).header("X-User", "mallory").retry(r1.RequestState, answer), `issued to principal \"alice\", not \"mallory\"`)
-	refusedBinding(t, f, h, transferCall(3, nil).retry(r1.RequestState, answer), `issued to principal \"alice\", not \"\"`)
-	completeResult(t, do(t, h, transferCall(4, nil).header("X-User", "alice").retry(r1.RequestState, answer)), "4")
+	refusedBinding(t, f, `issued to principal \"alice\", not \"mallory\"`, as("mallory", r1.RequestState))
+	refusedBinding(t, f, `issued to principal \"alice\", not \"\"`, as("", r1.RequestState))
+	completeResult(t, as("alice", r1.RequestState)())
 
-	anon := wantInputRequired(t, do(t, h, transferCall(5, nil)), "5", "confirm")
-	refusedBinding(t, f, h, transferCall(6, nil).header("X-User", "alice").retry(anon.RequestState, answer), `issued to principal \"\", not \"alice\"`)
+	anon := wantInputRequired(t, as("", "")(), "confirm")
+	refusedBinding(t, f, `issued to principal \"\", not \"alice\"`, as("alice", anon.RequestState))
 }
 
 func TestMRTRAnswers(t *testing.T) {
 	f := newMRTRFixture(t)
-	r1 := wantInputRequired(t, do(t, f.s, transferCall(1, nil)), "1", "confirm")
+	c := newClient(t, f.s, elicitCaps)
+	r1 := wantInputRequired(t, sendTransfer(t, c, nil), "confirm")
 	f.ran()
 
 	t.Run("answer to a key never issued", func(t *testing.T) {
-		wantInputRequired(t, do(t, f.s, transferCall(2, nil).retry(r1.RequestState, map[string]any{"other": accept(true)})), "2", "confirm")
+		wantInputRequired(t, sendTransfer(t, c, nil, mcptest.Resume(r1.RequestState, map[string]any{"other": accept(true)})), "confirm")
 		if f.ran() != 1 {
 			t.Error("handler did not run")
 		}
 	})
 	t.Run("missing answer", func(t *testing.T) {
-		r := wantInputRequired(t, do(t, f.s, transferCall(3, nil).retry(r1.RequestState, nil)), "3", "confirm")
+		r := wantInputRequired(t, sendTransfer(t, c, nil, mcptest.Resume(r1.RequestState, nil)), "confirm")
 		if r.RequestState == r1.RequestState {
 			t.Error("the fresh input_required repeats the old state")
 		}
-		wantInputRequired(t, do(t, f.s, transferCall(3, nil).retry(r1.RequestState, map[string]any{})), "3", "confirm")
+		wantInputRequired(t, sendTransfer(t, c, nil, mcptest.Resume(r1.RequestState, map[string]any{})), "confirm")
 	})
+	// These inputResponses are malformed on purpose: Do sends params'
+	// own members as given.
 	for _, tt := range []struct {
 		name      string
 		responses string
@@ -461,27 +503,28 @@ func TestMRTRAnswers(t *testing.T) {
 		{"required field missing", `{"confirm":{"action":"accept","content":{}}}`, `input response "confirm"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			req := transferCall(4, nil).retry(r1.RequestState, nil).withParam("inputResponses", json.RawMessage(tt.responses))
-			e := wantError(t, do(t, f.s, req), http.StatusBadRequest, -32602, "4")
+			r := send(t, c, "tools/call", map[string]any{"name": "transfer", "arguments": transferArgs, "inputResponses": json.RawMessage(tt.responses)},
+				mcptest.Resume(r1.RequestState, nil))
+			e := wantError(t, r, http.StatusBadRequest, -32602)
 			if !strings.Contains(e.Message, tt.message) {
 				t.Errorf("message %q does not contain %q", e.Message, tt.message)
 			}
 		})
 	}
 	t.Run("requestState of the wrong type", func(t *testing.T) {
-		req := transferCall(5, nil).withParam("requestState", 7)
-		wantError(t, do(t, f.s, req), http.StatusBadRequest, -32602, "5")
+		r := send(t, c, "tools/call", map[string]any{"name": "transfer", "arguments": transferArgs, "requestState": 7})
+		wantError(t, r, http.StatusBadRequest, -32602)
 	})
 	t.Run("question changed since it was issued", func(t *testing.T) {
-		r := wantInputRequired(t, do(t, f.s, toolCall(6, "changing", nil).caps(elicitCaps)), "6", "confirm")
+		r := wantInputRequired(t, sendTool(t, c, "changing", nil), "confirm")
 		f.mu.Lock()
 		f.question = "Pay 1000?"
 		f.mu.Unlock()
-		r2 := wantInputRequired(t, do(t, f.s, toolCall(7, "changing", nil).caps(elicitCaps).retry(r.RequestState, map[string]any{"confirm": accept(true)})), "7", "confirm")
+		r2 := wantInputRequired(t, sendTool(t, c, "changing", nil, mcptest.Resume(r.RequestState, map[string]any{"confirm": accept(true)})), "confirm")
 		if !strings.Contains(string(r2.InputRequests["confirm"]), "Pay 1000?") {
 			t.Errorf("input request = %s", r2.InputRequests["confirm"])
 		}
-		res := completeResult(t, do(t, f.s, toolCall(8, "changing", nil).caps(elicitCaps).retry(r2.RequestState, map[string]any{"confirm": accept(true)})), "8")
+		res := completeResult(t, sendTool(t, c, "changing", nil, mcptest.Resume(r2.RequestState, map[string]any{"confirm": accept(true)})))
 		if text, _ := toolText(t, res); text != "answered accept" {
 			t.Errorf("result %q", text)
 		}
@@ -490,69 +533,93 @@ func TestMRTRAnswers(t *testing.T) {
 
 func TestMRTRAnswersWithoutState(t *testing.T) {
 	f := newMRTRFixture(t)
+	c := newClient(t, f.s, elicitCaps)
 	answer := map[string]any{"confirm": accept(true)}
 	// Off (the default): the answer is ignored and the question asked again.
-	wantInputRequired(t, do(t, f.s, transferCall(1, nil).retry("", answer)), "1", "confirm")
+	wantInputRequired(t, sendTransfer(t, c, nil, mcptest.Resume("", answer)), "confirm")
 	// On: matched by key.
-	res := completeResult(t, do(t, f.s, toolCall(2, "transfer_free", map[string]any{"amount": 1, "to": "x"}).caps(elicitCaps).retry("", answer)), "2")
+	res := completeResult(t, sendTool(t, c, "transfer_free", map[string]any{"amount": 1, "to": "x"}, mcptest.Resume("", answer)))
 	if text, _ := toolText(t, res); text != "sent 1 to x: true" {
 		t.Errorf("result %q", text)
 	}
 	// On, but a state is present: the state still rules.
-	r1 := wantInputRequired(t, do(t, f.s, transferCall(3, nil)), "3", "confirm")
-	refusedBinding(t, f, f.s, toolCall(4, "transfer_free", map[string]any{"amount": 10, "to": "bob"}).caps(elicitCaps).retry(r1.RequestState, answer), `issued for \"transfer\"`)
+	r1 := wantInputRequired(t, sendTransfer(t, c, nil), "confirm")
+	refusedBinding(t, f, `issued for \"transfer\"`, func() *mcptest.Response {
+		return sendTool(t, c, "transfer_free", transferArgs, mcptest.Resume(r1.RequestState, answer))
+	})
 }
 
 func TestMRTRCapabilities(t *testing.T) {
 	f := newMRTRFixture(t)
 	for _, tt := range []struct {
-		name string
-		req  *rpc
-		want string
+		name, tool, caps, want string
 	}{
-		{"sampling", toolCall(1, "sampler", nil).caps(`{"elicitation":{}}`), `{"requiredCapabilities":{"sampling":{}}}`},
-		{"elicitation", transferCall(1, nil).caps(`{"sampling":{}}`), `{"requiredCapabilities":{"elicitation":{}}}`},
-		{"form elicitation with only url declared", transferCall(1, nil).caps(`{"elicitation":{"url":{}}}`), `{"requiredCapabilities":{"elicitation":{}}}`},
-		{"roots", toolCall(1, "roots", nil), `{"requiredCapabilities":{"roots":{}}}`},
+		{"sampling", "sampler", `{"elicitation":{}}`, `{"requiredCapabilities":{"sampling":{}}}`},
+		{"elicitation", "transfer", `{"sampling":{}}`, `{"requiredCapabilities":{"elicitation":{}}}`},
+		{"form elicitation with only url declared", "transfer", `{"elicitation":{"url":{}}}`, `{"requiredCapabilities":{"elicitation":{}}}`},
+		{"roots", "roots", "", `{"requiredCapabilities":{"roots":{}}}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			e := wantError(t, do(t, f.s, tt.req), http.StatusBadRequest, -32021, "1")
+			var args any
+			if tt.tool == "transfer" {
+				args = transferArgs
+			}
+			e := wantError(t, sendTool(t, newClient(t, f.s, tt.caps), tt.tool, args), http.StatusBadRequest, -32021)
 			if string(e.Data) != tt.want {
 				t.Errorf("data = %s, want %s", e.Data, tt.want)
 			}
 		})
 	}
 	t.Run("declared", func(t *testing.T) {
-		r := wantInputRequired(t, do(t, f.s, toolCall(2, "sampler", nil).caps(`{"sampling":{}}`)), "2", "capital")
+		sc := newClient(t, f.s, `{"sampling":{}}`)
+		r := wantInputRequired(t, sendTool(t, sc, "sampler", nil), "capital")
 		if !strings.Contains(string(r.InputRequests["capital"]), `"method":"sampling/createMessage"`) {
 			t.Errorf("input request = %s", r.InputRequests["capital"])
 		}
 		answer := map[string]any{"capital": map[string]any{"role": "assistant", "content": map[string]any{"type": "text", "text": "Paris"}, "model": "m"}}
-		res := completeResult(t, do(t, f.s, toolCall(3, "sampler", nil).caps(`{"sampling":{}}`).retry(r.RequestState, answer)), "3")
+		res := completeResult(t, sendTool(t, sc, "sampler", nil, mcptest.Resume(r.RequestState, answer)))
 		if text, _ := toolText(t, res); text != "model says Paris" {
 			t.Errorf("result %q", text)
 		}
-		r = wantInputRequired(t, do(t, f.s, toolCall(4, "roots", nil).caps(`{"roots":{}}`)), "4", "roots")
+		rc := newClient(t, f.s, `{"roots":{}}`)
+		r = wantInputRequired(t, sendTool(t, rc, "roots", nil), "roots")
 		if string(r.InputRequests["roots"]) != `{"method":"roots/list","params":{}}` {
 			t.Errorf("input request = %s", r.InputRequests["roots"])
 		}
-		res = completeResult(t, do(t, f.s, toolCall(5, "roots", nil).caps(`{"roots":{}}`).retry(r.RequestState, map[string]any{"roots": map[string]any{"roots": []any{map[string]any{"uri": "file:///p"}}}})), "5")
+		res = completeResult(t, sendTool(t, rc, "roots", nil, mcptest.Resume(r.RequestState, map[string]any{"roots": map[string]any{"roots": []any{map[string]any{"uri": "file:///p"}}}})))
 		if text, _ := toolText(t, res); text != "1 roots" {
 			t.Errorf("result %q", text)
+		}
+	})
+	t.Run("the client drives sampling and roots", func(t *testing.T) {
+		c := newClientOpts(t, mcptest.Handler(f.s), &mcptest.Options{
+			Sampling: func(ctx context.Context, p *client.CreateMessageParams) (*client.CreateMessageResult, error) {
+				return &client.CreateMessageResult{Role: content.RoleAssistant, Content: []content.Block{content.Text("Paris")}, Model: "m"}, nil
+			},
+			Roots: func(ctx context.Context) (*client.ListRootsResult, error) {
+				return &client.ListRootsResult{Roots: []client.Root{{URI: "file:///p"}}}, nil
+			},
+		})
+		for tool, want := range map[string]string{"sampler": "model says Paris", "roots": "1 roots"} {
+			res, err := c.CallTool(testContext(t), tool, nil)
+			if err != nil || res.Text() != want || res.IsError {
+				t.Errorf("%s: %v %+v, want %q", tool, err, res, want)
+			}
 		}
 	})
 }
 
 func TestMRTRPromptAndResource(t *testing.T) {
 	f := newMRTRFixture(t)
+	c := newClient(t, f.s, elicitCaps)
 	answer := map[string]any{"confirm": accept(true)}
 
 	t.Run("prompts/get", func(t *testing.T) {
-		get := func(id int, topic string) *rpc {
-			return call(id, "prompts/get", map[string]any{"name": "survey", "arguments": map[string]any{"topic": topic}}).caps(elicitCaps)
+		get := func(topic any, opts ...mcptest.CallOption) *mcptest.Response {
+			return send(t, c, "prompts/get", map[string]any{"name": "survey", "arguments": map[string]any{"topic": topic}}, opts...)
 		}
-		r1 := wantInputRequired(t, do(t, f.s, get(1, "go")), "1", "confirm")
-		res := completeResult(t, do(t, f.s, get(2, "go").retry(r1.RequestState, answer)), "2")
+		r1 := wantInputRequired(t, get("go"), "confirm")
+		res := completeResult(t, get("go", mcptest.Resume(r1.RequestState, answer)))
 		msgs, _ := res["messages"].([]any)
 		if len(msgs) != 1 || !jsonEqual(msgs[0], map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "topic go accept"}}) {
 			t.Errorf("messages = %v", res["messages"])
@@ -560,41 +627,55 @@ func TestMRTRPromptAndResource(t *testing.T) {
 		if res["description"] != "survey" {
 			t.Errorf("description = %v", res["description"])
 		}
-		refusedBinding(t, f, f.s, get(3, "rust").retry(r1.RequestState, answer), "different arguments")
-		wantError(t, do(t, f.s, call(4, "prompts/get", map[string]any{"name": "survey"}).caps(elicitCaps)), http.StatusBadRequest, -32602, "4")
-		wantError(t, do(t, f.s, call(4, "prompts/get", map[string]any{"name": "survey", "arguments": map[string]any{"topic": 1}}).caps(elicitCaps)), http.StatusBadRequest, -32602, "4")
-		wantError(t, do(t, f.s, call(4, "prompts/get", map[string]any{"name": "nope"})), http.StatusBadRequest, -32602, "4")
+		refusedBinding(t, f, "different arguments", func() *mcptest.Response { return get("rust", mcptest.Resume(r1.RequestState, answer)) })
+		wantError(t, send(t, c, "prompts/get", map[string]any{"name": "survey"}), http.StatusBadRequest, -32602)
+		wantError(t, get(1), http.StatusBadRequest, -32602)
+		wantError(t, send(t, newClient(t, f.s, ""), "prompts/get", map[string]any{"name": "nope"}), http.StatusBadRequest, -32602)
+
+		pc := newClientOpts(t, mcptest.Handler(f.s), &mcptest.Options{Elicitation: func(context.Context, *elicit.Request) (*elicit.Result, error) {
+			return mcptest.Decline()
+		}})
+		pr, err := pc.GetPrompt(testContext(t), "survey", map[string]string{"topic": "go"})
+		if err != nil || len(pr.Messages) != 1 || pr.Messages[0].Content.Text != "topic go decline" {
+			t.Errorf("GetPrompt: %v %+v", err, pr)
+		}
 	})
 	t.Run("resources/read", func(t *testing.T) {
-		read := func(id int) *rpc {
-			return call(id, "resources/read", map[string]any{"uri": "secret://doc"}).caps(elicitCaps)
+		read := func(c *mcptest.Client, opts ...mcptest.CallOption) *mcptest.Response {
+			return send(t, c, "resources/read", map[string]any{"uri": "secret://doc"}, opts...)
 		}
-		r1 := wantInputRequired(t, do(t, f.s, read(1)), "1", "confirm")
-		res := completeResult(t, do(t, f.s, read(2).retry(r1.RequestState, answer)), "2")
+		r1 := wantInputRequired(t, read(c), "confirm")
+		res := completeResult(t, read(c, mcptest.Resume(r1.RequestState, answer)))
 		wantCache(t, res, 0, "public")
 		if c := res["contents"].([]any)[0].(map[string]any); c["text"] != "secret accept" {
 			t.Errorf("contents = %v", c)
 		}
-		wantError(t, do(t, f.s, read(3).caps(`{}`)), http.StatusBadRequest, -32021, "3")
+		wantError(t, read(newClient(t, f.s, `{}`)), http.StatusBadRequest, -32021)
 	})
 }
 
 func TestMRTRHandlerMistakes(t *testing.T) {
 	f := newMRTRFixture(t)
+	c := newClient(t, f.s, "")
 	t.Run("ErrInputRequired without asking", func(t *testing.T) {
-		e := wantError(t, do(t, f.s, toolCall(1, "lazy", nil)), http.StatusOK, -32603, "1")
+		e := wantError(t, sendTool(t, c, "lazy", nil), http.StatusOK, -32603)
 		if !strings.Contains(e.Message, "without asking") {
 			t.Errorf("message %q", e.Message)
 		}
 	})
 	t.Run("Suspend with state only", func(t *testing.T) {
-		r := wantInputRequired(t, do(t, f.s, toolCall(2, "shed", nil)), "2")
+		r := wantInputRequired(t, sendTool(t, c, "shed", nil))
 		if r.InputRequests != nil {
 			t.Errorf("inputRequests = %v, want absent", r.InputRequests)
 		}
-		res := completeResult(t, do(t, f.s, toolCall(3, "shed", nil).retry(r.RequestState, nil)), "3")
+		res := completeResult(t, sendTool(t, c, "shed", nil, mcptest.Resume(r.RequestState, nil)))
 		if text, _ := toolText(t, res); text != "42" {
 			t.Errorf("result %q", text)
+		}
+		// The client retries a state-only result by itself.
+		tr, err := c.CallTool(testContext(t), "shed", nil)
+		if err != nil || tr.Text() != "42" || len(tr.Exchange.Rounds) != 2 {
+			t.Errorf("CallTool: %v %+v", err, tr)
 		}
 	})
 }

@@ -22,8 +22,11 @@ var ErrNoPeer = errors.New("this request cannot ask its client for input")
 // ClientError is an error response the client sent to a server-to-client
 // request.
 type ClientError struct {
+	// Method is the request the client refused, such as
+	// "elicitation/create".
 	Method string
-	Err    *jsonrpc.Error
+	// Err is the JSON-RPC error object the client answered with.
+	Err *jsonrpc.Error
 }
 
 // Error names the request and the client's error.

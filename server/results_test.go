@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/mcptest"
 )
 
 // catalogServer registers n tools, prompts, resources and templates.
@@ -48,7 +49,8 @@ func wantCache(t *testing.T, res map[string]any, ttl float64, scope string) {
 func TestDiscover(t *testing.T) {
 	t.Run("empty server", func(t *testing.T) {
 		s := newTestServer(t, &Options{Instructions: "Be nice."})
-		res := completeResult(t, do(t, s, call(1, "server/discover", nil)), "1")
+		c := newClient(t, s, "")
+		res := completeResult(t, send(t, c, "server/discover", nil))
 		if !reflect.DeepEqual(res["supportedVersions"], []any{testVersion}) {
 			t.Errorf("supportedVersions = %v", res["supportedVersions"])
 		}
@@ -63,13 +65,14 @@ func TestDiscover(t *testing.T) {
 		}
 		wantCache(t, res, 0, "public")
 		for _, m := range []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list", "completion/complete"} {
-			wantError(t, do(t, s, call(2, m, nil)), http.StatusNotFound, -32601, "2")
+			wantError(t, send(t, c, m, nil), http.StatusNotFound, -32601)
 		}
 	})
 	t.Run("tools only", func(t *testing.T) {
 		s := newTestServer(t, &Options{ListCache: CachePolicy{TTL: 60000, Scope: "private"}})
+		c := newClient(t, s, "")
 		textTool(s, t, "hello", "hi")
-		res := completeResult(t, do(t, s, call(1, "server/discover", nil)), "1")
+		res := completeResult(t, send(t, c, "server/discover", nil))
 		want := map[string]any{"tools": map[string]any{"listChanged": true}}
 		if !reflect.DeepEqual(res["capabilities"], want) {
 			t.Errorf("capabilities = %v, want %v", res["capabilities"], want)
@@ -78,14 +81,15 @@ func TestDiscover(t *testing.T) {
 			t.Error("empty instructions are sent")
 		}
 		wantCache(t, res, 60000, "private")
-		wantError(t, do(t, s, call(2, "prompts/list", nil)), http.StatusNotFound, -32601, "2")
-		wantError(t, do(t, s, call(2, "prompts/get", map[string]any{"name": "x"})), http.StatusBadRequest, -32602, "2")
-		wantError(t, do(t, s, call(2, "resources/list", nil)), http.StatusNotFound, -32601, "2")
+		wantError(t, send(t, c, "prompts/list", nil), http.StatusNotFound, -32601)
+		wantError(t, send(t, c, "prompts/get", map[string]any{"name": "x"}), http.StatusBadRequest, -32602)
+		wantError(t, send(t, c, "resources/list", nil), http.StatusNotFound, -32601)
 	})
 	t.Run("everything", func(t *testing.T) {
 		s := catalogServer(t, &Options{Logging: true}, 1)
+		c := newClient(t, s, "")
 		s.SetCompletion(func(context.Context, *CompletionRequest) (*Completion, error) { return &Completion{}, nil })
-		res := completeResult(t, do(t, s, call(1, "server/discover", nil)), "1")
+		res := completeResult(t, send(t, c, "server/discover", nil))
 		want := map[string]any{
 			"tools":       map[string]any{"listChanged": true},
 			"prompts":     map[string]any{"listChanged": true},
@@ -99,20 +103,22 @@ func TestDiscover(t *testing.T) {
 	})
 	t.Run("capabilities follow removals", func(t *testing.T) {
 		s := newTestServer(t, nil)
+		c := newClient(t, s, "")
 		textTool(s, t, "hello", "hi")
 		if !s.RemoveTool("hello") || s.RemoveTool("hello") {
 			t.Fatal("RemoveTool reported wrongly")
 		}
-		res := completeResult(t, do(t, s, call(1, "server/discover", nil)), "1")
+		res := completeResult(t, send(t, c, "server/discover", nil))
 		if !reflect.DeepEqual(res["capabilities"], map[string]any{}) {
 			t.Errorf("capabilities = %v", res["capabilities"])
 		}
-		wantError(t, do(t, s, call(2, "tools/list", nil)), http.StatusNotFound, -32601, "2")
+		wantError(t, send(t, c, "tools/list", nil), http.StatusNotFound, -32601)
 	})
 }
 
 func TestListsAndCaching(t *testing.T) {
 	s := catalogServer(t, &Options{ListCache: CachePolicy{TTL: 1000}, ReadCache: CachePolicy{TTL: 5, Scope: "private"}}, 2)
+	c := newClient(t, s, "")
 	lists := map[string]string{
 		"tools/list":               "tools",
 		"prompts/list":             "prompts",
@@ -121,7 +127,7 @@ func TestListsAndCaching(t *testing.T) {
 	}
 	for method, field := range lists {
 		t.Run(method, func(t *testing.T) {
-			res := completeResult(t, do(t, s, call(1, method, nil)), "1")
+			res := completeResult(t, send(t, c, method, nil))
 			wantCache(t, res, 1000, "public")
 			items, _ := res[field].([]any)
 			if len(items) != 2 {
@@ -133,7 +139,7 @@ func TestListsAndCaching(t *testing.T) {
 		})
 	}
 	t.Run("resources/read uses ReadCache", func(t *testing.T) {
-		res := completeResult(t, do(t, s, call(1, "resources/read", map[string]any{"uri": "file:///r1.txt"})), "1")
+		res := completeResult(t, send(t, c, "resources/read", map[string]any{"uri": "file:///r1.txt"}))
 		wantCache(t, res, 5, "private")
 		want := []any{map[string]any{"uri": "file:///r1.txt", "mimeType": "text/plain", "text": "body"}}
 		if !reflect.DeepEqual(res["contents"], want) {
@@ -141,7 +147,7 @@ func TestListsAndCaching(t *testing.T) {
 		}
 	})
 	t.Run("resources/read through a template", func(t *testing.T) {
-		res := completeResult(t, do(t, s, call(1, "resources/read", map[string]any{"uri": "file:///t1/hello%20world"})), "1")
+		res := completeResult(t, send(t, c, "resources/read", map[string]any{"uri": "file:///t1/hello%20world"}))
 		contents, _ := res["contents"].([]any)
 		if len(contents) != 1 || contents[0].(map[string]any)["text"] != "hello world" {
 			t.Errorf("contents = %v", res["contents"])
@@ -149,7 +155,7 @@ func TestListsAndCaching(t *testing.T) {
 		wantCache(t, res, 5, "private")
 	})
 	t.Run("unknown resource", func(t *testing.T) {
-		e := wantError(t, do(t, s, call(1, "resources/read", map[string]any{"uri": "file:///nope"})), http.StatusBadRequest, -32602, "1")
+		e := wantError(t, send(t, c, "resources/read", map[string]any{"uri": "file:///nope"}), http.StatusBadRequest, -32602)
 		if string(e.Data) != `{"uri":"file:///nope"}` {
 			t.Errorf("data = %s", e.Data)
 		}
@@ -170,15 +176,16 @@ func TestReadCacheOverride(t *testing.T) {
 	add("mem://scope-defaulted", &CachePolicy{TTL: 7})
 	add("mem://bad", &CachePolicy{TTL: -1})
 
-	read := func(uri string) *rpc { return call(1, "resources/read", map[string]any{"uri": uri}) }
-	res := completeResult(t, do(t, s, read("mem://default")), "1")
+	c := newClient(t, s, "")
+	read := func(uri string) *mcptest.Response { return send(t, c, "resources/read", map[string]any{"uri": uri}) }
+	res := completeResult(t, read("mem://default"))
 	wantCache(t, res, 0, "public")
 	if c := res["contents"].([]any)[0].(map[string]any); c["blob"] != "AQI=" {
 		t.Errorf("contents = %v", c)
 	}
-	wantCache(t, completeResult(t, do(t, s, read("mem://override")), "1"), 42, "private")
-	wantCache(t, completeResult(t, do(t, s, read("mem://scope-defaulted")), "1"), 7, "public")
-	e := wantError(t, do(t, s, read("mem://bad")), http.StatusOK, -32603, "1")
+	wantCache(t, completeResult(t, read("mem://override")), 42, "private")
+	wantCache(t, completeResult(t, read("mem://scope-defaulted")), 7, "public")
+	e := wantError(t, read("mem://bad"), http.StatusOK, -32603)
 	if !strings.Contains(e.Message, "negative cache TTL") {
 		t.Errorf("message %q", e.Message)
 	}
@@ -186,6 +193,7 @@ func TestReadCacheOverride(t *testing.T) {
 
 func TestPagination(t *testing.T) {
 	s := catalogServer(t, &Options{PageSize: 2}, 5)
+	c := newClient(t, s, "")
 	for method, field := range map[string]string{"tools/list": "tools", "prompts/list": "prompts", "resources/list": "resources", "resources/templates/list": "resourceTemplates"} {
 		t.Run(method, func(t *testing.T) {
 			var (
@@ -194,11 +202,11 @@ func TestPagination(t *testing.T) {
 				pages  int
 			)
 			for {
-				req := call(1, method, nil)
+				params := map[string]any{}
 				if cursor != "" {
-					req.withParam("cursor", cursor)
+					params["cursor"] = cursor
 				}
-				res := completeResult(t, do(t, s, req), "1")
+				res := completeResult(t, send(t, c, method, params))
 				wantCache(t, res, 0, "public")
 				items, _ := res[field].([]any)
 				pages++
@@ -229,22 +237,23 @@ func TestPagination(t *testing.T) {
 		})
 	}
 	t.Run("invalid cursors", func(t *testing.T) {
-		for _, c := range []string{"!!!", base64.RawURLEncoding.EncodeToString([]byte("-1")), base64.RawURLEncoding.EncodeToString([]byte("6")), base64.RawURLEncoding.EncodeToString([]byte("two")), "MQ=="} {
-			e := wantError(t, do(t, s, call(3, "tools/list", map[string]any{"cursor": c})), http.StatusBadRequest, -32602, "3")
+		for _, cursor := range []string{"!!!", base64.RawURLEncoding.EncodeToString([]byte("-1")), base64.RawURLEncoding.EncodeToString([]byte("6")), base64.RawURLEncoding.EncodeToString([]byte("two")), "MQ=="} {
+			e := wantError(t, send(t, c, "tools/list", map[string]any{"cursor": cursor}), http.StatusBadRequest, -32602)
 			if !strings.Contains(e.Message, "invalid cursor") {
-				t.Errorf("cursor %q: message %q", c, e.Message)
+				t.Errorf("cursor %q: message %q", cursor, e.Message)
 			}
 		}
-		wantError(t, do(t, s, call(3, "tools/list", map[string]any{"cursor": 2})), http.StatusBadRequest, -32602, "3")
+		wantError(t, send(t, c, "tools/list", map[string]any{"cursor": 2}), http.StatusBadRequest, -32602)
 	})
 }
 
 func TestResultMeta(t *testing.T) {
 	s := newTestServer(t, nil)
+	c := newClient(t, s, "")
 	mustAddTool(t, s, Tool{Name: "meta"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
 		return &ToolResult{Content: nil, StructuredContent: map[string]int{"n": 1}, Meta: map[string]any{"x/y": "z"}}, nil
 	})
-	res := completeResult(t, do(t, s, toolCall(1, "meta", nil)), "1")
+	res := completeResult(t, sendTool(t, c, "meta", nil))
 	if !reflect.DeepEqual(res["content"], []any{}) {
 		t.Errorf("content = %v, want []", res["content"])
 	}
@@ -278,6 +287,7 @@ func TestNewOptionsValidation(t *testing.T) {
 
 func TestCompletion(t *testing.T) {
 	s := newTestServer(t, nil)
+	c := newClient(t, s, "")
 	var seen *CompletionRequest
 	s.SetCompletion(func(ctx context.Context, req *CompletionRequest) (*Completion, error) {
 		seen = req
@@ -294,31 +304,31 @@ func TestCompletion(t *testing.T) {
 		}
 		return &Completion{Values: []string{req.Argument.Value + "1"}}, nil
 	})
-	complete := func(id int, ref map[string]any, value string) *rpc {
-		return call(id, "completion/complete", map[string]any{
+	complete := func(ref map[string]any, value string) *mcptest.Response {
+		return send(t, c, "completion/complete", map[string]any{
 			"ref":      ref,
 			"argument": map[string]any{"name": "city", "value": value},
 			"context":  map[string]any{"arguments": map[string]any{"country": "fr"}},
 		})
 	}
-	res := completeResult(t, do(t, s, complete(1, map[string]any{"type": "ref/prompt", "name": "p"}, "par")), "1")
+	res := completeResult(t, complete(map[string]any{"type": "ref/prompt", "name": "p"}, "par"))
 	if !jsonEqual(res["completion"], map[string]any{"values": []string{"par1"}}) {
 		t.Errorf("completion = %v", res["completion"])
 	}
 	if seen.Ref.Name != "p" || seen.Argument.Name != "city" || seen.Context["country"] != "fr" || seen.Round() != 0 {
 		t.Errorf("request = %+v", seen)
 	}
-	res = completeResult(t, do(t, s, complete(2, map[string]any{"type": "ref/resource", "uri": "file:///{x}"}, "many")), "2")
-	c := res["completion"].(map[string]any)
-	if len(c["values"].([]any)) != 100 || c["hasMore"] != true || c["total"] != float64(150) {
-		t.Errorf("completion has %d values, hasMore %v, total %v", len(c["values"].([]any)), c["hasMore"], c["total"])
+	res = completeResult(t, complete(map[string]any{"type": "ref/resource", "uri": "file:///{x}"}, "many"))
+	comp := res["completion"].(map[string]any)
+	if len(comp["values"].([]any)) != 100 || comp["hasMore"] != true || comp["total"] != float64(150) {
+		t.Errorf("completion has %d values, hasMore %v, total %v", len(comp["values"].([]any)), comp["hasMore"], comp["total"])
 	}
-	res = completeResult(t, do(t, s, complete(3, map[string]any{"type": "ref/prompt", "name": "p"}, "none")), "3")
+	res = completeResult(t, complete(map[string]any{"type": "ref/prompt", "name": "p"}, "none"))
 	if !jsonEqual(res["completion"], map[string]any{"values": []string{}}) {
 		t.Errorf("completion = %v", res["completion"])
 	}
 	for _, ref := range []map[string]any{{"type": "ref/prompt"}, {"type": "ref/resource"}, {"type": "ref/tool", "name": "x"}} {
-		wantError(t, do(t, s, complete(4, ref, "x")), http.StatusBadRequest, -32602, "4")
+		wantError(t, complete(ref, "x"), http.StatusBadRequest, -32602)
 	}
-	wantError(t, do(t, s, call(5, "completion/complete", nil)), http.StatusBadRequest, -32602, "5")
+	wantError(t, send(t, c, "completion/complete", nil), http.StatusBadRequest, -32602)
 }

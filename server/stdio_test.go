@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/baton-mcp/baton/mcptest"
 )
 
 // stdio runs ServeStdio on pipes: the test writes lines to in and reads
@@ -66,10 +68,73 @@ func (st *stdio) send(line []byte) {
 	}
 }
 
-func (st *stdio) sendRPC(c *rpc) { st.t.Helper(); st.send(c.encode(st.t)) }
+// stdioLine is one request line: a JSON-RPC request with id (nil for a
+// notification), method and params, whose _meta envelope declares the
+// protocol version and no client capabilities, with meta's entries added.
+// It is written out here because mcptest speaks Streamable HTTP, not
+// stdio.
+func stdioLine(tb testing.TB, id any, method string, params map[string]any, meta map[string]any) []byte {
+	tb.Helper()
+	env := map[string]any{metaProtocolVersion: testVersion, metaClientCaps: map[string]any{}}
+	for k, v := range meta {
+		env[k] = v
+	}
+	p := map[string]any{"_meta": env}
+	for k, v := range params {
+		p[k] = v
+	}
+	msg := map[string]any{"jsonrpc": "2.0", "method": method, "params": p}
+	if id != nil {
+		msg["id"] = id
+	}
+	b, err := json.Marshal(msg)
+	if err != nil {
+		tb.Fatalf("encode %s: %v", method, err)
+	}
+	return b
+}
+
+// request sends a request line (see stdioLine).
+func (st *stdio) request(id any, method string, params map[string]any, meta map[string]any) {
+	st.t.Helper()
+	st.send(stdioLine(st.t, id, method, params, meta))
+}
+
+// toolLine is the line of a tools/call of name with arguments args
+// (none when nil).
+func toolLine(tb testing.TB, id any, name string, args any, meta map[string]any) []byte {
+	tb.Helper()
+	p := map[string]any{"name": name}
+	if args != nil {
+		p["arguments"] = args
+	}
+	return stdioLine(tb, id, "tools/call", p, meta)
+}
+
+// stdioMsg is a JSON-RPC message as the server wrote it.
+type stdioMsg struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   *mcptest.Error  `json:"error"`
+}
+
+func parseMessage(tb testing.TB, b []byte) stdioMsg {
+	tb.Helper()
+	var m stdioMsg
+	if err := json.Unmarshal(b, &m); err != nil {
+		tb.Fatalf("line is not JSON: %v\n%s", err, b)
+	}
+	if m.JSONRPC != "2.0" {
+		tb.Fatalf("line jsonrpc = %q, want 2.0: %s", m.JSONRPC, b)
+	}
+	return m
+}
 
 // next returns the next line the server wrote, parsed.
-func (st *stdio) next() response {
+func (st *stdio) next() stdioMsg {
 	st.t.Helper()
 	select {
 	case line, ok := <-st.out:
@@ -79,26 +144,26 @@ func (st *stdio) next() response {
 		if strings.Contains(string(line), "\n") {
 			st.t.Fatalf("line contains a newline: %q", line)
 		}
-		return parseResponse(st.t, line)
+		return parseMessage(st.t, line)
 	case <-time.After(waitLimit):
 		st.t.Fatal("no line from the server")
 	}
-	return response{}
+	return stdioMsg{}
 }
 
 // closeAndDrain ends the input, waits for ServeStdio and returns every
 // remaining line.
-func (st *stdio) closeAndDrain() ([]response, error) {
+func (st *stdio) closeAndDrain() ([]stdioMsg, error) {
 	st.t.Helper()
 	st.in.Close()
-	var rest []response
+	var rest []stdioMsg
 	for {
 		select {
 		case line, ok := <-st.out:
 			if !ok {
 				return rest, st.wait()
 			}
-			rest = append(rest, parseResponse(st.t, line))
+			rest = append(rest, parseMessage(st.t, line))
 		case <-time.After(waitLimit):
 			st.t.Fatal("the server's output did not end")
 		}
@@ -110,7 +175,7 @@ func TestStdioRequests(t *testing.T) {
 	textTool(s, t, "hello", "hi")
 	st := startStdio(t, context.Background(), s)
 
-	st.sendRPC(call(1, "server/discover", nil))
+	st.request(1, "server/discover", nil, nil)
 	r := st.next()
 	if string(r.ID) != "1" || r.Error != nil {
 		t.Fatalf("discover: %+v", r)
@@ -122,7 +187,7 @@ func TestStdioRequests(t *testing.T) {
 	checkServerInfo(t, res)
 
 	// No headers on stdio: a tools/call needs only the body.
-	st.sendRPC(toolCall("x", "hello", nil).header(HeaderName, "ignored"))
+	st.send(toolLine(t, "x", "hello", nil, nil))
 	r = st.next()
 	if string(r.ID) != `"x"` || r.Error != nil {
 		t.Fatalf("tools/call: %+v", r)
@@ -155,7 +220,7 @@ func TestStdioRequests(t *testing.T) {
 	st.send([]byte(`{"jsonrpc":"2.0","id":99,"result":{}}`))
 	st.send([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	st.send([]byte(`   `))
-	st.sendRPC(call(10, "tools/list", nil))
+	st.request(10, "tools/list", nil, nil)
 	if r := st.next(); string(r.ID) != "10" || r.Error != nil {
 		t.Errorf("tools/list: %+v", r)
 	}
@@ -180,12 +245,12 @@ func TestStdioInterleaving(t *testing.T) {
 	})
 	st := startStdio(t, context.Background(), s)
 
-	st.sendRPC(toolCall(1, "slow", nil).withMeta("progressToken", "p").withMeta("io.modelcontextprotocol/logLevel", "info"))
+	st.send(toolLine(t, 1, "slow", nil, map[string]any{"progressToken": "p", "io.modelcontextprotocol/logLevel": "info"}))
 	if r := st.next(); r.Method != "notifications/progress" || !strings.Contains(string(r.Params), `"progressToken":"p"`) {
 		t.Fatalf("first line = %+v", r)
 	}
 	// Request 1 is blocked; request 2 is answered meanwhile.
-	st.sendRPC(call(2, "server/discover", nil))
+	st.request(2, "server/discover", nil, nil)
 	if r := st.next(); string(r.ID) != "2" || r.Result == nil {
 		t.Fatalf("discover while a call runs: %+v", r)
 	}
@@ -210,10 +275,10 @@ func TestStdioCancel(t *testing.T) {
 	})
 	st := startStdio(t, context.Background(), s)
 
-	st.sendRPC(toolCall("w1", "wait", nil))
+	st.send(toolLine(t, "w1", "wait", nil, nil))
 	receive(t, started, "the handler to start")
 	st.send([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w2"}}`)) // another id: no effect
-	st.sendRPC(call(2, "server/discover", nil))
+	st.request(2, "server/discover", nil, nil)
 	if r := st.next(); string(r.ID) != "2" {
 		t.Fatalf("discover: %+v", r)
 	}
@@ -247,9 +312,9 @@ func TestStdioDuplicateID(t *testing.T) {
 		return TextResult("first"), nil
 	})
 	st := startStdio(t, context.Background(), s)
-	st.sendRPC(toolCall(1, "wait", nil))
+	st.send(toolLine(t, 1, "wait", nil, nil))
 	receive(t, started, "the handler to start")
-	st.sendRPC(call(1, "tools/list", nil))
+	st.request(1, "tools/list", nil, nil)
 	r := st.next()
 	if r.Error == nil || r.Error.Code != -32600 || string(r.ID) != "1" || !strings.Contains(r.Error.Message, "already in use") {
 		t.Errorf("duplicate id: %+v %+v", r, r.Error)
@@ -270,7 +335,7 @@ func TestStdioEndOfInputWaits(t *testing.T) {
 		return TextResult("finished after EOF"), nil
 	})
 	st := startStdio(t, context.Background(), s)
-	st.sendRPC(toolCall(1, "wait", nil))
+	st.send(toolLine(t, 1, "wait", nil, nil))
 	receive(t, started, "the handler to start")
 	st.in.Close()
 	select {
@@ -295,24 +360,22 @@ func TestStdioLineTooLong(t *testing.T) {
 		s := newTestServer(t, &Options{MaxRequestBytes: limit})
 		textTool(s, t, "hello", "hi")
 		st := startStdio(t, context.Background(), s)
-		long := toolCall(1, "hello", map[string]any{"pad": strings.Repeat("x", int(limit)*2)})
-		st.sendRPC(long)
+		st.send(toolLine(t, 1, "hello", map[string]any{"pad": strings.Repeat("x", int(limit)*2)}, nil))
 		r := st.next()
 		if r.Error == nil || r.Error.Code != -32600 || string(r.ID) != "null" || !strings.Contains(r.Error.Message, "-byte limit") {
 			t.Errorf("limit %d: got %+v %+v", limit, r, r.Error)
 		}
-		st.sendRPC(toolCall(2, "hello", nil))
+		st.send(toolLine(t, 2, "hello", nil, nil))
 		if r := st.next(); string(r.ID) != "2" || r.Result == nil {
 			t.Errorf("limit %d: next request: %+v", limit, r)
 		}
 		// A line exactly at the limit is accepted.
-		base := toolCall(3, "hello", map[string]any{"pad": ""})
-		pad := int(limit) - len(base.encode(t))
-		exact := toolCall(3, "hello", map[string]any{"pad": strings.Repeat("y", pad)})
-		if n := len(exact.encode(t)); n != int(limit) {
+		pad := int(limit) - len(toolLine(t, 3, "hello", map[string]any{"pad": ""}, nil))
+		exact := toolLine(t, 3, "hello", map[string]any{"pad": strings.Repeat("y", pad)}, nil)
+		if n := len(exact); n != int(limit) {
 			t.Fatalf("line is %d bytes", n)
 		}
-		st.sendRPC(exact)
+		st.send(exact)
 		if r := st.next(); string(r.ID) != "3" || r.Result == nil {
 			t.Errorf("limit %d: line at the limit: %+v %+v", limit, r, r.Error)
 		}
@@ -339,12 +402,12 @@ func TestStdioJSONLimits(t *testing.T) {
 		{json.RawMessage(`{"a":1,"b":2,"c":3,"d":4,"e":5}`), "more than 4 members"},
 		{json.RawMessage(`{"a":1e6}`), "beyond ±5"},
 	} {
-		st.sendRPC(toolCall(1, "hello", tc.args))
+		st.send(toolLine(t, 1, "hello", tc.args, nil))
 		if r := st.next(); r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, tc.msg) {
 			t.Errorf("%s: got %+v %+v, want -32602 naming %q", tc.args, r, r.Error, tc.msg)
 		}
 	}
-	st.sendRPC(toolCall(2, "hello", json.RawMessage(`{"a":1e5,"b":2}`)))
+	st.send(toolLine(t, 2, "hello", json.RawMessage(`{"a":1e5,"b":2}`), nil))
 	if r := st.next(); string(r.ID) != "2" || r.Result == nil {
 		t.Errorf("within the limits: %+v %+v", r, r.Error)
 	}
@@ -354,14 +417,14 @@ func TestStdioListen(t *testing.T) {
 	s := newTestServer(t, nil)
 	textTool(s, t, "t1", "x")
 	st := startStdio(t, context.Background(), s)
-	st.sendRPC(call("L", "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true, "promptsListChanged": true}}))
+	st.request("L", "subscriptions/listen", map[string]any{"notifications": map[string]any{"toolsListChanged": true, "promptsListChanged": true}}, nil)
 	ack := st.next()
 	if ack.Method != "notifications/subscriptions/acknowledged" || !strings.Contains(string(ack.Params), `"notifications":{"toolsListChanged":true}`) ||
 		!strings.Contains(string(ack.Params), `"io.modelcontextprotocol/subscriptionId":"L"`) {
 		t.Fatalf("ack = %s %s", ack.Method, ack.Params)
 	}
 	// Requests are still served while the listen is open.
-	st.sendRPC(call(2, "tools/list", nil))
+	st.request(2, "tools/list", nil, nil)
 	if r := st.next(); string(r.ID) != "2" {
 		t.Fatalf("tools/list: %+v", r)
 	}
@@ -369,7 +432,7 @@ func TestStdioListen(t *testing.T) {
 	if r := st.next(); r.Method != "notifications/tools/list_changed" || !strings.Contains(string(r.Params), `"io.modelcontextprotocol/subscriptionId":"L"`) {
 		t.Errorf("change = %s %s", r.Method, r.Params)
 	}
-	st.sendRPC(call(3, "subscriptions/listen", nil))
+	st.request(3, "subscriptions/listen", nil, nil)
 	if r := st.next(); r.Error == nil || r.Error.Code != -32602 || string(r.ID) != "3" {
 		t.Errorf("listen without a filter: %+v", r)
 	}
@@ -387,7 +450,7 @@ func TestStdioContextCancel(t *testing.T) {
 	textTool(s, t, "t1", "x")
 	ctx, cancel := context.WithCancel(context.Background())
 	st := startStdio(t, ctx, s)
-	st.sendRPC(call(1, "tools/list", nil))
+	st.request(1, "tools/list", nil, nil)
 	if r := st.next(); string(r.ID) != "1" {
 		t.Fatalf("tools/list: %+v", r)
 	}

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcptest"
 )
 
 type progressNote struct {
@@ -41,48 +41,48 @@ func TestProgressStreamsLive(t *testing.T) {
 		go func() { <-ctx.Done(); sendErr <- req.Progress(context.Background(), 3, 0, "") }()
 		return res, nil
 	})
-	ts := httptest.NewServer(s)
+	tap := newBodyTap(s)
+	ts := httptest.NewServer(tap)
 	defer ts.Close()
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	resp := post(t, ctx, ts.URL, toolCall("c1", "slow", nil).withMeta("progressToken", "tok-1"))
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("status %d", resp.StatusCode)
+	// The handler blocks until the client has seen the first progress
+	// event: it is streamed live, not buffered until the end (if it were,
+	// the call would only end at the wait limit).
+	var seen int
+	c := newClientOpts(t, mcptest.URL(ts.URL, ts.Client()), &mcptest.Options{OnNotification: func(mcptest.Notification) {
+		if seen++; seen == 1 {
+			close(release)
+		}
+	}})
+	r := sendTool(t, c, "slow", nil, mcptest.WithProgressToken("tok-1"))
+	if r.Status != http.StatusOK || !r.Streamed {
+		t.Fatalf("status %d, streamed %v", r.Status, r.Streamed)
 	}
 	for k, v := range map[string]string{"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"} {
-		if got := resp.Header.Get(k); got != v {
+		if got := r.Header.Get(k); got != v {
 			t.Errorf("%s = %q, want %q", k, got, v)
 		}
 	}
-	events := readEvents(resp.Body)
-
-	// The first progress event arrives while the handler is still blocked:
-	// it is streamed live, not buffered until the end.
-	ev := nextEvent(t, events)
+	if len(r.Notifications) != 2 {
+		t.Fatalf("%d notifications before the response, want 2: %+v", len(r.Notifications), r.Notifications)
+	}
+	ev := r.Notifications[0]
 	var p progressNote
-	if ev.Method != "notifications/progress" || ev.ID != nil || json.Unmarshal(ev.Params, &p) != nil {
+	if ev.Method != "notifications/progress" || json.Unmarshal(ev.Params, &p) != nil {
 		t.Fatalf("first event = %+v", ev)
 	}
 	if string(p.ProgressToken) != `"tok-1"` || p.Progress != 1 || p.Total == nil || *p.Total != 2 || p.Message != "half way" {
 		t.Errorf("progress = %s", ev.Params)
 	}
-	close(release)
-
-	ev = nextEvent(t, events)
+	ev = r.Notifications[1]
 	if ev.Method != "notifications/progress" || strings.Contains(string(ev.Params), "total") || strings.Contains(string(ev.Params), "message") {
 		t.Errorf("second event = %s %s (total and message must be omitted when zero)", ev.Method, ev.Params)
 	}
-	ev = nextEvent(t, events)
-	if string(ev.ID) != `"c1"` || ev.Result == nil {
-		t.Fatalf("final event = %+v", ev)
-	}
-	res := decodeObject(t, ev.Result)
+	res := decodeObject(t, r.Result)
 	if text, _ := toolText(t, res); text != "finished" || res["resultType"] != "complete" {
 		t.Errorf("result = %v", res)
 	}
-	wantStreamEnd(t, events)
+	wantStreamEnded(t, tap, 1)
 	if err := receive(t, sendErr, "late progress"); !errors.Is(err, errStreamClosed) {
 		t.Errorf("progress after the response: %v, want errStreamClosed", err)
 	}
@@ -96,8 +96,7 @@ func TestProgressWithoutToken(t *testing.T) {
 		}
 		return TextResult("done"), nil
 	})
-	rec := do(t, s, toolCall(1, "p", nil))
-	completeResult(t, rec, "1") // plain JSON: nothing to stream
+	completeResult(t, sendTool(t, newClient(t, s, ""), "p", nil)) // plain JSON: nothing to stream
 }
 
 func TestPlainJSONWithoutEventStream(t *testing.T) {
@@ -111,16 +110,20 @@ func TestPlainJSONWithoutEventStream(t *testing.T) {
 		}
 		return TextResult("done"), nil
 	})
+	c := newClient(t, s, "")
 	for _, accept := range []string{"application/json", "", "text/html, application/json;q=0.9"} {
-		rec := do(t, s, toolCall(1, "p", nil).withAccept(accept).withMeta("progressToken", 5).withMeta("io.modelcontextprotocol/logLevel", "debug"))
-		res := completeResult(t, rec, "1")
+		a := mcptest.WithHeader("Accept", accept)
+		if accept == "" {
+			a = mcptest.WithoutHeader("Accept")
+		}
+		res := completeResult(t, sendTool(t, c, "p", nil, a, mcptest.WithProgressToken(5), mcptest.WithLogLevel("debug")))
 		if text, _ := toolText(t, res); text != "done" {
 			t.Errorf("Accept %q: result %v", accept, res)
 		}
 	}
 	// Wildcards accept SSE.
-	rec := do(t, s, toolCall(1, "p", nil).withAccept("*/*").withMeta("progressToken", 5))
-	if ct := rec.Header().Get("Content-Type"); ct != "text/event-stream" {
+	r := sendTool(t, c, "p", nil, mcptest.WithHeader("Accept", "*/*"), mcptest.WithProgressToken(5))
+	if ct := r.Header.Get("Content-Type"); ct != "text/event-stream" || !r.Streamed {
 		t.Errorf("Accept */*: Content-Type %q", ct)
 	}
 }
@@ -135,15 +138,21 @@ func TestLogNotifications(t *testing.T) {
 		}
 		return TextResult("done"), nil
 	})
+	tap := newBodyTap(s)
+	c := newClientOpts(t, mcptest.Handler(tap), nil)
+	served := 0
 
 	t.Run("threshold notice", func(t *testing.T) {
-		rec := do(t, s, toolCall(1, "chatty", nil).withMeta("io.modelcontextprotocol/logLevel", "notice"))
-		if ct := rec.Header().Get("Content-Type"); ct != "text/event-stream" {
+		r := sendTool(t, c, "chatty", nil, mcptest.WithLogLevel("notice"))
+		served++
+		if ct := r.Header.Get("Content-Type"); ct != "text/event-stream" {
 			t.Fatalf("Content-Type %q", ct)
 		}
-		events := readEvents(rec.Body)
-		for _, want := range []string{"notice", "error", "emergency"} {
-			ev := nextEvent(t, events)
+		if len(r.Notifications) != 3 {
+			t.Fatalf("%d notifications, want 3: %+v", len(r.Notifications), r.Notifications)
+		}
+		for i, want := range []string{"notice", "error", "emergency"} {
+			ev := r.Notifications[i]
 			var p struct {
 				Level  string         `json:"level"`
 				Logger string         `json:"logger"`
@@ -156,25 +165,25 @@ func TestLogNotifications(t *testing.T) {
 				t.Errorf("log = %s, want level %s", ev.Params, want)
 			}
 		}
-		ev := nextEvent(t, events)
-		if string(ev.ID) != "1" || ev.Result == nil {
-			t.Errorf("final event = %+v", ev)
+		if r.Result == nil {
+			t.Errorf("final event = %s", r.Body)
 		}
-		wantStreamEnd(t, events)
+		wantStreamEnded(t, tap, served)
 	})
 	t.Run("no logLevel, no log notifications", func(t *testing.T) {
-		completeResult(t, do(t, s, toolCall(2, "chatty", nil)), "2")
+		completeResult(t, sendTool(t, c, "chatty", nil))
+		served++
 	})
 	t.Run("threshold emergency", func(t *testing.T) {
-		rec := do(t, s, toolCall(3, "chatty", nil).withMeta("io.modelcontextprotocol/logLevel", "emergency"))
-		events := readEvents(rec.Body)
-		if ev := nextEvent(t, events); ev.Method != "notifications/message" || !strings.Contains(string(ev.Params), `"level":"emergency"`) {
-			t.Errorf("event = %s %s", ev.Method, ev.Params)
+		r := sendTool(t, c, "chatty", nil, mcptest.WithLogLevel("emergency"))
+		served++
+		if len(r.Notifications) != 1 || r.Notifications[0].Method != "notifications/message" || !strings.Contains(string(r.Notifications[0].Params), `"level":"emergency"`) {
+			t.Errorf("events = %+v", r.Notifications)
 		}
-		if ev := nextEvent(t, events); string(ev.ID) != "3" {
-			t.Errorf("final event = %+v", ev)
+		if r.Result == nil {
+			t.Errorf("final event = %s", r.Body)
 		}
-		wantStreamEnd(t, events)
+		wantStreamEnded(t, tap, served)
 	})
 }
 
@@ -186,19 +195,18 @@ func TestErrorAfterStreaming(t *testing.T) {
 		}
 		return nil, &jsonrpcErr{code: -32602, msg: "late failure"}
 	})
-	rec := do(t, s, toolCall(1, "p", nil).withMeta("progressToken", "t"))
-	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("status %d Content-Type %q", rec.Code, rec.Header().Get("Content-Type"))
+	tap := newBodyTap(s)
+	r := sendTool(t, newClientOpts(t, mcptest.Handler(tap), nil), "p", nil, mcptest.WithProgressToken("t"))
+	if r.Status != http.StatusOK || r.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("status %d Content-Type %q", r.Status, r.Header.Get("Content-Type"))
 	}
-	events := readEvents(rec.Body)
-	if ev := nextEvent(t, events); ev.Method != "notifications/progress" {
-		t.Fatalf("event = %+v", ev)
+	if len(r.Notifications) != 1 || r.Notifications[0].Method != "notifications/progress" {
+		t.Fatalf("events = %+v", r.Notifications)
 	}
-	ev := nextEvent(t, events)
-	if ev.Error == nil || ev.Error.Code != -32602 || ev.Error.Message != "late failure" || string(ev.ID) != "1" {
-		t.Errorf("final event = %+v", ev)
+	if r.Error == nil || r.Error.Code != -32602 || r.Error.Message != "late failure" || string(r.ID) == "null" {
+		t.Errorf("final event = %s", r.Body)
 	}
-	wantStreamEnd(t, events)
+	wantStreamEnded(t, tap, 1)
 }
 
 // jsonrpcErr chooses its wire form through the RPCError method.
@@ -237,20 +245,11 @@ func TestClientDisconnectCancels(t *testing.T) {
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			c := toolCall(1, "wait", nil).withMeta("progressToken", 1)
-			r, err := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL, strings.NewReader(string(c.encode(t))))
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.applyHeaders(r.Header)
+			c := newClientOpts(t, mcptest.URL(ts.URL, ts.Client()), nil)
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				resp, err := http.DefaultClient.Do(r)
-				if err == nil {
-					_, _ = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
+				_, _ = c.Do(ctx, "tools/call", map[string]any{"name": "wait"}, mcptest.WithProgressToken(1))
 			}()
 			receive(t, started, "the handler to start")
 			cancel()

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcptest"
 )
 
 // Case variants of a member name must never fill a field (the message
@@ -30,12 +30,13 @@ func TestCaseVariantsAreNotSmuggled(t *testing.T) {
 		})
 	textTool(s, t, "a", "tool a")
 	textTool(s, t, "b", "tool b")
+	c := newClient(t, s, "")
 
 	// A case variant never fills the field; Bind refuses it by name
 	// rather than drop it silently, so the call is an isError result.
-	for i, args := range []string{`{"amount":10,"AMOUNT":100000}`, `{"Amount":100000}`} {
+	for _, args := range []string{`{"amount":10,"AMOUNT":100000}`, `{"Amount":100000}`} {
 		got = -1
-		res := completeResult(t, do(t, s, toolCall(i+1, "pay", json.RawMessage(args))), strconv.Itoa(i+1))
+		res := completeResult(t, sendTool(t, c, "pay", json.RawMessage(args)))
 		text, isErr := toolText(t, res)
 		if got != -1 {
 			t.Fatalf("%s: handler went on with amount %d", args, got)
@@ -44,22 +45,20 @@ func TestCaseVariantsAreNotSmuggled(t *testing.T) {
 			t.Fatalf("%s: result %q (isError %v), want an error naming the key and the field", args, text, isErr)
 		}
 	}
-	completeResult(t, do(t, s, toolCall(9, "pay", json.RawMessage(`{"amount":10}`))), "9")
+	completeResult(t, sendTool(t, c, "pay", json.RawMessage(`{"amount":10}`)))
 	if got != 10 {
 		t.Fatalf("handler saw amount %d, want 10", got)
 	}
 
 	// "NAME" does not rename the call: tool a runs, and Mcp-Name must say a.
-	rec := do(t, s, toolCall(3, "a", nil).withParam("NAME", "b"))
-	if text, _ := toolText(t, completeResult(t, rec, "3")); text != "tool a" {
+	r := send(t, c, "tools/call", map[string]any{"name": "a", "NAME": "b"})
+	if text, _ := toolText(t, completeResult(t, r)); text != "tool a" {
 		t.Fatalf("ran %q", text)
 	}
-	// An upper-case _META is not the envelope.
-	rec = do(t, s, call(4, "tools/list", nil).withoutMeta().withParam("_META", map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-	}))
-	wantError(t, rec, 400, jsonrpc.InvalidParams, "4")
+	// An upper-case _META is not the envelope (a body mcptest would
+	// complete with a _meta of its own).
+	r = sendRaw(t, c, `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_META":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	wantErrorID(t, r, 400, jsonrpc.InvalidParams, "4")
 }
 
 func TestHandlerPanicIsAnError(t *testing.T) {
@@ -69,14 +68,14 @@ func TestHandlerPanicIsAnError(t *testing.T) {
 		m["x"] = 1 // nil map write
 		return nil, nil
 	})
-	rec := do(t, s, toolCall(1, "boom", nil))
-	e := wantError(t, rec, 200, jsonrpc.InternalError, "1")
+	c := newClient(t, s, "")
+	e := wantError(t, sendTool(t, c, "boom", nil), 200, jsonrpc.InternalError)
 	if !strings.Contains(e.Message, "tool boom") {
 		t.Fatalf("message = %q", e.Message)
 	}
 	// The server keeps serving.
 	textTool(s, t, "ok", "fine")
-	completeResult(t, do(t, s, toolCall(2, "ok", nil)), "2")
+	completeResult(t, sendTool(t, c, "ok", nil))
 }
 
 func TestParamNumbersAreJSONNumbers(t *testing.T) {
@@ -134,7 +133,8 @@ func TestValidMemo(t *testing.T) {
 			return TextResult("done"), nil
 		})
 	e, _ := s.tools.get("ask")
-	r1 := wantInputRequired(t, do(t, s, toolCall(1, "ask", map[string]any{"id": 7}).caps(formCaps)), "1", "ok")
+	c := newClient(t, s, formCaps)
+	r1 := wantInputRequired(t, sendTool(t, c, "ask", map[string]any{"id": 7}), "ok")
 	d, err := seal.ArgumentsDigest(json.RawMessage(`{"id":7}`))
 	if err != nil {
 		t.Fatal(err)
@@ -142,11 +142,11 @@ func TestValidMemo(t *testing.T) {
 	if !e.valid.has(d) {
 		t.Fatal("the suspended call's arguments were not remembered")
 	}
-	res := completeResult(t, do(t, s, toolCall(2, "ask", map[string]any{"id": 7}).caps(formCaps).retry(r1.RequestState, map[string]any{"ok": accept(true)})), "2")
+	res := completeResult(t, sendTool(t, c, "ask", map[string]any{"id": 7}, mcptest.Resume(r1.RequestState, map[string]any{"ok": accept(true)})))
 	if text, _ := toolText(t, res); text != "done" {
 		t.Fatalf("retry: %q", text)
 	}
-	completeResult(t, do(t, s, toolCall(3, "ask", map[string]any{"id": "x"}).caps(formCaps)), "3")
+	completeResult(t, sendTool(t, c, "ask", map[string]any{"id": "x"}))
 	bad, _ := seal.ArgumentsDigest(json.RawMessage(`{"id":"x"}`))
 	if e.valid.has(bad) {
 		t.Fatal("invalid arguments were remembered")
@@ -154,9 +154,9 @@ func TestValidMemo(t *testing.T) {
 	// Numbers that a float64 cannot tell apart are different arguments:
 	// the memo of the first must not let the second skip validation.
 	big := json.RawMessage(`{"id":12345678901234567741440}`)
-	r2 := wantInputRequired(t, do(t, s, toolCall(4, "ask", big).caps(formCaps)), "4", "ok")
+	r2 := wantInputRequired(t, sendTool(t, c, "ask", big), "ok")
 	fraction := json.RawMessage(`{"id":12345678901234567890123.5}`)
-	e4 := wantError(t, do(t, s, toolCall(5, "ask", fraction).caps(formCaps).retry(r2.RequestState, map[string]any{"ok": accept(true)})), http.StatusBadRequest, -32602, "5")
+	e4 := wantError(t, sendTool(t, c, "ask", fraction, mcptest.Resume(r2.RequestState, map[string]any{"ok": accept(true)})), http.StatusBadRequest, -32602)
 	if !strings.Contains(e4.Message, "not issued for this request") {
 		t.Fatalf("a state for %s accepted for %s: %s", big, fraction, e4.Message)
 	}

@@ -1,11 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -15,6 +17,7 @@ import (
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/round"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/tasks"
 )
@@ -26,18 +29,26 @@ const (
 	taskStatusLimit = waitLimit
 )
 
-// taskReq is a tasks/* request for id, declaring the extension.
-func taskReq(rpcID any, method, id string) *rpc {
-	return call(rpcID, method, map[string]any{"taskId": id}).caps(tasksCaps)
+// taskCall sends a tasks/* request for the task id (with extra params
+// beside taskId) to h, from a client declaring the extension.
+func taskCall(tb testing.TB, h http.Handler, method, id string, extra map[string]any, opts ...mcptest.CallOption) *mcptest.Response {
+	tb.Helper()
+	p := map[string]any{"taskId": id}
+	for k, v := range extra {
+		p[k] = v
+	}
+	return send(tb, newClient(tb, h, tasksCaps), method, p, opts...)
 }
+
+// updates returns the params of a tasks/update carrying responses.
+func updates(responses any) map[string]any { return map[string]any{"inputResponses": responses} }
 
 // createTask calls a tool declaring caps and checks the CreateTaskResult
 // (SEP-2663: flat, no result, error, inputRequests or requestState,
 // integer ttlMs and pollIntervalMs, ISO 8601 times). It returns the id.
 func createTask(tb testing.TB, h http.Handler, name string, args any, caps string) string {
 	tb.Helper()
-	rec := do(tb, h, toolCall(1, name, args).caps(caps))
-	res := wantResult(tb, rec, "1")
+	res := wantResult(tb, sendTool(tb, newClient(tb, h, caps), name, args))
 	if res["resultType"] != "task" {
 		tb.Fatalf("tools/call %s: resultType = %v, want task: %v", name, res["resultType"], res)
 	}
@@ -78,7 +89,7 @@ func checkTaskFields(tb testing.TB, res map[string]any) {
 // getTask returns the tasks/get result for id.
 func getTask(tb testing.TB, h http.Handler, id string) map[string]any {
 	tb.Helper()
-	res := completeResult(tb, do(tb, h, taskReq(2, "tasks/get", id)), "2")
+	res := completeResult(tb, taskCall(tb, h, "tasks/get", id, nil))
 	if res["taskId"] != id {
 		tb.Fatalf("tasks/get taskId = %v, want %s", res["taskId"], id)
 	}
@@ -88,13 +99,6 @@ func getTask(tb testing.TB, h http.Handler, id string) map[string]any {
 
 // waitTask polls tasks/get until the task's status is one of want.
 func waitTask(tb testing.TB, h http.Handler, id string, want ...tasks.Status) map[string]any {
-	tb.Helper()
-	return pollTask(tb, h, id, 5*time.Millisecond, want...)
-}
-
-// pollTask is waitTask pausing pause between polls (0: yield the
-// processor, for benchmarks, which measure work rather than pauses).
-func pollTask(tb testing.TB, h http.Handler, id string, pause time.Duration, want ...tasks.Status) map[string]any {
 	tb.Helper()
 	deadline := time.Now().Add(taskStatusLimit)
 	for {
@@ -107,22 +111,80 @@ func pollTask(tb testing.TB, h http.Handler, id string, pause time.Duration, wan
 		if time.Now().After(deadline) {
 			tb.Fatalf("task %s is %v, want one of %v", id, res["status"], want)
 		}
-		if pause == 0 {
-			runtime.Gosched()
-		} else {
-			time.Sleep(pause)
-		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
-// ackOf sends c (rpc id 3) and checks the empty acknowledgement of
-// tasks/update and tasks/cancel.
-func ackOf(tb testing.TB, h http.Handler, c *rpc) {
+// taskBench replays, for the benchmarks, requests of a task's life that
+// mcptest built once (see wireOf), with the task's id in place of
+// taskPlaceholder, so that each iteration measures the server.
+type taskBench struct {
+	s                   *Server
+	create, get, update wire
+}
+
+const taskPlaceholder = "TASK-ID-PLACEHOLDER-0000"
+
+func newTaskBench(b *testing.B, s *Server, tool, caps string, answers any) *taskBench {
+	b.Helper()
+	tb := &taskBench{s: s}
+	tb.create = wireOf(b, s, caps, func(c *mcptest.Client) { sendTool(b, c, tool, nil) })
+	tb.get = wireOf(b, s, tasksCaps, func(c *mcptest.Client) { send(b, c, "tasks/get", map[string]any{"taskId": taskPlaceholder}) })
+	tb.update = wireOf(b, s, tasksCaps, func(c *mcptest.Client) {
+		send(b, c, "tasks/update", map[string]any{"taskId": taskPlaceholder, "inputResponses": answers})
+	})
+	return tb
+}
+
+// serve replays w for the task id and decodes the result.
+func (tb *taskBench) serve(b *testing.B, w wire, id string) map[string]any {
+	body := bytes.Replace(w.body, []byte(taskPlaceholder), []byte(id), 1)
+	r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
+	r.Header = w.header.Clone()
+	if id != "" {
+		r.Header.Set(HeaderName, id)
+	}
+	rec := httptest.NewRecorder()
+	tb.s.ServeHTTP(rec, r)
+	var out struct {
+		Result map[string]any `json:"result"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.Result == nil {
+		b.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	return out.Result
+}
+
+// createTask starts a task and returns its id.
+func (tb *taskBench) createTask(b *testing.B) string {
+	res := tb.serve(b, tb.create, "")
+	id, _ := res["taskId"].(string)
+	if id == "" {
+		b.Fatalf("tools/call = %v, want a task", res)
+	}
+	return id
+}
+
+// poll sends tasks/get, yielding the processor between polls, until the
+// task's status is want.
+func (tb *taskBench) poll(b *testing.B, id string, want tasks.Status) {
+	deadline := time.Now().Add(taskStatusLimit)
+	for tb.serve(b, tb.get, id)["status"] != string(want) {
+		if time.Now().After(deadline) {
+			b.Fatalf("task %s is not %s", id, want)
+		}
+		runtime.Gosched()
+	}
+}
+
+// ackOf sends method (tasks/update or tasks/cancel) for the task id, with
+// extra params, and checks its empty acknowledgement.
+func ackOf(tb testing.TB, h http.Handler, method, id string, extra map[string]any) {
 	tb.Helper()
-	res := completeResult(tb, do(tb, h, c), "3")
+	res := completeResult(tb, taskCall(tb, h, method, id, extra))
 	for _, k := range []string{"taskId", "status", "result", "error", "inputRequests"} {
 		if _, ok := res[k]; ok {
-			tb.Errorf("%s ack carries %q: %v", c.method, k, res)
+			tb.Errorf("%s ack carries %q: %v", method, k, res)
 		}
 	}
 }
@@ -151,14 +213,14 @@ func TestTasksAdvertisedInDiscoverOnly(t *testing.T) {
 	s := newTestServer(t, nil)
 	textTool(s, t, "plain", "hi")
 	discover := func() map[string]any {
-		res := completeResult(t, do(t, s, call(1, "server/discover", nil)), "1")
+		res := completeResult(t, send(t, newClient(t, s, ""), "server/discover", nil))
 		caps, _ := res["capabilities"].(map[string]any)
 		return caps
 	}
 	if caps := discover(); caps["extensions"] != nil {
 		t.Errorf("without task-supporting tools discover advertises extensions: %v", caps)
 	}
-	if e := wantError(t, do(t, s, taskReq(1, "tasks/get", "AAAAAAAAAAAAAAAAAAAAAAAA")), http.StatusNotFound, jsonrpc.MethodNotFound, "1"); e == nil {
+	if e := wantError(t, taskCall(t, s, "tasks/get", "AAAAAAAAAAAAAAAAAAAAAAAA", nil), http.StatusNotFound, jsonrpc.MethodNotFound); e == nil {
 		t.Fatal("no error")
 	}
 	mustAddTool(t, s, Tool{Name: "job"}, newGate().handler, RunAsTask(TaskOptional))
@@ -208,13 +270,14 @@ func TestTaskGating(t *testing.T) {
 	textTool(s, t, "plain", "plain")
 
 	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
-		c := call(1, m, map[string]any{"taskId": "gate-test", "inputResponses": map[string]any{}})
-		e := wantError(t, do(t, s, c), http.StatusBadRequest, jsonrpc.MissingRequiredClientCapability, "1")
+		r := send(t, newClient(t, s, ""), m, map[string]any{"taskId": "gate-test", "inputResponses": map[string]any{}})
+		e := wantError(t, r, http.StatusBadRequest, jsonrpc.MissingRequiredClientCapability)
 		if !strings.Contains(string(e.Data), `"extensions":{"io.modelcontextprotocol/tasks":{}}`) {
 			t.Errorf("%s without the extension: data = %s, want requiredCapabilities.extensions", m, e.Data)
 		}
 	}
-	e := wantError(t, do(t, s, toolCall(1, "required", nil)), http.StatusBadRequest, jsonrpc.MissingRequiredClientCapability, "1")
+	plain := newClient(t, s, "")
+	e := wantError(t, sendTool(t, plain, "required", nil), http.StatusBadRequest, jsonrpc.MissingRequiredClientCapability)
 	var data struct {
 		RequiredCapabilities client.Capabilities `json:"requiredCapabilities"`
 	}
@@ -224,18 +287,18 @@ func TestTaskGating(t *testing.T) {
 	if n := req.runs.Load(); n != 0 {
 		t.Errorf("the task-required handler ran %d times for a caller without the extension", n)
 	}
-	res := completeResult(t, do(t, s, toolCall(1, "optional", nil)), "1")
+	res := completeResult(t, sendTool(t, plain, "optional", nil))
 	if text, _ := toolText(t, res); text != "sync " || res["taskId"] != nil {
 		t.Errorf("task-optional tool without the extension = %v, want a synchronous result and no task id", res)
 	}
 	// A sync-only tool stays sync for a caller with the extension, and a
 	// v1 `task` param promotes nothing.
-	res = completeResult(t, do(t, s, toolCall(1, "plain", nil).caps(tasksCaps).withParam("task", map[string]any{"ttl": 60000})), "1")
+	res = completeResult(t, send(t, newClient(t, s, tasksCaps), "tools/call", map[string]any{"name": "plain", "task": map[string]any{"ttl": 60000}}))
 	if text, _ := toolText(t, res); text != "plain" {
 		t.Errorf("sync tool with the extension and a legacy task param = %v", res)
 	}
 	for _, m := range []string{"tasks/result", "tasks/list"} {
-		wantError(t, do(t, s, call(1, m, map[string]any{"taskId": "x"}).caps(tasksCaps)), http.StatusNotFound, jsonrpc.MethodNotFound, "1")
+		wantError(t, taskCall(t, s, m, "x", nil), http.StatusNotFound, jsonrpc.MethodNotFound)
 	}
 }
 
@@ -269,7 +332,7 @@ func TestTaskLifecycle(t *testing.T) {
 		t.Error("inlined result carries the v1 related-task _meta")
 	}
 	// Cancelling a terminal task is an idempotent ack; it stays completed.
-	ackOf(t, s, taskReq(3, "tasks/cancel", id))
+	ackOf(t, s, "tasks/cancel", id, nil)
 	if res := getTask(t, s, id); res["status"] != "completed" {
 		t.Errorf("after cancelling a completed task its status is %v", res["status"])
 	}
@@ -318,25 +381,24 @@ func TestTaskCancel(t *testing.T) {
 	g := newGate()
 	mustAddTool(t, s, Tool{Name: "job"}, g.handler, RunAsTask(TaskOptional))
 	id := createTask(t, s, "job", nil, tasksCaps)
-	ackOf(t, s, taskReq(3, "tasks/cancel", id))
+	ackOf(t, s, "tasks/cancel", id, nil)
 	if res := getTask(t, s, id); res["status"] != "cancelled" || res["result"] != nil || res["error"] != nil {
 		t.Errorf("after tasks/cancel: %v, want cancelled", res)
 	}
 	if err := receive(t, g.ctxErr, "the handler's context to end"); !errors.Is(err, errTaskCancelled) {
 		t.Errorf("handler's context cause = %v, want the cancellation", err)
 	}
-	ackOf(t, s, taskReq(3, "tasks/cancel", id)) // idempotent
+	ackOf(t, s, "tasks/cancel", id, nil) // idempotent
 	// The handler's late return changes nothing.
 	if res := waitTask(t, s, id, tasks.StatusCancelled); res["status"] != "cancelled" {
 		t.Errorf("status after the handler returned: %v", res["status"])
 	}
 	for _, m := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
 		for _, bad := range []string{"tasks-conformance-nonexistent-12345", "AAAAAAAAAAAAAAAAAAAAAAAA", strings.Repeat("x", 5000)} {
-			c := taskReq(1, m, bad).withParam("inputResponses", map[string]any{})
-			wantError(t, do(t, s, c), http.StatusBadRequest, jsonrpc.InvalidParams, "1")
+			wantError(t, taskCall(t, s, m, bad, updates(map[string]any{})), http.StatusBadRequest, jsonrpc.InvalidParams)
 		}
 	}
-	wantError(t, do(t, s, call(1, "tasks/get", nil).caps(tasksCaps)), http.StatusBadRequest, jsonrpc.InvalidParams, "1")
+	wantError(t, send(t, newClient(t, s, tasksCaps), "tasks/get", nil), http.StatusBadRequest, jsonrpc.InvalidParams)
 }
 
 // The Mcp-Name header of tasks/* must match params.taskId.
@@ -344,9 +406,9 @@ func TestTaskRoutingHeader(t *testing.T) {
 	s := newTestServer(t, nil)
 	mustAddTool(t, s, Tool{Name: "job"}, newGate().handler, RunAsTask(TaskOptional))
 	id := createTask(t, s, "job", nil, tasksCaps)
-	wantError(t, do(t, s, taskReq(1, "tasks/get", id).header(HeaderName, "another-task")), http.StatusBadRequest, jsonrpc.HeaderMismatch, "1")
-	wantError(t, do(t, s, taskReq(1, "tasks/get", id).without(HeaderName)), http.StatusBadRequest, jsonrpc.HeaderMismatch, "1")
-	ackOf(t, s, taskReq(3, "tasks/cancel", id))
+	wantError(t, taskCall(t, s, "tasks/get", id, nil, mcptest.WithHeader(HeaderName, "another-task")), http.StatusBadRequest, jsonrpc.HeaderMismatch)
+	wantError(t, taskCall(t, s, "tasks/get", id, nil, mcptest.WithoutHeader(HeaderName)), http.StatusBadRequest, jsonrpc.HeaderMismatch)
+	ackOf(t, s, "tasks/cancel", id, nil)
 }
 
 // One handler, written in the blocking style, serves both ways: as a task
@@ -383,16 +445,16 @@ func TestTaskInputRequired(t *testing.T) {
 		t.Errorf("the task asks %v, want the handler's form", q)
 	}
 	// An answer that does not fit the form is refused, and nothing moves.
-	bad := taskReq(1, "tasks/update", id).withParam("inputResponses", map[string]any{"baton:1": map[string]any{"action": "accept", "content": map[string]any{"ok": "yes"}}})
-	if e := wantError(t, do(t, s, bad), http.StatusBadRequest, jsonrpc.InvalidParams, "1"); !strings.Contains(e.Message, "baton:1") {
+	bad := taskCall(t, s, "tasks/update", id, updates(map[string]any{"baton:1": map[string]any{"action": "accept", "content": map[string]any{"ok": "yes"}}}))
+	if e := wantError(t, bad, http.StatusBadRequest, jsonrpc.InvalidParams); !strings.Contains(e.Message, "baton:1") {
 		t.Errorf("invalid answer error %q does not name the key", e.Message)
 	}
 	// Answers to keys that are not pending are ignored.
-	ackOf(t, s, taskReq(3, "tasks/update", id).withParam("inputResponses", map[string]any{"unknown-key": map[string]any{"ignored": true}}))
+	ackOf(t, s, "tasks/update", id, updates(map[string]any{"unknown-key": map[string]any{"ignored": true}}))
 	if res := getTask(t, s, id); res["status"] != "input_required" {
 		t.Errorf("after an ignored answer: %v", res["status"])
 	}
-	ackOf(t, s, taskReq(3, "tasks/update", id).withParam("inputResponses", map[string]any{"baton:1": accept(true)}))
+	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:1": accept(true)}))
 	res = waitTask(t, s, id, tasks.StatusCompleted)
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "deleted" {
 		t.Errorf("task result = %v, want deleted", res["result"])
@@ -402,10 +464,10 @@ func TestTaskInputRequired(t *testing.T) {
 	}
 	// The same handler without the extension: an MRTR round, then the
 	// answer on the retry.
-	rec := do(t, s, toolCall(1, "confirm", nil).caps(`{"elicitation":{}}`))
-	ir := wantInputRequired(t, rec, "1", round.AutoKey(0))
-	rec = do(t, s, toolCall(1, "confirm", nil).caps(`{"elicitation":{}}`).retry(ir.RequestState, map[string]any{round.AutoKey(0): accept(false)}))
-	if text, _ := toolText(t, completeResult(t, rec, "1")); text != "kept" {
+	ec := newClient(t, s, `{"elicitation":{}}`)
+	ir := wantInputRequired(t, sendTool(t, ec, "confirm", nil), round.AutoKey(0))
+	r := sendTool(t, ec, "confirm", nil, mcptest.Resume(ir.RequestState, map[string]any{round.AutoKey(0): accept(false)}))
+	if text, _ := toolText(t, completeResult(t, r)); text != "kept" {
 		t.Errorf("synchronous run = %q, want kept", text)
 	}
 	// A task cannot ask what its client did not declare.
@@ -438,14 +500,14 @@ func TestTaskPartialAnswersAndKeys(t *testing.T) {
 	if len(irs) != 2 || irs["baton:1"] == nil || irs["baton:2"] == nil {
 		t.Fatalf("inputRequests = %v, want baton:1 and baton:2", irs)
 	}
-	ackOf(t, s, taskReq(3, "tasks/update", id).withParam("inputResponses", map[string]any{"baton:1": accept(true)}))
+	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:1": accept(true)}))
 	res = getTask(t, s, id)
 	irs, _ = res["inputRequests"].(map[string]any)
 	if res["status"] != "input_required" || len(irs) != 1 || irs["baton:2"] == nil {
 		t.Fatalf("after answering baton:1 only: %v, want input_required with baton:2 alone", res)
 	}
 	// Answering baton:1 again is ignored; baton:2 lets the handler go on.
-	ackOf(t, s, taskReq(3, "tasks/update", id).withParam("inputResponses", map[string]any{"baton:1": map[string]any{"action": "decline"}, "baton:2": map[string]any{"action": "decline"}}))
+	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:1": map[string]any{"action": "decline"}, "baton:2": map[string]any{"action": "decline"}}))
 	res = waitTask(t, s, id, tasks.StatusInputRequired)
 	for res["inputRequests"].(map[string]any)["baton:3"] == nil {
 		res = waitTask(t, s, id, tasks.StatusInputRequired)
@@ -453,7 +515,7 @@ func TestTaskPartialAnswersAndKeys(t *testing.T) {
 	if irs := res["inputRequests"].(map[string]any); len(irs) != 1 {
 		t.Errorf("third question: inputRequests = %v, want baton:3 alone (a fresh key)", irs)
 	}
-	ackOf(t, s, taskReq(3, "tasks/update", id).withParam("inputResponses", map[string]any{"baton:3": map[string]any{"action": "cancel"}}))
+	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:3": map[string]any{"action": "cancel"}}))
 	res = waitTask(t, s, id, tasks.StatusCompleted)
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "accept,decline,cancel" {
 		t.Errorf("answers reached the handler as %q, want accept,decline,cancel", text)
@@ -483,9 +545,9 @@ func TestDeferredTask(t *testing.T) {
 		return TextResult("answered " + string(res.Action) + " in task " + id), nil
 	}, RunAsTask(TaskRequired), DeferTask())
 
-	ir := wantInputRequired(t, do(t, s, toolCall(1, "deferred", nil).caps(taskElicitCaps)), "1", "user_name")
-	rec := do(t, s, toolCall(1, "deferred", nil).caps(taskElicitCaps).retry(ir.RequestState, map[string]any{"user_name": accept(true)}))
-	res := wantResult(t, rec, "1")
+	c := newClient(t, s, taskElicitCaps)
+	ir := wantInputRequired(t, sendTool(t, c, "deferred", nil), "user_name")
+	res := wantResult(t, sendTool(t, c, "deferred", nil, mcptest.Resume(ir.RequestState, map[string]any{"user_name": accept(true)})))
 	if res["resultType"] != "task" || res["requestState"] != nil || res["inputRequests"] != nil {
 		t.Fatalf("round 2 = %v, want a CreateTaskResult without requestState", res)
 	}
@@ -510,8 +572,7 @@ func TestTaskPrincipal(t *testing.T) {
 	id := createTask(t, as("alice"), "job", nil, tasksCaps)
 	for _, h := range []http.Handler{as("mallory"), s} {
 		for _, m := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
-			c := taskReq(1, m, id).withParam("inputResponses", map[string]any{})
-			e := wantError(t, do(t, h, c), http.StatusBadRequest, jsonrpc.InvalidParams, "1")
+			e := wantError(t, taskCall(t, h, m, id, updates(map[string]any{})), http.StatusBadRequest, jsonrpc.InvalidParams)
 			if e.Message != unknownTask("").Message {
 				t.Errorf("another principal's %s: %q, want the unknown-task error", m, e.Message)
 			}
@@ -544,9 +605,9 @@ func TestTaskTTL(t *testing.T) {
 	}
 	deadline := time.Now().Add(waitLimit)
 	for {
-		rec := do(t, s, taskReq(2, "tasks/get", id))
-		if rec.Code != http.StatusOK {
-			wantError(t, rec, http.StatusBadRequest, jsonrpc.InvalidParams, "2")
+		r := taskCall(t, s, "tasks/get", id, nil)
+		if r.Status != http.StatusOK {
+			wantError(t, r, http.StatusBadRequest, jsonrpc.InvalidParams)
 			return // expired: gone
 		}
 		if time.Now().After(deadline) {
@@ -576,7 +637,7 @@ func TestTaskServerClose(t *testing.T) {
 	if err := receive(t, g.ctxErr, "the handler's context to end"); !errors.Is(err, errServerClosed) {
 		t.Errorf("handler's context cause = %v, want the server closing", err)
 	}
-	wantError(t, do(t, a, toolCall(1, "job", nil).caps(tasksCaps)), http.StatusOK, jsonrpc.InternalError, "1")
+	wantError(t, sendTool(t, newClient(t, a, tasksCaps), "job", nil), http.StatusOK, jsonrpc.InternalError)
 }
 
 // Two instances share a store: the task runs where it was created, any
@@ -600,14 +661,14 @@ func TestTaskAcrossInstances(t *testing.T) {
 	}
 	id := createTask(t, a, "ask", nil, taskElicitCaps)
 	waitTask(t, b, id, tasks.StatusInputRequired)
-	ackOf(t, b, taskReq(3, "tasks/update", id).withParam("inputResponses", map[string]any{"baton:1": accept(true)}))
+	ackOf(t, b, "tasks/update", id, updates(map[string]any{"baton:1": accept(true)}))
 	res := waitTask(t, b, id, tasks.StatusCompleted)
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "answered accept" || *ranOn.Load() != "a" {
 		t.Errorf("result %q, ran on %s; want answered accept, on a", text, *ranOn.Load())
 	}
 	id = createTask(t, a, "ask", nil, taskElicitCaps)
 	waitTask(t, a, id, tasks.StatusInputRequired)
-	ackOf(t, b, taskReq(3, "tasks/cancel", id))
+	ackOf(t, b, "tasks/cancel", id, nil)
 	if res := waitTask(t, a, id, tasks.StatusCancelled); res["inputRequests"] != nil {
 		t.Errorf("cancelled task still shows its questions: %v", res)
 	}
@@ -658,8 +719,8 @@ func TestTaskNotificationsDropped(t *testing.T) {
 		sent <- req.Progress(ctx, 1, 2, "halfway")
 		return TextResult("done"), nil
 	}, RunAsTask(TaskOptional))
-	rec := do(t, s, toolCall(1, "progress", nil).caps(tasksCaps).withMeta("progressToken", "p1"))
-	id, _ := wantResult(t, rec, "1")["taskId"].(string)
+	r := sendTool(t, newClient(t, s, tasksCaps), "progress", nil, mcptest.WithProgressToken("p1"))
+	id, _ := wantResult(t, r)["taskId"].(string)
 	if err := receive(t, sent, "the progress call"); err != nil {
 		t.Errorf("Progress in a task: %v, want nil (dropped)", err)
 	}
@@ -674,10 +735,10 @@ func BenchmarkTaskCreateAndPoll(b *testing.B) {
 	mustAddTool(b, s, Tool{Name: "job"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
 		return TextResult("done"), nil
 	}, RunAsTask(TaskOptional))
+	tb := newTaskBench(b, s, "job", tasksCaps, nil)
 	b.ReportAllocs()
 	for b.Loop() {
-		id := createTask(b, s, "job", nil, tasksCaps)
-		pollTask(b, s, id, 0, tasks.StatusCompleted)
+		tb.poll(b, tb.createTask(b), tasks.StatusCompleted)
 	}
 }
 
@@ -693,13 +754,13 @@ func BenchmarkTaskInputRound(b *testing.B) {
 		}
 		return TextResult(string(res.Action)), nil
 	}, RunAsTask(TaskOptional))
-	answer := map[string]any{"baton:1": accept(true)}
+	tb := newTaskBench(b, s, "ask", taskElicitCaps, map[string]any{"baton:1": accept(true)})
 	b.ReportAllocs()
 	for b.Loop() {
-		id := createTask(b, s, "ask", nil, taskElicitCaps)
-		pollTask(b, s, id, 0, tasks.StatusInputRequired)
-		ackOf(b, s, taskReq(3, "tasks/update", id).withParam("inputResponses", answer))
-		pollTask(b, s, id, 0, tasks.StatusCompleted)
+		id := tb.createTask(b)
+		tb.poll(b, id, tasks.StatusInputRequired)
+		tb.serve(b, tb.update, id)
+		tb.poll(b, id, tasks.StatusCompleted)
 	}
 }
 
@@ -716,7 +777,8 @@ func TestTaskOverStdio(t *testing.T) {
 		return TextResult("answered " + string(res.Action)), nil
 	}, RunAsTask(TaskOptional))
 	st := startStdio(t, context.Background(), s)
-	st.sendRPC(toolCall(1, "ask", nil).caps(taskElicitCaps))
+	caps := map[string]any{metaClientCaps: json.RawMessage(taskElicitCaps)}
+	st.send(toolLine(t, 1, "ask", nil, caps))
 	var created struct {
 		ResultType string `json:"resultType"`
 		TaskID     string `json:"taskId"`
@@ -727,7 +789,7 @@ func TestTaskOverStdio(t *testing.T) {
 	poll := func(want tasks.Status) map[string]any {
 		deadline := time.Now().Add(waitLimit)
 		for {
-			st.sendRPC(taskReq(2, "tasks/get", created.TaskID))
+			st.request(2, "tasks/get", map[string]any{"taskId": created.TaskID}, caps)
 			res := decodeObject(t, st.next().Result)
 			if res["status"] == string(want) {
 				return res
@@ -739,7 +801,7 @@ func TestTaskOverStdio(t *testing.T) {
 		}
 	}
 	poll(tasks.StatusInputRequired)
-	st.sendRPC(taskReq(3, "tasks/update", created.TaskID).withParam("inputResponses", map[string]any{"baton:1": accept(true)}))
+	st.request(3, "tasks/update", map[string]any{"taskId": created.TaskID, "inputResponses": map[string]any{"baton:1": accept(true)}}, caps)
 	if r := st.next(); r.Error != nil {
 		t.Fatalf("tasks/update: %+v", r.Error)
 	}

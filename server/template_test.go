@@ -104,6 +104,7 @@ func TestURITemplateMatch(t *testing.T) {
 
 func TestResourceTemplates(t *testing.T) {
 	s := newTestServer(t, nil)
+	c := newClient(t, s, "")
 	read := func(name string) ResourceHandler {
 		return func(_ context.Context, r *ResourceRequest) (*ResourceResult, error) {
 			var b strings.Builder
@@ -137,12 +138,12 @@ func TestResourceTemplates(t *testing.T) {
 		"db://users/7/extra": "",
 		"files://a/b":        "",
 	} {
-		rec := do(t, s, call(1, "resources/read", map[string]any{"uri": uri}))
+		rec := send(t, c, "resources/read", map[string]any{"uri": uri})
 		if want == "" {
-			wantError(t, rec, http.StatusBadRequest, -32602, "1")
+			wantError(t, rec, http.StatusBadRequest, -32602)
 			continue
 		}
-		res := completeResult(t, rec, "1")
+		res := completeResult(t, rec)
 		c := res["contents"].([]any)[0].(map[string]any)
 		if c["text"] != want || c["uri"] != uri {
 			t.Errorf("%s: contents %v, want text %q", uri, c, want)

@@ -62,9 +62,9 @@ func abs(n int) int {
 
 func TestToolSchemaKeptExactly(t *testing.T) {
 	s, _ := routeServer(t)
-	rec := do(t, s, call(1, "tools/list", nil))
-	completeResult(t, rec, "1")
-	body := rec.Body.String()
+	r := send(t, newClient(t, s, ""), "tools/list", nil)
+	completeResult(t, r)
+	body := string(r.Body)
 	for _, want := range []string{`"inputSchema":` + routeSchema, `"outputSchema":` + routeOutput} {
 		if !strings.Contains(body, want) {
 			t.Errorf("tools/list does not carry the schema byte for byte:\nwant %s\nin   %s", want, body)
@@ -77,26 +77,26 @@ func TestToolSchemaKeptExactly(t *testing.T) {
 	t.Run("missing schema", func(t *testing.T) {
 		s := newTestServer(t, nil)
 		textTool(s, t, "bare", "x")
-		rec := do(t, s, call(1, "tools/list", nil))
-		if !strings.Contains(rec.Body.String(), `"inputSchema":{"type":"object"}`) {
-			t.Errorf("tools/list: %s", rec.Body)
+		r := send(t, newClient(t, s, ""), "tools/list", nil)
+		if !strings.Contains(string(r.Body), `"inputSchema":{"type":"object"}`) {
+			t.Errorf("tools/list: %s", r.Body)
 		}
 	})
 }
 
 func TestToolArgumentValidation(t *testing.T) {
 	s, calls := routeServer(t)
+	c := newClient(t, s, "")
 	p := func(x, y int) map[string]any { return map[string]any{"x": x, "y": y} }
 
 	t.Run("valid", func(t *testing.T) {
-		res := completeResult(t, do(t, s, toolCall(1, "route", map[string]any{"from": p(0, 0), "to": p(3, 4)})), "1")
+		res := completeResult(t, sendTool(t, c, "route", map[string]any{"from": p(0, 0), "to": p(3, 4)}))
 		if !jsonEqual(res["structuredContent"], map[string]any{"km": 7}) {
 			t.Errorf("structuredContent = %v", res["structuredContent"])
 		}
 	})
 	t.Run("reordered and spaced arguments", func(t *testing.T) {
-		req := toolCall(1, "route", json.RawMessage(`{ "to" : {"y":4,"x":3},  "from":{"y":0,"x":0} }`))
-		completeResult(t, do(t, s, req), "1")
+		completeResult(t, sendTool(t, c, "route", json.RawMessage(`{ "to" : {"y":4,"x":3},  "from":{"y":0,"x":0} }`)))
 	})
 
 	invalid := []struct {
@@ -114,7 +114,7 @@ func TestToolArgumentValidation(t *testing.T) {
 	for _, tt := range invalid {
 		t.Run("invalid/"+tt.name, func(t *testing.T) {
 			before := *calls
-			res := completeResult(t, do(t, s, toolCall(2, "route", tt.args)), "2")
+			res := completeResult(t, sendTool(t, c, "route", tt.args))
 			text, isErr := toolText(t, res)
 			if !isErr {
 				t.Fatalf("isError = false; text %q", text)
@@ -138,7 +138,7 @@ func TestToolArgumentValidation(t *testing.T) {
 		mustAddTool(t, s, Tool{Name: "raw", InputSchema: json.RawMessage(routeSchema)}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 			return TextResult(string(req.Arguments)), nil
 		}, SkipInputValidation())
-		res := completeResult(t, do(t, s, toolCall(1, "raw", map[string]any{"anything": 1})), "1")
+		res := completeResult(t, sendTool(t, newClient(t, s, ""), "raw", map[string]any{"anything": 1}))
 		if text, isErr := toolText(t, res); text != `{"anything":1}` || isErr {
 			t.Errorf("result %q isError=%v", text, isErr)
 		}
@@ -147,7 +147,7 @@ func TestToolArgumentValidation(t *testing.T) {
 	for _, args := range []string{`[1,2]`, `"x"`, `3`, `true`} {
 		t.Run("non-object arguments "+args, func(t *testing.T) {
 			before := *calls
-			e := wantError(t, do(t, s, toolCall(3, "route", json.RawMessage(args))), http.StatusBadRequest, -32602, "3")
+			e := wantError(t, sendTool(t, c, "route", json.RawMessage(args)), http.StatusBadRequest, -32602)
 			if !strings.Contains(e.Message, "arguments must be a JSON object") {
 				t.Errorf("message %q", e.Message)
 			}
@@ -161,7 +161,7 @@ func TestToolArgumentValidation(t *testing.T) {
 		mustAddTool(t, s, Tool{Name: "echo"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 			return TextResult(string(req.Arguments)), nil
 		})
-		res := completeResult(t, do(t, s, toolCall(1, "echo", json.RawMessage(`null`))), "1")
+		res := completeResult(t, sendTool(t, newClient(t, s, ""), "echo", json.RawMessage(`null`)))
 		if text, _ := toolText(t, res); text != "{}" {
 			t.Errorf("arguments = %q", text)
 		}
@@ -191,42 +191,43 @@ func TestToolCallErrors(t *testing.T) {
 	mustAddTool(t, s, Tool{Name: "nil"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
 		return nil, nil
 	})
+	c := newClient(t, s, "")
 
 	t.Run("plain error is an isError result", func(t *testing.T) {
-		res := completeResult(t, do(t, s, toolCall(1, "fail", nil)), "1")
+		res := completeResult(t, sendTool(t, c, "fail", nil))
 		if text, isErr := toolText(t, res); text != "disk on fire" || !isErr {
 			t.Errorf("result %q isError=%v", text, isErr)
 		}
 	})
 	t.Run("ErrorResult", func(t *testing.T) {
-		res := completeResult(t, do(t, s, toolCall(1, "errresult", nil)), "1")
+		res := completeResult(t, sendTool(t, c, "errresult", nil))
 		if text, isErr := toolText(t, res); text != "no such city" || !isErr {
 			t.Errorf("result %q isError=%v", text, isErr)
 		}
 	})
 	t.Run("jsonrpc error is sent as is", func(t *testing.T) {
-		e := wantError(t, do(t, s, toolCall(2, "rpcfail", nil)), http.StatusBadRequest, -32602, "2")
+		e := wantError(t, sendTool(t, c, "rpcfail", nil), http.StatusBadRequest, -32602)
 		if e.Message != "bad id" || string(e.Data) != `{"field":"id"}` {
 			t.Errorf("error %q data %s", e.Message, e.Data)
 		}
 	})
 	t.Run("application error code", func(t *testing.T) {
-		e := wantError(t, do(t, s, toolCall(3, "appfail", nil)), http.StatusOK, 1234, "3")
+		e := wantError(t, sendTool(t, c, "appfail", nil), http.StatusOK, 1234)
 		if e.Message != "quota" {
 			t.Errorf("message %q", e.Message)
 		}
 	})
 	t.Run("nil result", func(t *testing.T) {
-		wantError(t, do(t, s, toolCall(4, "nil", nil)), http.StatusOK, -32603, "4")
+		wantError(t, sendTool(t, c, "nil", nil), http.StatusOK, -32603)
 	})
 	t.Run("unknown tool", func(t *testing.T) {
-		e := wantError(t, do(t, s, toolCall(5, "nope", nil)), http.StatusBadRequest, -32602, "5")
+		e := wantError(t, sendTool(t, c, "nope", nil), http.StatusBadRequest, -32602)
 		if !strings.Contains(e.Message, `unknown tool "nope"`) {
 			t.Errorf("message %q", e.Message)
 		}
 	})
 	t.Run("no tool name", func(t *testing.T) {
-		wantError(t, do(t, s, call(6, "tools/call", nil)), http.StatusBadRequest, -32602, "6")
+		wantError(t, send(t, c, "tools/call", nil), http.StatusBadRequest, -32602)
 	})
 }
 
@@ -268,9 +269,10 @@ func TestAddToolErrors(t *testing.T) {
 
 func TestToolNames(t *testing.T) {
 	s := newTestServer(t, nil)
+	c := newClient(t, s, "")
 	for _, name := range []string{"a", "get_weather", "Get-Weather.v2", strings.Repeat("x", 128)} {
 		textTool(s, t, name, name)
-		res := completeResult(t, do(t, s, toolCall(1, name, nil)), "1")
+		res := completeResult(t, sendTool(t, c, name, nil))
 		if text, _ := toolText(t, res); text != name {
 			t.Errorf("%s: text %q", name, text)
 		}
@@ -289,7 +291,7 @@ func TestToolRequires(t *testing.T) {
 		{`{"sampling":{}}`, `{"requiredCapabilities":{"roots":{}}}`},
 		{`{"roots":{},"elicitation":{}}`, `{"requiredCapabilities":{"sampling":{}}}`},
 	} {
-		e := wantError(t, do(t, s, toolCall(1, "needs", nil).caps(tt.caps)), http.StatusBadRequest, -32021, "1")
+		e := wantError(t, sendTool(t, newClient(t, s, tt.caps), "needs", nil), http.StatusBadRequest, -32021)
 		if string(e.Data) != tt.data {
 			t.Errorf("caps %s: data %s, want %s", tt.caps, e.Data, tt.data)
 		}
@@ -297,7 +299,7 @@ func TestToolRequires(t *testing.T) {
 	if calls != 0 {
 		t.Errorf("the handler ran %d times", calls)
 	}
-	completeResult(t, do(t, s, toolCall(2, "needs", nil).caps(`{"sampling":{"tools":{}},"roots":{"listChanged":true}}`)), "2")
+	completeResult(t, sendTool(t, newClient(t, s, `{"sampling":{"tools":{}},"roots":{"listChanged":true}}`), "needs", nil))
 	if calls != 1 {
 		t.Errorf("the handler ran %d times, want 1", calls)
 	}
@@ -308,11 +310,12 @@ func TestAddToolReplaces(t *testing.T) {
 	textTool(s, t, "a", "first")
 	textTool(s, t, "b", "b")
 	textTool(s, t, "a", "second")
-	res := completeResult(t, do(t, s, toolCall(1, "a", nil)), "1")
+	c := newClient(t, s, "")
+	res := completeResult(t, sendTool(t, c, "a", nil))
 	if text, _ := toolText(t, res); text != "second" {
 		t.Errorf("text %q", text)
 	}
-	list := completeResult(t, do(t, s, call(1, "tools/list", nil)), "1")
+	list := completeResult(t, send(t, c, "tools/list", nil))
 	tools := list["tools"].([]any)
 	if len(tools) != 2 || tools[0].(map[string]any)["name"] != "a" || tools[1].(map[string]any)["name"] != "b" {
 		t.Errorf("tools = %v", tools)

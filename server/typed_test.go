@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcptest"
 )
 
 type geo struct {
@@ -72,7 +72,7 @@ func newLoggedServer(tb testing.TB) (*Server, *logBuffer) {
 // listedTool returns the tools/list entry of name, decoded.
 func listedTool(tb testing.TB, s *Server, name string) map[string]any {
 	tb.Helper()
-	res := completeResult(tb, do(tb, s, call(1, "tools/list", nil)), "1")
+	res := completeResult(tb, send(tb, newClient(tb, s, ""), "tools/list", nil))
 	tools, _ := res["tools"].([]any)
 	for _, t := range tools {
 		if m, _ := t.(map[string]any); m["name"] == name {
@@ -166,13 +166,14 @@ func TestTypedToolInfersSchemas(t *testing.T) {
 // text block holding the same JSON.
 func TestTypedToolCall(t *testing.T) {
 	s := newTestServer(t, nil)
+	c := newClient(t, s, "")
 	var got bookArgs
 	addBook(t, s, func(ctx context.Context, req *ToolRequest, in bookArgs) (booking, error) {
 		got = in
 		return booking{Restaurant: in.Restaurant, Party: in.Party, Date: "2026-08-01", Confirmed: true}, nil
 	})
 	args := map[string]any{"restaurant": "Chez Panisse", "party": 4, "near": map[string]any{"lat": 1.5, "lon": 2}, "stops": []any{map[string]any{"lat": 0, "lon": 0}}}
-	res := completeResult(t, do(t, s, toolCall(1, "book", args)), "1")
+	res := completeResult(t, sendTool(t, c, "book", args))
 	if got.Restaurant != "Chez Panisse" || got.Party != 4 || got.Near == nil || got.Near.Lat != 1.5 || len(got.Stops) != 1 {
 		t.Fatalf("handler got %+v", got)
 	}
@@ -197,12 +198,13 @@ func TestTypedToolCall(t *testing.T) {
 // handler does not run, exactly as for raw tools.
 func TestTypedToolRejectsBadArguments(t *testing.T) {
 	s := newTestServer(t, nil)
+	c := newClient(t, s, "")
 	ran := false
 	addBook(t, s, func(ctx context.Context, req *ToolRequest, in bookArgs) (booking, error) {
 		ran = true
 		return echoBooking(ctx, req, in)
 	})
-	for i, tc := range []struct {
+	for _, tc := range []struct {
 		args any
 		want string
 	}{
@@ -212,7 +214,7 @@ func TestTypedToolRejectsBadArguments(t *testing.T) {
 		{map[string]any{"restaurant": "x", "party": 2, "near": map[string]any{}}, "lat"}, // nested required
 		{map[string]any{"restaurant": "x", "party": 2.5}, "/party"},                      // not an integer
 	} {
-		res := completeResult(t, do(t, s, toolCall(i, "book", tc.args)), fmt.Sprint(i))
+		res := completeResult(t, sendTool(t, c, "book", tc.args))
 		text, isErr := toolText(t, res)
 		if !isErr || !strings.HasPrefix(text, "invalid arguments: ") || !strings.Contains(text, tc.want) {
 			t.Errorf("%v: result %q (isError %v), want invalid arguments mentioning %q", tc.args, text, isErr, tc.want)
@@ -231,6 +233,7 @@ func TestTypedToolRejectsBadArguments(t *testing.T) {
 // case is named rather than dropped.
 func TestTypedToolDecodeFailures(t *testing.T) {
 	s := newTestServer(t, nil)
+	c := newClient(t, s, "")
 	type loose struct {
 		Name  string
 		Count int `json:"count"`
@@ -244,18 +247,18 @@ func TestTypedToolDecodeFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, isErr := toolText(t, completeResult(t, do(t, s, toolCall(1, "loose", map[string]any{"name": "Ada"})), "1"))
+	text, isErr := toolText(t, completeResult(t, sendTool(t, c, "loose", map[string]any{"name": "Ada"})))
 	if !isErr || !strings.Contains(text, `key "name"`) || !strings.Contains(text, "field loose.Name") || !strings.Contains(text, "`json:\"name\"`") {
 		t.Errorf("case trap: %q (isError %v)", text, isErr)
 	}
-	text, isErr = toolText(t, completeResult(t, do(t, s, toolCall(2, "loose", map[string]any{"count": "x"})), "2"))
+	text, isErr = toolText(t, completeResult(t, sendTool(t, c, "loose", map[string]any{"count": "x"})))
 	if !isErr || !strings.Contains(text, "invalid arguments") || !strings.Contains(text, "count") {
 		t.Errorf("type mismatch: %q (isError %v)", text, isErr)
 	}
 	if ran {
 		t.Fatal("the handler ran on arguments that did not decode")
 	}
-	if text, isErr = toolText(t, completeResult(t, do(t, s, toolCall(3, "loose", map[string]any{"Name": "Ada"})), "3")); isErr || text != "Ada" {
+	if text, isErr = toolText(t, completeResult(t, sendTool(t, c, "loose", map[string]any{"Name": "Ada"}))); isErr || text != "Ada" {
 		t.Errorf("exact key: %q (isError %v)", text, isErr)
 	}
 }
@@ -264,6 +267,7 @@ func TestTypedToolDecodeFailures(t *testing.T) {
 // published and enforced, on the way in and on the way out.
 func TestTypedToolRefineSchemas(t *testing.T) {
 	s, logs := newLoggedServer(t)
+	c := newClient(t, s, "")
 	var out booking
 	addBook(t, s, func(context.Context, *ToolRequest, bookArgs) (booking, error) { return out, nil },
 		RefineSchemas(func(in, out *jsonschema.Schema) error {
@@ -283,19 +287,19 @@ func TestTypedToolRefineSchemas(t *testing.T) {
 		t.Errorf("published date = %v", date)
 	}
 
-	text, isErr := toolText(t, completeResult(t, do(t, s, toolCall(1, "book", map[string]any{"restaurant": "Noma", "party": 13})), "1"))
+	text, isErr := toolText(t, completeResult(t, sendTool(t, c, "book", map[string]any{"restaurant": "Noma", "party": 13})))
 	if !isErr || !strings.Contains(text, "/party") {
 		t.Errorf("party 13: %q (isError %v)", text, isErr)
 	}
-	text, isErr = toolText(t, completeResult(t, do(t, s, toolCall(2, "book", map[string]any{"restaurant": "Elsewhere", "party": 2})), "2"))
+	text, isErr = toolText(t, completeResult(t, sendTool(t, c, "book", map[string]any{"restaurant": "Elsewhere", "party": 2})))
 	if !isErr || !strings.Contains(text, "/restaurant") {
 		t.Errorf("restaurant outside the enum: %q (isError %v)", text, isErr)
 	}
 
 	out = booking{Restaurant: "Noma", Party: 2, Date: "2026-08-01"}
-	completeResult(t, do(t, s, toolCall(3, "book", map[string]any{"restaurant": "Noma", "party": 2})), "3")
+	completeResult(t, sendTool(t, c, "book", map[string]any{"restaurant": "Noma", "party": 2}))
 	out.Date = "next Tuesday"
-	e := wantError(t, do(t, s, toolCall(4, "book", map[string]any{"restaurant": "Noma", "party": 2})), 200, jsonrpc.InternalError, "4")
+	e := wantError(t, sendTool(t, c, "book", map[string]any{"restaurant": "Noma", "party": 2}), 200, jsonrpc.InternalError)
 	if !strings.Contains(e.Message, `tool "book"`) || !strings.Contains(e.Message, "outputSchema") {
 		t.Errorf("message %q", e.Message)
 	}
@@ -308,6 +312,7 @@ func TestTypedToolRefineSchemas(t *testing.T) {
 // for it.
 func TestTypedToolGivenSchemasWin(t *testing.T) {
 	s := newTestServer(t, nil)
+	c := newClient(t, s, "")
 	given := `{"type":"object","properties":{"restaurant":{"type":"string","minLength":3}},"required":["restaurant"]}`
 	var sawIn, sawOut *jsonschema.Schema
 	err := AddTool(s, Tool{Name: "book", InputSchema: json.RawMessage(given)}, echoBooking,
@@ -322,7 +327,7 @@ func TestTypedToolGivenSchemasWin(t *testing.T) {
 	if got := propsOf(t, in)["restaurant"].(map[string]any)["minLength"]; got != 3.0 {
 		t.Errorf("listed input schema %v is not the given one", in)
 	}
-	text, isErr := toolText(t, completeResult(t, do(t, s, toolCall(1, "book", map[string]any{"restaurant": "ab"})), "1"))
+	text, isErr := toolText(t, completeResult(t, sendTool(t, c, "book", map[string]any{"restaurant": "ab"})))
 	if !isErr || !strings.Contains(text, "/restaurant") {
 		t.Errorf("given schema not enforced: %q", text)
 	}
@@ -331,6 +336,7 @@ func TestTypedToolGivenSchemasWin(t *testing.T) {
 // Out = *ToolResult: no output schema, the result goes out as built.
 func TestTypedToolRawResult(t *testing.T) {
 	s := newTestServer(t, nil)
+	c := newClient(t, s, "")
 	err := AddTool(s, Tool{Name: "hello"}, func(_ context.Context, _ *ToolRequest, in struct {
 		Name string `json:"name"`
 	}) (*ToolResult, error) {
@@ -342,7 +348,7 @@ func TestTypedToolRawResult(t *testing.T) {
 	if _, ok := listedTool(t, s, "hello")["outputSchema"]; ok {
 		t.Error("a *ToolResult tool lists an outputSchema")
 	}
-	res := completeResult(t, do(t, s, toolCall(1, "hello", map[string]any{"name": "Ada"})), "1")
+	res := completeResult(t, sendTool(t, c, "hello", map[string]any{"name": "Ada"}))
 	if text, _ := toolText(t, res); text != "hello Ada" || !reflect.DeepEqual(res["structuredContent"], map[string]any{"free": "form"}) {
 		t.Errorf("result %v", res)
 	}
@@ -351,6 +357,7 @@ func TestTypedToolRawResult(t *testing.T) {
 // Pointer and map types are objects too.
 func TestTypedToolPointerAndMapTypes(t *testing.T) {
 	s := newTestServer(t, nil)
+	c := newClient(t, s, "")
 	err := AddTool(s, Tool{Name: "ptr"}, func(_ context.Context, _ *ToolRequest, in *geo) (*booking, error) {
 		if in == nil {
 			return nil, errors.New("nil input")
@@ -364,7 +371,7 @@ func TestTypedToolPointerAndMapTypes(t *testing.T) {
 	if in := tool["inputSchema"].(map[string]any); in["type"] != "object" {
 		t.Errorf("pointer In: schema %v", in)
 	}
-	res := completeResult(t, do(t, s, toolCall(1, "ptr", map[string]any{"lat": 1, "lon": 2})), "1")
+	res := completeResult(t, sendTool(t, c, "ptr", map[string]any{"lat": 1, "lon": 2}))
 	if sc := res["structuredContent"].(map[string]any); sc["restaurant"] != "1" || sc["party"] != 2.0 {
 		t.Errorf("structuredContent %v", sc)
 	}
@@ -379,11 +386,11 @@ func TestTypedToolPointerAndMapTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, isErr := toolText(t, completeResult(t, do(t, s, toolCall(2, "counts", map[string]any{"a": 1, "b": "x"})), "2"))
+	text, isErr := toolText(t, completeResult(t, sendTool(t, c, "counts", map[string]any{"a": 1, "b": "x"})))
 	if !isErr || !strings.Contains(text, "/b") {
 		t.Errorf("map value type not validated: %q", text)
 	}
-	res = completeResult(t, do(t, s, toolCall(3, "counts", map[string]any{"a": 1})), "3")
+	res = completeResult(t, sendTool(t, c, "counts", map[string]any{"a": 1}))
 	if !reflect.DeepEqual(res["structuredContent"], map[string]any{"A": 2.0}) {
 		t.Errorf("structuredContent %v", res["structuredContent"])
 	}
@@ -464,6 +471,7 @@ func TestTypedToolRegistrationErrors(t *testing.T) {
 // logged -32603.
 func TestTypedToolErrors(t *testing.T) {
 	s, logs := newLoggedServer(t)
+	c := newClient(t, s, "")
 	err := AddTool(s, Tool{Name: "fail"}, func(_ context.Context, _ *ToolRequest, in struct {
 		Mode string `json:"mode"`
 	}) (*booking, error) {
@@ -480,29 +488,30 @@ func TestTypedToolErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := completeResult(t, do(t, s, toolCall(1, "fail", map[string]any{"mode": "plain"})), "1")
+	res := completeResult(t, sendTool(t, c, "fail", map[string]any{"mode": "plain"}))
 	if text, isErr := toolText(t, res); !isErr || text != "the kitchen is closed" {
 		t.Errorf("plain error: %q (isError %v)", text, isErr)
 	}
 	if _, ok := res["structuredContent"]; ok {
 		t.Error("an error result carries structuredContent")
 	}
-	if e := wantError(t, do(t, s, toolCall(2, "fail", map[string]any{"mode": "rpc"})), 400, jsonrpc.InvalidParams, "2"); e.Message != "no such restaurant" {
+	if e := wantError(t, sendTool(t, c, "fail", map[string]any{"mode": "rpc"}), 400, jsonrpc.InvalidParams); e.Message != "no such restaurant" {
 		t.Errorf("rpc error: %q", e.Message)
 	}
-	if e := wantError(t, do(t, s, toolCall(3, "fail", map[string]any{"mode": "nil"})), 200, jsonrpc.InternalError, "3"); !strings.Contains(e.Message, "no result") {
+	if e := wantError(t, sendTool(t, c, "fail", map[string]any{"mode": "nil"}), 200, jsonrpc.InternalError); !strings.Contains(e.Message, "no result") {
 		t.Errorf("nil Out: %q", e.Message)
 	}
 	if !strings.Contains(logs.String(), "typed tool failed") {
 		t.Errorf("nil Out not logged: %s", logs)
 	}
-	completeResult(t, do(t, s, toolCall(4, "fail", map[string]any{"mode": "ok"})), "4")
+	completeResult(t, sendTool(t, c, "fail", map[string]any{"mode": "ok"}))
 }
 
 // The output schema of a raw tool is enforced too: a non-error result
 // must carry structuredContent that matches it.
 func TestRawToolOutputSchema(t *testing.T) {
 	s, logs := newLoggedServer(t)
+	c := newClient(t, s, "")
 	var res *ToolResult
 	mustAddTool(t, s, Tool{
 		Name:         "weather",
@@ -510,12 +519,12 @@ func TestRawToolOutputSchema(t *testing.T) {
 	}, func(context.Context, *ToolRequest) (*ToolResult, error) { return res, nil })
 
 	res = &ToolResult{Content: TextResult(`{"temp":21.5}`).Content, StructuredContent: map[string]any{"temp": 21.5}}
-	got := completeResult(t, do(t, s, toolCall(1, "weather", nil)), "1")
+	got := completeResult(t, sendTool(t, c, "weather", nil))
 	if !reflect.DeepEqual(got["structuredContent"], map[string]any{"temp": 21.5}) {
 		t.Errorf("structuredContent %v", got["structuredContent"])
 	}
 	res = &ToolResult{StructuredContent: json.RawMessage(`{"temp": 3}`)}
-	completeResult(t, do(t, s, toolCall(2, "weather", nil)), "2")
+	completeResult(t, sendTool(t, c, "weather", nil))
 
 	for i, bad := range []*ToolResult{
 		TextResult("21.5 degrees"), // no structuredContent
@@ -524,7 +533,7 @@ func TestRawToolOutputSchema(t *testing.T) {
 		{StructuredContent: (*booking)(nil)},
 	} {
 		res = bad
-		e := wantError(t, do(t, s, toolCall(10+i, "weather", nil)), 200, jsonrpc.InternalError, fmt.Sprint(10+i))
+		e := wantError(t, sendTool(t, c, "weather", nil), 200, jsonrpc.InternalError)
 		if !strings.Contains(e.Message, `tool "weather"`) || !strings.Contains(e.Message, "structuredContent") {
 			t.Errorf("case %d: message %q", i, e.Message)
 		}
@@ -535,14 +544,14 @@ func TestRawToolOutputSchema(t *testing.T) {
 
 	// An error result needs no structuredContent.
 	res = ErrorResult("the sensor is offline")
-	if text, isErr := toolText(t, completeResult(t, do(t, s, toolCall(20, "weather", nil)), "20")); !isErr || text != "the sensor is offline" {
+	if text, isErr := toolText(t, completeResult(t, sendTool(t, c, "weather", nil))); !isErr || text != "the sensor is offline" {
 		t.Errorf("error result: %q", text)
 	}
 	// Without an output schema nothing is checked.
 	mustAddTool(t, s, Tool{Name: "free"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
 		return &ToolResult{StructuredContent: map[string]any{"anything": []int{1}}}, nil
 	})
-	completeResult(t, do(t, s, toolCall(21, "free", nil)), "21")
+	completeResult(t, sendTool(t, c, "free", nil))
 }
 
 // A typed tool that asks twice in the blocking style, over HTTP: three
@@ -596,56 +605,51 @@ func TestTypedToolTwoRoundsOverHTTP(t *testing.T) {
 	}
 	ts := httptest.NewServer(s)
 	defer ts.Close()
-	ctx := t.Context()
 	args := map[string]any{"restaurant": "Noma", "party": 2}
-	send := func(c *rpc) response {
+	// book answers the date question, then the confirmation with confirm.
+	book := func(confirm func() (*elicit.Result, error)) *mcptest.ToolResult {
 		t.Helper()
-		resp := post(t, ctx, ts.URL, c)
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("status %d: %s (%v)", resp.StatusCode, b, err)
+		c := newClientOpts(t, mcptest.URL(ts.URL, ts.Client()), &mcptest.Options{
+			Capabilities: capsOf(t, formCaps),
+			Elicitation: func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
+				if req.Message == "When?" {
+					return mcptest.Accept(map[string]any{"date": "2026-08-01", "note": "window"})
+				}
+				if req.Message != "Book Noma on 2026-08-01?" {
+					return nil, fmt.Errorf("second question %q", req.Message)
+				}
+				return confirm()
+			},
+		})
+		res, err := c.CallTool(testContext(t), "book_table", args)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return parseResponse(t, b)
+		// Three requests, one question in each of the first two.
+		if keys := roundKeys(res.Exchange); len(keys) != 2 || len(keys[0]) != 1 || len(keys[1]) != 1 {
+			t.Fatalf("rounds asked %v, want one question in each of two rounds", keys)
+		}
+		for i, r := range res.Exchange.Rounds {
+			if r.Status != http.StatusOK {
+				t.Errorf("round %d: HTTP %d", i+1, r.Status)
+			}
+		}
+		return res
 	}
-	var r1, r2 struct {
-		ResultType    string                     `json:"resultType"`
-		InputRequests map[string]json.RawMessage `json:"inputRequests"`
-		RequestState  string                     `json:"requestState"`
-	}
-	if err := json.Unmarshal(send(toolCall(1, "book_table", args).caps(formCaps)).Result, &r1); err != nil || r1.ResultType != "input_required" || len(r1.InputRequests) != 1 {
-		t.Fatalf("round 1: %+v %v", r1, err)
-	}
-	var k1 string
-	for k := range r1.InputRequests {
-		k1 = k
-	}
-	answer1 := map[string]any{k1: map[string]any{"action": "accept", "content": map[string]any{"date": "2026-08-01", "note": "window"}}}
-	if err := json.Unmarshal(send(toolCall(2, "book_table", args).caps(formCaps).retry(r1.RequestState, answer1)).Result, &r2); err != nil || r2.ResultType != "input_required" || len(r2.InputRequests) != 1 {
-		t.Fatalf("round 2: %+v %v", r2, err)
-	}
-	var k2 string
-	for k := range r2.InputRequests {
-		k2 = k
-	}
-	if !strings.Contains(string(r2.InputRequests[k2]), "Book Noma on 2026-08-01?") {
-		t.Errorf("second question %s", r2.InputRequests[k2])
-	}
-	answer2 := map[string]any{k2: map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}
-	final := decodeObject(t, send(toolCall(3, "book_table", args).caps(formCaps).retry(r2.RequestState, answer2)).Result)
+	final := book(func() (*elicit.Result, error) { return mcptest.Accept(map[string]any{"confirm": true}) })
+	var got map[string]any
 	want := map[string]any{"restaurant": "Noma", "party": 2.0, "date": "2026-08-01", "note": "window", "confirmed": true}
-	if final["resultType"] != "complete" || !reflect.DeepEqual(final["structuredContent"], want) {
-		t.Fatalf("round 3: %v", final)
+	if err := final.Decode(&got); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("round 3: structuredContent %s (%v)", final.StructuredContent, err)
 	}
-	if text, isErr := toolText(t, final); isErr || !strings.Contains(text, `"confirmed":true`) {
+	if text := final.Text(); final.IsError || !strings.Contains(text, `"confirmed":true`) {
 		t.Errorf("round 3 text %q", text)
 	}
 
 	// Declined at the second question: an isError result.
-	decline := map[string]any{k2: map[string]any{"action": "decline"}}
-	final = decodeObject(t, send(toolCall(4, "book_table", args).caps(formCaps).retry(r2.RequestState, decline)).Result)
-	if text, isErr := toolText(t, final); !isErr || text != "not booked" {
-		t.Errorf("declined: %q (isError %v)", text, isErr)
+	final = book(mcptest.Decline)
+	if text := final.Text(); !final.IsError || text != "not booked" {
+		t.Errorf("declined: %q (isError %v)", text, final.IsError)
 	}
 }
 
@@ -662,8 +666,9 @@ func TestTypedToolSuspends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r1 := wantInputRequired(t, do(t, s, toolCall(1, "ask", nil).caps(elicitCaps)), "1", "sure")
-	res := completeResult(t, do(t, s, toolCall(2, "ask", nil).caps(elicitCaps).retry(r1.RequestState, map[string]any{"sure": accept(true)})), "2")
+	c := newClient(t, s, elicitCaps)
+	r1 := wantInputRequired(t, sendTool(t, c, "ask", nil), "sure")
+	res := completeResult(t, sendTool(t, c, "ask", nil, mcptest.Resume(r1.RequestState, map[string]any{"sure": accept(true)})))
 	if sc, _ := res["structuredContent"].(map[string]any); sc["confirmed"] != true {
 		t.Errorf("result %v", res)
 	}

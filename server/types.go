@@ -19,14 +19,26 @@ import (
 // ProtocolVersion is the protocol revision the modern dispatch serves.
 const ProtocolVersion = "2026-07-28"
 
-// Implementation identifies a client or server.
+// Implementation identifies a client or server: the server's own is sent
+// in every result's _meta as "io.modelcontextprotocol/serverInfo", a
+// client's arrives as "io.modelcontextprotocol/clientInfo". Both are
+// self-reported; never base a decision on them.
 type Implementation struct {
-	Name        string         `json:"name"`
-	Version     string         `json:"version"`
-	Title       string         `json:"title,omitempty"`
-	Description string         `json:"description,omitempty"`
-	WebsiteURL  string         `json:"websiteUrl,omitempty"`
-	Icons       []content.Icon `json:"icons,omitempty"`
+	// Name is the program's name, for machines ("name", required).
+	Name string `json:"name"`
+	// Version is the program's version ("version", required).
+	Version string `json:"version"`
+	// Title is a name for people ("title"); omitted when empty.
+	Title string `json:"title,omitempty"`
+	// Description says what the program is ("description"); omitted when
+	// empty.
+	Description string `json:"description,omitempty"`
+	// WebsiteURL is the program's home page, sent as "websiteUrl";
+	// omitted when empty.
+	WebsiteURL string `json:"websiteUrl,omitempty"`
+	// Icons are images a client may show for the program ("icons");
+	// omitted when empty.
+	Icons []content.Icon `json:"icons,omitempty"`
 }
 
 // Tool describes a tool. InputSchema and OutputSchema are sent as given
@@ -34,31 +46,79 @@ type Implementation struct {
 // keyword, in their order; only insignificant whitespace is compacted) and
 // compiled once when the tool is added.
 type Tool struct {
-	Name         string           `json:"name"`
-	Title        string           `json:"title,omitempty"`
-	Description  string           `json:"description,omitempty"`
-	InputSchema  json.RawMessage  `json:"inputSchema"`
-	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
-	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
-	Icons        []content.Icon   `json:"icons,omitempty"`
-	Meta         map[string]any   `json:"_meta,omitempty"`
+	// Name identifies the tool in tools/call (params.name) and in the
+	// Mcp-Name header: 1 to 128 ASCII letters, digits, '_', '-' and '.'.
+	Name string `json:"name"`
+	// Title is a name for people ("title"); omitted when empty.
+	Title string `json:"title,omitempty"`
+	// Description tells the model what the tool does and when to use it
+	// ("description"); omitted when empty.
+	Description string `json:"description,omitempty"`
+	// InputSchema is the JSON Schema of the arguments object
+	// ("inputSchema", always sent): a schema of "type": "object", or
+	// {"type":"object"} when empty. Arguments are validated against it
+	// before the handler runs (unless SkipInputValidation).
+	InputSchema json.RawMessage `json:"inputSchema"`
+	// OutputSchema is the JSON Schema of the result's structuredContent
+	// ("outputSchema"), which must then be present and match it; omitted
+	// when empty.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	// Annotations are hints about the tool's behaviour ("annotations");
+	// omitted when nil.
+	Annotations *ToolAnnotations `json:"annotations,omitempty"`
+	// Icons are images a client may show for the tool ("icons"); omitted
+	// when empty.
+	Icons []content.Icon `json:"icons,omitempty"`
+	// Meta is the tool's "_meta" object, sent as given; omitted when
+	// empty.
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
-// ToolAnnotations are hints about a tool's behaviour.
+// ToolAnnotations are hints about a tool's behaviour (Tool.Annotations).
+// They are what the server claims, not guarantees: a client must not trust
+// them from a server it does not trust. A nil hint is omitted, and the
+// client assumes the default given below.
 type ToolAnnotations struct {
-	Title           string `json:"title,omitempty"`
-	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
-	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
-	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
-	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+	// Title is a name for people ("title"); omitted when empty.
+	Title string `json:"title,omitempty"`
+	// ReadOnlyHint says the tool does not change its environment
+	// ("readOnlyHint"; default false).
+	ReadOnlyHint *bool `json:"readOnlyHint,omitempty"`
+	// DestructiveHint says the tool may destroy or overwrite data rather
+	// than only add ("destructiveHint"; meaningful when not read-only;
+	// default true).
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	// IdempotentHint says calling again with the same arguments has no
+	// further effect ("idempotentHint"; meaningful when not read-only;
+	// default false).
+	IdempotentHint *bool `json:"idempotentHint,omitempty"`
+	// OpenWorldHint says the tool reaches an open world of outside
+	// systems, such as the web, rather than a closed domain
+	// ("openWorldHint"; default true).
+	OpenWorldHint *bool `json:"openWorldHint,omitempty"`
 }
 
-// ToolResult is the complete result of a tools/call.
+// ToolResult is the complete result of a tools/call. It is sent as
+// {"resultType":"complete","content":[...],"structuredContent":...,
+// "isError":true,"_meta":{...}}, each optional member omitted when empty.
 type ToolResult struct {
-	Content           []content.Block
+	// Content holds the result's content blocks ("content", always sent:
+	// [] when nil).
+	Content []content.Block
+	// StructuredContent is the result as a JSON value, sent as
+	// "structuredContent" (encoded with encoding/json; a json.RawMessage
+	// is sent as is); omitted when nil. A tool with an OutputSchema must
+	// set it (unless IsError), and it is checked against that schema.
 	StructuredContent any
-	IsError           bool
-	Meta              map[string]any
+	// IsError marks a tool execution failure the model should see: sent
+	// as "isError": true, omitted when false. It is a result, not a
+	// protocol error.
+	IsError bool
+	// Meta is added to the result's "_meta", beside
+	// "io.modelcontextprotocol/serverInfo", which the server always sets
+	// (on the 2026-07-28 protocol) and which a key of the same name here
+	// cannot replace.
+	Meta map[string]any
 }
 
 // TextResult returns a result holding one text block.
@@ -72,69 +132,137 @@ func ErrorResult(text string) *ToolResult {
 	return &ToolResult{Content: []content.Block{content.Text(text)}, IsError: true}
 }
 
-// Prompt describes a prompt.
+// Prompt describes a prompt, as prompts/list lists it.
 type Prompt struct {
-	Name        string           `json:"name"`
-	Title       string           `json:"title,omitempty"`
-	Description string           `json:"description,omitempty"`
-	Arguments   []PromptArgument `json:"arguments,omitempty"`
-	Icons       []content.Icon   `json:"icons,omitempty"`
-	Meta        map[string]any   `json:"_meta,omitempty"`
+	// Name identifies the prompt in prompts/get (params.name) and in the
+	// Mcp-Name header ("name", required).
+	Name string `json:"name"`
+	// Title is a name for people ("title"); omitted when empty.
+	Title string `json:"title,omitempty"`
+	// Description says what the prompt is for ("description"); omitted
+	// when empty.
+	Description string `json:"description,omitempty"`
+	// Arguments are the arguments prompts/get takes ("arguments"); omitted
+	// when empty.
+	Arguments []PromptArgument `json:"arguments,omitempty"`
+	// Icons are images a client may show for the prompt ("icons");
+	// omitted when empty.
+	Icons []content.Icon `json:"icons,omitempty"`
+	// Meta is the prompt's "_meta" object, sent as given; omitted when
+	// empty.
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
-// PromptArgument describes one argument of a prompt.
+// PromptArgument describes one argument of a prompt. Prompt arguments are
+// strings.
 type PromptArgument struct {
-	Name        string `json:"name"`
-	Title       string `json:"title,omitempty"`
+	// Name is the argument's key in prompts/get params.arguments ("name").
+	Name string `json:"name"`
+	// Title is a name for people ("title"); omitted when empty.
+	Title string `json:"title,omitempty"`
+	// Description says what the argument is ("description"); omitted
+	// when empty.
 	Description string `json:"description,omitempty"`
-	Required    bool   `json:"required,omitempty"`
+	// Required says prompts/get must carry the argument ("required");
+	// omitted when false. A call without it is refused with -32602 before
+	// the handler runs.
+	Required bool `json:"required,omitempty"`
 }
 
 // PromptMessage is one message of a prompt.
 type PromptMessage struct {
-	Role    content.Role  `json:"role"`
+	// Role is who speaks the message: "user" or "assistant" ("role").
+	Role content.Role `json:"role"`
+	// Content is the message's single content block ("content").
 	Content content.Block `json:"content"`
 }
 
-// PromptResult is the complete result of a prompts/get.
+// PromptResult is the complete result of a prompts/get. It is sent as
+// {"resultType":"complete","description":...,"messages":[...],
+// "_meta":{...}}.
 type PromptResult struct {
+	// Description describes the prompt as built ("description"); omitted
+	// when empty.
 	Description string
-	Messages    []PromptMessage
-	Meta        map[string]any
+	// Messages are the prompt's messages ("messages", always sent: []
+	// when nil).
+	Messages []PromptMessage
+	// Meta is added to the result's "_meta", beside the serverInfo the
+	// server sets (see ToolResult.Meta).
+	Meta map[string]any
 }
 
-// Resource describes a static resource.
+// Resource describes a static resource, as resources/list lists it.
 type Resource struct {
-	URI         string               `json:"uri"`
-	Name        string               `json:"name"`
-	Title       string               `json:"title,omitempty"`
-	Description string               `json:"description,omitempty"`
-	MimeType    string               `json:"mimeType,omitempty"`
-	Size        *int64               `json:"size,omitempty"`
+	// URI identifies the resource in resources/read (params.uri) and in
+	// the Mcp-Name header ("uri", required).
+	URI string `json:"uri"`
+	// Name is the resource's name, for machines ("name", required).
+	Name string `json:"name"`
+	// Title is a name for people ("title"); omitted when empty.
+	Title string `json:"title,omitempty"`
+	// Description says what the resource holds ("description"); omitted
+	// when empty.
+	Description string `json:"description,omitempty"`
+	// MimeType is the media type of its contents ("mimeType"); omitted
+	// when empty.
+	MimeType string `json:"mimeType,omitempty"`
+	// Size is the size of its contents in bytes, before any base64
+	// encoding ("size"); omitted when nil (unknown).
+	Size *int64 `json:"size,omitempty"`
+	// Annotations are hints about the resource's audience, priority and
+	// age ("annotations"); omitted when nil.
 	Annotations *content.Annotations `json:"annotations,omitempty"`
-	Icons       []content.Icon       `json:"icons,omitempty"`
-	Meta        map[string]any       `json:"_meta,omitempty"`
+	// Icons are images a client may show for the resource ("icons");
+	// omitted when empty.
+	Icons []content.Icon `json:"icons,omitempty"`
+	// Meta is the resource's "_meta" object, sent as given; omitted when
+	// empty.
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 // ResourceTemplate describes a family of resources by an RFC 6570 URI
-// template (level 1: {name} expands to one path segment or query value).
+// template (level 1: {name} expands to one path segment or query value),
+// as resources/templates/list lists it.
 type ResourceTemplate struct {
-	URITemplate string               `json:"uriTemplate"`
-	Name        string               `json:"name"`
-	Title       string               `json:"title,omitempty"`
-	Description string               `json:"description,omitempty"`
-	MimeType    string               `json:"mimeType,omitempty"`
+	// URITemplate is the template the resources' URIs match, sent as
+	// "uriTemplate" (required).
+	URITemplate string `json:"uriTemplate"`
+	// Name is the family's name, for machines ("name", required).
+	Name string `json:"name"`
+	// Title is a name for people ("title"); omitted when empty.
+	Title string `json:"title,omitempty"`
+	// Description says what the resources hold ("description"); omitted
+	// when empty.
+	Description string `json:"description,omitempty"`
+	// MimeType is the media type of every matching resource's contents,
+	// when they share one ("mimeType"); omitted when empty.
+	MimeType string `json:"mimeType,omitempty"`
+	// Annotations are hints about the resources' audience, priority and
+	// age ("annotations"); omitted when nil.
 	Annotations *content.Annotations `json:"annotations,omitempty"`
-	Icons       []content.Icon       `json:"icons,omitempty"`
-	Meta        map[string]any       `json:"_meta,omitempty"`
+	// Icons are images a client may show for the resources ("icons");
+	// omitted when empty.
+	Icons []content.Icon `json:"icons,omitempty"`
+	// Meta is the template's "_meta" object, sent as given; omitted when
+	// empty.
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
-// ResourceResult is the complete result of a resources/read.
+// ResourceResult is the complete result of a resources/read. It is sent as
+// {"resultType":"complete","contents":[...],"ttlMs":...,"cacheScope":...,
+// "_meta":{...}}.
 type ResourceResult struct {
+	// Contents are the resource's contents ("contents"): usually one
+	// entry, more when the URI names several (a directory, say).
 	Contents []content.ResourceContents
-	// Cache overrides the server's caching hint for this read.
+	// Cache overrides the server's caching hint for this read
+	// (Options.ReadCache): it sets "ttlMs" and "cacheScope". Not sent
+	// itself.
 	Cache *CachePolicy
-	Meta  map[string]any
+	// Meta is added to the result's "_meta", beside the serverInfo the
+	// server sets (see ToolResult.Meta).
+	Meta map[string]any
 }
 
 // LogLevel is a syslog severity for log notifications.
@@ -167,20 +295,30 @@ func (l LogLevel) Enables(m LogLevel) bool {
 	return ok1 && ok2 && mr >= lr
 }
 
-// RequestMeta is what a request's _meta envelope declares.
+// RequestMeta is what a request's _meta envelope declares (params._meta
+// of a 2026-07-28 request; on a 2025-11-25 session the version,
+// capabilities and client info come from initialize, and the log level
+// from logging/setLevel).
 type RequestMeta struct {
-	// ProtocolVersion is the requested protocol revision.
+	// ProtocolVersion is the requested protocol revision, from
+	// "io.modelcontextprotocol/protocolVersion" (required), such as
+	// "2026-07-28".
 	ProtocolVersion string
-	// ClientCapabilities are the capabilities declared on this request.
+	// ClientCapabilities are the capabilities declared on this request,
+	// from "io.modelcontextprotocol/clientCapabilities" (required; {}
+	// declares none). They hold for this request only.
 	ClientCapabilities client.Capabilities
-	// ClientInfo is the self-reported client identity, if sent. Do not base
-	// decisions on it.
+	// ClientInfo is the self-reported client identity, from
+	// "io.modelcontextprotocol/clientInfo", or nil when not sent. Do not
+	// base decisions on it.
 	ClientInfo *Implementation
-	// LogLevel is the requested log threshold; "" means no log
+	// LogLevel is the requested log threshold, from
+	// "io.modelcontextprotocol/logLevel"; "" (not sent) means no log
 	// notifications may be sent for this request.
 	LogLevel LogLevel
-	// ProgressToken is the request's progress token (JSON string or
-	// integer), or nil.
+	// ProgressToken is the request's "progressToken" (a JSON string or
+	// integer, as sent), or nil when absent or null: progress
+	// notifications carry it back.
 	ProgressToken json.RawMessage
 }
 
@@ -407,7 +545,10 @@ func (m *fieldsMemo) of(t reflect.Type) *strictjson.Fields {
 // PromptRequest is a prompts/get as a handler sees it.
 type PromptRequest struct {
 	*Call
-	Name      string
+	// Name is the prompt name (params.name).
+	Name string
+	// Arguments are the prompt's arguments (params.arguments), nil when
+	// none were sent. Every argument the Prompt marks Required is present.
 	Arguments map[string]string
 }
 
@@ -431,24 +572,39 @@ type CompletionRequest struct {
 	Context map[string]string
 }
 
-// CompletionRef names what is being completed.
+// CompletionRef names what is being completed (params.ref of
+// completion/complete).
 type CompletionRef struct {
-	Type string `json:"type"` // "ref/prompt" or "ref/resource"
+	// Type is "ref/prompt" or "ref/resource" ("type").
+	Type string `json:"type"`
+	// Name is the prompt's name, for "ref/prompt" ("name").
 	Name string `json:"name,omitempty"`
-	URI  string `json:"uri,omitempty"`
+	// URI is the resource template's URI template, for "ref/resource"
+	// ("uri").
+	URI string `json:"uri,omitempty"`
 }
 
-// CompletionArgument is the argument being completed.
+// CompletionArgument is the argument being completed (params.argument of
+// completion/complete).
 type CompletionArgument struct {
-	Name  string `json:"name"`
+	// Name is the prompt argument or template variable ("name").
+	Name string `json:"name"`
+	// Value is what the user has typed so far ("value").
 	Value string `json:"value"`
 }
 
-// Completion is a completion/complete answer. At most 100 values are sent.
+// Completion is a completion/complete answer, sent as the result's
+// "completion" member.
 type Completion struct {
-	Values  []string `json:"values"`
-	Total   *int     `json:"total,omitempty"`
-	HasMore bool     `json:"hasMore,omitempty"`
+	// Values are the suggestions, best first ("values", always sent).
+	// At most 100 are sent; beyond that the list is cut and hasMore set.
+	Values []string `json:"values"`
+	// Total is how many suggestions there are in all, which may exceed
+	// the values sent ("total"); omitted when nil (unknown).
+	Total *int `json:"total,omitempty"`
+	// HasMore says there are more suggestions than were sent ("hasMore");
+	// omitted when false.
+	HasMore bool `json:"hasMore,omitempty"`
 }
 
 // Handler types.
@@ -478,8 +634,16 @@ func ResourceNotFound(uri string) *jsonrpc.Error {
 }
 
 // CachePolicy is a caching hint: how long (TTL, whole milliseconds) and
-// how widely (Scope "public" or "private") a result may be cached.
+// how widely (Scope "public" or "private") a result may be cached. Complete
+// results of server/discover, the lists and resources/read carry it;
+// input_required results never do.
 type CachePolicy struct {
-	TTL   int64  // milliseconds, >= 0
-	Scope string // "public" or "private"
+	// TTL is how long a client may reuse the result, in milliseconds
+	// (>= 0; 0: not at all), sent as "ttlMs".
+	TTL int64
+	// Scope is who may share a cached copy, sent as "cacheScope":
+	// "public" (the same for every caller, so a shared cache may keep
+	// it; the default when empty) or "private" (only for the principal
+	// it was fetched for).
+	Scope string
 }

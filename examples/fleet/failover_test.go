@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/baton-mcp/baton/client"
 )
 
 // The tasks extension and 2025-11-25 sessions on the fleet: work that
@@ -29,7 +31,10 @@ import (
 const taskLease = 3 * time.Second
 
 // taskCaps declares elicitation and the tasks extension.
-var taskCaps = map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
+var taskCaps = &client.Capabilities{
+	Elicitation: &client.ElicitationCapability{},
+	Extensions:  map[string]json.RawMessage{"io.modelcontextprotocol/tasks": json.RawMessage("{}")},
+}
 
 // task is one task driven through the balancer.
 type task struct {
@@ -42,7 +47,7 @@ type task struct {
 // taskRequest sends a tasks request (or a tools/call) through url and
 // returns the reply, failing on a JSON-RPC error.
 func taskRequest(ctx context.Context, url, method, name string, params map[string]any) (*reply, error) {
-	r, err := post(ctx, url, method, name, params, taskCaps)
+	r, err := post(ctx, url, method, params, taskCaps)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, name, err)
 	}

@@ -3,7 +3,6 @@
 package fleet_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -29,7 +28,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/testredis"
+	"github.com/baton-mcp/baton/mcptest"
 )
 
 // The keys of the rotations: K1 signs first, then K2, then K3.
@@ -402,80 +403,41 @@ var httpClient = &http.Client{
 	Transport: &http.Transport{MaxIdleConnsPerHost: 16, IdleConnTimeout: 30 * time.Second},
 }
 
-// callTool sends a 2026-07-28 tools/call, as writeonce_test.go does, with
-// the retry fields when state is set. A response on an SSE stream is read
-// up to the message that answers the call.
+// callTool sends a 2026-07-28 tools/call through mcptest, declaring
+// elicitation, with the retry fields when state is set: one round, which
+// the flows step through themselves (a round may go to any instance, and
+// some tests replay one).
 func callTool(ctx context.Context, url, tool string, args map[string]any, state string, responses map[string]any) (*reply, error) {
-	params := map[string]any{"name": tool, "arguments": args}
+	var opts []mcptest.CallOption
 	if state != "" {
-		params["requestState"] = state
-		params["inputResponses"] = responses
+		opts = append(opts, mcptest.Resume(state, responses))
 	}
-	return post(ctx, url, "tools/call", tool, params, map[string]any{"elicitation": map[string]any{}})
+	return post(ctx, url, "tools/call", map[string]any{"name": tool, "arguments": args},
+		&client.Capabilities{Elicitation: &client.ElicitationCapability{}}, opts...)
 }
 
-// post sends one 2026-07-28 request declaring caps; name goes in Mcp-Name.
-func post(ctx context.Context, url, method, name string, params, caps map[string]any) (*reply, error) {
-	params["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientCapabilities": caps,
-	}
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+// post sends one 2026-07-28 request through mcptest, declaring caps, and
+// returns its reply (a JSON-RPC error is r.err, not an error).
+func post(ctx context.Context, url, method string, params map[string]any, caps *client.Capabilities, opts ...mcptest.CallOption) (*reply, error) {
+	c, err := mcptest.New(mcptest.URL(url, httpClient), &mcptest.Options{Capabilities: caps})
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	resp, err := c.Do(ctx, method, params, opts...)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	req.Header.Set("Mcp-Name", name)
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	r := &reply{status: resp.StatusCode, upstream: resp.Header.Get("X-Upstream")}
-	var msg struct {
-		ID     json.RawMessage            `json:"id"`
-		Result map[string]json.RawMessage `json:"result"`
-		Error  *rpcError                  `json:"error"`
-	}
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		found := false
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
-		var data strings.Builder
-		for !found && sc.Scan() {
-			line := sc.Text()
-			switch {
-			case strings.HasPrefix(line, "data:"):
-				data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
-			case line == "" && data.Len() > 0:
-				msg.ID = nil
-				if err := json.Unmarshal([]byte(data.String()), &msg); err != nil {
-					return nil, fmt.Errorf("SSE event %q: %w", data.String(), err)
-				}
-				data.Reset()
-				found = len(msg.ID) > 0
-			}
-		}
-		if !found {
-			return nil, fmt.Errorf("SSE stream (status %d, upstream %s) ended without the response: %v", resp.StatusCode, r.upstream, sc.Err())
-		}
-	} else {
-		raw, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(raw, &msg); err != nil {
-			return nil, fmt.Errorf("status %d from %s: %q: %w", resp.StatusCode, r.upstream, raw, err)
+	r := &reply{status: resp.Status, upstream: resp.Header.Get("X-Upstream")}
+	switch {
+	case resp.Error != nil:
+		r.err = &rpcError{Code: resp.Error.Code, Message: resp.Error.Message}
+	case resp.Result == nil:
+		return nil, fmt.Errorf("status %d from %s: %w", resp.Status, r.upstream, resp.Err())
+	default:
+		if err := json.Unmarshal(resp.Result, &r.result); err != nil {
+			return nil, fmt.Errorf("status %d from %s: %w", resp.Status, r.upstream, err)
 		}
 	}
-	r.result, r.err = msg.Result, msg.Error
 	return r, nil
 }
 

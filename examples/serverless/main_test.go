@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/lambda"
+	"github.com/baton-mcp/baton/mcptest"
 )
 
 const (
@@ -64,8 +67,11 @@ func TestGreetAcrossInstances(t *testing.T) {
 	for _, mode := range []string{"url", "url-stream", "httpapi"} {
 		t.Run(mode, func(t *testing.T) {
 			vars := env(map[string]string{"BATON_STATE_KEY": testKey, "BATON_ALLOWED_HOSTS": testDomain, "BATON_LAMBDA_EVENT": mode})
-			call := func(extra map[string]any) map[string]json.RawMessage {
-				t.Helper()
+			instances := 0
+			// Each request is a payload invoked on a new instance, as the
+			// runtime would deliver it to a cold function.
+			runtime := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				instances++
 				srv, trigger, err := fromEnv(vars, discard)
 				if err != nil {
 					t.Fatal(err)
@@ -74,60 +80,53 @@ func TestGreetAcrossInstances(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				out, err := lh.Invoke(context.Background(), payload(t, trigger, greetCall(extra)))
+				body, err := io.ReadAll(r.Body)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, err := lh.Invoke(r.Context(), payload(t, trigger, r.Header, body))
 				if err != nil {
 					t.Fatalf("Invoke: %v", err)
 				}
-				status, body := response(t, trigger, out)
-				if status != 200 {
-					t.Fatalf("status %d: %s", status, body)
-				}
-				var res struct {
-					Result map[string]json.RawMessage `json:"result"`
-				}
-				if err := json.Unmarshal(body, &res); err != nil || res.Result == nil {
-					t.Fatalf("response %s", body)
-				}
-				return res.Result
+				status, contentType, resp := response(t, trigger, out)
+				w.Header().Set("Content-Type", contentType)
+				w.WriteHeader(status)
+				_, _ = w.Write(resp)
+			})
+			c, err := mcptest.New(mcptest.Handler(runtime), &mcptest.Options{
+				Elicitation: func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
+					return mcptest.Accept(map[string]any{"name": "Grace"})
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
 			}
-			r1 := call(nil)
-			if string(r1["resultType"]) != `"input_required"` {
-				t.Fatalf("round 1: %v", r1)
+			res, err := c.CallTool(context.Background(), "greet", nil)
+			if err != nil {
+				t.Fatal(err)
 			}
-			var state string
-			_ = json.Unmarshal(r1["requestState"], &state)
-			r2 := call(map[string]any{"requestState": state, "inputResponses": map[string]any{
-				"name": map[string]any{"action": "accept", "content": map[string]any{"name": "Grace"}},
-			}})
-			if string(r2["structuredContent"]) != `{"greeting":"Hello, Grace!"}` || !strings.Contains(string(r2["content"]), `Hello, Grace!`) {
-				t.Fatalf("round 2: %s, %s", r2["structuredContent"], r2["content"])
+			if string(res.StructuredContent) != `{"greeting":"Hello, Grace!"}` || !strings.Contains(res.Text(), "Hello, Grace!") {
+				t.Fatalf("round 2: %s, %q", res.StructuredContent, res.Text())
+			}
+			if len(res.Exchange.Rounds) != 2 || instances != 2 {
+				t.Fatalf("%d rounds on %d instances, want 2 on 2", len(res.Exchange.Rounds), instances)
+			}
+			for i, r := range res.Exchange.Rounds {
+				if r.Status != http.StatusOK {
+					t.Errorf("round %d: status %d", i+1, r.Status)
+				}
 			}
 		})
 	}
 }
 
-// greetCall is the JSON-RPC body of a greet call with extra params.
-func greetCall(extra map[string]any) []byte {
-	params := map[string]any{
-		"name": "greet",
-		"_meta": map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
-		},
-	}
-	for k, v := range extra {
-		params[k] = v
-	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-	return body
-}
-
-// payload is the event the trigger's runtime would deliver for body.
-func payload(t *testing.T, trigger lambda.Trigger, body []byte) []byte {
+// payload is the event the trigger's runtime would deliver for a request
+// with header and body.
+func payload(t *testing.T, trigger lambda.Trigger, header http.Header, body []byte) []byte {
 	t.Helper()
-	headers := map[string]string{
-		"content-type": "application/json", "accept": "application/json, text/event-stream",
-		"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "greet",
+	headers := map[string]string{}
+	for name, vs := range header {
+		headers[strings.ToLower(name)] = strings.Join(vs, ",")
 	}
 	var ev any
 	if trigger == lambda.TriggerHTTPAPI {
@@ -156,20 +155,21 @@ func payload(t *testing.T, trigger lambda.Trigger, body []byte) []byte {
 	return b
 }
 
-// response returns the status and body of what the handler gave the
-// runtime: a JSON response, or for the streaming mode a JSON prelude,
-// eight zero bytes and the body.
-func response(t *testing.T, trigger lambda.Trigger, out []byte) (int, []byte) {
+// response returns the status, Content-Type and body of what the handler
+// gave the runtime: a JSON response, or for the streaming mode a JSON
+// prelude, eight zero bytes and the body.
+func response(t *testing.T, trigger lambda.Trigger, out []byte) (int, string, []byte) {
 	t.Helper()
 	var head struct {
-		StatusCode int    `json:"statusCode"`
-		Body       string `json:"body"`
+		StatusCode int               `json:"statusCode"`
+		Headers    map[string]string `json:"headers"`
+		Body       string            `json:"body"`
 	}
 	if trigger != lambda.TriggerFunctionURLStream {
 		if err := json.Unmarshal(out, &head); err != nil {
 			t.Fatalf("response %s: %v", out, err)
 		}
-		return head.StatusCode, []byte(head.Body)
+		return head.StatusCode, head.Headers["Content-Type"], []byte(head.Body)
 	}
 	prelude, body, ok := bytes.Cut(out, make([]byte, 8))
 	if !ok {
@@ -178,5 +178,5 @@ func response(t *testing.T, trigger lambda.Trigger, out []byte) (int, []byte) {
 	if err := json.Unmarshal(prelude, &head); err != nil {
 		t.Fatalf("prelude %q: %v", prelude, err)
 	}
-	return head.StatusCode, body
+	return head.StatusCode, head.Headers["Content-Type"], body
 }

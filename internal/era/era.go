@@ -66,7 +66,9 @@ type Dispatcher[M any] interface {
 
 // Request is a legacy session's request for the server's dispatch.
 type Request[M any] struct {
-	ID     jsonrpc.ID
+	// ID is the request's JSON-RPC id.
+	ID jsonrpc.ID
+	// Method is the request's method.
 	Method string
 	// Params are the method's params; their _meta is not required, and a
 	// progressToken in it is read when Meta has none.
@@ -87,7 +89,9 @@ type Request[M any] struct {
 // requestState. (A legacy request's questions are real round trips over
 // its Peer, so a suspension never carries questions.)
 type Outcome struct {
-	Result       json.RawMessage
+	// Result is the encoded result, when the handler completed.
+	Result json.RawMessage
+	// RequestState is the sealed state of a suspended handler.
 	RequestState string
 	// Suspended reports whether the handler suspended (Result is then
 	// empty).
@@ -96,12 +100,15 @@ type Outcome struct {
 
 // Notifier sends the notifications that belong to one request.
 type Notifier interface {
+	// Notify sends one notification on the request's stream.
 	Notify(ctx context.Context, method string, params any) error
 }
 
 // PeerRequest is one server-to-client request.
 type PeerRequest struct {
+	// Method is the request's method, such as "elicitation/create".
 	Method string
+	// Params are the request's params, encoded with encoding/json.
 	Params any
 }
 

@@ -18,7 +18,9 @@ import (
 
 // Member is one member of an object: its unescaped key and raw value.
 type Member struct {
-	Key   string
+	// Key is the member's name, unescaped.
+	Key string
+	// Value is the member's value as it appears in the object.
 	Value json.RawMessage
 }
 

@@ -69,7 +69,9 @@ func (e *inputRequiredError) Is(target error) bool { return target == mrtr.ErrIn
 // the question (for example form content that fails the schema). The server
 // answers it with -32602.
 type InvalidResponseError struct {
+	// Key is the inputResponses key of the answer.
 	Key string
+	// Err says what is wrong with it.
 	Err error
 }
 
@@ -416,7 +418,9 @@ func (r *Round) Pending() mrtr.InputRequests {
 // Suspension is a suspended call: the questions to ask and the sealed
 // state to echo.
 type Suspension struct {
-	Questions    mrtr.InputRequests
+	// Questions are the input requests to send, in the order asked.
+	Questions mrtr.InputRequests
+	// RequestState is the sealed state to send with them.
 	RequestState string
 }
 

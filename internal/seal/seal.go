@@ -46,6 +46,7 @@ type Binding struct {
 
 // State is the content of a requestState.
 type State struct {
+	// Binding is the request the state was issued for.
 	Binding
 	// Issued maps the key of every input request issued with this state to
 	// the request's digest.
@@ -72,8 +73,11 @@ type State struct {
 // Recorded is an answer the handler received, under the key of the
 // question it answered and with that question's digest.
 type Recorded struct {
-	Key    string
+	// Key is the key of the question answered.
+	Key string
+	// Digest is the digest of the question as it was issued.
 	Digest Digest
+	// Answer is the answer as the client sent it.
 	Answer json.RawMessage
 }
 
@@ -565,11 +569,13 @@ func (s *Sealer) Seal(st *State) (string, error) {
 // or principal gets one reason for all four. Detail then says which, for
 // the server's log only.
 type StateError struct {
+	// Reason is what the client reads after "invalid requestState: ".
 	Reason string
 	// Detail, when set, is the precise reason for the server's log (the
 	// server logs it at debug level); it is never sent to the client.
 	Detail string
-	Err    error
+	// Err is the underlying failure, if any.
+	Err error
 }
 
 // Error returns the reason.

@@ -202,6 +202,8 @@ type CaseError struct {
 	Tagged bool
 }
 
+// Error names the key, the field it matched only case-insensitively, and
+// the fix.
 func (e *CaseError) Error() string {
 	where := ""
 	if e.Path != "" {
