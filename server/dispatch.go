@@ -316,14 +316,14 @@ func (s *Server) encode(v any) (json.RawMessage, *jsonrpc.Error) {
 type ServerCapabilities struct {
 	// Tools is sent as "tools": {"listChanged": true} while any tool is
 	// registered (listChanged: subscriptions/listen reports changes).
-	Tools *listCap `json:"tools,omitempty"`
+	Tools *ListCapability `json:"tools,omitempty"`
 	// Prompts is sent as "prompts": {"listChanged": true} while any prompt
 	// is registered.
-	Prompts *listCap `json:"prompts,omitempty"`
+	Prompts *ListCapability `json:"prompts,omitempty"`
 	// Resources is sent as "resources": {"subscribe": true,
 	// "listChanged": true} while any resource or template is registered
 	// (subscribe: subscriptions/listen can watch a resource's updates).
-	Resources *resourceCap `json:"resources,omitempty"`
+	Resources *ResourceCapability `json:"resources,omitempty"`
 	// Completions is sent as "completions": {} while a completion handler
 	// is set.
 	Completions *struct{} `json:"completions,omitempty"`
@@ -337,12 +337,14 @@ type ServerCapabilities struct {
 	Extensions map[string]struct{} `json:"extensions,omitempty"`
 }
 
-type listCap struct {
+// ListCapability is a server capability over a list: tools or prompts.
+type ListCapability struct {
 	// ListChanged says list changes are reported ("listChanged").
 	ListChanged bool `json:"listChanged"`
 }
 
-type resourceCap struct {
+// ResourceCapability is the server's resources capability.
+type ResourceCapability struct {
 	// Subscribe says a resource's updates can be watched ("subscribe").
 	Subscribe bool `json:"subscribe"`
 	// ListChanged says list changes are reported ("listChanged").
@@ -358,13 +360,13 @@ func (s *Server) Capabilities() ServerCapabilities {
 	defer s.mu.RUnlock()
 	var c ServerCapabilities
 	if s.tools.len() > 0 {
-		c.Tools = &listCap{ListChanged: true}
+		c.Tools = &ListCapability{ListChanged: true}
 	}
 	if s.prompts.len() > 0 {
-		c.Prompts = &listCap{ListChanged: true}
+		c.Prompts = &ListCapability{ListChanged: true}
 	}
 	if s.resources.len() > 0 || len(s.templates) > 0 {
-		c.Resources = &resourceCap{Subscribe: true, ListChanged: true}
+		c.Resources = &ResourceCapability{Subscribe: true, ListChanged: true}
 	}
 	if s.completion != nil {
 		c.Completions = &struct{}{}
