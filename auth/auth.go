@@ -15,6 +15,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/labstack/echo/v4"
 
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
 )
@@ -133,7 +134,7 @@ func (v *Verifier) challenge(w http.ResponseWriter, e *Error) {
 		c += fmt.Sprintf(`, resource_metadata=%q`, v.cfg.ResourceMetadata)
 	}
 	w.Header().Set("WWW-Authenticate", c)
-	b, _ := jsonrpc.AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Unauthorized: " + e.Reason})
+	b, _ := rpcwire.AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Unauthorized: " + e.Reason})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusUnauthorized)
 	_, _ = w.Write(b)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonscan"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/internal/rpcwire"
 )
 
 // schemaURL names the in-memory resource a Schema is compiled from. It is
@@ -246,7 +246,7 @@ func checkValue(v any) string {
 	case string, bool:
 		return ""
 	case json.Number:
-		if _, err := x.Float64(); err != nil || jsonrpc.CheckLimits([]byte(x), jsonrpc.Limits{}) != nil {
+		if _, err := x.Float64(); err != nil || rpcwire.CheckLimits([]byte(x), rpcwire.Limits{}) != nil {
 			return fmt.Sprintf("number %s is out of range", clip.String(string(x)))
 		}
 		return ""

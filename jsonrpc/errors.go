@@ -1,10 +1,8 @@
 package jsonrpc
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 )
 
 // JSON-RPC and MCP error codes.
@@ -75,112 +73,4 @@ func AsError(err error) (*Error, bool) {
 		return e, true
 	}
 	return nil, false
-}
-
-// HTTPStatus returns the HTTP status that carries a JSON-RPC error with the
-// given code on the Streamable HTTP transport: 404 for an unknown method,
-// 400 for malformed requests, header mismatches, missing capabilities and
-// unsupported versions, and 200 for everything else (the error body is then
-// an ordinary JSON-RPC response).
-func HTTPStatus(code int) int {
-	switch code {
-	case MethodNotFound:
-		return http.StatusNotFound
-	case ParseError, InvalidRequest, InvalidParams,
-		HeaderMismatch, MissingRequiredClientCapability, UnsupportedProtocolVersion:
-		return http.StatusBadRequest
-	default:
-		return http.StatusOK
-	}
-}
-
-// Response is an outgoing JSON-RPC response: exactly one of Result and
-// Error is set.
-type Response struct {
-	// JSONRPC is the protocol version, always "2.0" ("jsonrpc").
-	JSONRPC string `json:"jsonrpc"`
-	// ID is the id of the request answered ("id"); null when the request
-	// could not be read.
-	ID ID `json:"id"`
-	// Result is the encoded result of a success ("result"); omitted when
-	// nil.
-	Result json.RawMessage `json:"result,omitempty"`
-	// Error is the error of a failure ("error"); omitted when nil.
-	Error *Error `json:"error,omitempty"`
-}
-
-// Notification is an outgoing JSON-RPC notification: a message without an
-// id, which gets no answer.
-type Notification struct {
-	// JSONRPC is the protocol version, always "2.0" ("jsonrpc").
-	JSONRPC string `json:"jsonrpc"`
-	// Method is the notification's method, such as
-	// "notifications/progress" ("method").
-	Method string `json:"method"`
-	// Params are the notification's params, encoded with encoding/json
-	// ("params"); omitted when nil.
-	Params any `json:"params,omitempty"`
-}
-
-// Request is an outgoing JSON-RPC request (used only by the legacy era,
-// where a server may send requests to its client).
-type Request struct {
-	// JSONRPC is the protocol version, always "2.0" ("jsonrpc").
-	JSONRPC string `json:"jsonrpc"`
-	// ID identifies the request; the answer carries it back ("id").
-	ID ID `json:"id"`
-	// Method is the request's method, such as "elicitation/create"
-	// ("method").
-	Method string `json:"method"`
-	// Params are the request's params, encoded with encoding/json
-	// ("params"); omitted when nil.
-	Params any `json:"params,omitempty"`
-}
-
-// AppendResult appends the encoding of a successful response with the
-// already-encoded result to dst.
-func AppendResult(dst []byte, id ID, result []byte) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = appendID(dst, id)
-	dst = append(dst, `,"result":`...)
-	dst = append(dst, result...)
-	return append(dst, '}')
-}
-
-// ResultPrefix appends `{"jsonrpc":"2.0","id":<id>,"result":` to dst: a
-// result message is this prefix, the result, and "}".
-func ResultPrefix(dst []byte, id ID) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = appendID(dst, id)
-	return append(dst, `,"result":`...)
-}
-
-// AppendError appends the encoding of an error response to dst.
-func AppendError(dst []byte, id ID, e *Error) ([]byte, error) {
-	body, err := json.Marshal(e)
-	if err != nil {
-		// The data could not be encoded; keep code and message.
-		body, _ = json.Marshal(&Error{Code: e.Code, Message: e.Message})
-	}
-	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
-	dst = appendID(dst, id)
-	dst = append(dst, `,"error":`...)
-	dst = append(dst, body...)
-	return append(dst, '}'), err
-}
-
-// EncodeNotification returns the encoding of a notification.
-func EncodeNotification(method string, params any) ([]byte, error) {
-	b, err := json.Marshal(Notification{JSONRPC: Version, Method: method, Params: params})
-	if err != nil {
-		return nil, fmt.Errorf("encode %s notification: %w", method, err)
-	}
-	return b, nil
-}
-
-func appendID(dst []byte, id ID) []byte {
-	if id.IsZero() {
-		return append(dst, "null"...)
-	}
-	return append(dst, id.raw...)
 }

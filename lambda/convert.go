@@ -40,6 +40,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdaurl"
 
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
 
@@ -172,7 +173,7 @@ func handlerFailed() outbound {
 }
 
 func errorResponse(status, code int, msg string) outbound {
-	b, _ := jsonrpc.AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{Code: code, Message: msg})
+	b, _ := rpcwire.AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{Code: code, Message: msg})
 	return outbound{
 		status:  status,
 		headers: map[string]string{"Content-Type": "application/json"},

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/server"
@@ -109,7 +110,7 @@ func TestTamperedStateRefused(t *testing.T) {
 				return r
 			}
 			r := retry(c, tampered, "Mallory")
-			if r.Status != jsonrpc.HTTPStatus(jsonrpc.InvalidParams) || r.Error == nil || r.Error.Code != jsonrpc.InvalidParams {
+			if r.Status != rpcwire.HTTPStatus(jsonrpc.InvalidParams) || r.Error == nil || r.Error.Code != jsonrpc.InvalidParams {
 				t.Fatalf("tampered state: %d %s, want -32602", r.Status, r.Body)
 			}
 			if strings.Contains(string(r.Body), "Mallory") {

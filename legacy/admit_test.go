@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/internal/rpcwire"
 )
 
 // sendAll admits each message of one run and returns the indexes sent.
@@ -13,7 +13,7 @@ func sendAll(t *testing.T, p *peer, run []notification) []int {
 	t.Helper()
 	var out []int
 	for i, n := range run {
-		msg, err := jsonrpc.EncodeNotification(n.method, n.params)
+		msg, err := rpcwire.EncodeNotification(n.method, n.params)
 		if err != nil {
 			t.Fatal(err)
 		}

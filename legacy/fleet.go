@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
 
@@ -116,7 +117,7 @@ func (h *Handler) replyTarget(id jsonrpc.ID) (key, instance string, ok bool) {
 
 // routeReply takes a client's answer to a server request of session sid
 // to the call waiting for it, here or on the instance its id names.
-func (h *Handler) routeReply(sid string, msg *jsonrpc.Message) {
+func (h *Handler) routeReply(sid string, msg *rpcwire.Message) {
 	key, inst, ok := h.replyTarget(msg.ID)
 	if !ok {
 		return // no call of this fleet asked it
@@ -131,7 +132,7 @@ func (h *Handler) routeReply(sid string, msg *jsonrpc.Message) {
 }
 
 // clientNotification handles a client notification POSTed to session sid.
-func (h *Handler) clientNotification(sid string, msg *jsonrpc.Message) {
+func (h *Handler) clientNotification(sid string, msg *rpcwire.Message) {
 	id, reason, ok := parseCancel(msg)
 	if !ok {
 		return

@@ -20,6 +20,7 @@ import (
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -292,7 +293,7 @@ func (h *Handler) changed(c server.Change) {
 	if c.Kind == server.ResourceUpdated {
 		params = map[string]string{"uri": c.URI}
 	}
-	msg, err := jsonrpc.EncodeNotification(method, params)
+	msg, err := rpcwire.EncodeNotification(method, params)
 	if err != nil {
 		return
 	}
@@ -317,7 +318,7 @@ func (h *Handler) changed(c server.Change) {
 }
 
 func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
-	b, _ := jsonrpc.AppendError(nil, id, e)
+	b, _ := rpcwire.AppendError(nil, id, e)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
@@ -325,7 +326,7 @@ func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc
 
 // ServeLegacy serves an HTTP request the server routed to a legacy
 // session; the server calls it, not users.
-func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byte, msg *jsonrpc.Message) {
+func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byte, msg *rpcwire.Message) {
 	sid := r.Header.Get(server.HeaderSessionID)
 	if r.Method == http.MethodPost && msg != nil && msg.Method == "initialize" {
 		if sid != "" {
@@ -439,7 +440,7 @@ const maxInitializeParams = 64 << 10
 
 // negotiate reads initialize params and returns the session settings and
 // the result.
-func (h *Handler) negotiate(msg *jsonrpc.Message) (*initializeParams, []byte, *jsonrpc.Error) {
+func (h *Handler) negotiate(msg *rpcwire.Message) (*initializeParams, []byte, *jsonrpc.Error) {
 	var p initializeParams
 	if len(msg.Params) > maxInitializeParams {
 		return nil, nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "initialize params are %d bytes; capabilities and clientInfo must fit in %d KiB", len(msg.Params), maxInitializeParams>>10)
@@ -465,7 +466,7 @@ func (h *Handler) negotiate(msg *jsonrpc.Message) (*initializeParams, []byte, *j
 	return &p, res, nil
 }
 
-func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *jsonrpc.Message) {
+func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *rpcwire.Message) {
 	p, res, e := h.negotiate(msg)
 	if e != nil {
 		writeJSONError(w, http.StatusBadRequest, msg.ID, e)
@@ -494,7 +495,7 @@ func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *js
 	w.Header().Set(server.HeaderSessionID, id)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(jsonrpc.AppendResult(nil, msg.ID, res))
+	_, _ = w.Write(rpcwire.AppendResult(nil, msg.ID, res))
 }
 
 // refuseSession answers an initialize that a limit refused: 429 for the

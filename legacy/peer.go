@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/era"
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/server"
@@ -107,7 +108,7 @@ func (p *peer) admit(method string, msg []byte) bool {
 // call's handler sent it already (see admit); once the call's stream has
 // closed it goes to the session stream instead.
 func (p *peer) Notify(ctx context.Context, method string, params any) error {
-	msg, err := jsonrpc.EncodeNotification(method, params)
+	msg, err := rpcwire.EncodeNotification(method, params)
 	if err != nil {
 		return err
 	}
@@ -219,7 +220,7 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 		// A request without params (roots/list) carries "params":{}: never
 		// null, which JSON-RPC forbids, and not absent, which some clients
 		// (the official go-sdk v1.8.0) fail to decode.
-		req := jsonrpc.Request{JSONRPC: jsonrpc.Version, ID: r.id, Method: r.method, Params: json.RawMessage("{}")}
+		req := rpcwire.Request{JSONRPC: rpcwire.Version, ID: r.id, Method: r.method, Params: json.RawMessage("{}")}
 		if len(r.params) > 0 {
 			req.Params = r.params
 		}
@@ -286,7 +287,7 @@ func drain(replies <-chan reply, open map[string]*outgoing) {
 // answered yet.
 func (p *peer) cancelOutstanding(open map[string]*outgoing, reason string) {
 	for _, r := range open {
-		msg, err := jsonrpc.EncodeNotification("notifications/cancelled", map[string]any{"requestId": r.id, "reason": reason})
+		msg, err := rpcwire.EncodeNotification("notifications/cancelled", map[string]any{"requestId": r.id, "reason": reason})
 		if err == nil && p.w.send(msg) != nil {
 			p.s.sendSession(msg)
 		}

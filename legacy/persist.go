@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/server"
@@ -22,7 +23,7 @@ var errTooManySubscriptions = errors.New("too many subscriptions")
 
 // subscribeURI returns the uri of a resources/subscribe or unsubscribe,
 // or "" when its params have none (run refuses those).
-func subscribeURI(msg *jsonrpc.Message) string {
+func subscribeURI(msg *rpcwire.Message) string {
 	var p struct {
 		URI string `json:"uri"`
 	}
@@ -56,7 +57,7 @@ func (h *Handler) tooManySubscriptions() *jsonrpc.Error {
 
 // admit refuses, before it runs, a request the session's limits do not
 // allow: a resources/subscribe over the subscription limits.
-func (s *session) admit(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error) {
+func (s *session) admit(msg *rpcwire.Message) (json.RawMessage, *jsonrpc.Error) {
 	if msg.Method != "resources/subscribe" {
 		return nil, nil
 	}
@@ -82,7 +83,7 @@ func (s *session) admit(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error) 
 // resources/subscribe and unsubscribe. The response waits for it, so the
 // client's next request, wherever it lands, sees the change. A stdio
 // session keeps everything in itself.
-func (s *session) persist(ctx context.Context, msg *jsonrpc.Message) *jsonrpc.Error {
+func (s *session) persist(ctx context.Context, msg *rpcwire.Message) *jsonrpc.Error {
 	if !s.http {
 		return nil
 	}

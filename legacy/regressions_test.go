@@ -12,7 +12,7 @@ import (
 // Regression tests for bugs found while the legacy tests were written; the
 // comment above each test describes the bug as it was, before the fix.
 
-// legacy/peer.go exchange: jsonrpc.Request.Params is `any` with omitempty;
+// legacy/peer.go exchange: rpcwire.Request.Params is `any` with omitempty;
 // a nil json.RawMessage stored in it is a non-nil interface, so roots/list
 // goes out as "params":null. JSON-RPC 2.0 allows params only as an object
 // or array, and the 2025-11-25 schema types it as an optional object: a

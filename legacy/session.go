@@ -12,6 +12,7 @@ import (
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -234,7 +235,7 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request) {
 }
 
 // deliver routes a client's response to the waiting server request.
-func (s *session) deliver(msg *jsonrpc.Message) {
+func (s *session) deliver(msg *rpcwire.Message) {
 	s.deliverReply(msg.ID.String(), msg.Result, msg.Error)
 }
 
@@ -250,7 +251,7 @@ func (s *session) deliverReply(key string, result json.RawMessage, e *jsonrpc.Er
 }
 
 // notification handles a client notification.
-func (s *session) notification(msg *jsonrpc.Message) {
+func (s *session) notification(msg *rpcwire.Message) {
 	if id, reason, ok := parseCancel(msg); ok {
 		s.cancelRequest(id, reason)
 	}
@@ -259,7 +260,7 @@ func (s *session) notification(msg *jsonrpc.Message) {
 // parseCancel reads a notifications/cancelled: the id (JSON text) of the
 // request it cancels and why. Other notifications (notifications/initialized,
 // roots/list_changed, …) need nothing.
-func parseCancel(msg *jsonrpc.Message) (id, reason string, ok bool) {
+func parseCancel(msg *rpcwire.Message) (id, reason string, ok bool) {
 	if msg.Method != "notifications/cancelled" {
 		return "", "", false
 	}
@@ -292,7 +293,7 @@ func (s *session) cancelRequest(id, reason string) bool {
 
 // serveRequest runs one client request. finish writes the response;
 // abandon ends the stream without one (the request was cancelled).
-func (s *session) serveRequest(parent context.Context, msg *jsonrpc.Message, w wire, finish func([]byte), abandon func()) {
+func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, w wire, finish func([]byte), abandon func()) {
 	key := msg.ID.String()
 	ctx, cancel := context.WithCancelCause(parent)
 	stop := context.AfterFunc(s.ctx, func() { cancel(context.Cause(s.ctx)) })
@@ -301,7 +302,7 @@ func (s *session) serveRequest(parent context.Context, msg *jsonrpc.Message, w w
 		s.mu.Unlock()
 		stop()
 		cancel(nil)
-		b, _ := jsonrpc.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", clip.String(key)))
+		b, _ := rpcwire.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", clip.String(key)))
 		finish(b)
 		return
 	}
@@ -328,10 +329,10 @@ func (s *session) serveRequest(parent context.Context, msg *jsonrpc.Message, w w
 	case e == server.ErrNoResponse || ctx.Err() != nil:
 		abandon() // cancelled: no response, whatever the handler returned
 	case e != nil:
-		b, _ := jsonrpc.AppendError(nil, msg.ID, e)
+		b, _ := rpcwire.AppendError(nil, msg.ID, e)
 		finish(b)
 	default:
-		finish(jsonrpc.AppendResult(nil, msg.ID, res))
+		finish(rpcwire.AppendResult(nil, msg.ID, res))
 	}
 }
 
@@ -344,7 +345,7 @@ func (s *session) meta() server.RequestMeta {
 // run serves one request and returns its result: the session's own
 // methods here (through the server's middleware), the rest through the
 // server's dispatch.
-func (s *session) run(ctx context.Context, msg *jsonrpc.Message, w wire) (json.RawMessage, *jsonrpc.Error) {
+func (s *session) run(ctx context.Context, msg *rpcwire.Message, w wire) (json.RawMessage, *jsonrpc.Error) {
 	switch msg.Method {
 	case "ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "server/discover", "subscriptions/listen":
 		r := &era.Request[server.RequestMeta]{ID: msg.ID, Method: msg.Method, Params: msg.Params, Meta: s.meta()}
@@ -355,7 +356,7 @@ func (s *session) run(ctx context.Context, msg *jsonrpc.Message, w wire) (json.R
 }
 
 // own serves the methods a session answers itself.
-func (s *session) own(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error) {
+func (s *session) own(msg *rpcwire.Message) (json.RawMessage, *jsonrpc.Error) {
 	switch msg.Method {
 	case "ping":
 		return json.RawMessage("{}"), nil
@@ -401,7 +402,7 @@ func (s *session) own(msg *jsonrpc.Message) (json.RawMessage, *jsonrpc.Error) {
 // the client for real, up to MaxRounds times. Every run of the handler
 // shares p, which sends each notification once per request (see the
 // package documentation).
-func (s *session) bridge(ctx context.Context, msg *jsonrpc.Message, p *peer) (json.RawMessage, *jsonrpc.Error) {
+func (s *session) bridge(ctx context.Context, msg *rpcwire.Message, p *peer) (json.RawMessage, *jsonrpc.Error) {
 	params := msg.Params
 	for round := 0; ; round++ {
 		if round > 0 {

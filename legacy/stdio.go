@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/baton-mcp/baton/internal/era"
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
 
@@ -35,19 +36,19 @@ func (w stdioWire) send(msg []byte) error { return w.write(msg) }
 func (w stdioWire) keepAlive() error      { return nil }
 
 // HandleMessage implements the server's stdio session.
-func (ss *stdioSession) HandleMessage(ctx context.Context, msg *jsonrpc.Message, write func([]byte) error) {
+func (ss *stdioSession) HandleMessage(ctx context.Context, msg *rpcwire.Message, write func([]byte) error) {
 	ss.mu.Lock()
 	s := ss.s
 	ss.mu.Unlock()
 	if s == nil {
 		if msg.Method != "initialize" || !msg.IsRequest() {
-			b, _ := jsonrpc.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "the session is not initialized"))
+			b, _ := rpcwire.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "the session is not initialized"))
 			_ = write(b)
 			return
 		}
 		p, res, e := ss.h.negotiate(msg)
 		if e != nil {
-			b, _ := jsonrpc.AppendError(nil, msg.ID, e)
+			b, _ := rpcwire.AppendError(nil, msg.ID, e)
 			_ = write(b)
 			return
 		}
@@ -58,7 +59,7 @@ func (ss *stdioSession) HandleMessage(ctx context.Context, msg *jsonrpc.Message,
 		ss.h.mu.Lock()
 		ss.h.stdio[s] = struct{}{}
 		ss.h.mu.Unlock()
-		_ = write(jsonrpc.AppendResult(nil, msg.ID, res))
+		_ = write(rpcwire.AppendResult(nil, msg.ID, res))
 		return
 	}
 	switch {

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -94,7 +94,7 @@ func BenchmarkDecodeRequest(b *testing.B) {
 	body := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"confirm_transfer","arguments":{"to":"bob","amount":25},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"sampling":{}},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"progressToken":"p1"}}}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		msg, derr := jsonrpc.Decode(body, jsonrpc.Limits{})
+		msg, derr := rpcwire.Decode(body, rpcwire.Limits{})
 		if derr != nil {
 			b.Fatal(derr)
 		}

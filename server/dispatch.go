@@ -19,6 +19,7 @@ import (
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/round"
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -101,7 +102,7 @@ func invalidParams(format string, args ...any) *jsonrpc.Error {
 
 // decodeRequest reads params and the _meta envelope. It does not check the
 // version; see checkVersion.
-func decodeRequest(msg *jsonrpc.Message) (*request, *jsonrpc.Error) {
+func decodeRequest(msg *rpcwire.Message) (*request, *jsonrpc.Error) {
 	r := &request{id: msg.ID, method: msg.Method}
 	if len(msg.Params) == 0 {
 		return r, invalidParams("params with _meta (%s and %s) are required", metaProtocolVersion, metaClientCaps)
@@ -126,14 +127,14 @@ type messageIn struct {
 // decodeModern decodes the body of an ordinary modern request (a request
 // with an id, a method other than initialize, and params) in one pass. It
 // reports false for anything else, malformed bodies included, which take
-// the general path (jsonrpc.Decode, then decodeRequest) and get its exact
+// the general path (rpcwire.Decode, then decodeRequest) and get its exact
 // errors.
-func decodeModern(body []byte, lim jsonrpc.Limits) (*request, *jsonrpc.Error, bool) {
-	if jsonrpc.CheckLimits(body, lim) != nil {
+func decodeModern(body []byte, lim rpcwire.Limits) (*request, *jsonrpc.Error, bool) {
+	if rpcwire.CheckLimits(body, lim) != nil {
 		return nil, nil, false
 	}
 	var m messageIn
-	if strictjson.UnmarshalNoCopy(body, &m) != nil || m.JSONRPC != jsonrpc.Version || m.ID.IsZero() ||
+	if strictjson.UnmarshalNoCopy(body, &m) != nil || m.JSONRPC != rpcwire.Version || m.ID.IsZero() ||
 		m.Method == "" || m.Method == "initialize" || m.Params == nil || m.Result != nil || m.Error != nil {
 		return nil, nil, false
 	}
@@ -537,7 +538,7 @@ func (mc *mrtrCall) knownArgs() (seal.Digest, bool) {
 // openRound verifies requestState against the request, parses
 // inputResponses, and returns the round. The state's signature, expiry and
 // content are verified before anything the request carries is read beyond
-// the one linear pass that bounded the body (jsonrpc.CheckLimits); then
+// the one linear pass that bounded the body (rpcwire.CheckLimits); then
 // the method, target and principal are compared, and only then are the
 // arguments canonicalised and compared. A refused state is -32602.
 func (s *Server) openRound(ctx context.Context, r *request, target string, args json.RawMessage, opts round.Options) (*mrtrCall, *jsonrpc.Error) {

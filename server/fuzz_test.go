@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
 
@@ -17,7 +18,7 @@ func FuzzDecodeRequest(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"server/discover"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkOnePass(t, data)
-		msg, derr := jsonrpc.Decode(data, jsonrpc.Limits{MaxDepth: 64})
+		msg, derr := rpcwire.Decode(data, rpcwire.Limits{MaxDepth: 64})
 		if derr != nil {
 			if derr.Code != jsonrpc.ParseError && derr.Code != jsonrpc.InvalidRequest {
 				t.Fatalf("Decode error code %d", derr.Code)
@@ -38,7 +39,7 @@ func FuzzDecodeRequest(f *testing.F) {
 			if e.Code != jsonrpc.InvalidParams {
 				t.Fatalf("decodeRequest error code %d: %s", e.Code, e.Message)
 			}
-			if _, err := jsonrpc.AppendError(nil, msg.ID, e); err != nil {
+			if _, err := rpcwire.AppendError(nil, msg.ID, e); err != nil {
 				t.Fatalf("error does not encode: %v", err)
 			}
 			return
@@ -70,11 +71,11 @@ func FuzzDecodeRequest(f *testing.F) {
 // decodeModern takes a body, the general path must read the same request
 // and reach the same envelope verdict.
 func checkOnePass(t *testing.T, data []byte) {
-	fast, fastErr, ok := decodeModern(data, jsonrpc.Limits{MaxDepth: 64})
+	fast, fastErr, ok := decodeModern(data, rpcwire.Limits{MaxDepth: 64})
 	if !ok {
 		return
 	}
-	msg, derr := jsonrpc.Decode(data, jsonrpc.Limits{MaxDepth: 64})
+	msg, derr := rpcwire.Decode(data, rpcwire.Limits{MaxDepth: 64})
 	if derr != nil {
 		t.Fatalf("decodeModern took a body the general path refuses (%d %s): %s", derr.Code, derr.Message, data)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/baton-mcp/baton/internal/clip"
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -89,13 +90,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	msg, derr := jsonrpc.Decode(body, s.jsonLimits())
+	msg, derr := rpcwire.Decode(body, s.jsonLimits())
 	if derr != nil {
 		var id jsonrpc.ID
 		if msg != nil {
 			id = msg.ID
 		}
-		writeError(w, jsonrpc.HTTPStatus(derr.Code), id, derr)
+		writeError(w, rpcwire.HTTPStatus(derr.Code), id, derr)
 		return
 	}
 	if s.legacy != nil && s.isLegacy(r, msg) {
@@ -129,7 +130,7 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 		e = s.checkVersion(req.meta.ProtocolVersion)
 	}
 	if e != nil {
-		writeError(w, jsonrpc.HTTPStatus(e.Code), req.id, e)
+		writeError(w, rpcwire.HTTPStatus(e.Code), req.id, e)
 		return
 	}
 	req.header = r.Header
@@ -142,7 +143,7 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 		})
 		if e != nil {
 			if status == 0 {
-				status = jsonrpc.HTTPStatus(e.Code)
+				status = rpcwire.HTTPStatus(e.Code)
 			}
 			writeError(w, status, req.id, e)
 		}
@@ -155,7 +156,7 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 
 // initializeRefusal answers a legacy initialize when no legacy handler is
 // attached: the versions this server does speak, so the client can tell.
-func (s *Server) initializeRefusal(msg *jsonrpc.Message) *jsonrpc.Error {
+func (s *Server) initializeRefusal(msg *rpcwire.Message) *jsonrpc.Error {
 	var p struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
@@ -187,7 +188,7 @@ func mcpName(r *request) (string, bool) {
 }
 
 func writeError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
-	b, _ := jsonrpc.AppendError(nil, id, e)
+	b, _ := rpcwire.AppendError(nil, id, e)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
@@ -270,7 +271,7 @@ func (n streamNotifier) Notify(ctx context.Context, method string, params any) e
 	if !n.st.CanSend() {
 		return nil
 	}
-	b, err := jsonrpc.EncodeNotification(method, params)
+	b, err := rpcwire.EncodeNotification(method, params)
 	if err != nil {
 		return err
 	}
@@ -287,12 +288,12 @@ func finishStream(st *sse.Stream, id jsonrpc.ID, result json.RawMessage, e *json
 		return
 	}
 	if e != nil {
-		body, _ := jsonrpc.AppendError(nil, id, e)
-		st.Finish(jsonrpc.HTTPStatus(e.Code), body)
+		body, _ := rpcwire.AppendError(nil, id, e)
+		st.Finish(rpcwire.HTTPStatus(e.Code), body)
 		return
 	}
 	var prefix [64]byte
-	st.FinishResult(jsonrpc.ResultPrefix(prefix[:0], id), result, closeBrace)
+	st.FinishResult(rpcwire.ResultPrefix(prefix[:0], id), result, closeBrace)
 }
 
 // listenKeepAlive is how often an idle listen stream sends an SSE comment.

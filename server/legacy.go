@@ -5,8 +5,8 @@ import (
 	"net/http"
 
 	"github.com/baton-mcp/baton/internal/era"
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/strictjson"
-	"github.com/baton-mcp/baton/jsonrpc"
 )
 
 // LegacyAdapter serves 2025-11-25 (and 2025-06-18, 2025-03-26) clients on
@@ -22,7 +22,7 @@ type legacyDispatcher struct{ s *Server }
 
 // isLegacy reports whether a POST belongs to the legacy era: it carries a
 // session id, or it is an initialize without a modern envelope.
-func (s *Server) isLegacy(r *http.Request, msg *jsonrpc.Message) bool {
+func (s *Server) isLegacy(r *http.Request, msg *rpcwire.Message) bool {
 	if r.Header.Get(HeaderSessionID) != "" {
 		return true
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
 )
@@ -105,7 +106,7 @@ func (s *Server) openListener(f SubscriptionFilter, owner string) (*listener, in
 func (s *Server) listen(ctx context.Context, id jsonrpc.ID, f SubscriptionFilter, l *listener, send func([]byte) error, keepAlive func() error) {
 	meta := subscriptionMeta{ID: id}
 	defer s.hub.remove(l)
-	ack, err := jsonrpc.EncodeNotification("notifications/subscriptions/acknowledged", ackParams{Notifications: f, Meta: meta})
+	ack, err := rpcwire.EncodeNotification("notifications/subscriptions/acknowledged", ackParams{Notifications: f, Meta: meta})
 	if err != nil || send(ack) != nil {
 		return
 	}
@@ -139,7 +140,7 @@ func (s *Server) listen(ctx context.Context, id jsonrpc.ID, f SubscriptionFilter
 				msgs = append(msgs, notification{"notifications/resources/updated", updatedParams{u, meta}})
 			}
 			for _, m := range msgs {
-				b, err := jsonrpc.EncodeNotification(m.method, m.params)
+				b, err := rpcwire.EncodeNotification(m.method, m.params)
 				if err != nil {
 					s.log.Error("encode listen notification", "err", err)
 					continue

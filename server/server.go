@@ -14,8 +14,8 @@ import (
 
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/seal"
-	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
@@ -69,7 +69,7 @@ type Options struct {
 	// parsed, and a message over one is refused (-32700 for the depth,
 	// -32602 naming the limit for the rest) before any other work, so a
 	// hostile body costs about what a benign body of its size costs. See
-	// jsonrpc.Limits for why the defaults are safe.
+	// rpcwire.Limits for why the defaults are safe.
 
 	// MaxRequestBytes bounds a request body (default 4 MiB).
 	MaxRequestBytes int64
@@ -188,8 +188,8 @@ type Server struct {
 }
 
 // jsonLimits are the limits every message is checked against.
-func (s *Server) jsonLimits() jsonrpc.Limits {
-	return jsonrpc.Limits{
+func (s *Server) jsonLimits() rpcwire.Limits {
+	return rpcwire.Limits{
 		MaxDepth:          s.opts.MaxJSONDepth,
 		MaxMembers:        s.opts.MaxJSONMembers,
 		MaxNumberLength:   s.opts.MaxJSONNumberLength,
@@ -210,16 +210,16 @@ func New(info Implementation, opts *Options) (*Server, error) {
 		o.MaxRequestBytes = 4 << 20
 	}
 	if o.MaxJSONDepth <= 0 {
-		o.MaxJSONDepth = jsonrpc.DefaultMaxDepth
+		o.MaxJSONDepth = rpcwire.DefaultMaxDepth
 	}
 	if o.MaxJSONMembers <= 0 {
-		o.MaxJSONMembers = jsonrpc.DefaultMaxMembers
+		o.MaxJSONMembers = rpcwire.DefaultMaxMembers
 	}
 	if o.MaxJSONNumberLength <= 0 {
-		o.MaxJSONNumberLength = jsonrpc.DefaultMaxNumberLength
+		o.MaxJSONNumberLength = rpcwire.DefaultMaxNumberLength
 	}
 	if o.MaxJSONNumberExponent <= 0 {
-		o.MaxJSONNumberExponent = jsonrpc.DefaultMaxNumberExponent
+		o.MaxJSONNumberExponent = rpcwire.DefaultMaxNumberExponent
 	}
 	if o.BodyReadTimeout == 0 {
 		o.BodyReadTimeout = DefaultBodyReadTimeout

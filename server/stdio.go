@@ -11,6 +11,7 @@ import (
 
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
@@ -140,7 +141,7 @@ func (t *stdioConn) write(b []byte) error {
 }
 
 func mustError(id jsonrpc.ID, e *jsonrpc.Error) []byte {
-	b, _ := jsonrpc.AppendError(nil, id, e)
+	b, _ := rpcwire.AppendError(nil, id, e)
 	return b
 }
 
@@ -152,7 +153,7 @@ type stdioNotifier struct {
 }
 
 func (n *stdioNotifier) Notify(ctx context.Context, method string, params any) error {
-	b, err := jsonrpc.EncodeNotification(method, params)
+	b, err := rpcwire.EncodeNotification(method, params)
 	if err != nil {
 		return err
 	}
@@ -171,7 +172,7 @@ func (n *stdioNotifier) close() {
 }
 
 func (s *Server) stdioMessage(ctx context.Context, t *stdioConn, wg *sync.WaitGroup, legacy *era.StdioSession, line []byte) {
-	msg, derr := jsonrpc.Decode(line, s.jsonLimits())
+	msg, derr := rpcwire.Decode(line, s.jsonLimits())
 	if derr != nil {
 		var id jsonrpc.ID
 		if msg != nil {
@@ -269,6 +270,6 @@ func (s *Server) stdioMessage(ctx context.Context, t *stdioConn, wg *sync.WaitGr
 			t.write(mustError(msg.ID, e))
 			return
 		}
-		t.write(jsonrpc.AppendResult(nil, msg.ID, res))
+		t.write(rpcwire.AppendResult(nil, msg.ID, res))
 	}()
 }

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
 
@@ -35,7 +36,7 @@ type Adapter[S, M any] interface {
 	// initialize without a modern envelope, or any request carrying an
 	// Mcp-Session-Id. body and msg are the already-read body and its
 	// decoded message; both are nil for GET and DELETE.
-	ServeLegacy(w http.ResponseWriter, r *http.Request, body []byte, msg *jsonrpc.Message)
+	ServeLegacy(w http.ResponseWriter, r *http.Request, body []byte, msg *rpcwire.Message)
 	// NewStdioSession returns the session a stdio process becomes once its
 	// client sends initialize.
 	NewStdioSession(ctx context.Context) StdioSession
@@ -47,7 +48,7 @@ type Adapter[S, M any] interface {
 type StdioSession interface {
 	// HandleMessage handles one message of the session; write sends a
 	// line to the client.
-	HandleMessage(ctx context.Context, msg *jsonrpc.Message, write func([]byte) error)
+	HandleMessage(ctx context.Context, msg *rpcwire.Message, write func([]byte) error)
 	// Close ends the session at end of input.
 	Close()
 }

@@ -138,7 +138,7 @@ var (
 )
 
 // FinishResult writes a JSON-RPC result message made of prefix, result and
-// suffix (see jsonrpc.ResultPrefix), without joining them first.
+// suffix (see rpcwire.ResultPrefix), without joining them first.
 func (s *Stream) FinishResult(prefix, result, suffix []byte) {
 	s.finish(http.StatusOK, prefix, result, suffix)
 }
