@@ -49,7 +49,8 @@ func main() {
 		pin         = flag.Bool("pin", true, "pin the server process to CPU 0 and the load generator to CPU 1 (taskset; needs 2 CPUs)")
 		generator   = flag.String("generator", "raw", "load generator client: raw (one TCP connection per worker, minimal HTTP/1.1) or nethttp (net/http's client; echo and confirm only)")
 		fullEvery   = flag.Int("full-check", 8, "raw generator: decode every N-th response whole with encoding/json (every response gets the cheap checks)")
-		cpuprofile  = flag.String("cpuprofile", "", "write CPU profiles of the Baton (net/http) server's measured windows to PREFIX-echo.pprof and PREFIX-confirm.pprof")
+		cpuprofile  = flag.String("cpuprofile", "", "write CPU profiles of the Baton (net/http) server's measured windows to PREFIX-echo.pprof and PREFIX-confirm.pprof (see -profile-servers)")
+		profServers = flag.String("profile-servers", "baton", "with -cpuprofile: the servers to profile (the files of a server other than baton are PREFIX-SCENARIO-SERVER.pprof)")
 		hRequests   = flag.Int("hostile-requests", 15, "hostile: requests per body (hostile and its benign twin each), unless -hostile-budget runs out first")
 		hBudget     = flag.Duration("hostile-budget", 3*time.Second, "hostile: time per row after which it stops once each side has 3 requests")
 		hTimeout    = flag.Duration("hostile-timeout", time.Minute, "hostile: client timeout per request (a timeout is a hang: FAIL, and the server process is restarted)")
@@ -79,7 +80,7 @@ func main() {
 	cfg := config{
 		concurrency: *concurrency, duration: *duration, warmup: *warmup, reps: *reps,
 		servers: split(*servers), scenarios: split(*scenarios), profile: *cpuprofile,
-		generator: *generator, fullEvery: *fullEvery,
+		generator: *generator, fullEvery: *fullEvery, profServers: split(*profServers),
 		hostile: hostileConfig{requests: *hRequests, budget: *hBudget, timeout: *hTimeout, rows: *hRows, deadline: *hDeadline},
 	}
 	for _, s := range cfg.servers {
@@ -153,6 +154,7 @@ type config struct {
 	profile            string
 	generator          string
 	fullEvery          int
+	profServers        []string
 	hostile            hostileConfig
 }
 
@@ -191,8 +193,8 @@ func pinSelf() error {
 //	cpu              report the process's CPU time (user+system, ns)
 //	mem              report the objects and bytes allocated so far
 //	start            start the CPU profile
-//	stop SCENARIO    stop it and keep it under SCENARIO
-//	write SCENARIO F merge the profiles kept under SCENARIO into file F
+//	stop NAME        stop it and keep it under NAME (scenario/server)
+//	write NAME F     merge the profiles kept under NAME into file F
 func runServers() error {
 	urls, _, err := startServers()
 	if err != nil {
@@ -376,7 +378,7 @@ func run(cfg config) (bool, error) {
 			for i := range n {
 				s := servers[(i+rep)%n]
 				must("gc")
-				profiling := cfg.profile != "" && s == "baton"
+				profiling := cfg.profile != "" && slices.Contains(cfg.profServers, s)
 				var srvCPU0, srvCPU1, cliCPU0, cliCPU1 int64
 				var mem0, mem1 []int64
 				onMeasure := func() {
@@ -390,7 +392,7 @@ func run(cfg config) (bool, error) {
 					srvCPU1, cliCPU1 = ints("cpu")[0], cpuTime()
 					mem1 = ints("mem")
 					if profiling {
-						must("stop " + sc)
+						must("stop " + sc + "/" + s)
 					}
 				}
 				r := measure(opsFor(cfg.generator, transports[s], urls[s], sc, cfg.fullEvery), sc, cfg.concurrency, cfg.warmup, cfg.duration, onMeasure, onDone)
@@ -410,13 +412,21 @@ func run(cfg config) (bool, error) {
 	if cmdErr != nil {
 		return false, cmdErr
 	}
-	if cfg.profile != "" && slices.Contains(cfg.servers, "baton") {
+	if cfg.profile != "" {
 		for _, sc := range cfg.scenarios {
-			path := cfg.profile + "-" + sc + ".pprof"
-			if err := c.do("write " + sc + " " + path); err != nil {
-				return false, err
+			for _, s := range serversFor(cfg, sc) {
+				if !slices.Contains(cfg.profServers, s) {
+					continue
+				}
+				path := cfg.profile + "-" + sc + ".pprof"
+				if s != "baton" {
+					path = cfg.profile + "-" + sc + "-" + s + ".pprof"
+				}
+				if err := c.do("write " + sc + "/" + s + " " + path); err != nil {
+					return false, err
+				}
+				fmt.Printf("# CPU profile of %s, %s: %s\n", s, sc, path)
 			}
-			fmt.Printf("# CPU profile of baton, %s: %s\n", sc, path)
 		}
 	}
 	return report(cfg, all), nil
