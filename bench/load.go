@@ -271,6 +271,9 @@ type result struct {
 	FirstStateLen    int64
 	// Allocations (objects, bytes) of the server process in the window.
 	ServerAllocs, ServerAllocBytes uint64
+	// Others is the share (%) of the window the server's pinned CPU spent
+	// on anything but the server process (-1: not pinned).
+	Others float64
 	// CPU time (user+system) the server process and the load generator
 	// spent in the recorded window.
 	ServerCPU, ClientCPU time.Duration

@@ -320,6 +320,55 @@ func cpuTime() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
+// cpuStat is one CPU's line of /proc/stat: busy (everything but idle and
+// iowait, steal included) and total time, in clock ticks.
+type cpuStat struct{ busy, total int64 }
+
+// readCPUStat reads every CPU's line of /proc/stat ("cpu0", "cpu1", …);
+// nil when it cannot.
+func readCPUStat() map[string]cpuStat {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return nil
+	}
+	out := map[string]cpuStat{}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 9 || !strings.HasPrefix(f[0], "cpu") || f[0] == "cpu" {
+			continue
+		}
+		var st cpuStat
+		for i, v := range f[1:] {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			if i >= 8 { // guest time is counted in user already
+				break
+			}
+			st.total += n
+			if i != 3 && i != 4 { // idle, iowait
+				st.busy += n
+			}
+		}
+		out[f[0]] = st
+	}
+	return out
+}
+
+// othersOnServerCore is the share (%) of the window in which the server's
+// CPU (cpu0 when pinned) was busy with something else than the server
+// process: other processes, interrupts, or time the hypervisor stole.
+// -1 when not pinned or unknown.
+func othersOnServerCore(a, b map[string]cpuStat, server, elapsed time.Duration) float64 {
+	if os.Getenv(pinnedEnv) == "" || a == nil || b == nil {
+		return -1
+	}
+	x, y := a["cpu0"], b["cpu0"]
+	if y.total <= x.total {
+		return -1
+	}
+	busy := float64(y.busy-x.busy) / float64(y.total-x.total) // share of the window
+	return max(0, 100*(busy-float64(server)/float64(elapsed)))
+}
+
 // allocated is what this process has allocated so far: heap objects
 // (tiny ones included) and bytes (runtime/metrics, no stop of the world).
 func allocated() (objects, bytes uint64) {
@@ -381,15 +430,18 @@ func run(cfg config) (bool, error) {
 				profiling := cfg.profile != "" && slices.Contains(cfg.profServers, s)
 				var srvCPU0, srvCPU1, cliCPU0, cliCPU1 int64
 				var mem0, mem1 []int64
+				var stat0, stat1 map[string]cpuStat
 				onMeasure := func() {
 					if profiling {
 						must("start")
 					}
 					mem0 = ints("mem")
 					srvCPU0, cliCPU0 = ints("cpu")[0], cpuTime()
+					stat0 = readCPUStat()
 				}
 				onDone := func() {
 					srvCPU1, cliCPU1 = ints("cpu")[0], cpuTime()
+					stat1 = readCPUStat()
 					mem1 = ints("mem")
 					if profiling {
 						must("stop " + sc + "/" + s)
@@ -399,10 +451,11 @@ func run(cfg config) (bool, error) {
 				r.Server = s
 				r.ServerCPU, r.ClientCPU = time.Duration(srvCPU1-srvCPU0), time.Duration(cliCPU1-cliCPU0)
 				r.ServerAllocs, r.ServerAllocBytes = uint64(mem1[0]-mem0[0]), uint64(mem1[1]-mem0[1])
+				r.Others = othersOnServerCore(stat0, stat1, r.ServerCPU, r.Elapsed)
 				all[sc][s] = append(all[sc][s], r)
-				fmt.Printf("# rep %d/%d  %-9s %-10s %9.0f ops/s  p50 %8s  p99 %8s  server CPU %6.1fµs/op (busy %3.0f%%)  generator CPU %6.1fµs/op (busy %3.0f%%)  allocs %5.0f/op  errors %d\n",
+				fmt.Printf("# rep %d/%d  %-9s %-10s %9.0f ops/s  p50 %8s  p99 %8s  server CPU %6.1fµs/op (busy %3.0f%%)  generator CPU %6.1fµs/op (busy %3.0f%%)  allocs %5.0f/op  others on server CPU %3.0f%%  errors %d\n",
 					rep+1, cfg.reps, sc, s, r.OpsPerSec(), fmtDur(r.Hist.quantile(0.50)), fmtDur(r.Hist.quantile(0.99)),
-					r.cpuPerOp(r.ServerCPU), r.busy(r.ServerCPU), r.cpuPerOp(r.ClientCPU), r.busy(r.ClientCPU), r.allocsPerOp(), r.Errors)
+					r.cpuPerOp(r.ServerCPU), r.busy(r.ServerCPU), r.cpuPerOp(r.ClientCPU), r.busy(r.ClientCPU), r.allocsPerOp(), r.Others, r.Errors)
 				for _, e := range r.FirstErrors {
 					fmt.Printf("#   error: %s\n", e)
 				}
@@ -453,6 +506,7 @@ type summary struct {
 	cliCPU        float64 // µs of load-generator CPU per operation (median)
 	cliBusy       float64
 	allocs, bytes float64 // server-process allocations per operation (median)
+	others        float64 // % of the window the server's CPU did other work (median; -1 unknown)
 	errors        uint64
 	stateLen      int64
 	firstState    int64
@@ -463,7 +517,7 @@ func summarize(rs []*result) *summary {
 	if len(rs) == 0 {
 		return nil
 	}
-	var ops, p50, p99, cpu, busy, ccpu, cbusy, allocs, bytes []float64
+	var ops, p50, p99, cpu, busy, ccpu, cbusy, allocs, bytes, others []float64
 	s := &summary{n: len(rs)}
 	for _, r := range rs {
 		ops = append(ops, r.OpsPerSec())
@@ -473,6 +527,7 @@ func summarize(rs []*result) *summary {
 		cbusy = append(cbusy, r.busy(r.ClientCPU))
 		allocs = append(allocs, r.allocsPerOp())
 		bytes = append(bytes, r.perOp(float64(r.ServerAllocBytes)))
+		others = append(others, r.Others)
 		p50 = append(p50, float64(r.Hist.quantile(0.50)))
 		p99 = append(p99, float64(r.Hist.quantile(0.99)))
 		s.errors += r.Errors
@@ -484,7 +539,7 @@ func summarize(rs []*result) *summary {
 	}
 	s.ops, s.p50, s.p99, s.srvCPU = median(ops), median(p50), median(p99), median(cpu)
 	s.srvBusy, s.cliCPU, s.cliBusy = median(busy), median(ccpu), median(cbusy)
-	s.allocs, s.bytes = median(allocs), median(bytes)
+	s.allocs, s.bytes, s.others = median(allocs), median(bytes), median(others)
 	s.min, s.max = slices.Min(ops), slices.Max(ops)
 	return s
 }
@@ -492,15 +547,25 @@ func summarize(rs []*result) *summary {
 // bound says which side limited a measurement: with the processes
 // pinned, "server" when the server's core was (nearly) saturated,
 // "GENERATOR" when the generator's was and the server's was not (then the
-// ops/s say nothing about the server), otherwise "-".
+// ops/s say nothing about the server), "others" when other work took the
+// server's core (another process, the hypervisor), otherwise "-".
 func (s *summary) bound() string {
 	switch {
 	case s.srvBusy >= 90:
 		return "server"
 	case s.cliBusy >= 90:
 		return "GENERATOR"
+	case s.others >= 10:
+		return "others"
 	}
 	return "–"
+}
+
+func fmtOthers(v float64) string {
+	if v < 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f%%", v)
 }
 
 func median(v []float64) float64 {
@@ -546,8 +611,8 @@ func report(cfg config, all map[string]map[string][]*result) bool {
 			continue
 		}
 		fmt.Printf("\n## %s\n\n", scenarioTitle[sc])
-		fmt.Println("| server | ops/s (median) | min–max ops/s | p50 | p99 | server CPU/op | server busy | generator CPU/op | generator busy | bound by | allocs/op | alloc KiB/op | state bytes | errors |")
-		fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+		fmt.Println("| server | ops/s (median) | min–max ops/s | p50 | p99 | server CPU/op | server busy | others on server CPU | generator CPU/op | generator busy | bound by | allocs/op | alloc KiB/op | state bytes | errors |")
+		fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
 		for _, s := range cfg.servers {
 			m := sum[sc][s]
 			state := "–"
@@ -558,8 +623,8 @@ func report(cfg config, all map[string]map[string][]*result) bool {
 			if m.errors > 0 {
 				errs += " INVALID"
 			}
-			fmt.Printf("| %s | %.0f | %.0f–%.0f | %s | %s | %.1fµs | %.0f%% | %.1fµs | %.0f%% | %s | %.0f | %.1f | %s | %s |\n", s, m.ops, m.min, m.max,
-				fmtDur(time.Duration(m.p50)), fmtDur(time.Duration(m.p99)), m.srvCPU, m.srvBusy, m.cliCPU, m.cliBusy, m.bound(),
+			fmt.Printf("| %s | %.0f | %.0f–%.0f | %s | %s | %.1fµs | %.0f%% | %s | %.1fµs | %.0f%% | %s | %.0f | %.1f | %s | %s |\n", s, m.ops, m.min, m.max,
+				fmtDur(time.Duration(m.p50)), fmtDur(time.Duration(m.p99)), m.srvCPU, m.srvBusy, fmtOthers(m.others), m.cliCPU, m.cliBusy, m.bound(),
 				m.allocs, m.bytes/1024, state, errs)
 		}
 	}
@@ -633,8 +698,8 @@ func report(cfg config, all map[string]map[string][]*result) bool {
 // operation.
 func reportRounds(rounds []int, sum map[string]map[string]*summary) {
 	fmt.Printf("\n## (c) rounds: Baton asking n questions in sequence (n+1 requests per flow)\n\n")
-	fmt.Println("| n | flows/s | requests/s | server CPU/flow | server CPU/request | allocs/flow | allocs/request | state bytes, round 1 → round n | state growth/round | bound by | errors |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---:|")
+	fmt.Println("| n | flows/s | requests/s | server CPU/flow | server CPU/request | allocs/flow | allocs/request | state bytes, round 1 → round n | state growth/round | others on server CPU | bound by | errors |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---:|")
 	for _, n := range rounds {
 		m := sum[roundsScenario(n)]["baton"]
 		if m == nil {
@@ -649,8 +714,8 @@ func reportRounds(rounds []int, sum map[string]map[string]*summary) {
 		if m.errors > 0 {
 			errs += " INVALID"
 		}
-		fmt.Printf("| %d | %.0f | %.0f | %.1fµs | %.1fµs | %.0f | %.1f | %d → %d | %s | %s | %s |\n", n, m.ops, m.ops*req,
-			m.srvCPU, m.srvCPU/req, m.allocs, m.allocs/req, m.firstState, m.stateLen, growth, m.bound(), errs)
+		fmt.Printf("| %d | %.0f | %.0f | %.1fµs | %.1fµs | %.0f | %.1f | %d → %d | %s | %s | %s | %s |\n", n, m.ops, m.ops*req,
+			m.srvCPU, m.srvCPU/req, m.allocs, m.allocs/req, m.firstState, m.stateLen, growth, fmtOthers(m.others), m.bound(), errs)
 	}
 }
 
