@@ -1,6 +1,5 @@
 // Package seal seals a suspended call's state into the requestState token
-// and opens it again: an HS256 JWT (signed with crypto/hmac, its claims
-// validated with golang-jwt's validator types) over content encrypted with
+// and opens it again: an HS256 JWT (golang-jwt) over content encrypted with
 // AES-256-GCM, bound to the request and the principal, with an expiry and a
 // leeway for clock skew; and the canonical form of arguments whose digest
 // the state is bound to. Package server uses it; users configure it through
@@ -10,7 +9,6 @@ package seal
 import (
 	"bytes"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -536,8 +534,8 @@ func (s *Sealer) Seal(st *State) (string, error) {
 		}
 		c.Enc = b64.EncodeToString(key.aead.Seal(nonce, nonce, plain, []byte(st.ID)))
 	}
-	// The JWS compact form, with the header precomputed per key, signed
-	// with the key's pooled HS256 (keys.go).
+	// The JWS compact form, with the header precomputed per key; golang-jwt
+	// signs (and, in Open, parses and verifies).
 	claims, err := c.MarshalJSON()
 	if err != nil {
 		return "", fmt.Errorf("seal state: %w", err)
@@ -546,10 +544,12 @@ func (s *Sealer) Seal(st *State) (string, error) {
 	signing = append(signing, key.header...)
 	signing = append(signing, '.')
 	signing = b64.AppendEncode(signing, claims)
-	var sig [sha256.Size]byte
-	key.hs256(sig[:0], signing)
+	sig, err := jwt.SigningMethodHS256.Sign(string(signing), key.mac)
+	if err != nil {
+		return "", fmt.Errorf("seal state: %w", err)
+	}
 	signing = append(signing, '.')
-	signed := string(b64.AppendEncode(signing, sig[:]))
+	signed := string(b64.AppendEncode(signing, sig))
 	if len(signed) > s.maxSize {
 		return "", fmt.Errorf("seal state: the requestState would be %d bytes, over the %d-byte limit; keep less in the payload and the answers", len(signed), s.maxSize)
 	}
@@ -596,8 +596,8 @@ var strictB64 = base64.RawURLEncoding.Strict()
 
 // verify checks a token in the JWS compact form: exactly three segments,
 // strict base64url, a header naming HS256 (the only algorithm accepted)
-// and a key of the ring, and an HS256 signature that verifies with that
-// key (crypto/hmac, keys.go); only then are the claims decoded, and stateValidator
+// and a key of the ring, and a signature that golang-jwt's HS256 verifies
+// with that key; only then are the claims decoded, and stateValidator
 // checks exp, iat, nbf and aud.
 func (s *Sealer) verify(token string) (*stateClaims, *derivedKey, error) {
 	h, rest, ok1 := strings.Cut(token, ".")
@@ -627,8 +627,8 @@ func (s *Sealer) verify(token string) (*stateClaims, *derivedKey, error) {
 	if err != nil {
 		return nil, nil, refuse("malformed token: the signature is not base64url", err)
 	}
-	if !key.verifyHS256(token[:len(h)+1+len(payload)], sb) {
-		return nil, nil, refuse("signature does not verify", jwt.ErrSignatureInvalid)
+	if err := jwt.SigningMethodHS256.Verify(token[:len(h)+1+len(payload)], sb, key.mac); err != nil {
+		return nil, nil, refuse("signature does not verify", err)
 	}
 	pb, err := strictB64.DecodeString(payload)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode"
 
 	"github.com/baton-mcp/baton/internal/jsonscan"
@@ -35,24 +34,7 @@ func Bind(data []byte, v any) error {
 	if v == nil {
 		return nil
 	}
-	return cachedFieldsOf(reflect.TypeOf(v)).Check(data)
-}
-
-// fieldsCache memoizes FieldsOf for Bind, which runs on every decode of an
-// answer or arguments into a handler's type: building the table walks the
-// type with reflection (a profile of the MRTR flow showed it at about a
-// tenth of the handler's time). Like encoding/json's own type cache it
-// holds only what a type's definition determines, immutable once built,
-// and grows with the number of types a program decodes into, not with
-// requests.
-var fieldsCache sync.Map // reflect.Type -> *Fields
-
-func cachedFieldsOf(t reflect.Type) *Fields {
-	if f, ok := fieldsCache.Load(t); ok {
-		return f.(*Fields)
-	}
-	f, _ := fieldsCache.LoadOrStore(t, FieldsOf(t))
-	return f.(*Fields)
+	return FieldsOf(reflect.TypeOf(v)).Check(data)
 }
 
 // Fields is the table of object keys that a Go type's structs accept,
