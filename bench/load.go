@@ -219,13 +219,10 @@ func (c *client) confirmOp() error {
 	if err != nil {
 		return fmt.Errorf("round 1: %w", err)
 	}
-	res := r.Result
-	q, ok := res.InputRequests["confirm"]
-	if res.ResultType != "input_required" || res.RequestState == "" || len(res.InputRequests) != 1 || !ok ||
-		q.Method != "elicitation/create" || q.Params.RequestedSchema.Properties["confirm"].Type != "boolean" {
-		b, _ := json.Marshal(res)
-		return fmt.Errorf("round 1: want input_required with a confirm form and a state, got %.300s", b)
+	if err := checkRound1(r); err != nil {
+		return err
 	}
+	res := r.Result
 	state, err := json.Marshal(res.RequestState)
 	if err != nil {
 		return err
@@ -243,8 +240,22 @@ func (c *client) confirmOp() error {
 	return nil
 }
 
-// lastStateLen is the length of the last requestState seen (reported).
-var lastStateLen atomic.Int64
+// checkRound1 checks a decoded round-1 answer of confirm: input_required
+// with one form elicitation (confirm, boolean) and a state.
+func checkRound1(r *response) error {
+	res := r.Result
+	q, ok := res.InputRequests["confirm"]
+	if res.ResultType != "input_required" || res.RequestState == "" || len(res.InputRequests) != 1 || !ok ||
+		q.Method != "elicitation/create" || q.Params.RequestedSchema.Properties["confirm"].Type != "boolean" {
+		b, _ := json.Marshal(res)
+		return fmt.Errorf("round 1: want input_required with a confirm form and a state, got %.300s", b)
+	}
+	return nil
+}
+
+// lastStateLen is the length of the last requestState seen (reported);
+// firstStateLen, in the rounds scenario, that of the first round's.
+var lastStateLen, firstStateLen atomic.Int64
 
 // ---------------------------------------------------------------- runs
 
@@ -257,12 +268,31 @@ type result struct {
 	Elapsed          time.Duration
 	Hist             *hist
 	StateLen         int64
+	FirstStateLen    int64
+	// Allocations (objects, bytes) of the server process in the window.
+	ServerAllocs, ServerAllocBytes uint64
+	// Others is the share (%) of the window the server's pinned CPU spent
+	// on anything but the server process (-1: not pinned).
+	Others float64
 	// CPU time (user+system) the server process and the load generator
 	// spent in the recorded window.
 	ServerCPU, ClientCPU time.Duration
 }
 
 func (r *result) OpsPerSec() float64 { return float64(r.Ops) / r.Elapsed.Seconds() }
+
+// busy is d as a share of the window's wall time, in percent.
+func (r *result) busy(d time.Duration) float64 { return 100 * float64(d) / float64(r.Elapsed) }
+
+// perOp is v per recorded operation.
+func (r *result) perOp(v float64) float64 {
+	if r.Ops == 0 {
+		return 0
+	}
+	return v / float64(r.Ops)
+}
+
+func (r *result) allocsPerOp() float64 { return r.perOp(float64(r.ServerAllocs)) }
 
 // cpuPerOp is d per recorded operation, in microseconds.
 func (r *result) cpuPerOp(d time.Duration) float64 {
@@ -272,10 +302,42 @@ func (r *result) cpuPerOp(d time.Duration) float64 {
 	return float64(d) / 1e3 / float64(r.Ops)
 }
 
-// measure runs concurrency workers against url: warmup first (checked,
-// not recorded), then duration (recorded). onMeasure runs when the
-// recorded window starts and onDone when it ends (for profiling).
-func measure(tr *http.Transport, url, scenario string, concurrency int, warmup, duration time.Duration, onMeasure, onDone func()) *result {
+// opFactory makes one worker's operation and its cleanup.
+type opFactory func() (op func() error, done func(), err error)
+
+// opsFor returns the factory of scenario's operations against url with
+// the given generator ("raw": rawClient; "nethttp": the net/http client).
+func opsFor(generator string, tr *http.Transport, url, scenario string, fullEvery int) opFactory {
+	return func() (func() error, func(), error) {
+		if generator == "nethttp" {
+			c := newClient(tr, url)
+			switch scenario {
+			case "echo":
+				return c.echoOp, func() {}, nil
+			case "confirm":
+				return c.confirmOp, func() {}, nil
+			}
+			return nil, nil, fmt.Errorf("scenario %s: only with -generator raw", scenario)
+		}
+		c, err := newRawClient(url, fullEvery)
+		if err != nil {
+			return nil, nil, err
+		}
+		if n, ok := roundsN(scenario); ok {
+			return func() error { return c.roundsOp(n) }, c.close, nil
+		}
+		if scenario == "confirm" {
+			return c.confirmOp, c.close, nil
+		}
+		return c.echoOp, c.close, nil
+	}
+}
+
+// measure runs concurrency workers, each with its own operation from
+// newOp: warmup first (checked, not recorded), then duration (recorded).
+// onMeasure runs when the recorded window starts and onDone when it ends
+// (CPU and allocation readings, profiling).
+func measure(newOp opFactory, scenario string, concurrency int, warmup, duration time.Duration, onMeasure, onDone func()) *result {
 	res := &result{Scenario: scenario, Hist: &hist{}}
 	var (
 		mu       sync.Mutex
@@ -285,6 +347,7 @@ func measure(tr *http.Transport, url, scenario string, concurrency int, warmup, 
 		recordOn atomic.Bool
 	)
 	lastStateLen.Store(0)
+	firstStateLen.Store(0)
 	addErr := func(err error) {
 		if errCount.Add(1) <= 5 {
 			mu.Lock()
@@ -297,11 +360,12 @@ func measure(tr *http.Transport, url, scenario string, concurrency int, warmup, 
 	for w := range concurrency {
 		hists[w] = &hist{}
 		wg.Go(func() {
-			c := newClient(tr, url)
-			op := c.echoOp
-			if scenario == "confirm" {
-				op = c.confirmOp
+			op, done, err := newOp()
+			if err != nil {
+				addErr(err)
+				return
 			}
+			defer done()
 			h := hists[w]
 			for !stop.Load() {
 				t0 := time.Now()
@@ -337,6 +401,6 @@ func measure(tr *http.Transport, url, scenario string, concurrency int, warmup, 
 		res.Ops += counts[w]
 	}
 	res.Errors = errCount.Load()
-	res.StateLen = lastStateLen.Load()
+	res.StateLen, res.FirstStateLen = lastStateLen.Load(), firstStateLen.Load()
 	return res
 }

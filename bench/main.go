@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -43,8 +44,13 @@ func main() {
 		warmup      = flag.Duration("warmup", 2*time.Second, "unrecorded (but checked) time before each measurement")
 		reps        = flag.Int("reps", 3, "measurements per server and scenario, interleaved; the median is reported")
 		servers     = flag.String("servers", strings.Join(serverNames, ","), "servers to measure: baton (net/http), baton-echo (srv.Handler()), gosdk, mcpgo, floor")
-		scenarios   = flag.String("scenarios", "echo,confirm", "scenarios: echo (a), confirm (b), hostile (hostile bodies beside benign ones, one at a time)")
-		cpuprofile  = flag.String("cpuprofile", "", "write CPU profiles of the Baton (net/http) server's measured windows to PREFIX-echo.pprof and PREFIX-confirm.pprof")
+		scenarios   = flag.String("scenarios", "echo,confirm", "scenarios: echo (a), confirm (b), rounds (Baton asking 1, 2, 4 … questions in sequence; see -rounds), hostile (hostile bodies beside benign ones, one at a time)")
+		rounds      = flag.String("rounds", "1,2,4,8,16", "rounds: the numbers of questions asked in sequence, one measurement each")
+		pin         = flag.Bool("pin", true, "pin the server process to CPU 0 and the load generator to CPU 1 (taskset; needs 2 CPUs)")
+		generator   = flag.String("generator", "raw", "load generator client: raw (one TCP connection per worker, minimal HTTP/1.1) or nethttp (net/http's client; echo and confirm only)")
+		fullEvery   = flag.Int("full-check", 8, "raw generator: decode every N-th response whole with encoding/json (every response gets the cheap checks)")
+		cpuprofile  = flag.String("cpuprofile", "", "write CPU profiles of the Baton (net/http) server's measured windows to PREFIX-echo.pprof and PREFIX-confirm.pprof (see -profile-servers)")
+		profServers = flag.String("profile-servers", "baton", "with -cpuprofile: the servers to profile (the files of a server other than baton are PREFIX-SCENARIO-SERVER.pprof)")
 		hRequests   = flag.Int("hostile-requests", 15, "hostile: requests per body (hostile and its benign twin each), unless -hostile-budget runs out first")
 		hBudget     = flag.Duration("hostile-budget", 3*time.Second, "hostile: time per row after which it stops once each side has 3 requests")
 		hTimeout    = flag.Duration("hostile-timeout", time.Minute, "hostile: client timeout per request (a timeout is a hang: FAIL, and the server process is restarted)")
@@ -55,6 +61,11 @@ func main() {
 	flag.StringVar(cpuprofile, "profile", "", "same as -cpuprofile")
 	flag.StringVar(scenarios, "scenario", "echo,confirm", "same as -scenarios")
 	flag.Parse()
+	if *pin && !*serve && !*hList {
+		if err := pinSelf(); err != nil {
+			fatal(err)
+		}
+	}
 	if *hList {
 		listHostile(os.Stdout)
 		return
@@ -69,6 +80,7 @@ func main() {
 	cfg := config{
 		concurrency: *concurrency, duration: *duration, warmup: *warmup, reps: *reps,
 		servers: split(*servers), scenarios: split(*scenarios), profile: *cpuprofile,
+		generator: *generator, fullEvery: *fullEvery, profServers: split(*profServers),
 		hostile: hostileConfig{requests: *hRequests, budget: *hBudget, timeout: *hTimeout, rows: *hRows, deadline: *hDeadline},
 	}
 	for _, s := range cfg.servers {
@@ -76,12 +88,23 @@ func main() {
 			fatal(fmt.Errorf("unknown server %q", s))
 		}
 	}
+	if *generator != "raw" && *generator != "nethttp" {
+		fatal(fmt.Errorf("unknown generator %q", *generator))
+	}
 	hostile := false
 	var load []string
 	for _, s := range cfg.scenarios {
 		switch s {
 		case "echo", "confirm":
 			load = append(load, s)
+		case "rounds":
+			ns, err := roundsOf(*rounds)
+			if err != nil {
+				fatal(err)
+			}
+			for _, n := range ns {
+				load = append(load, roundsScenario(n))
+			}
 		case "hostile":
 			hostile = true
 		default:
@@ -129,7 +152,36 @@ type config struct {
 	duration, warmup   time.Duration
 	servers, scenarios []string
 	profile            string
+	generator          string
+	fullEvery          int
+	profServers        []string
 	hostile            hostileConfig
+}
+
+// pinnedEnv marks a process already placed on its CPU by pinSelf.
+const pinnedEnv = "BATON_BENCH_PINNED"
+
+// pinSelf re-executes the load generator on CPU 1 (taskset), so that the
+// server process, started on CPU 0, has a core of its own. Go sizes
+// GOMAXPROCS from the CPU affinity, so each process then runs with
+// GOMAXPROCS 1.
+func pinSelf() error {
+	if os.Getenv(pinnedEnv) != "" {
+		return nil
+	}
+	if runtime.NumCPU() < 2 {
+		return fmt.Errorf("-pin needs 2 CPUs, this process may use %d (use -pin=false)", runtime.NumCPU())
+	}
+	ts, err := exec.LookPath("taskset")
+	if err != nil {
+		return fmt.Errorf("-pin needs taskset (util-linux), or use -pin=false: %w", err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	env := append(os.Environ(), pinnedEnv+"=1")
+	return syscall.Exec(ts, append([]string{"taskset", "-c", "1", exe}, os.Args[1:]...), env)
 }
 
 // ---------------------------------------------------------------- child
@@ -139,9 +191,10 @@ type config struct {
 //
 //	gc               collect garbage (before each measurement)
 //	cpu              report the process's CPU time (user+system, ns)
+//	mem              report the objects and bytes allocated so far
 //	start            start the CPU profile
-//	stop SCENARIO    stop it and keep it under SCENARIO
-//	write SCENARIO F merge the profiles kept under SCENARIO into file F
+//	stop NAME        stop it and keep it under NAME (scenario/server)
+//	write NAME F     merge the profiles kept under NAME into file F
 func runServers() error {
 	urls, _, err := startServers()
 	if err != nil {
@@ -162,6 +215,10 @@ func runServers() error {
 			runtime.GC()
 		case len(f) == 1 && f[0] == "cpu":
 			fmt.Printf("ok %d\n", cpuTime())
+			continue
+		case len(f) == 1 && f[0] == "mem":
+			objs, bytes := allocated()
+			fmt.Printf("ok %d %d\n", objs, bytes)
 			continue
 		case len(f) == 1 && f[0] == "start":
 			buf.Reset()
@@ -208,6 +265,9 @@ func startChild() (*child, map[string]string, error) {
 		return nil, nil, err
 	}
 	cmd := exec.Command(exe, "-serve")
+	if os.Getenv(pinnedEnv) != "" {
+		cmd = exec.Command("taskset", "-c", "0", exe, "-serve")
+	}
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -260,6 +320,63 @@ func cpuTime() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
+// cpuStat is one CPU's line of /proc/stat: busy (everything but idle and
+// iowait, steal included) and total time, in clock ticks.
+type cpuStat struct{ busy, total int64 }
+
+// readCPUStat reads every CPU's line of /proc/stat ("cpu0", "cpu1", …);
+// nil when it cannot.
+func readCPUStat() map[string]cpuStat {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return nil
+	}
+	out := map[string]cpuStat{}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 9 || !strings.HasPrefix(f[0], "cpu") || f[0] == "cpu" {
+			continue
+		}
+		var st cpuStat
+		for i, v := range f[1:] {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			if i >= 8 { // guest time is counted in user already
+				break
+			}
+			st.total += n
+			if i != 3 && i != 4 { // idle, iowait
+				st.busy += n
+			}
+		}
+		out[f[0]] = st
+	}
+	return out
+}
+
+// othersOnServerCore is the share (%) of the window in which the server's
+// CPU (cpu0 when pinned) was busy with something else than the server
+// process: other processes, interrupts, or time the hypervisor stole.
+// -1 when not pinned or unknown.
+func othersOnServerCore(a, b map[string]cpuStat, server, elapsed time.Duration) float64 {
+	if os.Getenv(pinnedEnv) == "" || a == nil || b == nil {
+		return -1
+	}
+	x, y := a["cpu0"], b["cpu0"]
+	if y.total <= x.total {
+		return -1
+	}
+	busy := float64(y.busy-x.busy) / float64(y.total-x.total) // share of the window
+	return max(0, 100*(busy-float64(server)/float64(elapsed)))
+}
+
+// allocated is what this process has allocated so far: heap objects
+// (tiny ones included) and bytes (runtime/metrics, no stop of the world).
+func allocated() (objects, bytes uint64) {
+	ms := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/tiny/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(ms)
+	return ms[0].Value.Uint64() + ms[1].Value.Uint64(), ms[2].Value.Uint64()
+}
+
 func (c *child) close() {
 	c.in.Close()
 	c.cmd.Wait()
@@ -289,43 +406,56 @@ func run(cfg config) (bool, error) {
 			cmdErr = err
 		}
 	}
+	ints := func(cmd string) []int64 {
+		v, err := c.query(cmd)
+		if err != nil && cmdErr == nil {
+			cmdErr = err
+		}
+		var out []int64
+		for _, f := range strings.Fields(v) {
+			n, _ := strconv.ParseInt(f, 10, 64)
+			out = append(out, n)
+		}
+		return append(out, 0, 0)
+	}
 	for rep := range cfg.reps {
 		for _, sc := range cfg.scenarios {
+			servers := serversFor(cfg, sc)
 			// Rotate the order every repetition so no server always
 			// follows the same one.
-			n := len(cfg.servers)
+			n := len(servers)
 			for i := range n {
-				s := cfg.servers[(i+rep)%n]
+				s := servers[(i+rep)%n]
 				must("gc")
-				profiling := cfg.profile != "" && s == "baton"
+				profiling := cfg.profile != "" && slices.Contains(cfg.profServers, s)
 				var srvCPU0, srvCPU1, cliCPU0, cliCPU1 int64
-				serverCPU := func() int64 {
-					v, err := c.query("cpu")
-					if err != nil && cmdErr == nil {
-						cmdErr = err
-					}
-					n, _ := strconv.ParseInt(v, 10, 64)
-					return n
-				}
+				var mem0, mem1 []int64
+				var stat0, stat1 map[string]cpuStat
 				onMeasure := func() {
 					if profiling {
 						must("start")
 					}
-					srvCPU0, cliCPU0 = serverCPU(), cpuTime()
+					mem0 = ints("mem")
+					srvCPU0, cliCPU0 = ints("cpu")[0], cpuTime()
+					stat0 = readCPUStat()
 				}
 				onDone := func() {
-					srvCPU1, cliCPU1 = serverCPU(), cpuTime()
+					srvCPU1, cliCPU1 = ints("cpu")[0], cpuTime()
+					stat1 = readCPUStat()
+					mem1 = ints("mem")
 					if profiling {
-						must("stop " + sc)
+						must("stop " + sc + "/" + s)
 					}
 				}
-				r := measure(transports[s], urls[s], sc, cfg.concurrency, cfg.warmup, cfg.duration, onMeasure, onDone)
+				r := measure(opsFor(cfg.generator, transports[s], urls[s], sc, cfg.fullEvery), sc, cfg.concurrency, cfg.warmup, cfg.duration, onMeasure, onDone)
 				r.Server = s
 				r.ServerCPU, r.ClientCPU = time.Duration(srvCPU1-srvCPU0), time.Duration(cliCPU1-cliCPU0)
+				r.ServerAllocs, r.ServerAllocBytes = uint64(mem1[0]-mem0[0]), uint64(mem1[1]-mem0[1])
+				r.Others = othersOnServerCore(stat0, stat1, r.ServerCPU, r.Elapsed)
 				all[sc][s] = append(all[sc][s], r)
-				fmt.Printf("# rep %d/%d  %-7s %-10s %9.0f ops/s  p50 %8s  p99 %8s  server CPU %6.1fµs/op  client CPU %6.1fµs/op  errors %d\n",
+				fmt.Printf("# rep %d/%d  %-9s %-10s %9.0f ops/s  p50 %8s  p99 %8s  server CPU %6.1fµs/op (busy %3.0f%%)  generator CPU %6.1fµs/op (busy %3.0f%%)  allocs %5.0f/op  others on server CPU %3.0f%%  errors %d\n",
 					rep+1, cfg.reps, sc, s, r.OpsPerSec(), fmtDur(r.Hist.quantile(0.50)), fmtDur(r.Hist.quantile(0.99)),
-					r.cpuPerOp(r.ServerCPU), r.cpuPerOp(r.ClientCPU), r.Errors)
+					r.cpuPerOp(r.ServerCPU), r.busy(r.ServerCPU), r.cpuPerOp(r.ClientCPU), r.busy(r.ClientCPU), r.allocsPerOp(), r.Others, r.Errors)
 				for _, e := range r.FirstErrors {
 					fmt.Printf("#   error: %s\n", e)
 				}
@@ -335,16 +465,36 @@ func run(cfg config) (bool, error) {
 	if cmdErr != nil {
 		return false, cmdErr
 	}
-	if cfg.profile != "" && slices.Contains(cfg.servers, "baton") {
+	if cfg.profile != "" {
 		for _, sc := range cfg.scenarios {
-			path := cfg.profile + "-" + sc + ".pprof"
-			if err := c.do("write " + sc + " " + path); err != nil {
-				return false, err
+			for _, s := range serversFor(cfg, sc) {
+				if !slices.Contains(cfg.profServers, s) {
+					continue
+				}
+				path := cfg.profile + "-" + sc + ".pprof"
+				if s != "baton" {
+					path = cfg.profile + "-" + sc + "-" + s + ".pprof"
+				}
+				if err := c.do("write " + sc + "/" + s + " " + path); err != nil {
+					return false, err
+				}
+				fmt.Printf("# CPU profile of %s, %s: %s\n", s, sc, path)
 			}
-			fmt.Printf("# CPU profile of baton, %s: %s\n", sc, path)
 		}
 	}
 	return report(cfg, all), nil
+}
+
+// serversFor is the servers measured in scenario sc: all of them in echo
+// and confirm; Baton (net/http) alone in the rounds scenario.
+func serversFor(cfg config, sc string) []string {
+	if _, ok := roundsN(sc); ok {
+		if slices.Contains(cfg.servers, "baton") {
+			return []string{"baton"}
+		}
+		return nil
+	}
+	return cfg.servers
 }
 
 // summary is the median of one server's repetitions in one scenario.
@@ -352,8 +502,14 @@ type summary struct {
 	ops, p50, p99 float64
 	min, max      float64
 	srvCPU        float64 // µs of server-process CPU per operation (median)
+	srvBusy       float64 // server-process CPU / wall time, % (median)
+	cliCPU        float64 // µs of load-generator CPU per operation (median)
+	cliBusy       float64
+	allocs, bytes float64 // server-process allocations per operation (median)
+	others        float64 // % of the window the server's CPU did other work (median; -1 unknown)
 	errors        uint64
 	stateLen      int64
+	firstState    int64
 	n             int
 }
 
@@ -361,11 +517,17 @@ func summarize(rs []*result) *summary {
 	if len(rs) == 0 {
 		return nil
 	}
-	var ops, p50, p99, cpu []float64
+	var ops, p50, p99, cpu, busy, ccpu, cbusy, allocs, bytes, others []float64
 	s := &summary{n: len(rs)}
 	for _, r := range rs {
 		ops = append(ops, r.OpsPerSec())
 		cpu = append(cpu, r.cpuPerOp(r.ServerCPU))
+		busy = append(busy, r.busy(r.ServerCPU))
+		ccpu = append(ccpu, r.cpuPerOp(r.ClientCPU))
+		cbusy = append(cbusy, r.busy(r.ClientCPU))
+		allocs = append(allocs, r.allocsPerOp())
+		bytes = append(bytes, r.perOp(float64(r.ServerAllocBytes)))
+		others = append(others, r.Others)
 		p50 = append(p50, float64(r.Hist.quantile(0.50)))
 		p99 = append(p99, float64(r.Hist.quantile(0.99)))
 		s.errors += r.Errors
@@ -373,10 +535,37 @@ func summarize(rs []*result) *summary {
 			s.errors++ // nothing measured is not a valid run either
 		}
 		s.stateLen = max(s.stateLen, r.StateLen)
+		s.firstState = max(s.firstState, r.FirstStateLen)
 	}
 	s.ops, s.p50, s.p99, s.srvCPU = median(ops), median(p50), median(p99), median(cpu)
+	s.srvBusy, s.cliCPU, s.cliBusy = median(busy), median(ccpu), median(cbusy)
+	s.allocs, s.bytes, s.others = median(allocs), median(bytes), median(others)
 	s.min, s.max = slices.Min(ops), slices.Max(ops)
 	return s
+}
+
+// bound says which side limited a measurement: with the processes
+// pinned, "server" when the server's core was (nearly) saturated,
+// "GENERATOR" when the generator's was and the server's was not (then the
+// ops/s say nothing about the server), "others" when other work took the
+// server's core (another process, the hypervisor), otherwise "-".
+func (s *summary) bound() string {
+	switch {
+	case s.srvBusy >= 90:
+		return "server"
+	case s.cliBusy >= 90:
+		return "GENERATOR"
+	case s.others >= 10:
+		return "others"
+	}
+	return "–"
+}
+
+func fmtOthers(v float64) string {
+	if v < 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f%%", v)
 }
 
 func median(v []float64) float64 {
@@ -407,17 +596,25 @@ var scenarioTitle = map[string]string{
 func report(cfg config, all map[string]map[string][]*result) bool {
 	sum := map[string]map[string]*summary{}
 	valid := true
+	var rounds []int
 	for _, sc := range cfg.scenarios {
 		sum[sc] = map[string]*summary{}
-		fmt.Printf("\n## %s\n\n", scenarioTitle[sc])
-		fmt.Println("| server | ops/s (median) | min–max ops/s | p50 | p99 | server CPU/op | errors | state bytes |")
-		fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|")
-		for _, s := range cfg.servers {
+		for _, s := range serversFor(cfg, sc) {
 			m := summarize(all[sc][s])
 			sum[sc][s] = m
 			if m.errors > 0 {
 				valid = false
 			}
+		}
+		if n, ok := roundsN(sc); ok {
+			rounds = append(rounds, n)
+			continue
+		}
+		fmt.Printf("\n## %s\n\n", scenarioTitle[sc])
+		fmt.Println("| server | ops/s (median) | min–max ops/s | p50 | p99 | server CPU/op | server busy | others on server CPU | generator CPU/op | generator busy | bound by | allocs/op | alloc KiB/op | state bytes | errors |")
+		fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+		for _, s := range cfg.servers {
+			m := sum[sc][s]
 			state := "–"
 			if sc == "confirm" {
 				state = fmt.Sprint(m.stateLen)
@@ -426,9 +623,13 @@ func report(cfg config, all map[string]map[string][]*result) bool {
 			if m.errors > 0 {
 				errs += " INVALID"
 			}
-			fmt.Printf("| %s | %.0f | %.0f–%.0f | %s | %s | %.1fµs | %s | %s |\n", s, m.ops, m.min, m.max,
-				fmtDur(time.Duration(m.p50)), fmtDur(time.Duration(m.p99)), m.srvCPU, errs, state)
+			fmt.Printf("| %s | %.0f | %.0f–%.0f | %s | %s | %.1fµs | %.0f%% | %s | %.1fµs | %.0f%% | %s | %.0f | %.1f | %s | %s |\n", s, m.ops, m.min, m.max,
+				fmtDur(time.Duration(m.p50)), fmtDur(time.Duration(m.p99)), m.srvCPU, m.srvBusy, fmtOthers(m.others), m.cliCPU, m.cliBusy, m.bound(),
+				m.allocs, m.bytes/1024, state, errs)
 		}
+	}
+	if len(rounds) > 0 {
+		reportRounds(rounds, sum)
 	}
 
 	type target struct {
@@ -440,16 +641,17 @@ func report(cfg config, all map[string]map[string][]*result) bool {
 	var targets []target
 	for _, b := range []string{"baton", "baton-echo"} {
 		targets = append(targets,
-			target{b + "/floor (a)", "echo", b, "echo", "floor", 0.6},
+			target{b + "/floor (a)", "echo", b, "echo", "floor", 0.85},
 			target{b + "/gosdk (a)", "echo", b, "echo", "gosdk", 4},
 			target{b + "/mcpgo (a)", "echo", b, "echo", "mcpgo", 4},
-			target{b + "-flow/floor-single-request (b)", "confirm", b, "echo", "floor", 0.35},
+			target{b + "-flow/floor-single-request (b)", "confirm", b, "echo", "floor", 0.5},
 			target{b + "-flow/gosdk-flow (b)", "confirm", b, "confirm", "gosdk", 4},
 			target{b + "-flow/mcpgo-flow (b)", "confirm", b, "confirm", "mcpgo", 4},
 		)
 	}
-	fmt.Printf("\n## Ratios\n\nvalue = ratio of the ops/s medians (the verdict); paired = median (min–max) of the per-repetition ratios.\n\n")
-	fmt.Printf("| ratio | value | paired | target | verdict |\n|---|---:|---:|---:|---|\n")
+	fmt.Printf("\n## Ratios\n\nops/s = ratio of the ops/s medians (the verdict); paired = median (min–max) of the per-repetition ratios; " +
+		"CPU = the same ratio computed from server CPU per operation (denominator's CPU/op over numerator's): what the ratio would be if each server had the whole machine and the generator cost nothing.\n\n")
+	fmt.Printf("| ratio | ops/s | paired | CPU | target | verdict (ops/s) | verdict (CPU) | note |\n|---|---:|---:|---:|---:|---|---|---|\n")
 	for _, t := range targets {
 		n, d := sum[t.sc][t.num], sum[t.dsc][t.den]
 		if n == nil || d == nil {
@@ -461,22 +663,29 @@ func report(cfg config, all map[string]map[string][]*result) bool {
 				paired = append(paired, nr.OpsPerSec()/all[t.dsc][t.den][i].OpsPerSec())
 			}
 		}
-		verdict := "MISS"
-		v := n.ops / d.ops
+		v, vc := n.ops/d.ops, d.srvCPU/n.srvCPU
+		verdict, verdictCPU := "MISS", "MISS"
 		if v >= t.min {
 			verdict = "PASS"
 		}
-		if n.errors > 0 || d.errors > 0 {
-			verdict = "INVALID (errors)"
+		if vc >= t.min {
+			verdictCPU = "PASS"
 		}
-		fmt.Printf("| %s | %.2f | %.2f (%.2f–%.2f) | ≥ %.2f | %s |\n", t.label, v,
-			median(paired), slices.Min(paired), slices.Max(paired), t.min, verdict)
+		if n.errors > 0 || d.errors > 0 {
+			verdict, verdictCPU = "INVALID (errors)", "INVALID (errors)"
+		}
+		note := ""
+		if n.bound() != "server" || d.bound() != "server" {
+			note = fmt.Sprintf("bound by: %s %s, %s %s", t.num, n.bound(), t.den, d.bound())
+		}
+		fmt.Printf("| %s | %.2f | %.2f (%.2f–%.2f) | %.2f | ≥ %.2f | %s | %s | %s |\n", t.label, v,
+			median(paired), slices.Min(paired), slices.Max(paired), vc, t.min, verdict, verdictCPU, note)
 	}
 	if b, f := sum["confirm"]["baton"], sum["confirm"]["floor"]; b != nil && f != nil {
-		fmt.Printf("| baton-flow/floor-flow (info) | %.2f | | – | – |\n", b.ops/f.ops)
+		fmt.Printf("| baton-flow/floor-flow (info) | %.2f | | %.2f | – | – | – | |\n", b.ops/f.ops, f.srvCPU/b.srvCPU)
 	}
 	if b, f := sum["confirm"]["baton"], sum["echo"]["baton"]; b != nil && f != nil {
-		fmt.Printf("| baton-flow/baton-single-request (info) | %.2f | | – | – |\n", b.ops/f.ops)
+		fmt.Printf("| baton-flow/baton-single-request (info) | %.2f | | %.2f | – | – | – | |\n", b.ops/f.ops, f.srvCPU/b.srvCPU)
 	}
 	if !valid {
 		fmt.Println("\nINVALID: some measurements had errors (see the # lines above); these figures must not be reported.")
@@ -484,10 +693,45 @@ func report(cfg config, all map[string]map[string][]*result) bool {
 	return valid
 }
 
+// reportRounds prints the rounds-growth table: Baton asking n questions in
+// sequence, one flow (n input_required rounds and the final one) per
+// operation.
+func reportRounds(rounds []int, sum map[string]map[string]*summary) {
+	fmt.Printf("\n## (c) rounds: Baton asking n questions in sequence (n+1 requests per flow)\n\n")
+	fmt.Println("| n | flows/s | requests/s | server CPU/flow | server CPU/request | allocs/flow | allocs/request | state bytes, round 1 → round n | state growth/round | others on server CPU | bound by | errors |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---:|")
+	for _, n := range rounds {
+		m := sum[roundsScenario(n)]["baton"]
+		if m == nil {
+			continue
+		}
+		req := float64(n + 1)
+		growth := "–"
+		if n > 1 {
+			growth = fmt.Sprintf("%.0f", float64(m.stateLen-m.firstState)/float64(n-1))
+		}
+		errs := fmt.Sprint(m.errors)
+		if m.errors > 0 {
+			errs += " INVALID"
+		}
+		fmt.Printf("| %d | %.0f | %.0f | %.1fµs | %.1fµs | %.0f | %.1f | %d → %d | %s | %s | %s | %s |\n", n, m.ops, m.ops*req,
+			m.srvCPU, m.srvCPU/req, m.allocs, m.allocs/req, m.firstState, m.stateLen, growth, fmtOthers(m.others), m.bound(), errs)
+	}
+}
+
 func printEnvironment(cfg config) {
 	printMachine()
-	fmt.Printf("# concurrency %d, warmup %s + duration %s per measurement, %d interleaved reps; servers %s; scenarios %s\n",
-		cfg.concurrency, cfg.warmup, cfg.duration, cfg.reps, strings.Join(cfg.servers, ","), strings.Join(cfg.scenarios, ","))
+	pinned := "not pinned (server and generator share every CPU)"
+	if os.Getenv(pinnedEnv) != "" {
+		pinned = "pinned: server process on CPU 0, load generator on CPU 1 (GOMAXPROCS 1 each)"
+	}
+	load := "unknown"
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		load = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
+	fmt.Printf("# concurrency %d, warmup %s + duration %s per measurement, %d interleaved reps; servers %s; scenarios %s; generator %s (full decode every %d-th response); %s; load average %s\n",
+		cfg.concurrency, cfg.warmup, cfg.duration, cfg.reps, strings.Join(cfg.servers, ","), strings.Join(cfg.scenarios, ","),
+		cfg.generator, cfg.fullEvery, pinned, load)
 }
 
 // printMachine prints the time, Go version and CPUs.

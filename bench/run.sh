@@ -1,20 +1,25 @@
 #!/bin/sh
-# Runs the load harness with the figures' settings and, with -p, also
-# writes CPU profiles of Baton (cpu-echo.pprof, cpu-confirm.pprof) and
-# prints their top entries. Extra arguments go to the harness.
-#   ./run.sh                 # figures: 5s x 3 interleaved reps, 32 workers
-#   ./run.sh -p              # profile run of Baton alone
-#   ./run.sh -duration 10s   # any flag of `go run . -h`
+# Runs the harness with the figures' settings: every table of bench/README.md
+# ("Latest figures") from one run of one process: echo and confirm over all
+# five servers, the rounds-growth scenario, then the hostile bodies. The
+# server process is pinned to CPU 0 and the load generator to CPU 1
+# (taskset; -pin=false to share the CPUs). About 15 minutes on 2 CPUs.
+# With -p, it instead profiles Baton's server process (cpu-echo.pprof,
+# cpu-confirm.pprof, and the floor's beside them) and prints the top
+# entries. Extra arguments go to the harness (`go run . -h`).
+#   ./run.sh                    # every table
+#   ./run.sh -p                 # profiles
+#   ./run.sh -scenarios echo    # any flag of the harness
 set -eu
 cd "$(dirname "$0")"
 go build -o /tmp/baton-bench .
 if [ "${1:-}" = "-p" ]; then
 	shift
-	/tmp/baton-bench -servers baton -duration 5s -concurrency 32 -cpuprofile cpu "$@"
+	/tmp/baton-bench -servers baton,floor -scenarios echo,confirm -duration 5s -reps 3 -cpuprofile cpu -profile-servers baton,floor "$@"
 	for s in echo confirm; do
 		echo "== $s: cumulative"; go tool pprof -top -cum cpu-$s.pprof 2>/dev/null | sed -n '1,22p'
 		echo "== $s: flat"; go tool pprof -top cpu-$s.pprof 2>/dev/null | sed -n '6,21p'
 	done
 	exit 0
 fi
-exec /tmp/baton-bench -duration 5s -concurrency 32 "$@"
+exec /tmp/baton-bench -scenarios echo,confirm,rounds,hostile -rounds 1,2,4,8,16 -duration 5s -warmup 2s -reps 5 -concurrency 32 "$@"

@@ -47,11 +47,13 @@ func listen(h http.Handler) (string, error) {
 // newBaton builds the Baton server: a fixed key ring, a discard logger,
 // the default limits written out (4 MiB bodies, 64 levels of nesting,
 // 64 KiB states: the hostile bodies are built against them), otherwise
-// the defaults (Host/Origin checks, 10-minute state TTL). echo validates
-// its arguments against the input schema; confirm asks with
-// req.Elicit, so round 1 seals the state and round 2 verifies it and
-// validates the answer before the handler sees it; submit is the hostile
-// scenario's target.
+// the defaults (Host/Origin checks, 10-minute state TTL). echo and confirm
+// are typed tools (server.AddTool over the same input structs as the
+// go-sdk and mcp-go servers, so the same inferred schemas): arguments are
+// validated against the schema and decoded; confirm asks with req.Elicit,
+// so round 1 seals the state and round 2 verifies it and validates the
+// answer before the handler sees it; ask is the rounds scenario's tool
+// (rounds.go); submit is the hostile scenario's target.
 func newBaton() (*server.Server, error) {
 	ring, err := mrtr.NewKeyRing(mrtr.Key{ID: "bench-1", Secret: benchKey})
 	if err != nil {
@@ -68,19 +70,10 @@ func newBaton() (*server.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = srv.AddTool(server.Tool{
-		Name:        "echo",
-		Description: "Returns its text",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`),
-	}, func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		var a struct {
-			Text string `json:"text"`
-		}
-		if err := req.Bind(&a); err != nil {
-			return nil, err
-		}
-		return server.TextResult(a.Text), nil
-	})
+	err = server.AddTool(srv, server.Tool{Name: "echo", Description: "Returns its text"},
+		func(ctx context.Context, req *server.ToolRequest, in sdkEchoIn) (*server.ToolResult, error) {
+			return server.TextResult(in.Text), nil
+		})
 	if err != nil {
 		return nil, err
 	}
@@ -88,24 +81,24 @@ func newBaton() (*server.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = srv.AddTool(server.Tool{
-		Name:        "confirm",
-		Description: "Asks for a confirmation, then answers",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"],"additionalProperties":false}`),
-	}, func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		answer, err := req.Elicit(ctx, form, server.WithKey("confirm"))
-		if err != nil {
-			return nil, err
-		}
-		var a struct {
-			Confirm bool `json:"confirm"`
-		}
-		if answer.Action != elicit.ActionAccept || answer.Decode(&a) != nil || !a.Confirm {
-			return server.ErrorResult("not confirmed"), nil
-		}
-		return server.TextResult(confirmText), nil
-	})
+	err = server.AddTool(srv, server.Tool{Name: "confirm", Description: "Asks for a confirmation, then answers"},
+		func(ctx context.Context, req *server.ToolRequest, in sdkConfirmIn) (*server.ToolResult, error) {
+			answer, err := req.Elicit(ctx, form, server.WithKey("confirm"))
+			if err != nil {
+				return nil, err
+			}
+			var a struct {
+				Confirm bool `json:"confirm"`
+			}
+			if answer.Action != elicit.ActionAccept || answer.Decode(&a) != nil || !a.Confirm {
+				return server.ErrorResult("not confirmed"), nil
+			}
+			return server.TextResult(confirmText), nil
+		})
 	if err != nil {
+		return nil, err
+	}
+	if err := addAskTool(srv); err != nil {
 		return nil, err
 	}
 	// submit is the hostile scenario's target: the input schema of the

@@ -152,13 +152,14 @@ func (r *Request) Digest() [32]byte {
 		return sha256.Sum256([]byte("null"))
 	}
 	// Length-prefixed fields, then the schema's own (cached) digest: no
-	// encoding of the whole request on every call.
-	h := sha256.New()
-	var n [8]byte
+	// encoding of the whole request on every call. The input is built in
+	// a buffer on the stack and hashed in one call (no hash object on the
+	// heap); the bytes hashed are the same as when they were streamed.
+	var buf [256]byte
+	b := buf[:0]
 	field := func(s string) {
-		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		h.Write([]byte(s))
+		b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
+		b = append(b, s...)
 	}
 	field("elicit.Request/v1")
 	field(r.mode())
@@ -167,14 +168,12 @@ func (r *Request) Digest() [32]byte {
 	field(r.ElicitationID)
 	if r.RequestedSchema != nil {
 		_, d := r.RequestedSchema.wire()
-		h.Write([]byte{1})
-		h.Write(d[:])
+		b = append(b, 1)
+		b = append(b, d[:]...)
 	} else {
-		h.Write([]byte{0})
+		b = append(b, 0)
 	}
-	var out [32]byte
-	h.Sum(out[:0])
-	return out
+	return sha256.Sum256(b)
 }
 
 // AppendJSON appends the request's wire encoding (the params of

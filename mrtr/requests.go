@@ -113,6 +113,11 @@ func (r InputRequest) CheckCapabilities(caps client.Capabilities) error {
 		if mode == "" {
 			mode = elicit.ModeForm
 		}
+		// The message is built only for a refusal: this runs for every
+		// question of every round (twice: when asked and when replayed).
+		if (mode == elicit.ModeURL && caps.CanElicitURL()) || (mode != elicit.ModeURL && caps.CanElicitForm()) {
+			return nil
+		}
 		return caps.RequireElicitation("an elicitation/create input request in "+mode+" mode", mode)
 	case MethodSample:
 		if err := caps.RequireSampling("a sampling/createMessage input request"); err != nil {

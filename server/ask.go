@@ -256,7 +256,10 @@ func (c *Call) waiter() asker {
 // returns the checked answers.
 func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions) ([]Answer, error) {
 	w := c.waiter()
-	keys := make(map[string]bool, len(irs))
+	var keys map[string]bool // duplicate keys: only a batch can have them
+	if len(irs) > 1 {
+		keys = make(map[string]bool, len(irs))
+	}
 	prepared := make([]mrtr.InputRequest, len(irs))
 	for i, ir := range irs {
 		if k := ir.Key(); k != "" {
@@ -269,7 +272,9 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 			if keys[k] {
 				return nil, fmt.Errorf("question key %s is used twice in one AskAll", clip.Quote(k))
 			}
-			keys[k] = true
+			if keys != nil {
+				keys[k] = true
+			}
 		}
 		prepared[i] = ir
 		if ir.Method() != mrtr.MethodElicit {
@@ -337,7 +342,9 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 			key = round.AutoKey(first + i)
 		}
 		_, err := c.round.Ask(first+i, key, ir, func(raw json.RawMessage) error { return check(i, raw) })
-		errs = append(errs, err)
+		if err != nil { // errors.Join drops nils: keep the slice empty when all is well
+			errs = append(errs, err)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

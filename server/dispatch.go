@@ -616,10 +616,15 @@ func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *jsonrpc.Er
 }
 
 // invoke runs a handler and turns a panic into -32603, so one faulty
-// handler cannot take the server down.
-func invoke[R any](s *Server, what string, f func() (R, error)) (res R, err error) {
+// handler cannot take the server down. The handler is named kind and name
+// ("tool echo"), joined only when it panics: not on every call.
+func invoke[R any](s *Server, kind, name string, f func() (R, error)) (res R, err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			what := kind
+			if name != "" {
+				what += " " + name
+			}
 			s.log.Error("handler panicked", "handler", what, "panic", p, "stack", string(debug.Stack()))
 			err = &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the " + what + " handler failed"}
 		}
@@ -705,7 +710,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 	if asTask {
 		return s.callToolAsTask(ctx, r, e, mc, req)
 	}
-	res, err := invoke(s, "tool "+name, func() (*ToolResult, error) { return e.handler(ctx, req) })
+	res, err := invoke(s, "tool", name, func() (*ToolResult, error) { return e.handler(ctx, req) })
 	return s.toolOutcome(ctx, r, e, mc, name, res, err)
 }
 
@@ -861,7 +866,7 @@ func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.Ra
 	}
 	call := newCall(r.id, r.method, r.meta, mc.round, mc.principal, n)
 	call.peer = r.peer
-	res, err := invoke(s, "prompt "+name, func() (*PromptResult, error) {
+	res, err := invoke(s, "prompt", name, func() (*PromptResult, error) {
 		return e.handler(ctx, &PromptRequest{Call: call, Name: name, Arguments: args})
 	})
 	if err != nil {
@@ -922,7 +927,7 @@ func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json
 	}
 	call := newCall(r.id, r.method, r.meta, mc.round, mc.principal, n)
 	call.peer = r.peer
-	res, err := invoke(s, "resource "+uri, func() (*ResourceResult, error) {
+	res, err := invoke(s, "resource", uri, func() (*ResourceResult, error) {
 		return h(ctx, &ResourceRequest{Call: call, URI: uri, Params: params})
 	})
 	if err != nil {
@@ -989,7 +994,7 @@ func (s *Server) complete(ctx context.Context, r *request, n Notifier) (json.Raw
 	if r.p.Context != nil {
 		req.Context = r.p.Context.Arguments
 	}
-	c, err := invoke(s, "completion", func() (*Completion, error) { return h(ctx, req) })
+	c, err := invoke(s, "completion", "", func() (*Completion, error) { return h(ctx, req) })
 	if err != nil {
 		return nil, s.handlerError(ctx, "completion", err)
 	}

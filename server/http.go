@@ -341,7 +341,7 @@ const firstBodyBuffer = 16 << 10
 // (http.ErrNotSupported) reads without a timeout.
 func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration) ([]byte, error) {
 	if timeout > 0 {
-		d := &bodyDeadline{rc: *http.NewResponseController(w)}
+		d := &bodyDeadline{w: w}
 		d.timer = time.AfterFunc(timeout, d.cut)
 		defer d.stop()
 		body, err := readLimited(http.MaxBytesReader(w, r.Body, max), r.ContentLength, max)
@@ -356,9 +356,10 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 	return readLimited(http.MaxBytesReader(w, r.Body, max), r.ContentLength, max)
 }
 
-// bodyDeadline is readBody's timer.
+// bodyDeadline is readBody's timer. The ResponseController that moves the
+// deadline is made only when needed (the timer fired), not per request.
 type bodyDeadline struct {
-	rc    http.ResponseController
+	w     http.ResponseWriter
 	timer *time.Timer
 
 	mu    sync.Mutex
@@ -371,7 +372,7 @@ func (d *bodyDeadline) cut() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.done {
-		d.fired = d.rc.SetReadDeadline(longAgo) == nil
+		d.fired = http.NewResponseController(d.w).SetReadDeadline(longAgo) == nil
 	}
 }
 
@@ -383,7 +384,7 @@ func (d *bodyDeadline) stop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.done && d.fired {
-		_ = d.rc.SetReadDeadline(time.Time{})
+		_ = http.NewResponseController(d.w).SetReadDeadline(time.Time{})
 	}
 }
 

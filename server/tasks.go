@@ -799,7 +799,7 @@ func (s *Server) callToolAsTask(ctx context.Context, r *request, e *toolEntry, m
 		}
 	}
 	go func() {
-		res, err := invoke(s, "tool "+req.Name, func() (*ToolResult, error) { return e.handler(run.ctx, req) })
+		res, err := invoke(s, "tool", req.Name, func() (*ToolResult, error) { return e.handler(run.ctx, req) })
 		run.handlerDone(res, err)
 	}()
 	select {

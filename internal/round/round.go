@@ -131,23 +131,24 @@ func CheckKey(key string) error {
 // question has the same digest in every process, so a retry can prove that
 // an answer is for exactly the question that was issued.
 func Digest(r mrtr.InputRequest) (seal.Digest, error) {
-	h := sha256.New()
-	h.Write([]byte(r.Method()))
-	h.Write([]byte{0})
+	// Hashed in one call over a buffer on the stack for an elicitation
+	// (this runs for every question of every round); the bytes are those
+	// the digest has always covered.
+	var buf [64]byte
+	b := append(buf[:0], r.Method()...)
+	b = append(b, 0)
 	switch r.Method() {
 	case mrtr.MethodElicit:
 		d := r.Elicitation().Digest()
-		h.Write(d[:])
+		b = append(b, d[:]...)
 	case mrtr.MethodSample:
-		b, err := json.Marshal(r.Sampling())
+		j, err := json.Marshal(r.Sampling())
 		if err != nil {
 			return seal.Digest{}, fmt.Errorf("digest sampling request: %w", err)
 		}
-		h.Write(b)
+		b = append(b, j...)
 	}
-	var d seal.Digest
-	h.Sum(d[:0])
-	return d, nil
+	return sha256.Sum256(b), nil
 }
 
 // Options configure a Round.

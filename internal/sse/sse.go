@@ -37,7 +37,17 @@ type Stream struct {
 
 // New returns a stream answering r on w. Its context is r's.
 func New(w http.ResponseWriter, r *http.Request) *Stream {
-	return &Stream{w: w, rc: http.NewResponseController(w), ctx: r.Context(), canSSE: AcceptsSSE(r.Header.Get("Accept"))}
+	return &Stream{w: w, ctx: r.Context(), canSSE: AcceptsSSE(r.Header.Get("Accept"))}
+}
+
+// flush sends what was written so far. The ResponseController is made on
+// the first flush: most responses are one JSON body and never flush.
+// s.mu is held.
+func (s *Stream) flush() error {
+	if s.rc == nil {
+		s.rc = http.NewResponseController(s.w)
+	}
+	return s.rc.Flush()
 }
 
 // SetHeader registers a function that adds headers to the response when it
@@ -80,7 +90,7 @@ func (s *Stream) Open() {
 	defer s.mu.Unlock()
 	if !s.sse && !s.done {
 		s.start()
-		_ = s.rc.Flush()
+		_ = s.flush()
 	}
 }
 
@@ -92,7 +102,7 @@ func (s *Stream) event(data []byte) error {
 	if _, err := s.w.Write(buf); err != nil {
 		return err
 	}
-	return s.rc.Flush()
+	return s.flush()
 }
 
 // Send writes one message as an SSE event, switching to SSE first. It
@@ -127,7 +137,7 @@ func (s *Stream) KeepAlive() error {
 	if _, err := io.WriteString(s.w, ": keep-alive\n\n"); err != nil {
 		return err
 	}
-	return s.rc.Flush()
+	return s.flush()
 }
 
 var (
