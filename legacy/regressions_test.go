@@ -17,8 +17,8 @@ import (
 // goes out as "params":null. JSON-RPC 2.0 allows params only as an object
 // or array, and the 2025-11-25 schema types it as an optional object: a
 // strict client (the TypeScript SDK validates incoming requests with zod)
-// rejects the request. Both ListRoots and a bridged Round.ListRoots hit it
-// (today: ListRoots and a roots request in AskAll).
+// rejects the request. Both a ListRoots call and a roots request in
+// AskAll hit it.
 // Absent params are no better: the official go-sdk v1.8.0 client fails
 // with "unexpected end of JSON input", so the request carries {}.
 func TestRootsListHasNoNullParams(t *testing.T) {

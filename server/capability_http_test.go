@@ -138,9 +138,9 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 		data string
 	}{
 		{"RequireCapabilities", tool("requires", ""), needSampling},
-		{"Round.Elicit", tool("round_elicit", ""), needElicitation},
-		{"Round.Sample", tool("round_sample", `{"elicitation":{}}`), needSampling},
-		{"Round.ListRoots, wrapped", tool("round_roots", ""), needRoots},
+		{"keyed Elicit", tool("round_elicit", ""), needElicitation},
+		{"keyed CreateMessage", tool("round_sample", `{"elicitation":{}}`), needSampling},
+		{"keyed ListRoots, wrapped", tool("round_roots", ""), needRoots},
 		{"blocking form elicitation", tool("blocking_elicit", ""), needElicitation},
 		{"blocking sampling", tool("blocking_sample", ""), needSampling},
 		{"URL elicitation required, form declared", tool("url_required", `{"elicitation":{"form":{}}}`), needURL},

@@ -32,7 +32,7 @@ import (
 // with -32021 (TaskRequired).
 //
 // The handler is the same code either way. A blocking client call
-// (Elicit, ElicitAll, CreateFormElicitation, CreateURLElicitation,
+// (Elicit, AskAll, CreateFormElicitation, CreateURLElicitation,
 // CreateMessage, ListRoots) made while the call runs as a task puts the
 // task in input_required with the question under a key unique for the
 // task's life, and waits, in place, until tasks/update delivers the answer
@@ -785,8 +785,8 @@ func (s *Server) callToolAsTask(ctx context.Context, r *request, e *toolEntry, m
 			return nil, errNoResponse
 		case errors.Is(err, mrtr.ErrInputRequired), errors.As(err, &ue):
 			s.log.Error("task: the handler asked through an input_required round after its task started", "tool", req.Name, "err", err)
-			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the tool asked for input by ending its round (Round.Elicit and the like, or URLElicitationRequiredError) after its task started; " +
-				"a task asks with the blocking calls (Elicit, CreateFormElicitation, CreateMessage, ListRoots), answered through tasks/update"}
+			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the tool asked for input by ending its round (it returned mrtr.ErrInputRequired or a URLElicitationRequiredError) after its task started; " +
+				"a task asks with the calls of its request (Elicit, AskAll, CreateFormElicitation, CreateMessage, ListRoots), which wait for tasks/update"}
 		}
 		return s.toolOutcome(run.ctx, r, e, mc, req.Name, res, err)
 	}
