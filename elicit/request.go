@@ -239,6 +239,9 @@ func (r *Request) CheckResult(data []byte) (*Result, error) {
 			return nil, err
 		}
 		res.Content = r.RequestedSchema.keepDefined(res.Content, keys, doc)
+		if c := r.RequestedSchema.cache; c != nil {
+			res.memo = &c.decode
+		}
 	case ModeURL:
 		if res.Content != nil {
 			return nil, errors.New("elicit: an accepted url elicitation must not carry content")

@@ -40,6 +40,8 @@ type Result struct {
 	// of strings ("content"). It is absent for decline, cancel and an
 	// accepted URL request, and omitted when nil.
 	Content json.RawMessage `json:"content,omitempty"`
+
+	memo *strictjson.Memo // the schema's key tables for Decode (nil: built per call)
 }
 
 // ParseResult parses and shape-checks an ElicitResult: data must be a JSON
@@ -115,7 +117,7 @@ func (r *Result) Decode(v any) error {
 	if len(bytes.TrimSpace(content)) == 0 {
 		content = json.RawMessage("{}")
 	}
-	if err := strictjson.Bind(content, v); err != nil {
+	if err := r.memo.Bind(content, v); err != nil {
 		return fmt.Errorf("elicit: decoding content: %w", err)
 	}
 	return nil

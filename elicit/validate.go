@@ -18,6 +18,7 @@ import (
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/internal/rpcwire"
+	"github.com/baton-mcp/baton/internal/strictjson"
 )
 
 // schemaURL names the in-memory resource a Schema is compiled from. It is
@@ -33,6 +34,8 @@ type compiled struct {
 	wireOnce sync.Once
 	wire     []byte   // the canonical encoding, "$schema" included
 	digest   [32]byte // SHA-256 of wire
+
+	decode strictjson.Memo // key tables of the types answers are decoded into (Result.Decode)
 }
 
 // validator returns the compiled validator, compiling it on first use.

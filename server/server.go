@@ -16,6 +16,7 @@ import (
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/seal"
+	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
@@ -334,8 +335,8 @@ type toolEntry struct {
 	output  *jsv.Schema // nil: no outputSchema, results are not checked
 	anyArgs bool        // the input schema accepts every object: skip validation
 	headers []paramHeader
-	valid   validMemo  // arguments known to pass the input schema
-	fields  fieldsMemo // key tables for ToolRequest.Bind
+	valid   validMemo       // arguments known to pass the input schema
+	fields  strictjson.Memo // key tables for ToolRequest.Bind
 }
 
 // AddTool registers a tool, replacing any tool of the same name. The input

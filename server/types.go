@@ -482,7 +482,7 @@ type ToolRequest struct {
 	// Arguments is the arguments object as sent ({} when absent).
 	Arguments json.RawMessage
 
-	fields *fieldsMemo // the tool's key tables for Bind (nil: built per call)
+	fields *strictjson.Memo // the tool's key tables for Bind (nil: built per call)
 }
 
 // Bind decodes the arguments into v (a pointer) like encoding/json's
@@ -502,44 +502,10 @@ func (r *ToolRequest) Bind(v any) error {
 	if v == nil {
 		return nil
 	}
-	if err := r.fields.of(reflect.TypeOf(v)).Check(r.Arguments); err != nil {
+	if err := r.fields.Of(reflect.TypeOf(v)).Check(r.Arguments); err != nil {
 		return fmt.Errorf("tool %s: decode arguments: %w", r.Name, err)
 	}
 	return nil
-}
-
-// fieldsMemo keeps the key tables (strictjson.FieldsOf) of the types one
-// tool's handler binds into, so Bind reflects over a type once per tool
-// rather than on every call. It holds at most fieldsMemoSize types (a
-// handler binds into a few fixed types); beyond that tables are built per
-// call.
-type fieldsMemo struct {
-	mu     sync.Mutex
-	tables map[reflect.Type]*strictjson.Fields
-}
-
-const fieldsMemoSize = 16
-
-func (m *fieldsMemo) of(t reflect.Type) *strictjson.Fields {
-	if m == nil {
-		return strictjson.FieldsOf(t)
-	}
-	m.mu.Lock()
-	f, ok := m.tables[t]
-	m.mu.Unlock()
-	if ok {
-		return f
-	}
-	f = strictjson.FieldsOf(t)
-	m.mu.Lock()
-	if len(m.tables) < fieldsMemoSize {
-		if m.tables == nil {
-			m.tables = make(map[reflect.Type]*strictjson.Fields)
-		}
-		m.tables[t] = f
-	}
-	m.mu.Unlock()
-	return f
 }
 
 // PromptRequest is a prompts/get as a handler sees it.
