@@ -115,7 +115,7 @@ func (r InputRequest) CheckCapabilities(caps client.Capabilities) error {
 		}
 		// The message is built only for a refusal: this runs for every
 		// question of every round (twice: when asked and when replayed).
-		if (mode == elicit.ModeURL && caps.CanElicitURL()) || (mode != elicit.ModeURL && caps.CanElicitForm()) {
+		if (mode == elicit.ModeURL && caps.CanElicitURL()) || (mode == elicit.ModeForm && caps.CanElicitForm()) {
 			return nil
 		}
 		return caps.RequireElicitation("an elicitation/create input request in "+mode+" mode", mode)
