@@ -538,8 +538,9 @@ func (s *Sealer) Seal(st *State) (string, error) {
 		}
 		c.Enc = b64.EncodeToString(key.aead.Seal(nonce, nonce, plain, []byte(st.ID)))
 	}
-	// The JWS compact form, with the header precomputed per key; golang-jwt
-	// signs (and, in Open, parses and verifies).
+	// The JWS compact form, with the header precomputed per key;
+	// golang-jwt's HS256 method signs (and, in Open, verifies). See verify
+	// for why not Token.SignedString.
 	claims, err := c.MarshalJSON()
 	if err != nil {
 		return "", fmt.Errorf("seal state: %w", err)
