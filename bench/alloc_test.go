@@ -42,7 +42,7 @@ func BenchmarkServers(b *testing.B) {
 			var body []byte
 			for b.Loop() {
 				out := serveOnce(h, "confirm", round1)
-				state := stateOf(out)
+				state := stateIn(out)
 				if state == nil {
 					b.Fatalf("round 1: %.300s", out)
 				}
@@ -70,18 +70,4 @@ func serveOnce(h http.Handler, tool string, body []byte) []byte {
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
 	return w.Body.Bytes()
-}
-
-// stateOf is the requestState of a round-1 response (every server's state
-// is base64url or a JWT: no escapes), or nil.
-func stateOf(out []byte) []byte {
-	_, rest, ok := bytes.Cut(out, []byte(`"requestState":"`))
-	if !ok {
-		return nil
-	}
-	state, _, ok := bytes.Cut(rest, []byte(`"`))
-	if !ok || len(state) == 0 {
-		return nil
-	}
-	return state
 }

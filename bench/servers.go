@@ -83,14 +83,11 @@ func newBaton() (*server.Server, error) {
 	}
 	err = server.AddTool(srv, server.Tool{Name: "confirm", Description: "Asks for a confirmation, then answers"},
 		func(ctx context.Context, req *server.ToolRequest, in sdkConfirmIn) (*server.ToolResult, error) {
-			answer, err := req.Elicit(ctx, form, server.WithKey("confirm"))
+			ok, err := askConfirm(ctx, req, form)
 			if err != nil {
 				return nil, err
 			}
-			var a struct {
-				Confirm bool `json:"confirm"`
-			}
-			if answer.Action != elicit.ActionAccept || answer.Decode(&a) != nil || !a.Confirm {
+			if !ok {
 				return server.ErrorResult("not confirmed"), nil
 			}
 			return server.TextResult(confirmText), nil
@@ -120,14 +117,11 @@ func newBaton() (*server.Server, error) {
 		if err := req.Bind(&in); err != nil {
 			return nil, err
 		}
-		answer, err := req.Elicit(ctx, form, server.WithKey("confirm"))
+		ok, err := askConfirm(ctx, req, form)
 		if err != nil {
 			return nil, err
 		}
-		var a struct {
-			Confirm bool `json:"confirm"`
-		}
-		if answer.Action != elicit.ActionAccept || answer.Decode(&a) != nil || !a.Confirm {
+		if !ok {
 			return server.ErrorResult("not confirmed"), nil
 		}
 		return server.TextResult(submitText), nil
@@ -328,4 +322,17 @@ func startServers() (map[string]string, *server.Server, error) {
 		urls[name] = u
 	}
 	return urls, b, nil
+}
+
+// askConfirm asks form under the key "confirm" and says whether the user
+// accepted with confirm true; err is input_required until answered.
+func askConfirm(ctx context.Context, req *server.ToolRequest, form *elicit.Request) (bool, error) {
+	answer, err := req.Elicit(ctx, form, server.WithKey("confirm"))
+	if err != nil {
+		return false, err
+	}
+	var a struct {
+		Confirm bool `json:"confirm"`
+	}
+	return answer.Action == elicit.ActionAccept && answer.Decode(&a) == nil && a.Confirm, nil
 }
