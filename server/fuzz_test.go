@@ -18,10 +18,18 @@ func FuzzDecodeRequest(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"server/discover"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkOnePass(t, data)
-		msg, derr := rpcwire.Decode(data, rpcwire.Limits{MaxDepth: 64})
+		lim := rpcwire.Limits{MaxDepth: 64}
+		msg, derr := rpcwire.Decode(data, lim)
 		if derr != nil {
+			// A limit's error is the pre-scan's, whatever follows it.
+			if lerr := rpcwire.CheckLimits(data, lim); lerr != nil {
+				if derr.Code != lerr.Code || derr.Message != lerr.Message {
+					t.Fatalf("Decode error %d %q, want the limit's %d %q", derr.Code, derr.Message, lerr.Code, lerr.Message)
+				}
+				return
+			}
 			if derr.Code != jsonrpc.ParseError && derr.Code != jsonrpc.InvalidRequest {
-				t.Fatalf("Decode error code %d", derr.Code)
+				t.Fatalf("Decode error code %d: %s", derr.Code, derr.Message)
 			}
 			return
 		}

@@ -111,9 +111,12 @@ func (l Limits) withDefaults() Limits {
 
 // Decode parses one JSON-RPC message. The message shares data's memory
 // (its params and strings are not copied), so data must not be modified
-// while the message is in use. Every failure is a *jsonrpc.Error with code
-// jsonrpc.ParseError or jsonrpc.InvalidRequest and a message saying what is wrong. A JSON
-// array (a batch) is refused: MCP removed batching.
+// while the message is in use. Every failure is a *jsonrpc.Error with a
+// message saying what is wrong: CheckLimits's error when data exceeds a
+// limit (checked first, so a body over a limit gets that error even if it
+// is not valid JSON further on), otherwise jsonrpc.ParseError or
+// jsonrpc.InvalidRequest. A JSON array (a batch) is refused: MCP removed
+// batching.
 func Decode(data []byte, lim Limits) (*Message, *jsonrpc.Error) {
 	if err := CheckLimits(data, lim); err != nil {
 		return nil, err
