@@ -17,6 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/baton-mcp/baton/internal/rediskit"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -55,34 +56,17 @@ func (f *Fanout) Publish(ctx context.Context, c server.Change) error {
 
 // Receive implements server.Fanout.
 func (f *Fanout) Receive(ctx context.Context, deliver func(server.Change)) error {
-	sub := f.client.Subscribe(ctx, f.channel)
-	defer sub.Close()
-	// A blocked receive does not watch ctx: closing the subscription ends it.
-	stop := context.AfterFunc(ctx, func() { _ = sub.Close() })
-	defer stop()
-	// Wait for the subscription to be confirmed, so a failure to reach
-	// Redis is reported instead of hanging silently.
-	if _, err := sub.Receive(ctx); err != nil {
-		return fmt.Errorf("redis fan-out: subscribe: %w", err)
-	}
-	for {
-		msg, err := sub.ReceiveMessage(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("redis fan-out: receive: %w", err)
-		}
+	return rediskit.Receive(ctx, f.client, "redis fan-out", []string{f.channel}, func(payload string) {
 		var m message
-		if json.Unmarshal([]byte(msg.Payload), &m) != nil || m.Origin == f.origin {
-			continue // malformed, or our own
+		if json.Unmarshal([]byte(payload), &m) != nil || m.Origin == f.origin {
+			return // malformed, or our own
 		}
 		kind, ok := server.ParseChangeKind(m.Kind)
 		if !ok {
-			continue
+			return
 		}
 		deliver(server.Change{Kind: kind, URI: m.URI})
-	}
+	})
 }
 
 var _ server.Fanout = (*Fanout)(nil)

@@ -44,6 +44,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/baton-mcp/baton/internal/rediskit"
 	"github.com/baton-mcp/baton/legacy"
 )
 
@@ -176,6 +177,23 @@ func decode(b []byte, used int64) (*legacy.Record, error) {
 	return &r, nil
 }
 
+// fields are the hash fields Get and Update read, in decodeFields' order.
+var fields = []string{"rec", "used"}
+
+// decodeFields decodes the reply to HMGET fields: the record and its
+// last use, or legacy.ErrNotFound when the session is gone.
+func decodeFields(v []any) (*legacy.Record, error) {
+	rec, ok := v[0].(string)
+	if !ok {
+		return nil, legacy.ErrNotFound
+	}
+	var used int64
+	if u, ok := v[1].(string); ok {
+		_, _ = fmt.Sscan(u, &used)
+	}
+	return decode([]byte(rec), used)
+}
+
 // Create implements legacy.Store.
 func (s *Store) Create(ctx context.Context, r *legacy.Record, lim legacy.Limits) error {
 	b, err := encode(r)
@@ -205,19 +223,11 @@ func (s *Store) Create(ctx context.Context, r *legacy.Record, lim legacy.Limits)
 
 // Get implements legacy.Store.
 func (s *Store) Get(ctx context.Context, id string) (*legacy.Record, error) {
-	v, err := s.client.HMGet(ctx, s.key(id), "rec", "used").Result()
+	v, err := s.client.HMGet(ctx, s.key(id), fields...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("redis sessions: get session: %w", err)
 	}
-	rec, ok := v[0].(string)
-	if !ok {
-		return nil, legacy.ErrNotFound
-	}
-	var used int64
-	if u, ok := v[1].(string); ok {
-		_, _ = fmt.Sscan(u, &used)
-	}
-	return decode([]byte(rec), used)
+	return decodeFields(v)
 }
 
 // Touch implements legacy.Store.
@@ -242,19 +252,11 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*legacy.Record) e
 	key := s.key(id)
 	var out *legacy.Record
 	txf := func(tx *redis.Tx) error {
-		v, err := tx.HMGet(ctx, key, "rec", "used").Result()
+		v, err := tx.HMGet(ctx, key, fields...).Result()
 		if err != nil {
 			return fmt.Errorf("redis sessions: update session: read: %w", err)
 		}
-		raw, ok := v[0].(string)
-		if !ok {
-			return legacy.ErrNotFound
-		}
-		var used int64
-		if u, ok := v[1].(string); ok {
-			_, _ = fmt.Sscan(u, &used)
-		}
-		cur, err := decode([]byte(raw), used)
+		cur, err := decodeFields(v)
 		if err != nil {
 			return err
 		}
@@ -284,20 +286,10 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*legacy.Record) e
 		out = next
 		return nil
 	}
-	for range maxRetries {
-		err := s.client.Watch(ctx, txf, key)
-		switch {
-		case err == nil:
-			return out, nil
-		case errors.Is(err, redis.TxFailedErr):
-			continue // another instance wrote first: rerun on its record
-		case errors.Is(err, legacy.ErrNotFound):
-			return nil, err
-		default:
-			return nil, err
-		}
+	if err := rediskit.Watch(ctx, s.client, key, maxRetries, "redis sessions: update session", txf); err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("redis sessions: update session: lost the race %d times in a row", maxRetries)
+	return out, nil
 }
 
 // Delete implements legacy.Store.
@@ -329,29 +321,8 @@ func (s *Store) Publish(ctx context.Context, instance string, msg []byte) error 
 // Receive implements legacy.Store with SUBSCRIBE to the instance's channel
 // and the one of every instance.
 func (s *Store) Receive(ctx context.Context, instance string, deliver func(msg []byte)) error {
-	sub := s.client.Subscribe(ctx, s.channel(instance), s.channel(""))
-	defer sub.Close()
-	// A blocked receive does not watch ctx: closing the subscription ends it.
-	stop := context.AfterFunc(ctx, func() { _ = sub.Close() })
-	defer stop()
-	for range 2 { // one confirmation per channel
-		if _, err := sub.Receive(ctx); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("redis sessions: subscribe: %w", err)
-		}
-	}
-	for {
-		msg, err := sub.ReceiveMessage(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("redis sessions: receive: %w", err)
-		}
-		deliver([]byte(msg.Payload))
-	}
+	return rediskit.Receive(ctx, s.client, "redis sessions", []string{s.channel(instance), s.channel("")},
+		func(payload string) { deliver([]byte(payload)) })
 }
 
 var _ legacy.Store = (*Store)(nil)

@@ -31,6 +31,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/baton-mcp/baton/internal/rediskit"
 	"github.com/baton-mcp/baton/tasks"
 )
 
@@ -143,18 +144,10 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*tasks.Record) er
 		out = next
 		return nil
 	}
-	for range maxRetries {
-		err := s.client.Watch(ctx, txf, key)
-		switch {
-		case err == nil:
-			return out, nil
-		case errors.Is(err, redis.TxFailedErr):
-			continue // another instance wrote first: rerun on its record
-		default:
-			return nil, err
-		}
+	if err := rediskit.Watch(ctx, s.client, key, maxRetries, "redis tasks: update task", txf); err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("redis tasks: update task: lost the race %d times in a row", maxRetries)
+	return out, nil
 }
 
 // Signal implements tasks.Store with PUBLISH.
@@ -167,27 +160,7 @@ func (s *Store) Signal(ctx context.Context, owner, id string) error {
 
 // Signals implements tasks.Store with SUBSCRIBE.
 func (s *Store) Signals(ctx context.Context, owner string, deliver func(id string)) error {
-	sub := s.client.Subscribe(ctx, s.channel(owner))
-	defer sub.Close()
-	// A blocked receive does not watch ctx: closing the subscription ends it.
-	stop := context.AfterFunc(ctx, func() { _ = sub.Close() })
-	defer stop()
-	if _, err := sub.Receive(ctx); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("redis tasks: subscribe: %w", err)
-	}
-	for {
-		msg, err := sub.ReceiveMessage(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("redis tasks: receive: %w", err)
-		}
-		deliver(msg.Payload)
-	}
+	return rediskit.Receive(ctx, s.client, "redis tasks", []string{s.channel(owner)}, deliver)
 }
 
 var _ tasks.Store = (*Store)(nil)
