@@ -104,6 +104,20 @@ func (r InputRequest) Validate() error {
 	return nil
 }
 
+// elicitWhat names an elicitation of mode in a refusal. The two modes have
+// constant names: this runs for every question of every round, and a
+// message built by concatenation would allocate even when nothing is
+// refused.
+func elicitWhat(mode string) string {
+	switch mode {
+	case elicit.ModeForm:
+		return "an elicitation/create input request in form mode"
+	case elicit.ModeURL:
+		return "an elicitation/create input request in url mode"
+	}
+	return "an elicitation/create input request in " + mode + " mode"
+}
+
 // CheckCapabilities returns a *client.MissingCapabilityError when caps do not
 // declare what the request needs.
 func (r InputRequest) CheckCapabilities(caps client.Capabilities) error {
@@ -113,12 +127,7 @@ func (r InputRequest) CheckCapabilities(caps client.Capabilities) error {
 		if mode == "" {
 			mode = elicit.ModeForm
 		}
-		// The message is built only for a refusal: this runs for every
-		// question of every round (twice: when asked and when replayed).
-		if (mode == elicit.ModeURL && caps.CanElicitURL()) || (mode == elicit.ModeForm && caps.CanElicitForm()) {
-			return nil
-		}
-		return caps.RequireElicitation("an elicitation/create input request in "+mode+" mode", mode)
+		return caps.RequireElicitation(elicitWhat(mode), mode)
 	case MethodSample:
 		if err := caps.RequireSampling("a sampling/createMessage input request"); err != nil {
 			return err
