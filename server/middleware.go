@@ -144,8 +144,8 @@ func (s *Server) methodRequest(ctx context.Context, r *request) *MethodRequest {
 	switch r.method {
 	case "tools/call", "prompts/get", "resources/read":
 		mr.Round = 1
-		if r.p.RequestState != nil && r.opened == nil && r.openErr == nil {
-			r.opened, r.openErr = s.sealer.Open(*r.p.RequestState)
+		if r.p.RequestState != nil {
+			_, _ = s.openState(r) // kept in r for the call's openRound
 		}
 		switch {
 		case r.openErr != nil:
