@@ -15,8 +15,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/baton-mcp/baton/auth"
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
@@ -157,7 +157,7 @@ func TestStateBoundToSubject(t *testing.T) {
 	// as returns a client that presents sub's bearer token.
 	as := func(sub string) *mcptest.Client {
 		c, err := mcptest.New(mcptest.URL(ts.URL+"/mcp", ts.Client()), &mcptest.Options{
-			Capabilities: &client.Capabilities{Elicitation: &client.ElicitationCapability{}},
+			Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}},
 			Header:       http.Header{"Authorization": {"Bearer " + token(t, jwt.SigningMethodHS256, claims(sub, time.Minute))}},
 		})
 		if err != nil {

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
@@ -151,7 +151,7 @@ func askTools(t *testing.T, srv *server.Server, out chan<- outcome) *askStats {
 		}
 		ans, err := req.AskAll(ctx, []mrtr.InputRequest{
 			mrtr.ElicitRequest(nameForm).Keyed("name"),
-			mrtr.SampleRequest(&client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("Capital?")}, MaxTokens: 10}).Keyed("capital"),
+			mrtr.SampleRequest(&mcp.CreateMessageParams{Messages: []mcp.SamplingMessage{mcp.UserText("Capital?")}, MaxTokens: 10}).Keyed("capital"),
 			mrtr.RootsRequest().Keyed("roots"),
 		}, timeout(req)...)
 		if err != nil {
@@ -457,9 +457,9 @@ func TestAskURLElicitationNeedsItsID(t *testing.T) {
 	t.Run("without the url capability", func(t *testing.T) {
 		formOnly := connect(t, f, `{"elicitation":{}}`)
 		s := formOnly.request(3, "tools/call", toolCall("ask_url", map[string]any{"id": "consent-2"}))
-		var mc *client.MissingCapabilityError
+		var mc *mcp.MissingCapabilityError
 		if o := recv(t, out, "the handler"); !errors.As(o.err, &mc) {
-			t.Errorf("handler error = %v, want *client.MissingCapabilityError", o.err)
+			t.Errorf("handler error = %v, want *mcp.MissingCapabilityError", o.err)
 		}
 		if e := s.rpcErr("3"); e.Code != -32021 {
 			t.Errorf("code = %d, want -32021", e.Code)

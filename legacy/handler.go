@@ -17,13 +17,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
@@ -420,9 +420,9 @@ func (h *Handler) storeFailed(w http.ResponseWriter, id jsonrpc.ID, what string,
 }
 
 type initializeParams struct {
-	ProtocolVersion string                 `json:"protocolVersion"`
-	Capabilities    *client.Capabilities   `json:"capabilities"`
-	ClientInfo      *server.Implementation `json:"clientInfo"`
+	ProtocolVersion string                  `json:"protocolVersion"`
+	Capabilities    *mcp.ClientCapabilities `json:"capabilities"`
+	ClientInfo      *server.Implementation  `json:"clientInfo"`
 }
 
 type initializeResult struct {

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -22,7 +22,7 @@ type Record struct {
 	// ProtocolVersion is the negotiated version.
 	ProtocolVersion string `json:"protocolVersion"`
 	// Capabilities are the client capabilities declared in initialize.
-	Capabilities client.Capabilities `json:"capabilities"`
+	Capabilities mcp.ClientCapabilities `json:"capabilities"`
 	// ClientInfo is the clientInfo of initialize, if any.
 	ClientInfo *server.Implementation `json:"clientInfo,omitempty"`
 	// Principal is the authenticated subject that opened the session; to

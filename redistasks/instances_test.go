@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/testredis"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/redistasks"
@@ -114,7 +114,7 @@ func newInstance(t testing.TB, rs *testredis.Server, lease time.Duration) *insta
 // client declaring taskCaps; it returns the result or the error code.
 func send(t testing.TB, s http.Handler, method string, params map[string]any) (map[string]any, int) {
 	t.Helper()
-	var caps client.Capabilities
+	var caps mcp.ClientCapabilities
 	if err := json.Unmarshal([]byte(taskCaps), &caps); err != nil {
 		t.Fatal(err)
 	}

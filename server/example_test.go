@@ -10,8 +10,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/labstack/echo/v4"
 
-	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
@@ -99,7 +99,7 @@ func ExampleServer_AddPrompt() {
 				return nil, err
 			}
 			return &server.PromptResult{Messages: []server.PromptMessage{
-				{Role: content.RoleUser, Content: content.Text("Brainstorm ideas about " + in.Topic)},
+				{Role: mcp.RoleUser, Content: mcp.Text("Brainstorm ideas about " + in.Topic)},
 			}}, nil
 		})
 

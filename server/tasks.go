@@ -12,10 +12,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/round"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/tasks"
 )
@@ -1082,9 +1082,9 @@ func checkAnswer(request, raw json.RawMessage) error {
 	case mrtr.MethodElicit:
 		_, err = ir.Elicitation().CheckResult(raw)
 	case mrtr.MethodSample:
-		_, err = client.ParseCreateMessageResult(raw)
+		_, err = mcp.ParseCreateMessageResult(raw)
 	case mrtr.MethodListRoots:
-		_, err = client.ParseListRootsResult(raw)
+		_, err = mcp.ParseListRootsResult(raw)
 	default:
 		err = fmt.Errorf("unknown request method %q", ir.Method())
 	}

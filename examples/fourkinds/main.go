@@ -11,9 +11,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -84,14 +84,14 @@ func newServer() (*server.Server, error) {
 			Arguments: []server.PromptArgument{{Name: "city", Required: true}}},
 			func(ctx context.Context, req *server.PromptRequest) (*server.PromptResult, error) {
 				return &server.PromptResult{Messages: []server.PromptMessage{
-					{Role: content.RoleUser, Content: content.Text("What should I pack for " + req.Arguments["city"] + "?")},
+					{Role: mcp.RoleUser, Content: mcp.Text("What should I pack for " + req.Arguments["city"] + "?")},
 				}}, nil
 			}),
 		// A resource.
 		srv.AddResource(server.Resource{URI: "trips://cities", Name: "cities", MimeType: "text/plain"},
 			func(ctx context.Context, req *server.ResourceRequest) (*server.ResourceResult, error) {
-				return &server.ResourceResult{Contents: []content.ResourceContents{
-					content.TextContents(req.URI, "text/plain", "Lisbon\nKyoto\nQuito"),
+				return &server.ResourceResult{Contents: []mcp.ResourceContents{
+					mcp.TextContents(req.URI, "text/plain", "Lisbon\nKyoto\nQuito"),
 				}}, nil
 			}),
 		// A tool that runs as a task for callers that declare the tasks

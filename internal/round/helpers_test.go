@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/seal"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
@@ -29,21 +29,21 @@ func elicitQ(r *Round, key string, req *elicit.Request) (*elicit.Result, error) 
 	return res, err
 }
 
-func sampleQ(r *Round, key string, p *client.CreateMessageParams) (*client.CreateMessageResult, error) {
-	var res *client.CreateMessageResult
+func sampleQ(r *Round, key string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	var res *mcp.CreateMessageResult
 	_, err := r.Ask(0, key, mrtr.SampleRequest(p), func(raw json.RawMessage) error {
 		var err error
-		res, err = client.ParseCreateMessageResult(raw)
+		res, err = mcp.ParseCreateMessageResult(raw)
 		return err
 	})
 	return res, err
 }
 
-func rootsQ(r *Round, key string) (*client.ListRootsResult, error) {
-	var res *client.ListRootsResult
+func rootsQ(r *Round, key string) (*mcp.ListRootsResult, error) {
+	var res *mcp.ListRootsResult
 	_, err := r.Ask(0, key, mrtr.RootsRequest(), func(raw json.RawMessage) error {
 		var err error
-		res, err = client.ParseListRootsResult(raw)
+		res, err = mcp.ParseListRootsResult(raw)
 		return err
 	})
 	return res, err

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/seal"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
@@ -59,7 +59,7 @@ func TestRedeemOutlivesExpiryByTheLeeway(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rec recordingLedger
-	if err := New(client.Capabilities{}, nil, st, Options{}).Redeem(ctx, &rec); err != nil {
+	if err := New(mcp.ClientCapabilities{}, nil, st, Options{}).Redeem(ctx, &rec); err != nil {
 		t.Fatal(err)
 	}
 	if want := exp.Add(mrtr.DefaultStateLeeway); !rec.expires.Equal(want) {
@@ -76,7 +76,7 @@ func TestRedeemOutlivesExpiryByTheLeeway(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return New(client.Capabilities{}, nil, st, Options{}).Redeem(ctx, ledger)
+		return New(mcp.ClientCapabilities{}, nil, st, Options{}).Redeem(ctx, ledger)
 	}
 	if err := redeem(); err != nil {
 		t.Fatal(err)

@@ -26,12 +26,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
@@ -164,7 +164,7 @@ type Options struct {
 // Round is one request's view of a multi round-trip exchange. It is safe
 // for concurrent use.
 type Round struct {
-	caps      client.Capabilities
+	caps      mcp.ClientCapabilities
 	responses map[string]json.RawMessage
 	state     *seal.State
 	opts      Options
@@ -201,7 +201,7 @@ type asked struct {
 // New returns a Round for a request with capabilities caps, answers
 // responses (from ParseResponses) and state (from seal.Sealer.Open, or nil
 // when the request carried none).
-func New(caps client.Capabilities, responses map[string]json.RawMessage, state *seal.State, opts Options) *Round {
+func New(caps mcp.ClientCapabilities, responses map[string]json.RawMessage, state *seal.State, opts Options) *Round {
 	r := &Round{caps: caps, responses: responses, state: state, opts: opts}
 	if state != nil && len(state.Answers) > 0 {
 		r.recorded = make(map[string]seal.Recorded, len(state.Answers))
@@ -213,7 +213,7 @@ func New(caps client.Capabilities, responses map[string]json.RawMessage, state *
 }
 
 // Capabilities returns the client capabilities declared on this request.
-func (r *Round) Capabilities() client.Capabilities { return r.caps }
+func (r *Round) Capabilities() mcp.ClientCapabilities { return r.caps }
 
 // Number is the request's round: 1 without a state, and one more than the
 // round that issued the state otherwise.

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/seal"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
-var formCaps = client.Capabilities{Elicitation: &client.ElicitationCapability{}}
+var formCaps = mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}
 
 func confirmForm(t testing.TB, message string) *elicit.Request {
 	t.Helper()
@@ -32,7 +32,7 @@ type roundTrip struct {
 	opts   Options
 }
 
-func (rt roundTrip) round(caps client.Capabilities, token string, answers string) *Round {
+func (rt roundTrip) round(caps mcp.ClientCapabilities, token string, answers string) *Round {
 	rt.t.Helper()
 	var st *seal.State
 	if token != "" {
@@ -227,20 +227,20 @@ func TestCapabilitiesGateQuestions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sample := &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("hi")}, MaxTokens: 10}
+	sample := &mcp.CreateMessageParams{Messages: []mcp.SamplingMessage{mcp.UserText("hi")}, MaxTokens: 10}
 	for _, tc := range []struct {
 		name string
-		caps client.Capabilities
+		caps mcp.ClientCapabilities
 		ask  func(r *Round) error
 		want string
 	}{
-		{"form without elicitation", client.Capabilities{}, func(r *Round) error { _, err := elicitQ(r, "k", confirmForm(t, "x")); return err }, `"elicitation":{}`},
+		{"form without elicitation", mcp.ClientCapabilities{}, func(r *Round) error { _, err := elicitQ(r, "k", confirmForm(t, "x")); return err }, `"elicitation":{}`},
 		{"url with form only", formCaps, func(r *Round) error { _, err := elicitQ(r, "k", urlReq); return err }, `"url":{}`},
 		{"sampling", formCaps, func(r *Round) error { _, err := sampleQ(r, "k", sample); return err }, `"sampling":{}`},
 		{"roots", formCaps, func(r *Round) error { _, err := rootsQ(r, "k"); return err }, `"roots":{}`},
-		{"sampling tools", client.Capabilities{Sampling: &client.SamplingCapability{}}, func(r *Round) error {
+		{"sampling tools", mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{}}, func(r *Round) error {
 			p := *sample
-			p.ToolChoice = &client.ToolChoice{Mode: "auto"}
+			p.ToolChoice = &mcp.ToolChoice{Mode: "auto"}
 			_, err := sampleQ(r, "k", &p)
 			return err
 		}, `"tools":{}`},
@@ -248,7 +248,7 @@ func TestCapabilitiesGateQuestions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := rt.round(tc.caps, "", "")
 			err := tc.ask(r)
-			var mc *client.MissingCapabilityError
+			var mc *mcp.MissingCapabilityError
 			if !errors.As(err, &mc) {
 				t.Fatalf("err = %v, want *MissingCapabilityError", err)
 			}
@@ -263,7 +263,7 @@ func TestCapabilitiesGateQuestions(t *testing.T) {
 		})
 	}
 	// URL mode declared: allowed.
-	r := rt.round(client.Capabilities{Elicitation: &client.ElicitationCapability{URL: &client.Empty{}}}, "", "")
+	r := rt.round(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{URL: &mcp.Empty{}}}, "", "")
 	if _, err := elicitQ(r, "k", urlReq); !errors.Is(err, mrtr.ErrInputRequired) {
 		t.Fatalf("url elicitation with url declared: %v", err)
 	}
@@ -275,8 +275,8 @@ func TestCapabilitiesGateQuestions(t *testing.T) {
 
 func TestSeveralQuestionsAtOnce(t *testing.T) {
 	rt := newRoundTrip(t, Options{})
-	caps := client.Capabilities{Elicitation: &client.ElicitationCapability{}, Sampling: &client.SamplingCapability{}, Roots: &client.RootsCapability{}}
-	sample := &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("Generate a greeting")}, MaxTokens: 50}
+	caps := mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}, Sampling: &mcp.SamplingCapability{}, Roots: &mcp.RootsCapability{}}
+	sample := &mcp.CreateMessageParams{Messages: []mcp.SamplingMessage{mcp.UserText("Generate a greeting")}, MaxTokens: 50}
 	form := confirmForm(t, "ok?")
 	ask := func(r *Round) error {
 		_, e1 := elicitQ(r, "user", form)
@@ -345,20 +345,20 @@ func TestRoundMisuse(t *testing.T) {
 }
 
 func TestMissing(t *testing.T) {
-	url := client.Capabilities{Elicitation: &client.ElicitationCapability{URL: &client.Empty{}}}
+	url := mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{URL: &mcp.Empty{}}}
 	for _, tc := range []struct {
 		name      string
-		have, req client.Capabilities
+		have, req mcp.ClientCapabilities
 		missing   string // JSON of the missing part, "" when nothing
 	}{
-		{"nothing required", client.Capabilities{}, client.Capabilities{}, ""},
-		{"sampling", client.Capabilities{}, client.Capabilities{Sampling: &client.SamplingCapability{}}, `{"sampling":{}}`},
-		{"sampling present", client.Capabilities{Sampling: &client.SamplingCapability{}}, client.Capabilities{Sampling: &client.SamplingCapability{}}, ""},
-		{"sampling tools", client.Capabilities{Sampling: &client.SamplingCapability{}}, client.Capabilities{Sampling: &client.SamplingCapability{Tools: &client.Empty{}}}, `{"sampling":{"tools":{}}}`},
-		{"form by {}", formCaps, client.Capabilities{Elicitation: &client.ElicitationCapability{}}, ""},
+		{"nothing required", mcp.ClientCapabilities{}, mcp.ClientCapabilities{}, ""},
+		{"sampling", mcp.ClientCapabilities{}, mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{}}, `{"sampling":{}}`},
+		{"sampling present", mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{}}, mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{}}, ""},
+		{"sampling tools", mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{}}, mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{Tools: &mcp.Empty{}}}, `{"sampling":{"tools":{}}}`},
+		{"form by {}", formCaps, mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}, ""},
 		{"url from form-only", formCaps, url, `{"elicitation":{"url":{}}}`},
-		{"form from url-only", url, client.Capabilities{Elicitation: &client.ElicitationCapability{}}, `{"elicitation":{"form":{}}}`},
-		{"roots", formCaps, client.Capabilities{Roots: &client.RootsCapability{}}, `{"roots":{}}`},
+		{"form from url-only", url, mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}, `{"elicitation":{"form":{}}}`},
+		{"roots", formCaps, mcp.ClientCapabilities{Roots: &mcp.RootsCapability{}}, `{"roots":{}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, ok := tc.have.Missing(tc.req)

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -45,7 +45,7 @@ func Record(owner string) *legacy.Record {
 	return &legacy.Record{
 		ID:              base64.RawURLEncoding.EncodeToString(b),
 		ProtocolVersion: "2025-11-25",
-		Capabilities:    client.Capabilities{Elicitation: &client.ElicitationCapability{}},
+		Capabilities:    mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}},
 		ClientInfo:      &server.Implementation{Name: "store-test", Version: "1.0.0"},
 		Principal:       "alice",
 		Owner:           owner,

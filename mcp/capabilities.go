@@ -1,4 +1,4 @@
-package client
+package mcp
 
 import (
 	"encoding/json"
@@ -14,11 +14,11 @@ import (
 // as {}.
 type Empty struct{}
 
-// Capabilities are the capabilities a client declares on one request
+// ClientCapabilities are the capabilities a client declares on one request
 // (in _meta "io.modelcontextprotocol/clientCapabilities"). They are never
 // carried over from an earlier request. A nil member is omitted, and means
 // not declared; {} declares nothing at all.
-type Capabilities struct {
+type ClientCapabilities struct {
 	// Elicitation declares that the client can ask its user
 	// ("elicitation"), in the modes it lists.
 	Elicitation *ElicitationCapability `json:"elicitation,omitempty"`
@@ -64,28 +64,28 @@ type RootsCapability struct {
 }
 
 // CanElicitForm reports whether form-mode elicitation was declared.
-func (c Capabilities) CanElicitForm() bool {
+func (c ClientCapabilities) CanElicitForm() bool {
 	e := c.Elicitation
 	return e != nil && (e.Form != nil || e.URL == nil)
 }
 
 // CanElicitURL reports whether URL-mode elicitation was declared.
-func (c Capabilities) CanElicitURL() bool {
+func (c ClientCapabilities) CanElicitURL() bool {
 	return c.Elicitation != nil && c.Elicitation.URL != nil
 }
 
 // CanSample reports whether sampling was declared.
-func (c Capabilities) CanSample() bool { return c.Sampling != nil }
+func (c ClientCapabilities) CanSample() bool { return c.Sampling != nil }
 
 // CanListRoots reports whether roots were declared.
-func (c Capabilities) CanListRoots() bool { return c.Roots != nil }
+func (c ClientCapabilities) CanListRoots() bool { return c.Roots != nil }
 
 // MissingCapabilityError reports that a request needs a client capability
 // the client did not declare. The server answers it with -32021 and
 // data.requiredCapabilities.
 type MissingCapabilityError struct {
 	// Required lists the capabilities that are needed.
-	Required Capabilities
+	Required ClientCapabilities
 	// What says which operation needed them.
 	What string
 }
@@ -104,7 +104,7 @@ func (e *MissingCapabilityError) RPCError() *jsonrpc.Error {
 	}
 }
 
-func (c Capabilities) names() string {
+func (c ClientCapabilities) names() string {
 	var n []string
 	if e := c.Elicitation; e != nil {
 		switch {
@@ -140,58 +140,58 @@ func (c Capabilities) names() string {
 
 // RequireSampling returns a *MissingCapabilityError unless sampling was
 // declared. what names the operation for the message.
-func (c Capabilities) RequireSampling(what string) error {
+func (c ClientCapabilities) RequireSampling(what string) error {
 	if c.CanSample() {
 		return nil
 	}
-	return &MissingCapabilityError{Required: Capabilities{Sampling: &SamplingCapability{}}, What: what}
+	return &MissingCapabilityError{Required: ClientCapabilities{Sampling: &SamplingCapability{}}, What: what}
 }
 
 // RequireElicitation returns a *MissingCapabilityError unless elicitation
 // in the given mode ("form" or "url") was declared.
-func (c Capabilities) RequireElicitation(what, mode string) error {
+func (c ClientCapabilities) RequireElicitation(what, mode string) error {
 	if mode == "url" {
 		if c.CanElicitURL() {
 			return nil
 		}
-		return &MissingCapabilityError{Required: Capabilities{Elicitation: &ElicitationCapability{URL: &Empty{}}}, What: what}
+		return &MissingCapabilityError{Required: ClientCapabilities{Elicitation: &ElicitationCapability{URL: &Empty{}}}, What: what}
 	}
 	if c.CanElicitForm() {
 		return nil
 	}
-	return &MissingCapabilityError{Required: Capabilities{Elicitation: &ElicitationCapability{}}, What: what}
+	return &MissingCapabilityError{Required: ClientCapabilities{Elicitation: &ElicitationCapability{}}, What: what}
 }
 
 // RequireRoots returns a *MissingCapabilityError unless roots were declared.
-func (c Capabilities) RequireRoots(what string) error {
+func (c ClientCapabilities) RequireRoots(what string) error {
 	if c.CanListRoots() {
 		return nil
 	}
-	return &MissingCapabilityError{Required: Capabilities{Roots: &RootsCapability{}}, What: what}
+	return &MissingCapabilityError{Required: ClientCapabilities{Roots: &RootsCapability{}}, What: what}
 }
 
 // HasExtension reports whether the extension id (for example
 // "io.modelcontextprotocol/tasks") was declared.
-func (c Capabilities) HasExtension(id string) bool {
+func (c ClientCapabilities) HasExtension(id string) bool {
 	_, ok := c.Extensions[id]
 	return ok
 }
 
 // RequireExtension returns a *MissingCapabilityError unless the extension
 // id was declared.
-func (c Capabilities) RequireExtension(what, id string) error {
+func (c ClientCapabilities) RequireExtension(what, id string) error {
 	if c.HasExtension(id) {
 		return nil
 	}
-	return &MissingCapabilityError{Required: Capabilities{Extensions: map[string]json.RawMessage{id: json.RawMessage("{}")}}, What: what}
+	return &MissingCapabilityError{Required: ClientCapabilities{Extensions: map[string]json.RawMessage{id: json.RawMessage("{}")}}, What: what}
 }
 
 // Missing returns the part of required that c does not declare, and
 // whether anything is missing. Elicitation modes, sampling features, roots
 // and extensions are compared one by one (an extension's settings are not
 // compared: declaring it is enough).
-func (c Capabilities) Missing(required Capabilities) (Capabilities, bool) {
-	var m Capabilities
+func (c ClientCapabilities) Missing(required ClientCapabilities) (ClientCapabilities, bool) {
+	var m ClientCapabilities
 	if r := required.Elicitation; r != nil {
 		switch {
 		case c.Elicitation == nil:

@@ -1,4 +1,4 @@
-package client
+package mcp
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/strictjson"
 )
@@ -61,7 +60,7 @@ func (p *CreateMessageParams) Validate() error {
 		return fmt.Errorf("maxTokens must be positive, got %d", p.MaxTokens)
 	}
 	for i, m := range p.Messages {
-		if m.Role != content.RoleUser && m.Role != content.RoleAssistant {
+		if m.Role != RoleUser && m.Role != RoleAssistant {
 			return fmt.Errorf("message %d: role %q is neither user nor assistant", i, m.Role)
 		}
 		if len(m.Content) == 0 {
@@ -112,19 +111,19 @@ type ToolChoice struct {
 // it holds one block, an array of blocks otherwise.
 type SamplingMessage struct {
 	// Role is who speaks: "user" or "assistant" ("role").
-	Role content.Role
+	Role Role
 	// Content holds the message's blocks ("content"): text, image, audio,
 	// and in a conversation with tools, tool_use and tool_result blocks.
-	Content []content.Block
+	Content []Block
 }
 
 // UserText returns a user message holding text.
 func UserText(text string) SamplingMessage {
-	return SamplingMessage{Role: content.RoleUser, Content: []content.Block{content.Text(text)}}
+	return SamplingMessage{Role: RoleUser, Content: []Block{Text(text)}}
 }
 
 type samplingMessageWire struct {
-	Role    content.Role    `json:"role"`
+	Role    Role            `json:"role"`
 	Content json.RawMessage `json:"content"`
 }
 
@@ -155,10 +154,10 @@ func (m *SamplingMessage) UnmarshalJSON(data []byte) error {
 // as {"role": ..., "content": ..., "model": ..., "stopReason": ...}.
 type CreateMessageResult struct {
 	// Role is who speaks the answer, usually "assistant" ("role").
-	Role content.Role
+	Role Role
 	// Content holds the answer's blocks ("content": one block object, or
 	// an array of several); at least one.
-	Content []content.Block
+	Content []Block
 	// Model names the model that answered ("model", required).
 	Model string
 	// StopReason says why generation stopped ("stopReason"), for example
@@ -171,7 +170,7 @@ type CreateMessageResult struct {
 func (r *CreateMessageResult) Text() string {
 	var sb strings.Builder
 	for _, b := range r.Content {
-		if b.Type == content.TypeText {
+		if b.Type == BlockText {
 			sb.WriteString(b.Text)
 		}
 	}
@@ -179,7 +178,7 @@ func (r *CreateMessageResult) Text() string {
 }
 
 type createMessageResultWire struct {
-	Role       content.Role    `json:"role"`
+	Role       Role            `json:"role"`
 	Content    json.RawMessage `json:"content"`
 	Model      string          `json:"model"`
 	StopReason string          `json:"stopReason,omitempty"`
@@ -203,7 +202,7 @@ func ParseCreateMessageResult(data []byte) (*CreateMessageResult, error) {
 	if err := strictjson.Unmarshal(data, &w); err != nil {
 		return nil, fmt.Errorf("sampling result: %w", err)
 	}
-	if w.Role != content.RoleUser && w.Role != content.RoleAssistant {
+	if w.Role != RoleUser && w.Role != RoleAssistant {
 		return nil, fmt.Errorf("sampling result: role %s is neither user nor assistant", clip.Quote(string(w.Role)))
 	}
 	if w.Model == "" {
@@ -219,33 +218,33 @@ func ParseCreateMessageResult(data []byte) (*CreateMessageResult, error) {
 	return &CreateMessageResult{Role: w.Role, Content: blocks, Model: w.Model, StopReason: w.StopReason}, nil
 }
 
-func marshalBlocks(bs []content.Block) (json.RawMessage, error) {
+func marshalBlocks(bs []Block) (json.RawMessage, error) {
 	if len(bs) == 1 {
 		return json.Marshal(bs[0])
 	}
 	if bs == nil {
-		bs = []content.Block{}
+		bs = []Block{}
 	}
 	return json.Marshal(bs)
 }
 
-func unmarshalBlocks(data json.RawMessage) ([]content.Block, error) {
+func unmarshalBlocks(data json.RawMessage) ([]Block, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
 		return nil, errors.New(`missing "content"`)
 	}
 	if data[0] == '[' {
-		var bs []content.Block
+		var bs []Block
 		if err := strictjson.Unmarshal(data, &bs); err != nil {
 			return nil, err
 		}
 		return bs, nil
 	}
-	var b content.Block
+	var b Block
 	if err := strictjson.Unmarshal(data, &b); err != nil {
 		return nil, err
 	}
-	return []content.Block{b}, nil
+	return []Block{b}, nil
 }
 
 func requireObject(data []byte) error {

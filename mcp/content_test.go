@@ -1,4 +1,4 @@
-package content
+package mcp
 
 import (
 	"encoding/json"
@@ -16,8 +16,8 @@ func TestAppendJSON(t *testing.T) {
 		Link("file:///a", "a"),
 		Embedded(TextContents("test://r", "text/plain", "body")),
 		Embedded(BlobContents("test://b", "image/png", []byte{9})),
-		{Type: TypeText, Text: "annotated", Annotations: &Annotations{Priority: &p}},
-		{Type: TypeToolUse, ID: "u1", Name: "t", Input: json.RawMessage(`{"a":1}`)},
+		{Type: BlockText, Text: "annotated", Annotations: &Annotations{Priority: &p}},
+		{Type: BlockToolUse, ID: "u1", Name: "t", Input: json.RawMessage(`{"a":1}`)},
 	} {
 		got, err := b.AppendJSON([]byte("x"))
 		if err != nil {

@@ -1,13 +1,4 @@
-// Package content holds the MCP content vocabulary shared by tool results,
-// prompt messages and sampling: text, image and audio blocks, resource links
-// and embedded resources, and the resource contents a resources/read
-// returns.
-//
-// A Block is a plain struct whose Type says which fields count; the
-// constructors (Text, Image, Audio, Link, Embedded) fill the right ones, and
-// MarshalJSON writes exactly the members that type defines, so a text block
-// with empty text still carries "text":"".
-package content
+package mcp
 
 import (
 	"encoding/base64"
@@ -19,15 +10,15 @@ import (
 	"github.com/baton-mcp/baton/internal/strictjson"
 )
 
-// Block types.
+// Block types: the values of Block.Type.
 const (
-	TypeText         = "text"
-	TypeImage        = "image"
-	TypeAudio        = "audio"
-	TypeResourceLink = "resource_link"
-	TypeResource     = "resource"
-	TypeToolUse      = "tool_use"
-	TypeToolResult   = "tool_result"
+	BlockText         = "text"
+	BlockImage        = "image"
+	BlockAudio        = "audio"
+	BlockResourceLink = "resource_link"
+	BlockResource     = "resource"
+	BlockToolUse      = "tool_use"
+	BlockToolResult   = "tool_result"
 )
 
 // Role is the speaker of a prompt or sampling message.
@@ -129,23 +120,23 @@ type Block struct {
 }
 
 // Text returns a text block.
-func Text(s string) Block { return Block{Type: TypeText, Text: s} }
+func Text(s string) Block { return Block{Type: BlockText, Text: s} }
 
 // Image returns an image block holding data, base64-encoded.
 func Image(data []byte, mimeType string) Block {
-	return Block{Type: TypeImage, Data: base64.StdEncoding.EncodeToString(data), MimeType: mimeType}
+	return Block{Type: BlockImage, Data: base64.StdEncoding.EncodeToString(data), MimeType: mimeType}
 }
 
 // Audio returns an audio block holding data, base64-encoded.
 func Audio(data []byte, mimeType string) Block {
-	return Block{Type: TypeAudio, Data: base64.StdEncoding.EncodeToString(data), MimeType: mimeType}
+	return Block{Type: BlockAudio, Data: base64.StdEncoding.EncodeToString(data), MimeType: mimeType}
 }
 
 // Link returns a resource_link block pointing at uri.
-func Link(uri, name string) Block { return Block{Type: TypeResourceLink, URI: uri, Name: name} }
+func Link(uri, name string) Block { return Block{Type: BlockResourceLink, URI: uri, Name: name} }
 
 // Embedded returns a resource block that embeds rc.
-func Embedded(rc ResourceContents) Block { return Block{Type: TypeResource, Resource: &rc} }
+func Embedded(rc ResourceContents) Block { return Block{Type: BlockResource, Resource: &rc} }
 
 type textWire struct {
 	Type        string         `json:"type"`
@@ -200,24 +191,24 @@ type toolResultWire struct {
 // MarshalJSON writes the members of the block's type.
 func (b Block) MarshalJSON() ([]byte, error) {
 	switch b.Type {
-	case TypeText:
+	case BlockText:
 		return json.Marshal(textWire{b.Type, b.Text, b.Annotations, b.Meta})
-	case TypeImage, TypeAudio:
+	case BlockImage, BlockAudio:
 		return json.Marshal(dataWire{b.Type, b.Data, b.MimeType, b.Annotations, b.Meta})
-	case TypeResourceLink:
+	case BlockResourceLink:
 		return json.Marshal(linkWire{b.Type, b.URI, b.Name, b.Title, b.Description, b.MimeType, b.Size, b.Annotations, b.Meta})
-	case TypeResource:
+	case BlockResource:
 		if b.Resource == nil {
 			return nil, errors.New("content: resource block without resource")
 		}
 		return json.Marshal(resourceWire{b.Type, b.Resource, b.Annotations, b.Meta})
-	case TypeToolUse:
+	case BlockToolUse:
 		in := b.Input
 		if len(in) == 0 {
 			in = json.RawMessage("{}")
 		}
 		return json.Marshal(toolUseWire{b.Type, b.ID, b.Name, in, b.Meta})
-	case TypeToolResult:
+	case BlockToolResult:
 		c := b.Content
 		if c == nil {
 			c = []Block{}
@@ -261,28 +252,28 @@ func (b *Block) UnmarshalJSON(data []byte) error {
 		IsError: in.IsError, Annotations: in.Annotations, Meta: in.Meta,
 	}
 	switch in.Type {
-	case TypeText:
+	case BlockText:
 		if in.Text == nil {
 			return errors.New(`content block: text block without "text"`)
 		}
 		out.Text = *in.Text
-	case TypeImage, TypeAudio:
+	case BlockImage, BlockAudio:
 		if in.Data == "" || in.MimeType == "" {
 			return fmt.Errorf(`content block: %s block needs "data" and "mimeType"`, in.Type)
 		}
-	case TypeResourceLink:
+	case BlockResourceLink:
 		if in.URI == "" || in.Name == "" {
 			return errors.New(`content block: resource_link needs "uri" and "name"`)
 		}
-	case TypeResource:
+	case BlockResource:
 		if in.Resource == nil {
 			return errors.New(`content block: resource block without "resource"`)
 		}
-	case TypeToolUse:
+	case BlockToolUse:
 		if in.ID == "" || in.Name == "" {
 			return errors.New(`content block: tool_use needs "id" and "name"`)
 		}
-	case TypeToolResult:
+	case BlockToolResult:
 		if in.ToolUseID == "" {
 			return errors.New(`content block: tool_result needs "toolUseId"`)
 		}
@@ -387,11 +378,11 @@ func (b Block) AppendJSON(dst []byte) ([]byte, error) {
 		return appendMarshal(dst, b)
 	}
 	switch b.Type {
-	case TypeText:
+	case BlockText:
 		dst = append(dst, `{"type":"text","text":`...)
 		dst = jsonw.String(dst, b.Text)
 		return append(dst, '}'), nil
-	case TypeImage, TypeAudio:
+	case BlockImage, BlockAudio:
 		dst = append(dst, `{"type":`...)
 		dst = jsonw.String(dst, b.Type)
 		dst = append(dst, `,"data":`...)
@@ -399,7 +390,7 @@ func (b Block) AppendJSON(dst []byte) ([]byte, error) {
 		dst = append(dst, `,"mimeType":`...)
 		dst = jsonw.String(dst, b.MimeType)
 		return append(dst, '}'), nil
-	case TypeResource:
+	case BlockResource:
 		if b.Resource == nil || b.Resource.Meta != nil {
 			return appendMarshal(dst, b)
 		}
