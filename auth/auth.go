@@ -1,6 +1,6 @@
 // Package auth authenticates MCP requests with bearer tokens (JWTs verified
 // with golang-jwt) as net/http or echo middleware. The token's subject
-// becomes the request's principal (mrtr.ContextWithPrincipal): requestState
+// becomes the request's principal (server.ContextWithPrincipal): requestState
 // issued to one subject is refused for any other, and a legacy session
 // opened by one subject is not found by another.
 package auth
@@ -17,7 +17,7 @@ import (
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
-	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server"
 )
 
 // Config says which bearer tokens are accepted.
@@ -153,7 +153,7 @@ func (v *Verifier) Middleware(next http.Handler) http.Handler {
 			return
 		}
 		if sub != "" {
-			r = r.WithContext(mrtr.ContextWithPrincipal(r.Context(), sub))
+			r = r.WithContext(server.ContextWithPrincipal(r.Context(), sub))
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -171,7 +171,7 @@ func (v *Verifier) Echo() echo.MiddlewareFunc {
 				return nil
 			}
 			if sub != "" {
-				c.SetRequest(c.Request().WithContext(mrtr.ContextWithPrincipal(c.Request().Context(), sub)))
+				c.SetRequest(c.Request().WithContext(server.ContextWithPrincipal(c.Request().Context(), sub)))
 			}
 			return next(c)
 		}

@@ -18,7 +18,6 @@ import (
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
-	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -59,7 +58,7 @@ func verifier(t *testing.T, optional bool) *auth.Verifier {
 
 // whoami echoes the principal the middleware bound.
 var whoami = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	_, _ = io.WriteString(w, "principal="+mrtr.PrincipalFromContext(r.Context()))
+	_, _ = io.WriteString(w, "principal="+server.PrincipalFromContext(r.Context()))
 })
 
 func get(t *testing.T, h http.Handler, authz string) *httptest.ResponseRecorder {
@@ -144,7 +143,7 @@ func TestStateBoundToSubject(t *testing.T) {
 		if _, err := req.Elicit(ctx, form, server.WithKey("ok")); err != nil {
 			return nil, err
 		}
-		return server.TextResult("done for " + mrtr.PrincipalFromContext(ctx)), nil
+		return server.TextResult("done for " + server.PrincipalFromContext(ctx)), nil
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -655,11 +655,11 @@ func TestAskKeysCheckedOnLegacy(t *testing.T) {
 	}
 }
 
-// countingLedger is a mrtr.Ledger that counts the entries asked of it.
+// countingLedger is a server.Ledger that counts the entries asked of it.
 type countingLedger struct {
 	mu   sync.Mutex
 	ids  []string
-	real *mrtr.MemoryLedger
+	real *server.MemoryLedger
 }
 
 func (l *countingLedger) Redeem(ctx context.Context, id string, expires time.Time) error {
@@ -682,7 +682,7 @@ func (l *countingLedger) entries() int {
 // entry, and a replayed retry fails, so the ledger is really consulted.
 func TestRedeemOnLegacySession(t *testing.T) {
 	srv := newServer(t)
-	ledger := &countingLedger{real: mrtr.NewMemoryLedger()}
+	ledger := &countingLedger{real: server.NewMemoryLedger()}
 	confirm := form(t, "Transfer?", elicit.Boolean("ok").Required())
 	redeemed := make(chan error, 4)
 	var transfers atomic.Int32
@@ -762,7 +762,7 @@ func TestRedeemOnLegacySession(t *testing.T) {
 		t.Errorf("the ledger has %d entries after the modern retry, want 1", n)
 	}
 	retry(3)
-	if err := recv(t, redeemed, "Redeem"); !errors.Is(err, mrtr.ErrAlreadyRedeemed) {
+	if err := recv(t, redeemed, "Redeem"); !errors.Is(err, server.ErrAlreadyRedeemed) {
 		t.Errorf("replayed modern retry: Redeem = %v, want ErrAlreadyRedeemed", err)
 	}
 	if n := transfers.Load(); n != 4 {

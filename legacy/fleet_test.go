@@ -13,7 +13,6 @@ import (
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/legacy"
-	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/redissessions"
 	"github.com/baton-mcp/baton/server"
 )
@@ -333,7 +332,7 @@ func testSessionsAcrossInstances(t *testing.T, newStore func(t *testing.T) legac
 		auth := func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if sub := r.Header.Get("X-Test-Subject"); sub != "" {
-					r = r.WithContext(mrtr.ContextWithPrincipal(r.Context(), sub))
+					r = r.WithContext(server.ContextWithPrincipal(r.Context(), sub))
 				}
 				next.ServeHTTP(w, r)
 			})

@@ -24,7 +24,6 @@ import (
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
-	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -72,7 +71,7 @@ type Options struct {
 	// the soonest of the open sessions expires if it is not used again.
 	MaxSessions int
 	// MaxSessionsPerClient bounds the open HTTP sessions of one principal
-	// (mrtr.PrincipalFromContext) or, for anonymous callers, of one client
+	// (server.PrincipalFromContext) or, for anonymous callers, of one client
 	// address, as TrustedProxies says how to read it (default 100;
 	// negative for no limit). One more initialize is refused with HTTP 429
 	// and -32600, and Retry-After: the seconds until that client's soonest
@@ -358,7 +357,7 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 			rec, err = h.store.Get(r.Context(), sid)
 		}
 	}
-	if err == nil && rec.Principal != mrtr.PrincipalFromContext(r.Context()) {
+	if err == nil && rec.Principal != server.PrincipalFromContext(r.Context()) {
 		err = ErrNotFound // another subject's session does not exist for this one
 	}
 	switch {
@@ -479,7 +478,7 @@ func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *rp
 	}
 	rec := &Record{
 		ID: id, ProtocolVersion: p.ProtocolVersion, Capabilities: *p.Capabilities, ClientInfo: p.ClientInfo,
-		Principal: mrtr.PrincipalFromContext(r.Context()), Owner: h.owner(r),
+		Principal: server.PrincipalFromContext(r.Context()), Owner: h.owner(r),
 		LogLevel: server.LevelInfo, CreatedAt: h.now(),
 	}
 	err = h.store.Create(r.Context(), rec, Limits{Idle: h.opts.SessionIdle, MaxSessions: h.opts.MaxSessions, MaxPerOwner: h.opts.MaxSessionsPerClient})

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/legacy"
-	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -57,7 +56,7 @@ func inProcess(tb testing.TB, h http.Handler, sid, client, principal string, msg
 		r.Header.Set("X-Forwarded-For", client)
 	}
 	if principal != "" {
-		r = r.WithContext(mrtr.ContextWithPrincipal(r.Context(), principal))
+		r = r.WithContext(server.ContextWithPrincipal(r.Context(), principal))
 	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)

@@ -1,4 +1,4 @@
-// Package redisledger is an mrtr.Ledger backed by Redis, so that a
+// Package redisledger is an server.Ledger backed by Redis, so that a
 // confirmation is redeemable once across every instance of a deployment.
 // It lives in its own package so that the core packages do not depend on
 // the Redis client.
@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server"
 )
 
 // Ledger records redemptions as Redis keys that expire with the state they
@@ -28,7 +28,7 @@ func New(client redis.UniversalClient, prefix string) *Ledger {
 	return &Ledger{client: client, prefix: prefix}
 }
 
-// Redeem implements mrtr.Ledger.
+// Redeem implements server.Ledger.
 func (l *Ledger) Redeem(ctx context.Context, id string, expires time.Time) error {
 	if !expires.After(time.Now()) {
 		// Nothing to remember: the state it names is dead. Keep a short
@@ -38,11 +38,11 @@ func (l *Ledger) Redeem(ctx context.Context, id string, expires time.Time) error
 	ok, err := l.client.SetArgs(ctx, l.prefix+id, "1", redis.SetArgs{Mode: "NX", ExpireAt: expires}).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return mrtr.ErrAlreadyRedeemed
+		return server.ErrAlreadyRedeemed
 	case err != nil:
 		return &redisError{err}
 	case ok != "OK":
-		return mrtr.ErrAlreadyRedeemed
+		return server.ErrAlreadyRedeemed
 	}
 	return nil
 }
@@ -56,4 +56,4 @@ func (e *redisError) Error() string  { return "redis ledger: " + e.err.Error() }
 func (e *redisError) Unwrap() error  { return e.err }
 func (e *redisError) Internal() bool { return true }
 
-var _ mrtr.Ledger = (*Ledger)(nil)
+var _ server.Ledger = (*Ledger)(nil)

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/testredis"
-	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/redisledger"
+	"github.com/baton-mcp/baton/server"
 )
 
 func TestRedeemOnce(t *testing.T) {
@@ -22,7 +22,7 @@ func TestRedeemOnce(t *testing.T) {
 	if err := a.Redeem(ctx, "s1", exp); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Redeem(ctx, "s1", exp); !errors.Is(err, mrtr.ErrAlreadyRedeemed) {
+	if err := b.Redeem(ctx, "s1", exp); !errors.Is(err, server.ErrAlreadyRedeemed) {
 		t.Fatalf("second redemption on another instance: %v", err)
 	}
 	if err := b.Redeem(ctx, "s2", exp); err != nil {
@@ -48,7 +48,7 @@ func TestRedeemRace(t *testing.T) {
 			switch {
 			case err == nil:
 				wins.Add(1)
-			case !errors.Is(err, mrtr.ErrAlreadyRedeemed):
+			case !errors.Is(err, server.ErrAlreadyRedeemed):
 				t.Error(err)
 			}
 		}()
@@ -65,7 +65,7 @@ func TestRedisDown(t *testing.T) {
 	l := redisledger.New(c, "x:")
 	_ = c.Close()
 	err := l.Redeem(context.Background(), "s", time.Now().Add(time.Minute))
-	if err == nil || errors.Is(err, mrtr.ErrAlreadyRedeemed) {
+	if err == nil || errors.Is(err, server.ErrAlreadyRedeemed) {
 		t.Fatalf("a Redis failure must be an error, not a verdict: %v", err)
 	}
 }

@@ -221,7 +221,7 @@ func TestTasksAcrossInstances(t *testing.T) {
 	// Another principal, on any instance, does not see the task.
 	as := func(p string, s *server.Server) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			s.ServeHTTP(w, r.WithContext(mrtr.ContextWithPrincipal(r.Context(), p)))
+			s.ServeHTTP(w, r.WithContext(server.ContextWithPrincipal(r.Context(), p)))
 		})
 	}
 	if _, code := send(t, as("mallory", b.srv), "tasks/get", map[string]any{"taskId": id}); code != -32602 {

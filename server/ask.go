@@ -11,9 +11,9 @@ import (
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
-	"github.com/baton-mcp/baton/internal/round"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/round"
 )
 
 // AskOption tunes one question (or one AskAll).
@@ -181,7 +181,7 @@ func (c *Call) Suspend() error {
 
 // Redeem makes this retry single-use: it marks the verified requestState
 // the request resumes as used in l, so that replaying the same retry (the
-// same state and answers) fails with mrtr.ErrAlreadyRedeemed, on this
+// same state and answers) fails with ErrAlreadyRedeemed, on this
 // instance or any other sharing the ledger. Call it once the confirmation
 // is known and before acting on it. A failure of the ledger itself fails
 // closed, marked internal (the client sees a generic message). It fails
@@ -189,14 +189,14 @@ func (c *Call) Suspend() error {
 // 2025-11-25 session and in a task, where the answers come from a live
 // exchange and the handler runs once, there is no retry to replay, and
 // Redeem succeeds without a ledger entry.
-func (c *Call) Redeem(ctx context.Context, l mrtr.Ledger) error {
+func (c *Call) Redeem(ctx context.Context, l Ledger) error {
 	if c.waiter() != nil {
 		return nil // answers from a live exchange: no retry to replay
 	}
 	if c.round == nil {
 		return errors.New("redeem: the request carries no requestState")
 	}
-	return c.round.Redeem(ctx, l)
+	return c.round.Redeem(ctx, l, ErrAlreadyRedeemed)
 }
 
 // Round is the request's round on the stateless protocol: 1 for a first
@@ -212,7 +212,7 @@ func (c *Call) Round() int {
 }
 
 // Principal is the authenticated subject the request was made for
-// (mrtr.PrincipalFromContext), or "" when anonymous.
+// (PrincipalFromContext), or "" when anonymous.
 func (c *Call) Principal() string { return c.principal }
 
 // Capabilities are the client capabilities declared on this request (on a

@@ -16,13 +16,13 @@ import (
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/jsonw"
-	"github.com/baton-mcp/baton/internal/round"
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/round"
+	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
 // _meta keys.
@@ -541,7 +541,7 @@ func (mc *mrtrCall) knownArgs() (seal.Digest, bool) {
 // the method, target and principal are compared, and only then are the
 // arguments canonicalised and compared. A refused state is -32602.
 func (s *Server) openRound(ctx context.Context, r *request, target string, args json.RawMessage, opts round.Options) (*mrtrCall, *jsonrpc.Error) {
-	mc := &mrtrCall{method: r.method, target: target, args: args, principal: mrtr.PrincipalFromContext(ctx)}
+	mc := &mrtrCall{method: r.method, target: target, args: args, principal: PrincipalFromContext(ctx)}
 	var st *seal.State
 	if r.p.RequestState != nil {
 		var err error
@@ -988,7 +988,7 @@ func (s *Server) complete(ctx context.Context, r *request, n Notifier) (json.Raw
 	default:
 		return nil, invalidParams("unknown ref type %s", clip.Quote(r.p.Ref.Type))
 	}
-	req := &CompletionRequest{Call: newCall(r.id, r.method, r.meta, nil, mrtr.PrincipalFromContext(ctx), n), Ref: *r.p.Ref, Argument: *r.p.Argument}
+	req := &CompletionRequest{Call: newCall(r.id, r.method, r.meta, nil, PrincipalFromContext(ctx), n), Ref: *r.p.Ref, Argument: *r.p.Argument}
 	req.peer = r.peer
 	if r.p.Context != nil {
 		req.Context = r.p.Context.Arguments

@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/mcptest"
 	"github.com/labstack/echo/v4"
+
+	"github.com/baton-mcp/baton/mcptest"
 )
 
 func TestRouting(t *testing.T) {

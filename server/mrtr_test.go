@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
 const elicitCaps = `{"elicitation":{}}`
@@ -437,7 +437,7 @@ func TestMRTRPrincipal(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		if u := r.Header.Get("X-User"); u != "" {
-			ctx = mrtr.ContextWithPrincipal(ctx, u)
+			ctx = ContextWithPrincipal(ctx, u)
 		}
 		f.s.ServeHTTP(w, r.WithContext(ctx))
 	})

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/jsonw"
-	"github.com/baton-mcp/baton/internal/round"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/round"
 	"github.com/baton-mcp/baton/tasks"
 )
 
@@ -301,7 +301,7 @@ func (run *taskRun) start() error {
 	now := h.s.now()
 	rec := &tasks.Record{
 		ID:             id,
-		Principal:      mrtr.PrincipalFromContext(run.ctx),
+		Principal:      PrincipalFromContext(run.ctx),
 		Owner:          h.instance,
 		Status:         tasks.StatusWorking,
 		CreatedAt:      now,
@@ -909,7 +909,7 @@ func (s *Server) handleTask(ctx context.Context, r *request) (json.RawMessage, *
 		}
 	}
 	h := s.tasks
-	rec, e := h.load(ctx, *r.p.TaskID, mrtr.PrincipalFromContext(ctx))
+	rec, e := h.load(ctx, *r.p.TaskID, PrincipalFromContext(ctx))
 	if e != nil {
 		return nil, e
 	}

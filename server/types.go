@@ -9,10 +9,10 @@ import (
 
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
-	"github.com/baton-mcp/baton/internal/round"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
+	"github.com/baton-mcp/baton/server/internal/round"
 )
 
 // ProtocolVersion is the protocol revision the modern dispatch serves.

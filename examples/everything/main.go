@@ -119,7 +119,7 @@ func run() error {
 // (redis://host:port/db or unix:///path), so that a confirmation is
 // redeemed once across all the instances that share it; otherwise nil (a
 // ledger for this process only).
-func ledgerFromEnv(url string) (mrtr.Ledger, error) {
+func ledgerFromEnv(url string) (server.Ledger, error) {
 	if url == "" {
 		return nil, nil
 	}

@@ -1,4 +1,4 @@
-package mrtr
+package server
 
 import (
 	"context"
@@ -14,12 +14,12 @@ var ErrAlreadyRedeemed = errors.New("this confirmation was already redeemed")
 // Ledger remembers single-use redemptions. The specification leaves
 // single use to the server ("not single use; where that matters the server
 // MUST enforce it"); a Ledger shared by every instance (such as the Redis
-// one in package redisledger) makes a confirmation redeemable once across
+// one in package redisfleet) makes a confirmation redeemable once across
 // a fleet.
 type Ledger interface {
 	// Redeem marks id as redeemed until expires (after which it cannot be
 	// presented anyway). It returns ErrAlreadyRedeemed if id was redeemed
-	// before. server.Call.Redeem passes the state's expiry plus the server's state
+	// before. Call.Redeem passes the state's expiry plus the server's state
 	// leeway, so that an instance whose clock is behind by up to the
 	// leeway, and still accepts the state, still finds the entry.
 	Redeem(ctx context.Context, id string, expires time.Time) error

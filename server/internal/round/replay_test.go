@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
 func textForm(t testing.TB, message, field string) mrtr.InputRequest {
@@ -162,9 +162,9 @@ func TestReplayValidatesAnswers(t *testing.T) {
 
 func TestRoundRedeem(t *testing.T) {
 	rt := newRoundTrip(t, Options{})
-	l := mrtr.NewMemoryLedger()
+	l := newTestLedger(nil)
 	ctx := context.Background()
-	if err := rt.round(formCaps, "", "").Redeem(ctx, l); err == nil {
+	if err := rt.round(formCaps, "", "").Redeem(ctx, l, errReplayed); err == nil {
 		t.Fatal("a request without state has nothing to redeem")
 	}
 	r1 := rt.round(formCaps, "", "")
@@ -174,11 +174,11 @@ func TestRoundRedeem(t *testing.T) {
 		t.Fatal(err)
 	}
 	answer := `{"confirm":{"action":"accept","content":{"confirm":true}}}`
-	if err := rt.round(formCaps, irr.RequestState, answer).Redeem(ctx, l); err != nil {
+	if err := rt.round(formCaps, irr.RequestState, answer).Redeem(ctx, l, errReplayed); err != nil {
 		t.Fatal(err)
 	}
 	// The same retry again (a replay): refused.
-	if err := rt.round(formCaps, irr.RequestState, answer).Redeem(ctx, l); !errors.Is(err, mrtr.ErrAlreadyRedeemed) {
+	if err := rt.round(formCaps, irr.RequestState, answer).Redeem(ctx, l, errReplayed); !errors.Is(err, errReplayed) {
 		t.Fatalf("replayed confirmation: %v", err)
 	}
 }

@@ -3,9 +3,9 @@ package round
 import (
 	"testing"
 
-	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
 func TestDigestDistinguishesRequests(t *testing.T) {

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
 var formCaps = mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}

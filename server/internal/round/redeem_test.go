@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
 // t0 is the tests' wall clock: a moment with a fraction of a second.
@@ -59,7 +59,7 @@ func TestRedeemOutlivesExpiryByTheLeeway(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rec recordingLedger
-	if err := New(mcp.ClientCapabilities{}, nil, st, Options{}).Redeem(ctx, &rec); err != nil {
+	if err := New(mcp.ClientCapabilities{}, nil, st, Options{}).Redeem(ctx, &rec, errReplayed); err != nil {
 		t.Fatal(err)
 	}
 	if want := exp.Add(mrtr.DefaultStateLeeway); !rec.expires.Equal(want) {
@@ -70,13 +70,13 @@ func TestRedeemOutlivesExpiryByTheLeeway(t *testing.T) {
 	// verifying instance's 5 s behind. The state is redeemed right away.
 	const skew = 5 * time.Second
 	truth := t0
-	ledger := mrtr.NewMemoryLedgerWithClock(func() time.Time { return truth.Add(skew) })
+	ledger := newTestLedger(func() time.Time { return truth.Add(skew) })
 	redeem := func() error {
 		st, err := openAt(t, seal.SealerOptions{}, truth.Add(-skew), tok, b)
 		if err != nil {
 			return err
 		}
-		return New(mcp.ClientCapabilities{}, nil, st, Options{}).Redeem(ctx, ledger)
+		return New(mcp.ClientCapabilities{}, nil, st, Options{}).Redeem(ctx, ledger, errReplayed)
 	}
 	if err := redeem(); err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func TestRedeemOutlivesExpiryByTheLeeway(t *testing.T) {
 	// state; by the ledger's clock exp passed 10 s ago, and the replay must
 	// still be caught.
 	truth = exp.Add(skew - time.Millisecond)
-	if err := redeem(); !errors.Is(err, mrtr.ErrAlreadyRedeemed) {
+	if err := redeem(); !errors.Is(err, errReplayed) {
 		t.Fatalf("replay on the slow instance after the ledger's clock passed exp: %v, want ErrAlreadyRedeemed", err)
 	}
 	truth = exp.Add(skew)
@@ -93,4 +93,29 @@ func TestRedeemOutlivesExpiryByTheLeeway(t *testing.T) {
 	if err := redeem(); !errors.As(err, &se) || !strings.Contains(se.Reason, "expired") {
 		t.Fatalf("at exp on the verifier's clock: %v, want expired", err)
 	}
+}
+
+// errReplayed is the test ledger's error for an id redeemed before.
+var errReplayed = errors.New("already redeemed")
+
+// testLedger is a ledger on a clock of its own, for the tests of this
+// package (server.MemoryLedger sits above it).
+type testLedger struct {
+	now  func() time.Time
+	used map[string]time.Time
+}
+
+func newTestLedger(now func() time.Time) *testLedger {
+	if now == nil {
+		now = time.Now
+	}
+	return &testLedger{now: now, used: map[string]time.Time{}}
+}
+
+func (l *testLedger) Redeem(ctx context.Context, id string, expires time.Time) error {
+	if exp, ok := l.used[id]; ok && l.now().Before(exp) {
+		return errReplayed
+	}
+	l.used[id] = expires
+	return nil
 }

@@ -25,14 +25,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonscan"
-	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
 // AutoKeyPrefix begins the keys the server gives questions asked without
@@ -519,13 +520,19 @@ func (r *Round) keepOrder(pos int, d seal.Digest) error {
 	return nil
 }
 
+// Ledger is the method set of server.Ledger, which sits above this
+// package.
+type Ledger interface {
+	Redeem(ctx context.Context, id string, expires time.Time) error
+}
+
 // Redeem marks the verified state this request resumes as used, so that
-// replaying the same retry fails with mrtr.ErrAlreadyRedeemed, on this
-// instance or any other sharing the ledger. A failure of the ledger itself
-// (not a replay) fails closed: it is returned wrapped in an error whose
-// Internal method reports true, so the client gets a generic message and
-// the server log the detail.
-func (r *Round) Redeem(ctx context.Context, l mrtr.Ledger) error {
+// replaying the same retry fails with the ledger's error replayed
+// (server.ErrAlreadyRedeemed), on this instance or any other sharing the
+// ledger. A failure of the ledger itself (any other error) fails closed:
+// it is returned wrapped in an error whose Internal method reports true,
+// so the client gets a generic message and the server log the detail.
+func (r *Round) Redeem(ctx context.Context, l Ledger, replayed error) error {
 	if r.state == nil {
 		return errors.New("redeem: the request carries no verified requestState")
 	}
@@ -533,7 +540,7 @@ func (r *Round) Redeem(ctx context.Context, l mrtr.Ledger) error {
 	// this one accepts the state after this clock has passed its exp; the
 	// entry outlives exp by the leeway (the skew the fleet tolerates).
 	err := l.Redeem(ctx, "baton:state:"+r.state.ID, r.state.ExpiresAt.Add(r.state.Leeway))
-	if err != nil && !errors.Is(err, mrtr.ErrAlreadyRedeemed) {
+	if err != nil && !errors.Is(err, replayed) {
 		return &ledgerError{err}
 	}
 	return err

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
 // Rotating the requestState key: the new key signs, the old one still
