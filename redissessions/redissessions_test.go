@@ -7,15 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/internal/sessionstoretest"
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/legacy/legacytest"
 	"github.com/baton-mcp/baton/redissessions"
 )
 
 func TestStore(t *testing.T) {
 	rs := testredis.Start(t)
-	sessionstoretest.Run(t, func(t *testing.T) legacy.Store {
+	legacytest.Run(t, func(t *testing.T) legacy.Store {
 		return redissessions.New(rs.Client(t), "test:"+t.Name()+":")
 	})
 }
@@ -32,7 +32,7 @@ func TestNothingOutlivesIdleTime(t *testing.T) {
 	lim := legacy.Limits{Idle: idle, MaxSessions: 100, MaxPerOwner: 10}
 	var ids []string
 	for i := range 6 {
-		r := sessionstoretest.Record(fmt.Sprintf("address:192.0.2.%d", i%2))
+		r := legacytest.Record(fmt.Sprintf("address:192.0.2.%d", i%2))
 		if err := s.Create(ctx, r, lim); err != nil {
 			t.Fatal(err)
 		}

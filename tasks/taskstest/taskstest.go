@@ -1,14 +1,22 @@
-// Package taskstoretest checks that a tasks.Store keeps the contract the
-// server relies on. Every store's tests run it (the memory store's in
-// package tasks, the Redis store's in package redistasks), so the stores
-// behave the same.
-package taskstoretest
+// Package taskstest checks that a tasks.Store keeps the contract the
+// server relies on, as testing/fstest checks an fs.FS. Every store's tests
+// run it (the memory store's in package tasks, the Redis store's in package
+// redisfleet), so the stores behave the same; run it on yours:
+//
+//	func TestStore(t *testing.T) {
+//		taskstest.Run(t, func(t *testing.T) tasks.Store { return newMyStore(t) })
+//	}
+//
+// Run gives each check its own subtest and its own empty store; Test runs
+// the same checks without a *testing.T and returns what failed.
+package taskstest
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -24,12 +32,78 @@ const waitLimit = 10 * time.Second
 // the wall clock; expiry is checked with records that expire a moment after
 // they are created.
 func Run(t *testing.T, newStore func(t *testing.T) tasks.Store) {
-	t.Run("CreateGet", func(t *testing.T) { testCreateGet(t, newStore(t)) })
-	t.Run("Copies", func(t *testing.T) { testCopies(t, newStore(t)) })
-	t.Run("Update", func(t *testing.T) { testUpdate(t, newStore(t)) })
-	t.Run("ConcurrentUpdates", func(t *testing.T) { testConcurrentUpdates(t, newStore(t)) })
-	t.Run("Expiry", func(t *testing.T) { testExpiry(t, newStore(t)) })
-	t.Run("Signals", func(t *testing.T) { testSignals(t, newStore(t)) })
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) { c.run(t, newStore(t)) })
+	}
+}
+
+// Test runs the contract against stores made by newStore, each empty, and
+// returns an error describing every failure, or nil. Unlike Run it needs
+// no *testing.T, so a program (or an Example) can check a store.
+func Test(newStore func() (tasks.Store, error)) error {
+	var errs []error
+	for _, c := range checks {
+		s, err := newStore()
+		if err != nil {
+			return fmt.Errorf("taskstest: %s: new store: %w", c.name, err)
+		}
+		r := &recorder{name: c.name}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.run(r, s)
+		}()
+		<-done
+		errs = append(errs, r.errs...)
+	}
+	return errors.Join(errs...)
+}
+
+// checks are the contract, one check per entry, each on an empty store.
+var checks = []struct {
+	name string
+	run  func(tb, tasks.Store)
+}{
+	{"CreateGet", testCreateGet},
+	{"Copies", testCopies},
+	{"Update", testUpdate},
+	{"ConcurrentUpdates", testConcurrentUpdates},
+	{"Expiry", testExpiry},
+	{"Signals", testSignals},
+}
+
+// tb is what the checks use of a *testing.T; Test gives them a recorder.
+type tb interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// recorder collects a check's failures for Test. Fatal and Fatalf end the
+// check's goroutine, as they end a test.
+type recorder struct {
+	name string
+	mu   sync.Mutex
+	errs []error
+}
+
+func (r *recorder) Helper() {}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errs = append(r.errs, fmt.Errorf("%s: %s", r.name, fmt.Sprintf(format, args...)))
+}
+
+func (r *recorder) Fatal(args ...any) {
+	r.Errorf("%s", fmt.Sprint(args...))
+	runtime.Goexit()
+}
+
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	runtime.Goexit()
 }
 
 var idSeq struct {
@@ -59,7 +133,7 @@ func Record(ttl time.Duration) *tasks.Record {
 	}
 }
 
-func testCreateGet(t *testing.T, s tasks.Store) {
+func testCreateGet(t tb, s tasks.Store) {
 	ctx := context.Background()
 	r := Record(time.Minute)
 	r.Inputs = []tasks.Input{{Key: "baton:1", Request: json.RawMessage(`{"method":"roots/list","params":{}}`)}}
@@ -90,7 +164,7 @@ func testCreateGet(t *testing.T, s tasks.Store) {
 
 // A record handed out, or passed to an update function that then fails,
 // is the caller's: changing it changes nothing stored.
-func testCopies(t *testing.T, s tasks.Store) {
+func testCopies(t tb, s tasks.Store) {
 	ctx := context.Background()
 	r := Record(time.Minute)
 	r.Inputs = []tasks.Input{{Key: "k", Request: json.RawMessage(`{"method":"roots/list"}`)}}
@@ -122,7 +196,7 @@ func testCopies(t *testing.T, s tasks.Store) {
 	}
 }
 
-func testUpdate(t *testing.T, s tasks.Store) {
+func testUpdate(t tb, s tasks.Store) {
 	ctx := context.Background()
 	r := Record(time.Minute)
 	if err := s.Create(ctx, r); err != nil {
@@ -162,7 +236,7 @@ func testUpdate(t *testing.T, s tasks.Store) {
 }
 
 // Concurrent updates never lose one another: each increments Keys once.
-func testConcurrentUpdates(t *testing.T, s tasks.Store) {
+func testConcurrentUpdates(t tb, s tasks.Store) {
 	ctx := context.Background()
 	r := Record(time.Minute)
 	if err := s.Create(ctx, r); err != nil {
@@ -197,7 +271,7 @@ func testConcurrentUpdates(t *testing.T, s tasks.Store) {
 }
 
 // A record is gone once it expires.
-func testExpiry(t *testing.T, s tasks.Store) {
+func testExpiry(t tb, s tasks.Store) {
 	ctx := context.Background()
 	r := Record(150 * time.Millisecond)
 	if err := s.Create(ctx, r); err != nil {
@@ -226,7 +300,7 @@ func testExpiry(t *testing.T, s tasks.Store) {
 }
 
 // Signals reach the owner's receiver, and only it.
-func testSignals(t *testing.T, s tasks.Store) {
+func testSignals(t tb, s tasks.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	got := map[string]chan string{"a": make(chan string, 8), "b": make(chan string, 8)}

@@ -1,8 +1,16 @@
-// Package sessionstoretest checks that a legacy.Store keeps the contract
-// the legacy Handler relies on. Every store's tests run it (the memory
-// store's in package legacy, the Redis store's in package redissessions),
-// so the stores behave the same.
-package sessionstoretest
+// Package legacytest checks that a legacy.Store keeps the contract the
+// legacy Handler relies on, as testing/fstest checks an fs.FS. Every
+// store's tests run it (the memory store's in package legacy, the Redis
+// store's in package redisfleet), so the stores behave the same; run it on
+// yours:
+//
+//	func TestStore(t *testing.T) {
+//		legacytest.Run(t, func(t *testing.T) legacy.Store { return newMyStore(t) })
+//	}
+//
+// Run gives each check its own subtest and its own empty store; Test runs
+// the same checks without a *testing.T and returns what failed.
+package legacytest
 
 import (
 	"context"
@@ -10,6 +18,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -27,15 +36,81 @@ const waitLimit = 10 * time.Second
 // stores read the wall clock; expiry is checked with sessions that go
 // idle a moment after they are created.
 func Run(t *testing.T, newStore func(t *testing.T) legacy.Store) {
-	t.Run("CreateGet", func(t *testing.T) { testCreateGet(t, newStore(t)) })
-	t.Run("Copies", func(t *testing.T) { testCopies(t, newStore(t)) })
-	t.Run("Update", func(t *testing.T) { testUpdate(t, newStore(t)) })
-	t.Run("ConcurrentUpdates", func(t *testing.T) { testConcurrentUpdates(t, newStore(t)) })
-	t.Run("IdleExpiry", func(t *testing.T) { testIdleExpiry(t, newStore(t)) })
-	t.Run("Limits", func(t *testing.T) { testLimits(t, newStore(t)) })
-	t.Run("ExpiryFreesSlots", func(t *testing.T) { testExpiryFreesSlots(t, newStore(t)) })
-	t.Run("Delete", func(t *testing.T) { testDelete(t, newStore(t)) })
-	t.Run("Messages", func(t *testing.T) { testMessages(t, newStore(t)) })
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) { c.run(t, newStore(t)) })
+	}
+}
+
+// Test runs the contract against stores made by newStore, each empty, and
+// returns an error describing every failure, or nil. Unlike Run it needs
+// no *testing.T, so a program (or an Example) can check a store.
+func Test(newStore func() (legacy.Store, error)) error {
+	var errs []error
+	for _, c := range checks {
+		s, err := newStore()
+		if err != nil {
+			return fmt.Errorf("legacytest: %s: new store: %w", c.name, err)
+		}
+		r := &recorder{name: c.name}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.run(r, s)
+		}()
+		<-done
+		errs = append(errs, r.errs...)
+	}
+	return errors.Join(errs...)
+}
+
+// checks are the contract, one check per entry, each on an empty store.
+var checks = []struct {
+	name string
+	run  func(tb, legacy.Store)
+}{
+	{"CreateGet", testCreateGet},
+	{"Copies", testCopies},
+	{"Update", testUpdate},
+	{"ConcurrentUpdates", testConcurrentUpdates},
+	{"IdleExpiry", testIdleExpiry},
+	{"Limits", testLimits},
+	{"ExpiryFreesSlots", testExpiryFreesSlots},
+	{"Delete", testDelete},
+	{"Messages", testMessages},
+}
+
+// tb is what the checks use of a *testing.T; Test gives them a recorder.
+type tb interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// recorder collects a check's failures for Test. Fatal and Fatalf end the
+// check's goroutine, as they end a test.
+type recorder struct {
+	name string
+	mu   sync.Mutex
+	errs []error
+}
+
+func (r *recorder) Helper() {}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errs = append(r.errs, fmt.Errorf("%s: %s", r.name, fmt.Sprintf(format, args...)))
+}
+
+func (r *recorder) Fatal(args ...any) {
+	r.Errorf("%s", fmt.Sprint(args...))
+	runtime.Goexit()
+}
+
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	runtime.Goexit()
 }
 
 // Record returns a session record with a fresh id, owned by owner.
@@ -56,14 +131,14 @@ func Record(owner string) *legacy.Record {
 
 var noLimits = legacy.Limits{Idle: time.Minute}
 
-func create(t *testing.T, s legacy.Store, r *legacy.Record, lim legacy.Limits) {
+func create(t tb, s legacy.Store, r *legacy.Record, lim legacy.Limits) {
 	t.Helper()
 	if err := s.Create(context.Background(), r, lim); err != nil {
 		t.Fatalf("Create: %v", err)
 	}
 }
 
-func testCreateGet(t *testing.T, s legacy.Store) {
+func testCreateGet(t tb, s legacy.Store) {
 	ctx := context.Background()
 	r := Record("principal:alice")
 	r.Subscriptions = []string{"test://a"}
@@ -97,7 +172,7 @@ func testCreateGet(t *testing.T, s legacy.Store) {
 }
 
 // A record handed out is the caller's to change.
-func testCopies(t *testing.T, s legacy.Store) {
+func testCopies(t tb, s legacy.Store) {
 	ctx := context.Background()
 	r := Record("address:192.0.2.1")
 	r.Subscriptions = []string{"test://a"}
@@ -118,7 +193,7 @@ func testCopies(t *testing.T, s legacy.Store) {
 	}
 }
 
-func testUpdate(t *testing.T, s legacy.Store) {
+func testUpdate(t tb, s legacy.Store) {
 	ctx := context.Background()
 	r := Record("principal:alice")
 	create(t, s, r, noLimits)
@@ -159,7 +234,7 @@ func testUpdate(t *testing.T, s legacy.Store) {
 }
 
 // Concurrent updates are applied one after the other: none is lost.
-func testConcurrentUpdates(t *testing.T, s legacy.Store) {
+func testConcurrentUpdates(t tb, s legacy.Store) {
 	ctx := context.Background()
 	r := Record("principal:alice")
 	create(t, s, r, noLimits)
@@ -192,7 +267,7 @@ func testConcurrentUpdates(t *testing.T, s legacy.Store) {
 }
 
 // waitGone polls until the session is gone, failing after waitLimit.
-func waitGone(t *testing.T, s legacy.Store, id string) time.Duration {
+func waitGone(t tb, s legacy.Store, id string) time.Duration {
 	t.Helper()
 	start := time.Now()
 	for {
@@ -212,7 +287,7 @@ func waitGone(t *testing.T, s legacy.Store, id string) time.Duration {
 
 // A session expires once it has been idle for Limits.Idle; Touch restarts
 // its idle time, Get and Update do not.
-func testIdleExpiry(t *testing.T, s legacy.Store) {
+func testIdleExpiry(t tb, s legacy.Store) {
 	ctx := context.Background()
 	const idle = 300 * time.Millisecond
 	touched, read := Record("principal:alice"), Record("principal:alice")
@@ -245,7 +320,7 @@ func testIdleExpiry(t *testing.T, s legacy.Store) {
 	}
 }
 
-func limitError(t *testing.T, err error, perOwner bool, limit int, idle time.Duration) *legacy.LimitError {
+func limitError(t tb, err error, perOwner bool, limit int, idle time.Duration) *legacy.LimitError {
 	t.Helper()
 	var le *legacy.LimitError
 	if !errors.As(err, &le) {
@@ -259,7 +334,7 @@ func limitError(t *testing.T, err error, perOwner bool, limit int, idle time.Dur
 
 // The owner's quota and the total refuse sessions, saying when to retry;
 // Delete frees a slot.
-func testLimits(t *testing.T, s legacy.Store) {
+func testLimits(t tb, s legacy.Store) {
 	ctx := context.Background()
 	const idle = time.Minute
 	lim := legacy.Limits{Idle: idle, MaxSessions: 5, MaxPerOwner: 3}
@@ -289,7 +364,7 @@ func testLimits(t *testing.T, s legacy.Store) {
 
 // Expired sessions count against no limit, and the retry time is when the
 // soonest of the counted sessions expires.
-func testExpiryFreesSlots(t *testing.T, s legacy.Store) {
+func testExpiryFreesSlots(t tb, s legacy.Store) {
 	ctx := context.Background()
 	const idle = 400 * time.Millisecond
 	lim := legacy.Limits{Idle: idle, MaxPerOwner: 2}
@@ -305,7 +380,7 @@ func testExpiryFreesSlots(t *testing.T, s legacy.Store) {
 	create(t, s, Record("address:203.0.113.5"), lim)
 }
 
-func testDelete(t *testing.T, s legacy.Store) {
+func testDelete(t tb, s legacy.Store) {
 	ctx := context.Background()
 	r := Record("principal:alice")
 	create(t, s, r, noLimits)
@@ -328,7 +403,7 @@ func testDelete(t *testing.T, s legacy.Store) {
 
 // A message for an instance reaches it alone; one for every instance
 // reaches all of them.
-func testMessages(t *testing.T, s legacy.Store) {
+func testMessages(t tb, s legacy.Store) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	got := map[string]chan string{"a": make(chan string, 64), "b": make(chan string, 64)}
