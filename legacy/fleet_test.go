@@ -13,7 +13,7 @@ import (
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/legacy"
-	"github.com/baton-mcp/baton/redissessions"
+	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -37,7 +37,7 @@ func sharedStores(t *testing.T, test func(t *testing.T, newStore func(t *testing
 	t.Run("redis", func(t *testing.T) {
 		rs := testredis.Start(t)
 		test(t, func(t *testing.T) legacy.Store {
-			return redissessions.New(rs.Client(t), "test:"+t.Name()+":")
+			return redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "test:" + t.Name() + ":"}).Sessions()
 		})
 	})
 }

@@ -92,13 +92,13 @@ type Options struct {
 	TrustedProxies []netip.Prefix
 	// Store keeps the HTTP sessions. nil means a MemoryStore of this
 	// Handler, for one process. Give every instance of a fleet the same
-	// shared store (package redissessions): a session made on one instance
+	// shared store (redisfleet.Fleet.Sessions): a session made on one instance
 	// is then served by any, and a client's answer to a server request,
 	// POSTed to any instance, reaches the call waiting for it.
 	Store Store
 	// Now is the clock of the default store and of the Handler's own
 	// bookkeeping (nil: the wall clock). A shared store keeps its own
-	// clock (redissessions reads the Redis server's).
+	// clock (redisfleet's store reads the Redis server's).
 	Now func() time.Time
 }
 

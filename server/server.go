@@ -149,7 +149,7 @@ type Options struct {
 
 	// Tasks configures the tasks extension, served for tools registered
 	// with RunAsTask. The zero value keeps tasks in memory, for
-	// this process only; a fleet shares a store (redistasks).
+	// this process only; a fleet shares a store (redisfleet.Fleet.Tasks).
 	Tasks TaskOptions
 
 	// Logger receives the server's own diagnostics (nil: slog to stderr).

@@ -40,7 +40,7 @@ import (
 // closes). Nothing is replayed: the code before a question runs once.
 //
 // The work runs on the instance that created the task; the record lives in
-// the TaskOptions.Store, so with a shared store (package redistasks) any
+// the TaskOptions.Store, so with a shared store (redisfleet.Fleet.Tasks) any
 // instance answers tasks/get, and tasks/update and tasks/cancel reach the
 // running instance through the store's signals. The running instance
 // renews a lease on the task; if it dies, the lease lapses and the next
@@ -69,7 +69,7 @@ const (
 // MemoryStore for this process and the defaults below.
 type TaskOptions struct {
 	// Store keeps the tasks. nil means a tasks.MemoryStore for this
-	// process; a fleet shares one (redistasks.New).
+	// process; a fleet shares one (redisfleet.Fleet.Tasks).
 	Store tasks.Store
 	// TTL is how long a task lives from its creation (default 1 hour): its
 	// status and result can be read until then, and work still running

@@ -1,11 +1,23 @@
-// Package redistasks is a tasks.Store on Redis, so that the instances of a
+package redisfleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/baton-mcp/baton/tasks"
+)
+
+// TaskStore is a tasks.Store on Redis, so that the instances of a
 // fleet share their tasks (the MCP tasks extension): a task created on one
 // instance is read with tasks/get on any other, and a tasks/update or
-// tasks/cancel received anywhere reaches the instance running the task. It
-// lives in its own package so that the core packages do not depend on the
-// Redis client.
+// tasks/cancel received anywhere reaches the instance running the task.
 //
-// Layout, for a prefix P (for example "baton:tasks:"):
+// Layout, for a prefix P (the fleet's prefix + "tasks:"):
 //
 //   - P+"task:"+id is a string holding the task's record as JSON. It
 //     expires (PXAT) at the task's ExpiresAt, its creation time plus its
@@ -20,42 +32,23 @@
 // a wake-up: what was answered or cancelled is in the record, and the
 // running instance rereads its tasks periodically, so a lost message delays
 // a task, never loses its input.
-package redistasks
-
-import (
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"time"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/baton-mcp/baton/internal/rediskit"
-	"github.com/baton-mcp/baton/tasks"
-)
-
-// maxRetries bounds the optimistic transaction of one Update: a task is
-// written by its owner, its client and (once its lease lapsed) its readers,
-// so losing this many races in a row means something is wrong.
-const maxRetries = 32
-
-// Store keeps tasks in Redis. It is safe for concurrent use.
-type Store struct {
+//
+// It is safe for concurrent use.
+type TaskStore struct {
 	client redis.UniversalClient
 	prefix string
 }
 
-// New returns a store that keeps its keys under prefix (for example
-// "baton:tasks:"); every instance of a deployment uses the same prefix.
-func New(client redis.UniversalClient, prefix string) *Store {
-	return &Store{client: client, prefix: prefix}
+// Tasks returns the fleet's tasks.Store, whose keys start with the
+// fleet's prefix + "tasks:".
+func (f *Fleet) Tasks() *TaskStore {
+	return &TaskStore{client: f.client, prefix: f.prefix + "tasks:"}
 }
 
-func (s *Store) key(id string) string        { return s.prefix + "task:" + id }
-func (s *Store) channel(owner string) string { return s.prefix + "wake:" + owner }
+func (s *TaskStore) key(id string) string        { return s.prefix + "task:" + id }
+func (s *TaskStore) channel(owner string) string { return s.prefix + "wake:" + owner }
 
-func encode(r *tasks.Record) ([]byte, error) {
+func encodeTask(r *tasks.Record) ([]byte, error) {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("redis tasks: encode task: %w", err)
@@ -63,7 +56,7 @@ func encode(r *tasks.Record) ([]byte, error) {
 	return b, nil
 }
 
-func decode(b []byte) (*tasks.Record, error) {
+func decodeTask(b []byte) (*tasks.Record, error) {
 	var r tasks.Record
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("redis tasks: decode task: %w", err)
@@ -77,8 +70,8 @@ func expiry(r *tasks.Record) redis.SetArgs {
 }
 
 // Create implements tasks.Store with SET NX PXAT.
-func (s *Store) Create(ctx context.Context, r *tasks.Record) error {
-	b, err := encode(r)
+func (s *TaskStore) Create(ctx context.Context, r *tasks.Record) error {
+	b, err := encodeTask(r)
 	if err != nil {
 		return err
 	}
@@ -95,7 +88,7 @@ func (s *Store) Create(ctx context.Context, r *tasks.Record) error {
 }
 
 // Get implements tasks.Store.
-func (s *Store) Get(ctx context.Context, id string) (*tasks.Record, error) {
+func (s *TaskStore) Get(ctx context.Context, id string) (*tasks.Record, error) {
 	b, err := s.client.Get(ctx, s.key(id)).Bytes()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -103,11 +96,11 @@ func (s *Store) Get(ctx context.Context, id string) (*tasks.Record, error) {
 	case err != nil:
 		return nil, fmt.Errorf("redis tasks: get task: %w", err)
 	}
-	return decode(b)
+	return decodeTask(b)
 }
 
 // Update implements tasks.Store with an optimistic transaction.
-func (s *Store) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
+func (s *TaskStore) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
 	key := s.key(id)
 	var out *tasks.Record
 	txf := func(tx *redis.Tx) error {
@@ -118,7 +111,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*tasks.Record) er
 		if err != nil {
 			return fmt.Errorf("redis tasks: update task: read: %w", err)
 		}
-		cur, err := decode(b)
+		cur, err := decodeTask(b)
 		if err != nil {
 			return err
 		}
@@ -130,7 +123,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*tasks.Record) er
 			return err
 		}
 		next.ID, next.ExpiresAt = cur.ID, cur.ExpiresAt
-		nb, err := encode(next)
+		nb, err := encodeTask(next)
 		if err != nil {
 			return err
 		}
@@ -144,14 +137,14 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*tasks.Record) er
 		out = next
 		return nil
 	}
-	if err := rediskit.Watch(ctx, s.client, key, maxRetries, "redis tasks: update task", txf); err != nil {
+	if err := watch(ctx, s.client, key, maxRetries, "redis tasks: update task", txf); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // Signal implements tasks.Store with PUBLISH.
-func (s *Store) Signal(ctx context.Context, owner, id string) error {
+func (s *TaskStore) Signal(ctx context.Context, owner, id string) error {
 	if err := s.client.Publish(ctx, s.channel(owner), id).Err(); err != nil {
 		return fmt.Errorf("redis tasks: signal: %w", err)
 	}
@@ -159,8 +152,8 @@ func (s *Store) Signal(ctx context.Context, owner, id string) error {
 }
 
 // Signals implements tasks.Store with SUBSCRIBE.
-func (s *Store) Signals(ctx context.Context, owner string, deliver func(id string)) error {
-	return rediskit.Receive(ctx, s.client, "redis tasks", []string{s.channel(owner)}, deliver)
+func (s *TaskStore) Signals(ctx context.Context, owner string, deliver func(id string)) error {
+	return receive(ctx, s.client, "redis tasks", []string{s.channel(owner)}, deliver)
 }
 
-var _ tasks.Store = (*Store)(nil)
+var _ tasks.Store = (*TaskStore)(nil)

@@ -1,7 +1,8 @@
-// Package rediskit holds the Redis loops the Redis adapters share: a
-// subscription that delivers messages until its context ends, and an
-// optimistic transaction retried when another client wrote first.
-package rediskit
+package redisfleet
+
+// The Redis loops the adapters share: a subscription that delivers
+// messages until its context ends, and an optimistic transaction retried
+// when another client wrote first.
 
 import (
 	"context"
@@ -11,12 +12,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Receive subscribes to channels and calls deliver with the payload of
+// receive subscribes to channels and calls deliver with the payload of
 // each message, until ctx ends (it returns ctx.Err()) or the connection
 // fails. It waits for every subscription to be confirmed first, so a
 // failure to reach Redis is reported instead of hanging silently. what
 // names the caller in errors ("redis tasks").
-func Receive(ctx context.Context, client redis.UniversalClient, what string, channels []string, deliver func(payload string)) error {
+func receive(ctx context.Context, client redis.UniversalClient, what string, channels []string, deliver func(payload string)) error {
 	sub := client.Subscribe(ctx, channels...)
 	defer sub.Close()
 	// A blocked receive does not watch ctx: closing the subscription ends it.
@@ -42,12 +43,12 @@ func Receive(ctx context.Context, client redis.UniversalClient, what string, cha
 	}
 }
 
-// Watch runs txf in an optimistic transaction watching key, and runs it
+// watch runs txf in an optimistic transaction watching key, and runs it
 // again when another client wrote key first, at most retries times in a
 // row; then it gives up with an error that says so. what names the
 // operation in that error ("redis tasks: update task"). txf's own error
 // is returned as it is.
-func Watch(ctx context.Context, client redis.UniversalClient, key string, retries int, what string, txf func(*redis.Tx) error) error {
+func watch(ctx context.Context, client redis.UniversalClient, key string, retries int, what string, txf func(*redis.Tx) error) error {
 	for range retries {
 		err := client.Watch(ctx, txf, key)
 		if !errors.Is(err, redis.TxFailedErr) {

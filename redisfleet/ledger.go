@@ -1,8 +1,4 @@
-// Package redisledger is an server.Ledger backed by Redis, so that a
-// confirmation is redeemable once across every instance of a deployment.
-// It lives in its own package so that the core packages do not depend on
-// the Redis client.
-package redisledger
+package redisfleet
 
 import (
 	"context"
@@ -14,7 +10,8 @@ import (
 	"github.com/baton-mcp/baton/server"
 )
 
-// Ledger records redemptions as Redis keys that expire with the state they
+// Ledger is a server.Ledger on Redis, so that a confirmation is redeemable
+// once across every instance of a fleet. It records redemptions as Redis keys that expire with the state they
 // name (SET NX PXAT: atomic, so two instances racing on the same state see
 // exactly one success).
 type Ledger struct {
@@ -22,10 +19,10 @@ type Ledger struct {
 	prefix string
 }
 
-// New returns a Ledger that stores its keys under prefix (for example
-// "baton:redeemed:") in client.
-func New(client redis.UniversalClient, prefix string) *Ledger {
-	return &Ledger{client: client, prefix: prefix}
+// Ledger returns the fleet's server.Ledger: its keys are the fleet's
+// prefix + "redeemed:" + the redeemed id.
+func (f *Fleet) Ledger() *Ledger {
+	return &Ledger{client: f.client, prefix: f.prefix + "redeemed:"}
 }
 
 // Redeem implements server.Ledger.

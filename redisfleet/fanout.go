@@ -1,12 +1,4 @@
-// Package redisfanout is a server.Fanout on Redis pub/sub: a tool, prompt
-// or resource change made on one instance reaches the subscriptions/listen
-// streams (and legacy GET streams) open on every instance. It lives in its
-// own package so that the core packages do not depend on the Redis client.
-//
-// Pub/sub is fire-and-forget: an instance that is disconnected when a
-// change is published misses it. List-changed notifications are hints that
-// a client re-lists, so a missed one costs freshness, not correctness.
-package redisfanout
+package redisfleet
 
 import (
 	"context"
@@ -17,23 +9,30 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/baton-mcp/baton/internal/rediskit"
 	"github.com/baton-mcp/baton/server"
 )
 
-// Fanout publishes and receives changes on one Redis channel.
+// Fanout is a server.Fanout on Redis pub/sub: a tool, prompt or resource
+// change made on one instance reaches the subscriptions/listen streams (and
+// legacy GET streams) open on every instance. It publishes and receives
+// changes on one Redis channel.
+//
+// Pub/sub is fire-and-forget: an instance that is disconnected when a
+// change is published misses it. List-changed notifications are hints that
+// a client re-lists, so a missed one costs freshness, not correctness.
 type Fanout struct {
 	client  redis.UniversalClient
 	channel string
 	origin  string // this instance, to drop its own messages
 }
 
-// New returns a Fanout on channel (for example "baton:changes"); every
-// instance of a deployment uses the same channel.
-func New(client redis.UniversalClient, channel string) *Fanout {
+// Fanout returns the fleet's server.Fanout, on the channel named the
+// fleet's prefix + "changes". Each call returns a new instance's fan-out:
+// call it once per server.
+func (f *Fleet) Fanout() *Fanout {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b) // crypto/rand never fails
-	return &Fanout{client: client, channel: channel, origin: base64.RawURLEncoding.EncodeToString(b)}
+	return &Fanout{client: f.client, channel: f.prefix + "changes", origin: base64.RawURLEncoding.EncodeToString(b)}
 }
 
 type message struct {
@@ -56,7 +55,7 @@ func (f *Fanout) Publish(ctx context.Context, c server.Change) error {
 
 // Receive implements server.Fanout.
 func (f *Fanout) Receive(ctx context.Context, deliver func(server.Change)) error {
-	return rediskit.Receive(ctx, f.client, "redis fan-out", []string{f.channel}, func(payload string) {
+	return receive(ctx, f.client, "redis fan-out", []string{f.channel}, func(payload string) {
 		var m message
 		if json.Unmarshal([]byte(payload), &m) != nil || m.Origin == f.origin {
 			return // malformed, or our own

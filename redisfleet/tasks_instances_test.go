@@ -1,4 +1,4 @@
-package redistasks_test
+package redisfleet_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
-	"github.com/baton-mcp/baton/redistasks"
+	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
 	"github.com/baton-mcp/baton/tasks"
 )
@@ -82,7 +82,7 @@ func newInstance(t testing.TB, rs *testredis.Server, lease time.Duration) *insta
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &instance{store: &killable{Store: redistasks.New(rs.Client(t), "fleet:tasks:")}}
+	in := &instance{store: &killable{Store: redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "fleet:tasks:"}).Tasks()}}
 	in.srv, err = server.New(server.Implementation{Name: "fleet", Version: "1"}, &server.Options{
 		StateKeys: ring,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),

@@ -1,17 +1,17 @@
-package redistasks_test
+package redisfleet_test
 
 import (
 	"testing"
 
 	"github.com/baton-mcp/baton/internal/testredis"
-	"github.com/baton-mcp/baton/redistasks"
+	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/tasks"
 	"github.com/baton-mcp/baton/tasks/taskstest"
 )
 
-func TestStore(t *testing.T) {
+func TestTaskStore(t *testing.T) {
 	rs := testredis.Start(t)
 	taskstest.Run(t, func(t *testing.T) tasks.Store {
-		return redistasks.New(rs.Client(t), "test:"+t.Name()+":")
+		return redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "test:" + t.Name() + ":"}).Tasks()
 	})
 }

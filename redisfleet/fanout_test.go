@@ -1,4 +1,4 @@
-package redisfanout_test
+package redisfleet_test
 
 import (
 	"context"
@@ -15,13 +15,17 @@ import (
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
-	"github.com/baton-mcp/baton/redisfanout"
+	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
 )
 
-const channel = "baton:test:changes"
+// prefix is the fleet's key prefix; channel is its fan-out's channel.
+const (
+	prefix  = "baton:test:"
+	channel = prefix + "changes"
+)
 
-func newInstance(t *testing.T, c *redis.Client) *server.Server {
+func newFanoutInstance(t *testing.T, c *redis.Client) *server.Server {
 	t.Helper()
 	ring, err := mrtr.NewKeyRing(mrtr.Key{ID: "k", Secret: []byte(strings.Repeat("s", 32))})
 	if err != nil {
@@ -29,7 +33,7 @@ func newInstance(t *testing.T, c *redis.Client) *server.Server {
 	}
 	s, err := server.New(server.Implementation{Name: "fleet", Version: "1"}, &server.Options{
 		StateKeys: ring,
-		Fanout:    redisfanout.New(c, channel),
+		Fanout:    redisfleet.New(c, redisfleet.Options{Prefix: prefix}).Fanout(),
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
@@ -103,7 +107,7 @@ func next(t *testing.T, ch <-chan mcptest.Notification) mcptest.Notification {
 func TestChangeReachesOtherInstance(t *testing.T) {
 	rs := testredis.Start(t)
 	c := rs.Client(t)
-	a, b := newInstance(t, c), newInstance(t, c)
+	a, b := newFanoutInstance(t, c), newFanoutInstance(t, c)
 	waitSubscribers(t, c, 2)
 	tsB := httptest.NewServer(b)
 	t.Cleanup(tsB.Close) // after the listen stream is cancelled
@@ -141,7 +145,7 @@ func TestChangeReachesOtherInstance(t *testing.T) {
 func TestOwnChangesAreNotEchoed(t *testing.T) {
 	rs := testredis.Start(t)
 	c := rs.Client(t)
-	f1, f2 := redisfanout.New(c, channel), redisfanout.New(c, channel)
+	f1, f2 := redisfleet.New(c, redisfleet.Options{Prefix: prefix}).Fanout(), redisfleet.New(c, redisfleet.Options{Prefix: prefix}).Fanout()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	got := make(chan server.Change, 4)
@@ -167,7 +171,7 @@ func TestOwnChangesAreNotEchoed(t *testing.T) {
 func TestRedisFailure(t *testing.T) {
 	rs := testredis.Start(t)
 	c := redis.NewClient(rs.Options())
-	f := redisfanout.New(c, channel)
+	f := redisfleet.New(c, redisfleet.Options{Prefix: prefix}).Fanout()
 	_ = c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

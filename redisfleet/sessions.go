@@ -1,12 +1,26 @@
-// Package redissessions is a legacy.Store on Redis, so that the instances
+package redisfleet
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/baton-mcp/baton/legacy"
+)
+
+// SessionStore is a legacy.Store on Redis, so that the instances
 // of a fleet share their 2025-11-25 sessions: a session made on one
 // instance is served by any other, and a client's answer to a
 // server-to-client request (elicitation, sampling, roots), POSTed to any
 // instance, reaches the call waiting for it on the instance that holds it.
-// It lives in its own package so that the core packages do not depend on
-// the Redis client.
 //
-// Layout, for a prefix P (for example "baton:sessions:"):
+// Layout, for a prefix P (the fleet's prefix + "sessions:"):
 //
 //   - P+"s:"+id is a hash: "rec", the session's record as JSON; "owner",
 //     the key of its owner's set; "used", when it was last used (Unix
@@ -31,45 +45,26 @@
 // another instance wrote in between. The scripts touch keys named in the
 // session's hash, so the store needs one Redis server (with replicas or
 // Sentinel if you like), not Redis Cluster.
-package redissessions
-
-import (
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"time"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/baton-mcp/baton/internal/rediskit"
-	"github.com/baton-mcp/baton/legacy"
-)
-
-// maxRetries bounds the optimistic transaction of one Update.
-const maxRetries = 32
-
-// Store keeps legacy sessions in Redis. It is safe for concurrent use.
-type Store struct {
+//
+// It is safe for concurrent use.
+type SessionStore struct {
 	client redis.UniversalClient
 	prefix string
 }
 
-// New returns a store that keeps its keys under prefix (for example
-// "baton:sessions:"); every instance of a deployment uses the same prefix.
-func New(client redis.UniversalClient, prefix string) *Store {
-	return &Store{client: client, prefix: prefix}
+// Sessions returns the fleet's legacy.Store, whose keys start with the
+// fleet's prefix + "sessions:".
+func (f *Fleet) Sessions() *SessionStore {
+	return &SessionStore{client: f.client, prefix: f.prefix + "sessions:"}
 }
 
-func (s *Store) key(id string) string { return s.prefix + "s:" + id }
-func (s *Store) all() string          { return s.prefix + "all" }
-func (s *Store) ownerKey(owner string) string {
+func (s *SessionStore) key(id string) string { return s.prefix + "s:" + id }
+func (s *SessionStore) all() string          { return s.prefix + "all" }
+func (s *SessionStore) ownerKey(owner string) string {
 	sum := sha256.Sum256([]byte(owner))
 	return s.prefix + "owner:" + hex.EncodeToString(sum[:16])
 }
-func (s *Store) channel(instance string) string {
+func (s *SessionStore) channel(instance string) string {
 	if instance == "" {
 		return s.prefix + "all-instances"
 	}
@@ -160,7 +155,7 @@ redis.call('HSET', KEYS[1], 'rec', ARGV[1])
 return 1
 `)
 
-func encode(r *legacy.Record) ([]byte, error) {
+func encodeSession(r *legacy.Record) ([]byte, error) {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("redis sessions: encode session: %w", err)
@@ -168,7 +163,7 @@ func encode(r *legacy.Record) ([]byte, error) {
 	return b, nil
 }
 
-func decode(b []byte, used int64) (*legacy.Record, error) {
+func decodeSession(b []byte, used int64) (*legacy.Record, error) {
 	var r legacy.Record
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("redis sessions: decode session: %w", err)
@@ -191,12 +186,12 @@ func decodeFields(v []any) (*legacy.Record, error) {
 	if u, ok := v[1].(string); ok {
 		_, _ = fmt.Sscan(u, &used)
 	}
-	return decode([]byte(rec), used)
+	return decodeSession([]byte(rec), used)
 }
 
 // Create implements legacy.Store.
-func (s *Store) Create(ctx context.Context, r *legacy.Record, lim legacy.Limits) error {
-	b, err := encode(r)
+func (s *SessionStore) Create(ctx context.Context, r *legacy.Record, lim legacy.Limits) error {
+	b, err := encodeSession(r)
 	if err != nil {
 		return err
 	}
@@ -222,7 +217,7 @@ func (s *Store) Create(ctx context.Context, r *legacy.Record, lim legacy.Limits)
 }
 
 // Get implements legacy.Store.
-func (s *Store) Get(ctx context.Context, id string) (*legacy.Record, error) {
+func (s *SessionStore) Get(ctx context.Context, id string) (*legacy.Record, error) {
 	v, err := s.client.HMGet(ctx, s.key(id), fields...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("redis sessions: get session: %w", err)
@@ -231,7 +226,7 @@ func (s *Store) Get(ctx context.Context, id string) (*legacy.Record, error) {
 }
 
 // Touch implements legacy.Store.
-func (s *Store) Touch(ctx context.Context, id string, idle time.Duration) (*legacy.Record, error) {
+func (s *SessionStore) Touch(ctx context.Context, id string, idle time.Duration) (*legacy.Record, error) {
 	res, err := touchScript.Run(ctx, s.client, []string{s.key(id), s.all()}, id, idle.Milliseconds()).Slice()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -244,11 +239,11 @@ func (s *Store) Touch(ctx context.Context, id string, idle time.Duration) (*lega
 	if len(res) != 2 || !ok1 || !ok2 {
 		return nil, fmt.Errorf("redis sessions: touch session: unexpected reply %v", res)
 	}
-	return decode([]byte(rec), used)
+	return decodeSession([]byte(rec), used)
 }
 
 // Update implements legacy.Store with an optimistic transaction.
-func (s *Store) Update(ctx context.Context, id string, fn func(*legacy.Record) error) (*legacy.Record, error) {
+func (s *SessionStore) Update(ctx context.Context, id string, fn func(*legacy.Record) error) (*legacy.Record, error) {
 	key := s.key(id)
 	var out *legacy.Record
 	txf := func(tx *redis.Tx) error {
@@ -268,7 +263,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*legacy.Record) e
 			return err
 		}
 		next.ID, next.Owner, next.Principal, next.LastUsed, next.Rev = cur.ID, cur.Owner, cur.Principal, cur.LastUsed, cur.Rev+1
-		b, err := encode(next)
+		b, err := encodeSession(next)
 		if err != nil {
 			return err
 		}
@@ -286,14 +281,14 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*legacy.Record) e
 		out = next
 		return nil
 	}
-	if err := rediskit.Watch(ctx, s.client, key, maxRetries, "redis sessions: update session", txf); err != nil {
+	if err := watch(ctx, s.client, key, maxRetries, "redis sessions: update session", txf); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // Delete implements legacy.Store.
-func (s *Store) Delete(ctx context.Context, id string) (bool, error) {
+func (s *SessionStore) Delete(ctx context.Context, id string) (bool, error) {
 	n, err := deleteScript.Run(ctx, s.client, []string{s.key(id), s.all()}, id).Int64()
 	if err != nil {
 		return false, fmt.Errorf("redis sessions: delete session: %w", err)
@@ -302,7 +297,7 @@ func (s *Store) Delete(ctx context.Context, id string) (bool, error) {
 }
 
 // Count implements legacy.Store.
-func (s *Store) Count(ctx context.Context) (int, error) {
+func (s *SessionStore) Count(ctx context.Context) (int, error) {
 	n, err := countScript.Run(ctx, s.client, []string{s.all()}).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("redis sessions: count sessions: %w", err)
@@ -311,7 +306,7 @@ func (s *Store) Count(ctx context.Context) (int, error) {
 }
 
 // Publish implements legacy.Store with PUBLISH.
-func (s *Store) Publish(ctx context.Context, instance string, msg []byte) error {
+func (s *SessionStore) Publish(ctx context.Context, instance string, msg []byte) error {
 	if err := s.client.Publish(ctx, s.channel(instance), msg).Err(); err != nil {
 		return fmt.Errorf("redis sessions: publish: %w", err)
 	}
@@ -320,9 +315,9 @@ func (s *Store) Publish(ctx context.Context, instance string, msg []byte) error 
 
 // Receive implements legacy.Store with SUBSCRIBE to the instance's channel
 // and the one of every instance.
-func (s *Store) Receive(ctx context.Context, instance string, deliver func(msg []byte)) error {
-	return rediskit.Receive(ctx, s.client, "redis sessions", []string{s.channel(instance), s.channel("")},
+func (s *SessionStore) Receive(ctx context.Context, instance string, deliver func(msg []byte)) error {
+	return receive(ctx, s.client, "redis sessions", []string{s.channel(instance), s.channel("")},
 		func(payload string) { deliver([]byte(payload)) })
 }
 
-var _ legacy.Store = (*Store)(nil)
+var _ legacy.Store = (*SessionStore)(nil)

@@ -1,4 +1,4 @@
-package redisledger_test
+package redisfleet_test
 
 import (
 	"context"
@@ -9,15 +9,15 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/testredis"
-	"github.com/baton-mcp/baton/redisledger"
+	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
 )
 
 func TestRedeemOnce(t *testing.T) {
 	srv := testredis.Start(t)
 	ctx := context.Background()
-	a := redisledger.New(srv.Client(t), "test:")
-	b := redisledger.New(srv.Client(t), "test:") // another instance
+	a := redisfleet.New(srv.Client(t), redisfleet.Options{Prefix: "test:"}).Ledger()
+	b := redisfleet.New(srv.Client(t), redisfleet.Options{Prefix: "test:"}).Ledger() // another instance
 	exp := time.Now().Add(time.Minute)
 	if err := a.Redeem(ctx, "s1", exp); err != nil {
 		t.Fatal(err)
@@ -28,7 +28,7 @@ func TestRedeemOnce(t *testing.T) {
 	if err := b.Redeem(ctx, "s2", exp); err != nil {
 		t.Fatal(err)
 	}
-	ttl, err := srv.Client(t).PTTL(ctx, "test:s1").Result()
+	ttl, err := srv.Client(t).PTTL(ctx, "test:redeemed:s1").Result()
 	if err != nil || ttl <= 0 || ttl > time.Minute {
 		t.Fatalf("the entry must expire with the state: ttl %v, %v", ttl, err)
 	}
@@ -40,7 +40,7 @@ func TestRedeemRace(t *testing.T) {
 	var wins atomic.Int32
 	var wg sync.WaitGroup
 	for i := 0; i < 16; i++ {
-		l := redisledger.New(srv.Client(t), "race:")
+		l := redisfleet.New(srv.Client(t), redisfleet.Options{Prefix: "race:"}).Ledger()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -62,7 +62,7 @@ func TestRedeemRace(t *testing.T) {
 func TestRedisDown(t *testing.T) {
 	srv := testredis.Start(t)
 	c := srv.Client(t)
-	l := redisledger.New(c, "x:")
+	l := redisfleet.New(c, redisfleet.Options{Prefix: "x:"}).Ledger()
 	_ = c.Close()
 	err := l.Redeem(context.Background(), "s", time.Now().Add(time.Minute))
 	if err == nil || errors.Is(err, server.ErrAlreadyRedeemed) {

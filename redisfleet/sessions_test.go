@@ -1,4 +1,4 @@
-package redissessions_test
+package redisfleet_test
 
 import (
 	"context"
@@ -10,13 +10,13 @@ import (
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/legacy/legacytest"
-	"github.com/baton-mcp/baton/redissessions"
+	"github.com/baton-mcp/baton/redisfleet"
 )
 
-func TestStore(t *testing.T) {
+func TestSessionStore(t *testing.T) {
 	rs := testredis.Start(t)
 	legacytest.Run(t, func(t *testing.T) legacy.Store {
-		return redissessions.New(rs.Client(t), "test:"+t.Name()+":")
+		return redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "test:" + t.Name() + ":"}).Sessions()
 	})
 }
 
@@ -26,7 +26,7 @@ func TestStore(t *testing.T) {
 func TestNothingOutlivesIdleTime(t *testing.T) {
 	rs := testredis.Start(t)
 	rdb := rs.Client(t)
-	s := redissessions.New(rdb, "leak:")
+	s := redisfleet.New(rdb, redisfleet.Options{Prefix: "leak:"}).Sessions()
 	ctx := context.Background()
 	const idle = 300 * time.Millisecond
 	lim := legacy.Limits{Idle: idle, MaxSessions: 100, MaxPerOwner: 10}
@@ -50,7 +50,7 @@ func TestNothingOutlivesIdleTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k != "leak:all" && (ttl <= 0 || ttl > idle) {
+		if k != "leak:sessions:all" && (ttl <= 0 || ttl > idle) {
 			t.Errorf("key %s has TTL %v, want one within the idle time %v", k, ttl, idle)
 		}
 	}
