@@ -1,5 +1,6 @@
 // Package auth authenticates MCP requests with bearer tokens (JWTs verified
-// with golang-jwt) as net/http or echo middleware. The token's subject
+// with golang-jwt) as net/http middleware (for echo, wrap it with
+// echo.WrapMiddleware; see package mcpecho). The token's subject
 // becomes the request's principal (server.ContextWithPrincipal): requestState
 // issued to one subject is refused for any other, and a legacy session
 // opened by one subject is not found by another.
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/labstack/echo/v4"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -157,23 +157,4 @@ func (v *Verifier) Middleware(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// Echo returns the same middleware for echo.
-func (v *Verifier) Echo() echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			sub, err := v.Subject(c.Request())
-			if err != nil {
-				var ae *Error
-				errors.As(err, &ae)
-				v.challenge(c.Response(), ae)
-				return nil
-			}
-			if sub != "" {
-				c.SetRequest(c.Request().WithContext(server.ContextWithPrincipal(c.Request().Context(), sub)))
-			}
-			return next(c)
-		}
-	}
 }

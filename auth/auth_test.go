@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/labstack/echo/v4"
 
 	"github.com/baton-mcp/baton/auth"
 	"github.com/baton-mcp/baton/elicit"
@@ -127,7 +126,8 @@ func TestConfigErrors(t *testing.T) {
 }
 
 // A requestState issued to alice is refused when bob presents it: the
-// subject is bound into the state. Served through echo.
+// subject is bound into the state. Served on a net/http mux (package
+// mcpecho tests the same middleware under echo).
 func TestStateBoundToSubject(t *testing.T) {
 	srv, err := server.New(server.Implementation{Name: "t", Version: "1"}, &server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -148,9 +148,9 @@ func TestStateBoundToSubject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := echo.New()
-	srv.Mount(e, "/mcp", verifier(t, false).Echo())
-	ts := httptest.NewServer(e)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", verifier(t, false).Middleware(srv))
+	ts := httptest.NewServer(mux)
 	defer ts.Close()
 
 	// as returns a client that presents sub's bearer token.

@@ -147,7 +147,7 @@ func newFixtureWith(tb testing.TB, srv *server.Server, wrap func(http.Handler) h
 		tb.Fatal("newFixture: the server was not made by newServer or newLegacyServer")
 	}
 	h := v.(*legacy.Handler)
-	var handler = srv.Handler()
+	var handler http.Handler = srv
 	if wrap != nil {
 		handler = wrap(handler)
 	}

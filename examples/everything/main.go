@@ -52,6 +52,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcpecho"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
@@ -216,7 +217,7 @@ func stateKey(secret string) mrtr.Key {
 func serveHTTP(ctx context.Context, srv *server.Server, addr string, log *slog.Logger) error {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	srv.Mount(e, "/mcp")
+	mcpecho.Mount(e, "/mcp", srv)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
