@@ -247,10 +247,7 @@ func New(info Implementation, opts *Options) (*Server, error) {
 	if o.PageSize < 0 {
 		return nil, fmt.Errorf("server: negative PageSize %d", o.PageSize)
 	}
-	now := o.Now
-	if now == nil {
-		now = time.Now // the server's one reading of the wall clock
-	}
+	now := wallClock(o.Now)
 	base := o.Logger
 	if base == nil {
 		base = slog.New(slog.NewTextHandler(os.Stderr, nil))
