@@ -161,7 +161,8 @@ type Options struct {
 }
 
 // Server is an MCP server. Create one with New, register tools, prompts and
-// resources, and serve it with Handler, Mount or ServeStdio. All methods
+// resources, and serve it as an http.Handler (ServeHTTP; mcpecho.Mount
+// puts it on echo) or with ServeStdio. All methods
 // are safe for concurrent use; tools and prompts may be added and removed
 // while serving, and listeners are told.
 type Server struct {
