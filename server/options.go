@@ -115,12 +115,12 @@ func SkipInputValidation() ToolOption {
 	return toolOption(func(o *regOptions) { o.SkipInputValidation = true })
 }
 
-// RequireCapabilities lists client capabilities a tool cannot work
-// without: a call that does not declare them is refused with -32021 (and
-// their list) before the handler runs, and on HTTP with status 400 before
-// anything is streamed. It applies to tools.
-func RequireCapabilities(c mcp.ClientCapabilities) ToolOption {
-	return toolOption(func(o *regOptions) { o.Requires = c })
+// RequireCapabilities lists client capabilities a tool, prompt or resource
+// cannot work without: a request that does not declare them is refused
+// with -32021 (and their list) before the handler runs, and on HTTP with
+// status 400 before anything is streamed. It applies to every kind.
+func RequireCapabilities(c mcp.ClientCapabilities) Option {
+	return anyOption(func(o *regOptions) { o.Requires = c })
 }
 
 // RunAsTask says whether calls of a tool may run as tasks (the tasks

@@ -18,7 +18,7 @@ import (
 var (
 	_ Option          = AnswersWithoutState()
 	_ ToolOption      = SkipInputValidation()
-	_ ToolOption      = RequireCapabilities(mcp.ClientCapabilities{})
+	_ Option          = RequireCapabilities(mcp.ClientCapabilities{})
 	_ ToolOption      = RunAsTask(TaskOptional)
 	_ ToolOption      = DeferTask()
 	_ TypedToolOption = RefineSchemas(nil)

@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 
-	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -16,7 +15,7 @@ func main() {
 	resource := func(context.Context, *server.ResourceRequest) (*server.ResourceResult, error) { return nil, nil }
 	tool := func(context.Context, *server.ToolRequest) (*server.ToolResult, error) { return nil, nil }
 	_ = s.AddPrompt(server.Prompt{Name: "p"}, prompt, server.SkipInputValidation())                                                // want: server.ToolOption does not implement server.PromptOption
-	_ = s.AddResource(server.Resource{URI: "test://r"}, resource, server.RequireCapabilities(mcp.ClientCapabilities{}))            // want: server.ToolOption does not implement server.ResourceOption
+	_ = s.AddResource(server.Resource{URI: "test://r"}, resource, server.SkipInputValidation())                                    // want: server.ToolOption does not implement server.ResourceOption
 	_ = s.AddResourceTemplate(server.ResourceTemplate{URITemplate: "test://{x}"}, resource, server.RunAsTask(server.TaskOptional)) // want: server.ToolOption does not implement server.ResourceOption
 	_ = s.AddPrompt(server.Prompt{Name: "p"}, prompt, server.DeferTask())                                                          // want: server.ToolOption does not implement server.PromptOption
 	_ = s.AddTool(server.Tool{Name: "t"}, tool, server.RefineSchemas(nil))                                                         // want: server.TypedToolOption does not implement server.ToolOption
