@@ -69,7 +69,7 @@ func TestInitializeNegotiatesVersion(t *testing.T) {
 			if _, ok := caps["prompts"]; ok {
 				t.Errorf("capabilities.prompts advertised without prompts: %v", caps)
 			}
-			sid := s.resp.Header.Get(server.HeaderSessionID)
+			sid := s.header.Get(server.HeaderSessionID)
 			if len(sid) < 32 || !visibleASCII.MatchString(sid) {
 				t.Errorf("Mcp-Session-Id %q: want >= 32 visible ASCII characters", sid)
 			}
@@ -106,7 +106,7 @@ func TestInitializeErrors(t *testing.T) {
 		if e := s.rpcErr("1"); e.Code != -32600 || !strings.Contains(e.Message, server.HeaderSessionID) {
 			t.Errorf("error = %d %q, want -32600 naming %s", e.Code, e.Message, server.HeaderSessionID)
 		}
-		if s.resp.Header.Get(server.HeaderSessionID) != "" {
+		if s.header.Get(server.HeaderSessionID) != "" {
 			t.Error("a refused initialize minted a session")
 		}
 	})
@@ -144,7 +144,7 @@ func TestInitializeErrors(t *testing.T) {
 			if e := s.rpcErr(`"init"`); e.Code != -32602 {
 				t.Errorf("code = %d (%s), want -32602", e.Code, e.Message)
 			}
-			if s.resp.Header.Get(server.HeaderSessionID) != "" {
+			if s.header.Get(server.HeaderSessionID) != "" {
 				t.Error("malformed initialize minted a session")
 			}
 			if got := f.h.SessionCount(); got != before {
@@ -195,7 +195,7 @@ func TestRouting(t *testing.T) {
 	t.Run("modern request next to a legacy session", func(t *testing.T) {
 		status, m := modernPost(t, f, 1, "tools/call", toolCall("echo", nil), `{}`)
 		if status != http.StatusOK || m.Error != nil {
-			t.Fatalf("modern tools/call: HTTP %d %s", status, m.raw)
+			t.Fatalf("modern tools/call: HTTP %d %s", status, m.Raw)
 		}
 		res := decodeMap(t, m.Result)
 		if res["resultType"] != "complete" {
@@ -211,7 +211,7 @@ func TestRouting(t *testing.T) {
 
 		status, m = modernPost(t, f, 2, "server/discover", nil, `{}`)
 		if status != http.StatusOK || m.Error != nil {
-			t.Fatalf("server/discover: HTTP %d %s", status, m.raw)
+			t.Fatalf("server/discover: HTTP %d %s", status, m.Raw)
 		}
 		var d struct {
 			SupportedVersions []string `json:"supportedVersions"`
@@ -349,8 +349,8 @@ func TestDeleteEndsWaits(t *testing.T) {
 		t.Error("the call's context is still live after DELETE")
 	}
 	for _, m := range s.end() {
-		if m.isResponse() {
-			t.Errorf("a response was written after DELETE: %s", m.raw)
+		if m.IsResponse() {
+			t.Errorf("a response was written after DELETE: %s", m.Raw)
 		}
 	}
 	get.end()
@@ -403,7 +403,7 @@ func TestIdleExpiry(t *testing.T) {
 	if n := f.h.SessionCount(); n != 2 {
 		t.Errorf("SessionCount = %d, want 2", n)
 	}
-	if get.comments.Load() == 0 {
+	if get.comments() == 0 {
 		t.Error("the quiet GET stream got no keep-alive comment")
 	}
 
@@ -462,7 +462,7 @@ func TestSessionBelongsToItsPrincipal(t *testing.T) {
 	s := alice.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initParams(legacyVersion, allCaps)}),
 		map[string]string{"X-Test-Subject": "alice"})
 	s.result("0")
-	alice.sid, alice.version = s.resp.Header.Get(server.HeaderSessionID), legacyVersion
+	alice.sid, alice.version = s.header.Get(server.HeaderSessionID), legacyVersion
 
 	as := func(sub string, id int) *stream {
 		return alice.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": toolCall("who", nil)}),

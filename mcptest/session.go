@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -169,15 +170,15 @@ type Message struct {
 }
 
 // IsRequest reports a request (a method and an id).
-func (m *Message) IsRequest() bool {
+func (m Message) IsRequest() bool {
 	return m.Method != "" && len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null"))
 }
 
 // IsNotification reports a notification (a method, no id).
-func (m *Message) IsNotification() bool { return m.Method != "" && !m.IsRequest() }
+func (m Message) IsNotification() bool { return m.Method != "" && !m.IsRequest() }
 
 // IsResponse reports a response (a result or an error).
-func (m *Message) IsResponse() bool { return m.Method == "" && (m.Result != nil || m.Error != nil) }
+func (m Message) IsResponse() bool { return m.Method == "" && (m.Result != nil || m.Error != nil) }
 
 // Stream is the response to one POST or GET, read message by message as
 // it arrives: the messages of an SSE stream, or the single message of a
@@ -320,8 +321,9 @@ func toMessage(raw []byte) (*Message, error) {
 	return m, nil
 }
 
-// post sends body (nil for a GET) with the client's headers and returns
-// the stream of the response. Closing the stream ends the request.
+// post sends an HTTP request (body nil for none) with the client's
+// headers and returns the stream of the response. Closing the stream ends
+// the request.
 func (c *Client) post(ctx context.Context, httpMethod string, body []byte, method string, name *string, o *callOptions) (*Stream, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	req, err := c.newRequest(ctx, body, method, name, o)
@@ -329,11 +331,14 @@ func (c *Client) post(ctx context.Context, httpMethod string, body []byte, metho
 		cancel()
 		return nil, err
 	}
-	if httpMethod == http.MethodGet {
-		req.Method, req.Body = http.MethodGet, http.NoBody
-		req.Header.Del("Content-Type")
-		if o.header.Get("Accept") == "" {
-			req.Header.Set("Accept", "text/event-stream")
+	if httpMethod != http.MethodPost {
+		req.Method = httpMethod
+		if body == nil {
+			req.Body = http.NoBody
+			req.Header.Del("Content-Type")
+			if o.header.Get("Accept") == "" && !slices.ContainsFunc(o.without, func(h string) bool { return http.CanonicalHeaderKey(h) == "Accept" }) {
+				req.Header.Set("Accept", "text/event-stream")
+			}
 		}
 	}
 	resp, err := c.target.send(req)
@@ -346,19 +351,29 @@ func (c *Client) post(ctx context.Context, httpMethod string, body []byte, metho
 	return s, nil
 }
 
+// Send sends an HTTP request of any method (GET, DELETE, PUT, …) with body
+// exactly as given (nil for none) and the client's headers (the session's
+// too, once there is one); per-call options adjust them. A request without
+// a body asks for text/event-stream unless WithHeader sets Accept. It is
+// for wire checks and malformed input.
+func (c *Client) Send(ctx context.Context, httpMethod string, body []byte, opts ...CallOption) (*Stream, error) {
+	o, err := collectOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.post(ctx, httpMethod, body, "", nil, o)
+}
+
 // Open sends one request and returns its response as a Stream, to be
-// read message by message; nothing is answered for the test. params is
-// encoded as Do encodes it (a 2026-07-28 client adds the _meta envelope;
-// a 2025-11-25 client connects first and sends the session's headers).
+// read message by message; nothing is answered for the test, and the
+// returned id is the request's. params is encoded as Do encodes it (a
+// 2026-07-28 client adds the _meta envelope; a 2025-11-25 client sends
+// the session's headers). Like PostRaw, Send, Notify, Respond and
+// OpenGetStream, it does not open a session by itself: call Connect first.
 func (c *Client) Open(ctx context.Context, method string, params any, opts ...CallOption) (*Stream, json.RawMessage, error) {
 	o, err := collectOptions(opts)
 	if err != nil {
 		return nil, nil, err
-	}
-	if method != "initialize" {
-		if err := c.connected(ctx); err != nil {
-			return nil, nil, err
-		}
 	}
 	p, err := encodeParams(params)
 	if err != nil {
@@ -389,16 +404,9 @@ func (c *Client) PostRaw(ctx context.Context, body []byte, opts ...CallOption) (
 }
 
 // OpenGetStream opens the session's GET stream (2025-11-25: the server's
-// requests and notifications outside any call), connecting first.
+// requests and notifications outside any call).
 func (c *Client) OpenGetStream(ctx context.Context, opts ...CallOption) (*Stream, error) {
-	o, err := collectOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.connected(ctx); err != nil {
-		return nil, err
-	}
-	return c.post(ctx, http.MethodGet, nil, "", nil, o)
+	return c.Send(ctx, http.MethodGet, nil, opts...)
 }
 
 // Notify posts a notification and checks the server accepted it (202).
