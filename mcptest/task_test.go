@@ -270,3 +270,22 @@ func pollTask(t *testing.T, task *mcptest.Task, ok func(*mcptest.TaskStatus) boo
 		}
 	}
 }
+
+// A tasks/* request without Mcp-Name is told what the header carries: the
+// task id.
+func TestTaskRequestWithoutMcpName(t *testing.T) {
+	srv, _ := newTaskServer(t)
+	ctx := testContext(t)
+	c := newClient(t, mcptest.Handler(srv), &mcptest.Options{Tasks: true})
+	task, err := c.StartTask(ctx, "block", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = task.Cancel(ctx) }()
+	for _, method := range []string{"tasks/get", "tasks/cancel"} {
+		resp, err := c.Do(ctx, method, map[string]any{"taskId": task.ID}, mcptest.WithoutHeader("Mcp-Name"))
+		if err != nil || resp.Error == nil || resp.Error.Code != -32020 || !strings.Contains(resp.Error.Message, "set it to the task id (params.taskId)") {
+			t.Fatalf("%s without Mcp-Name: %v %+v", method, err, resp.Error)
+		}
+	}
+}
