@@ -75,6 +75,7 @@ func run() error {
 	taskLease := flag.Duration("task-lease", 15*time.Second, "how long an instance vouches for its running tasks without renewing; a dead instance's tasks fail once it lapses")
 	sessionIdle := flag.Duration("session-idle", legacy.DefaultSessionIdle, "how long a 2025-11-25 session may go unused before it expires")
 	trusted := flag.String("trusted-proxy", "", "comma-separated CIDR prefixes of proxies whose X-Forwarded-For is believed for 2025-11-25 session quotas")
+	flag.Usage = func() { usage(flag.CommandLine.Output(), flag.CommandLine) }
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
