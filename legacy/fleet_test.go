@@ -344,17 +344,12 @@ func testSessionsAcrossInstances(t *testing.T, newStore func(t *testing.T) legac
 			register(srv)
 			fs[i] = newFixtureWith(t, srv, auth)
 		}
-		c := newClient(t, fs[0])
-		s := c.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initParams(legacyVersion, `{}`)}),
-			map[string]string{"X-Test-Subject": "alice"})
-		s.result("0")
-		c.sid, c.version = s.header.Get(server.HeaderSessionID), legacyVersion
+		c := connectWith(t, fs[0], `{}`, map[string]string{"X-Test-Subject": "alice"})
 		for i, f := range fs {
-			ping := mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "ping"})
-			if s := c.on(f).do(http.MethodPost, ping, map[string]string{"X-Test-Subject": "mallory"}); s.status != http.StatusNotFound {
+			if s := c.on(f).requestWith(1, "ping", nil, map[string]string{"X-Test-Subject": "mallory"}); s.status != http.StatusNotFound {
 				t.Errorf("mallory on instance %d: HTTP %d, want 404", i, s.status)
 			}
-			if s := c.on(f).do(http.MethodPost, ping, map[string]string{"X-Test-Subject": "alice"}); s.status != http.StatusOK {
+			if s := c.on(f).requestWith(1, "ping", nil, map[string]string{"X-Test-Subject": "alice"}); s.status != http.StatusOK {
 				t.Errorf("alice on instance %d: HTTP %d", i, s.status)
 			}
 		}

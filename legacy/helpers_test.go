@@ -439,8 +439,9 @@ func (c *wireClient) track(ms *mcptest.Stream, err error, what string) *stream {
 	return s
 }
 
-// do sends one HTTP request with body exactly as given and the session
-// headers (if any): for tests where the bytes are the point.
+// do sends one HTTP request with body exactly as given (nil for none) and
+// the session headers (if any): for DELETE, GET and other methods, and
+// for tests where the bytes are the point.
 func (c *wireClient) do(method string, body []byte, hdr map[string]string) *stream {
 	c.tb.Helper()
 	ms, err := c.mc().Send(context.Background(), method, body, c.headers(hdr)...)
@@ -453,6 +454,30 @@ func (c *wireClient) request(id any, method string, params any) *stream {
 	opts := append(c.headers(nil), mcptest.WithID(id))
 	ms, _, err := c.mc().Open(context.Background(), method, params, opts...)
 	return c.track(ms, err, method)
+}
+
+// requestWith is request with headers set (or, for "", removed).
+func (c *wireClient) requestWith(id any, method string, params any, hdr map[string]string) *stream {
+	c.tb.Helper()
+	opts := append(c.headers(hdr), mcptest.WithID(id))
+	ms, _, err := c.mc().Open(context.Background(), method, params, opts...)
+	return c.track(ms, err, method)
+}
+
+// answerWith POSTs the client's result for a server-to-client request
+// with headers hdr and returns the HTTP status (202 when accepted).
+func (c *wireClient) answerWith(req message, result any, hdr map[string]string) int {
+	c.tb.Helper()
+	err := c.mc().Respond(context.Background(), req.ID, result, c.headers(hdr)...)
+	var e *mcptest.Error
+	switch {
+	case err == nil:
+		return http.StatusAccepted
+	case errors.As(err, &e):
+		return e.Status
+	}
+	c.tb.Fatal(err)
+	return 0
 }
 
 // call POSTs a request and returns the successful result of a plain or SSE
@@ -509,12 +534,23 @@ func initParams(version, caps string) map[string]any {
 // and returns the client bound to the new session.
 func connect(tb testing.TB, f *fixture, caps string) *wireClient {
 	tb.Helper()
+	return connectWith(tb, f, caps, nil)
+}
+
+// connectWith is connect with headers on the handshake's requests (an
+// authenticated subject, say).
+func connectWith(tb testing.TB, f *fixture, caps string, hdr map[string]string) *wireClient {
+	tb.Helper()
 	c := newClient(tb, f)
 	c.caps = &client.Capabilities{}
 	if err := json.Unmarshal([]byte(caps), c.caps); err != nil {
 		tb.Fatalf("capabilities %s: %v", caps, err)
 	}
-	init, err := c.mc().Connect(context.Background())
+	var opts []mcptest.CallOption
+	for k, v := range hdr {
+		opts = append(opts, mcptest.WithHeader(k, v))
+	}
+	init, err := c.mc().Connect(context.Background(), opts...)
 	if err != nil {
 		tb.Fatalf("connect: %v", err)
 	}

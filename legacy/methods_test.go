@@ -251,8 +251,7 @@ func TestPlainJSONWithoutSSE(t *testing.T) {
 	})
 	f := newFixture(t, srv)
 	c := connect(t, f, `{"elicitation":{}}`)
-	s := c.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": toolCall("ask", nil)}),
-		map[string]string{"Accept": "application/json"})
+	s := c.requestWith(1, "tools/call", toolCall("ask", nil), map[string]string{"Accept": "application/json"})
 	if err := recv(t, out, "handler"); err == nil || !strings.Contains(err.Error(), "text/event-stream") {
 		t.Errorf("err = %v, want one naming text/event-stream", err)
 	}

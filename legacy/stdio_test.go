@@ -15,7 +15,8 @@ import (
 )
 
 // stdioPeer drives srv.ServeStdio through pipes: it writes the client's
-// lines and reads the server's.
+// lines and reads the server's. It is not mcptest, which speaks HTTP: over
+// stdio the newline-delimited JSON lines themselves are what is tested.
 type stdioPeer struct {
 	tb   testing.TB
 	in   *io.PipeWriter
