@@ -184,6 +184,13 @@ type ResourceResult struct {
 // requestState, under a new id, up to Options.MaxRounds requests. args is
 // encoded once as the arguments (nil sends none). A tool failure is a
 // result with IsError set; a JSON-RPC error response is a *Error.
+//
+// When the server answers with a task (the client declared the tasks
+// extension with Options.Tasks, and the tool runs as a task), CallTool
+// waits for it as Task.Wait does, answering its questions with the same
+// callbacks; the result's Exchange then records the requests that started
+// the task. A 2025-11-25 client (Options.Protocol) sends one request and
+// answers the server's requests on its stream.
 func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*ToolResult, error) {
 	p, err := toolParams(name, args)
 	if err != nil {

@@ -56,7 +56,9 @@ type InitializeResult struct {
 // Options.Protocol LegacyProtocolVersion: initialize (declaring the
 // capabilities and client info of Options), then notifications/initialized.
 // Every later request carries the session id and the negotiated
-// MCP-Protocol-Version. The high-level calls connect by themselves on
+// MCP-Protocol-Version. With Options.LogLevel set, Connect then sends
+// logging/setLevel (2025-11-25 sets the level once per session, not per
+// request as _meta logLevel does). The high-level calls connect by themselves on
 // first use; Connect is for a test that checks the handshake. Calling it
 // again returns the first session's result.
 func (c *Client) Connect(ctx context.Context, opts ...CallOption) (*InitializeResult, error) {
@@ -100,6 +102,18 @@ func (c *Client) Connect(ctx context.Context, opts ...CallOption) (*InitializeRe
 	c.session.version.Store(&r.ProtocolVersion)
 	if err := c.Notify(ctx, "notifications/initialized", nil, opts...); err != nil {
 		return nil, err
+	}
+	if c.opts.LogLevel != "" {
+		// 2025-11-25 sets the level once per session.
+		lp := map[string]json.RawMessage{}
+		lp["level"], _ = json.Marshal(c.opts.LogLevel)
+		resp, err := c.send(ctx, "logging/setLevel", lp, &callOptions{header: o.header, without: o.without})
+		if err == nil {
+			err = resp.Err()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("logging/setLevel %s: %w", c.opts.LogLevel, err)
+		}
 	}
 	c.session.init.Store(out)
 	return out, nil

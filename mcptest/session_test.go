@@ -91,8 +91,10 @@ func TestSessionCallTool(t *testing.T) {
 	for name, target := range map[string]mcptest.Target{"in process": mcptest.Handler(srv), "over HTTP": mcptest.URL(ts.URL+"/mcp", nil)} {
 		t.Run(name, func(t *testing.T) {
 			ctx := testContext(t)
-			c := newClient(t, target, sessionOptions())
-			if _, err := c.Do(ctx, "logging/setLevel", map[string]any{"level": "info"}); err != nil {
+			opts := sessionOptions()
+			opts.LogLevel = "info" // sent as logging/setLevel once connected
+			c := newClient(t, target, opts)
+			if _, err := c.Connect(ctx); err != nil {
 				t.Fatal(err)
 			}
 			if c.SessionID() == "" {
