@@ -91,9 +91,7 @@ func TestSessionCallTool(t *testing.T) {
 	for name, target := range map[string]mcptest.Target{"in process": mcptest.Handler(srv), "over HTTP": mcptest.URL(ts.URL+"/mcp", nil)} {
 		t.Run(name, func(t *testing.T) {
 			ctx := testContext(t)
-			opts := sessionOptions()
-			opts.LogLevel = "info" // sent as logging/setLevel once connected
-			c := newClient(t, target, opts)
+			c := newClient(t, target, sessionOptions())
 			if _, err := c.Connect(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -192,5 +190,26 @@ func TestSessionMissingCallback(t *testing.T) {
 	c := newClient(t, mcptest.Handler(srv), opts)
 	if _, err := c.CallTool(ctx, "survey", nil); !errors.Is(err, mcptest.ErrNoCallback) {
 		t.Fatalf("CallTool: %v, want ErrNoCallback", err)
+	}
+}
+
+// Options.LogLevel reaches a 2025-11-25 server as logging/setLevel: at
+// "error", the tool's info line is not sent.
+func TestSessionLogLevel(t *testing.T) {
+	srv := newSessionServer(t)
+	ctx := testContext(t)
+	for _, tc := range []struct {
+		level string
+		logs  int
+	}{{"info", 1}, {"error", 0}} {
+		opts := sessionOptions()
+		opts.LogLevel = tc.level
+		res, err := newClient(t, mcptest.Handler(srv), opts).CallTool(ctx, "survey", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(res.Exchange.Logs()); got != tc.logs {
+			t.Errorf("level %s: %d log notifications, want %d", tc.level, got, tc.logs)
+		}
 	}
 }
