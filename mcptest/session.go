@@ -215,6 +215,7 @@ type Stream struct {
 	comments atomic.Int32
 	cancel   context.CancelFunc
 	once     sync.Once
+	closed   chan struct{} // closed by Close: the reader stops sending
 }
 
 type streamItem struct {
@@ -244,15 +245,17 @@ func (s *Stream) Comments() int { return int(s.comments.Load()) }
 // Close abandons the stream, closing the connection.
 func (s *Stream) Close() error {
 	s.once.Do(func() {
+		close(s.closed)
 		s.cancel()
 		_ = s.resp.Body.Close()
 	})
 	return nil
 }
 
-// read parses the body in the background.
+// read parses the body (an SSE stream in the background).
 func (s *Stream) read() {
 	s.msgs = make(chan streamItem, 64)
+	s.closed = make(chan struct{})
 	mt, _, _ := mime.ParseMediaType(s.Header.Get("Content-Type"))
 	s.Streamed = mt == "text/event-stream"
 	if !s.Streamed {
@@ -303,14 +306,28 @@ func (s *Stream) read() {
 			raw := data
 			data, hasData = nil, false
 			if event != "" && event != "message" {
-				s.msgs <- streamItem{err: protocolError("an SSE event of type %q", event)}
+				if !s.deliver(streamItem{err: protocolError("an SSE event of type %q", event)}) {
+					return
+				}
 				event = ""
 				continue
 			}
 			m, err := toMessage(raw)
-			s.msgs <- streamItem{msg: m, err: err}
+			if !s.deliver(streamItem{msg: m, err: err}) {
+				return
+			}
 		}
 	}()
+}
+
+// deliver hands it to Next, unless the stream was closed.
+func (s *Stream) deliver(it streamItem) bool {
+	select {
+	case s.msgs <- it:
+		return true
+	case <-s.closed:
+		return false
+	}
 }
 
 // toMessage reads one JSON-RPC message.
