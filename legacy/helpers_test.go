@@ -14,10 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
-	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
@@ -148,7 +147,7 @@ func newFixtureWith(tb testing.TB, srv *server.Server, wrap func(http.Handler) h
 		tb.Fatal("newFixture: the server was not made by newServer or newLegacyServer")
 	}
 	h := v.(*legacy.Handler)
-	var handler = srv.Handler()
+	var handler http.Handler = srv
 	if wrap != nil {
 		handler = wrap(handler)
 	}
@@ -365,7 +364,7 @@ type wireClient struct {
 	url     string
 	sid     string
 	version string
-	caps    *client.Capabilities
+	caps    *mcp.ClientCapabilities
 	log     *wireLog
 	clients map[string]*mcptest.Client // by url
 }
@@ -386,7 +385,7 @@ func (c *wireClient) mc() *mcptest.Client {
 	}
 	caps := c.caps
 	if caps == nil {
-		caps = &client.Capabilities{}
+		caps = &mcp.ClientCapabilities{}
 	}
 	m, err := mcptest.New(mcptest.URL(c.url, nil), &mcptest.Options{
 		Protocol:     mcptest.LegacyProtocolVersion,
@@ -542,7 +541,7 @@ func connect(tb testing.TB, f *fixture, caps string) *wireClient {
 func connectWith(tb testing.TB, f *fixture, caps string, hdr map[string]string) *wireClient {
 	tb.Helper()
 	c := newClient(tb, f)
-	c.caps = &client.Capabilities{}
+	c.caps = &mcp.ClientCapabilities{}
 	if err := json.Unmarshal([]byte(caps), c.caps); err != nil {
 		tb.Fatalf("capabilities %s: %v", caps, err)
 	}
@@ -654,7 +653,7 @@ func params(tb testing.TB, m message) map[string]any {
 // message.
 func modernPost(tb testing.TB, f *fixture, id any, method string, p map[string]any, caps string) (int, message) {
 	tb.Helper()
-	var cc client.Capabilities
+	var cc mcp.ClientCapabilities
 	if err := json.Unmarshal([]byte(caps), &cc); err != nil {
 		tb.Fatalf("capabilities %s: %v", caps, err)
 	}
@@ -681,7 +680,7 @@ func modernPost(tb testing.TB, f *fixture, id any, method string, p map[string]a
 func textResource(tb testing.TB, srv *server.Server, uri, text string) {
 	tb.Helper()
 	err := srv.AddResource(server.Resource{URI: uri, Name: uri}, func(ctx context.Context, req *server.ResourceRequest) (*server.ResourceResult, error) {
-		return &server.ResourceResult{Contents: []content.ResourceContents{content.TextContents(uri, "text/plain", text)}}, nil
+		return &server.ResourceResult{Contents: []mcp.ResourceContents{mcp.TextContents(uri, "text/plain", text)}}, nil
 	})
 	if err != nil {
 		tb.Fatalf("AddResource: %v", err)

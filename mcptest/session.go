@@ -15,9 +15,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/strictjson"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // LegacyProtocolVersion is the 2025-11-25 revision: with
@@ -592,7 +592,7 @@ func (c *Client) answerServerRequest(ctx context.Context, m *Message, rec *Round
 		}
 		ir.Elicitation = &er
 	case methodSample:
-		var sp client.CreateMessageParams
+		var sp mcp.CreateMessageParams
 		if err := strictjson.Unmarshal(m.Params, &sp); err != nil {
 			return protocolError("request %s: invalid sampling request: %v", key, err)
 		}

@@ -10,10 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/client"
-	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
@@ -51,8 +50,8 @@ func newSessionServer(t *testing.T) *server.Server {
 		if err := res.Decode(&a); err != nil {
 			return nil, err
 		}
-		msg, err := req.CreateMessage(ctx, &client.CreateMessageParams{MaxTokens: 5,
-			Messages: []client.SamplingMessage{{Role: content.RoleUser, Content: []content.Block{content.Text("hi")}}}})
+		msg, err := req.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 5,
+			Messages: []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: []mcp.Block{mcp.Text("hi")}}}})
 		if err != nil {
 			return nil, err
 		}
@@ -75,8 +74,8 @@ func sessionOptions() *mcptest.Options {
 		Protocol:    mcptest.LegacyProtocolVersion,
 		Elicitation: taskUser,
 		Sampling:    sampler,
-		Roots: func(ctx context.Context) (*client.ListRootsResult, error) {
-			return &client.ListRootsResult{Roots: []client.Root{{URI: "file:///work"}}}, nil
+		Roots: func(ctx context.Context) (*mcp.ListRootsResult, error) {
+			return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///work"}}}, nil
 		},
 	}
 }
@@ -185,7 +184,7 @@ func TestSessionMissingCallback(t *testing.T) {
 	srv := newSessionServer(t)
 	ctx := testContext(t)
 	opts := sessionOptions()
-	opts.Capabilities = &client.Capabilities{Elicitation: &client.ElicitationCapability{}, Sampling: &client.SamplingCapability{}}
+	opts.Capabilities = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}, Sampling: &mcp.SamplingCapability{}}
 	opts.Sampling = nil
 	c := newClient(t, mcptest.Handler(srv), opts)
 	if _, err := c.CallTool(ctx, "survey", nil); !errors.Is(err, mcptest.ErrNoCallback) {

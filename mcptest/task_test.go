@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
-	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
@@ -55,8 +54,8 @@ func newTaskServer(t *testing.T) (*server.Server, chan error) {
 		if err := res.Decode(&a); err != nil {
 			return nil, err
 		}
-		msg, err := req.CreateMessage(ctx, &client.CreateMessageParams{MaxTokens: 10,
-			Messages: []client.SamplingMessage{{Role: content.RoleUser, Content: []content.Block{content.Text("a greeting")}}}})
+		msg, err := req.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+			Messages: []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: []mcp.Block{mcp.Text("a greeting")}}}})
 		if err != nil {
 			return nil, err
 		}
@@ -97,8 +96,8 @@ func taskUser(ctx context.Context, req *elicit.Request) (*elicit.Result, error) 
 	return mcptest.Accept(map[string]any{"name": "Ada"})
 }
 
-func sampler(ctx context.Context, p *client.CreateMessageParams) (*client.CreateMessageResult, error) {
-	return &client.CreateMessageResult{Role: content.RoleAssistant, Content: []content.Block{content.Text("hello")}, Model: "test"}, nil
+func sampler(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Content: []mcp.Block{mcp.Text("hello")}, Model: "test"}, nil
 }
 
 // CallTool on a task tool, with the extension declared, polls the task to

@@ -18,8 +18,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -50,8 +50,8 @@ func addAskFixtures(srv *server.Server) error {
 			if err := res.Decode(&a); err != nil {
 				return nil, fmt.Errorf("no profile: %w", refusal(err))
 			}
-			return &server.ResourceResult{Contents: []content.ResourceContents{
-				content.TextContents(profileURI, "text/plain", "Profile of "+a.Name),
+			return &server.ResourceResult{Contents: []mcp.ResourceContents{
+				mcp.TextContents(profileURI, "text/plain", "Profile of "+a.Name),
 			}}, nil
 		})
 }

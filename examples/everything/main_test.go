@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -49,7 +49,7 @@ func call(t *testing.T, url string, extra map[string]any) rpcResponse {
 func callTool(t *testing.T, url, name string, args any, extra map[string]any) rpcResponse {
 	t.Helper()
 	c, err := mcptest.New(mcptest.URL(url, nil), &mcptest.Options{
-		Capabilities: &client.Capabilities{Elicitation: &client.ElicitationCapability{}},
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}},
 	})
 	if err != nil {
 		t.Fatal(err)
