@@ -11,6 +11,8 @@
 //	go run ./examples/everything [-addr 127.0.0.1:8080] [-state-ttl 10m] [-stdio]
 //	    [-task-ttl 1h] [-task-lease 15s] [-session-idle 30m] [-trusted-proxy CIDR,...]
 //
+// everything -h lists the flags and the environment variables (usage.go).
+//
 // It serves http://ADDR/mcp, or newline-delimited JSON-RPC on stdin and
 // stdout with -stdio. The requestState key comes from BATON_STATE_KEY (at
 // least 32 bytes); instances that share it finish each other's flows.
