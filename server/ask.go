@@ -304,17 +304,30 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 		}
 	}
 	out := make([]Answer, len(irs))
-	check := func(i int, raw json.RawMessage) error {
+	// check checks the answer to question i and returns the form in which
+	// to record it (round.Check): an elicitation answer the sealed state
+	// recorded in the checked form is handed over as it is; every other
+	// answer gets every check.
+	check := func(i int, raw json.RawMessage, recorded bool) (json.RawMessage, error) {
 		var err error
 		switch ir := prepared[i]; ir.Method() {
 		case mrtr.MethodElicit:
-			out[i].Elicit, err = ir.Elicitation().CheckResult(raw)
+			if recorded {
+				if res, ok := checkedElicit(ir.Elicitation(), raw); ok {
+					out[i].Elicit = res
+					return nil, nil
+				}
+			}
+			if out[i].Elicit, err = ir.Elicitation().CheckResult(raw); err != nil {
+				return nil, err
+			}
+			return appendCheckedElicit(nil, out[i].Elicit), nil
 		case mrtr.MethodSample:
 			out[i].Sample, err = mcp.ParseCreateMessageResult(raw)
 		case mrtr.MethodListRoots:
 			out[i].Roots, err = mcp.ParseListRootsResult(raw)
 		}
-		return err
+		return nil, err
 	}
 	if w != nil {
 		raws, err := w.ask(ctx, prepared, o.timeout)
@@ -322,7 +335,7 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 			return nil, err
 		}
 		for i, raw := range raws {
-			if err := check(i, raw); err != nil {
+			if _, err := check(i, raw, false); err != nil {
 				return nil, fmt.Errorf("%s: the client's answer is invalid: %w", prepared[i].Method(), err)
 			}
 		}
@@ -343,7 +356,9 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 		if key == "" {
 			key = round.AutoKey(first + i)
 		}
-		_, err := c.round.Ask(first+i, key, ir, func(raw json.RawMessage) error { return check(i, raw) })
+		_, err := c.round.Ask(first+i, key, ir, func(raw json.RawMessage, recorded bool) (json.RawMessage, error) {
+			return check(i, raw, recorded)
+		})
 		if err != nil { // errors.Join drops nils: keep the slice empty when all is well
 			errs = append(errs, err)
 		}
