@@ -329,9 +329,12 @@ func (r *Round) Ask(pos int, key string, req mrtr.InputRequest, check Check) (js
 		}
 	}
 	if r.asked == nil {
-		r.asked = make(map[string]asked)
+		r.asked = make(map[string]asked, r.expected())
 	}
 	if rec, ok := r.recorded[key]; ok && !r.diverged {
+		if r.answered == nil {
+			r.answered = make([]seal.Recorded, 0, r.expected())
+		}
 		if rec.Digest == d {
 			if _, err := check(rec.Answer, true); err != nil {
 				return nil, &InvalidResponseError{Key: key, Err: err}
@@ -361,6 +364,15 @@ func (r *Round) Ask(pos int, key string, req mrtr.InputRequest, check Check) (js
 	}
 	r.issue(key, req, d)
 	return nil, &inputRequiredError{key: key}
+}
+
+// expected is how many questions this run is likely to ask: those the
+// state recorded or issued, and one more. It sizes the run's tables once.
+func (r *Round) expected() int {
+	if r.state == nil {
+		return 1
+	}
+	return len(r.state.Answers) + len(r.state.Issued) + 1
 }
 
 // Require records req under key as a question of the next round whatever
