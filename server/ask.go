@@ -262,7 +262,7 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 	if len(irs) > 1 {
 		keys = make(map[string]bool, len(irs))
 	}
-	prepared := make([]mrtr.InputRequest, len(irs))
+	prepared, out := askSlices(len(irs))
 	for i, ir := range irs {
 		if k := ir.Key(); k != "" {
 			if strings.HasPrefix(k, round.AutoKeyPrefix) {
@@ -303,7 +303,6 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 			return nil, err
 		}
 	}
-	out := make([]Answer, len(irs))
 	// check checks the answer to question i and returns the form in which
 	// to record it (round.Check): an elicitation answer the sealed state
 	// recorded in the checked form is handed over as it is; every other
@@ -367,4 +366,18 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 		return nil, err
 	}
 	return out, nil
+}
+
+// askSlices returns the prepared questions and the answers of an askAll of
+// n questions; one question (Elicit, CreateMessage, ListRoots) takes one
+// allocation for both.
+func askSlices(n int) ([]mrtr.InputRequest, []Answer) {
+	if n == 1 {
+		b := new(struct {
+			prepared [1]mrtr.InputRequest
+			out      [1]Answer
+		})
+		return b.prepared[:], b.out[:]
+	}
+	return make([]mrtr.InputRequest, n), make([]Answer, n)
 }
