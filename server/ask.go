@@ -320,7 +320,8 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 			if out[i].Elicit, err = ir.Elicitation().CheckResult(raw); err != nil {
 				return nil, err
 			}
-			return appendCheckedElicit(nil, out[i].Elicit), nil
+			res := out[i].Elicit
+			return appendCheckedElicit(make([]byte, 0, len(`["",]`)+len(res.Action)+len(res.Content)), res), nil
 		case mrtr.MethodSample:
 			out[i].Sample, err = mcp.ParseCreateMessageResult(raw)
 		case mrtr.MethodListRoots:
