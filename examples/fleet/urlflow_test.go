@@ -1,0 +1,434 @@
+//go:build linux
+
+package fleet_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/internal/testredis"
+	"github.com/baton-mcp/baton/mcptest"
+)
+
+// The demo sign-in's key (examples/everything's BATON_DEMO_USER_KEY): the
+// test signs the MCP principal's bearer token and the browser's cookie
+// with it.
+const demoUserKey = "fleet-demo-user-key-0123456789abcdef"
+
+// The third party's user (zitadel's example storage, issuer on 127.0.0.1).
+const (
+	opUser     = "test-user@127.0.0.1"
+	opPassword = "verysecure"
+)
+
+func chromiumBinary(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("BATON_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium"
+	}
+	t.Skip("chromium not found: apt-get install chromium (Debian's package; .ci/run installs it), or set BATON_CHROMIUM to its path")
+	return ""
+}
+
+// artifacts is where the screenshots go: BATON_ARTIFACTS, or a temporary
+// directory.
+func artifacts(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("BATON_ARTIFACTS")
+	if dir == "" {
+		return t.TempDir()
+	}
+	dir = filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func demoToken(t *testing.T, sub string) string {
+	t.Helper()
+	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": sub, "exp": time.Now().Add(time.Hour).Unix()}).SignedString([]byte(demoUserKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+var issuerRE = regexp.MustCompile(`msg="serving OAuth" issuer=(\S+)`)
+
+// newURLFleet is the fleet of fleet_test.go with examples/oauthprovider
+// as the third party and examples/everything's authorize_account on:
+// links point at nginx's front, so the browser's callback lands on
+// whichever instance nginx picks.
+func newURLFleet(t *testing.T, nginxBin string) (*fleet, string) {
+	t.Helper()
+	f := &fleet{t: t, dir: t.TempDir(), redis: testredis.Start(t)}
+	f.bin = buildEverything(t, f.dir)
+	goBin, _ := exec.LookPath("go")
+	opBin := filepath.Join(f.dir, "oauthprovider")
+	if out, err := exec.Command(goBin, "build", "-o", opBin, "github.com/baton-mcp/baton/examples/oauthprovider").CombinedOutput(); err != nil {
+		t.Fatalf("build oauthprovider: %v\n%s", err, out)
+	}
+	f.port = freePort(t)
+	public := fmt.Sprintf("http://127.0.0.1:%d", f.port)
+	op, err := startProc("oauthprovider", baseEnv(), opBin, "-addr", "127.0.0.1:0", "-redirect", public+"/connect/callback")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { op.stop(5 * time.Second) })
+	var issuer string
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if m := issuerRE.FindStringSubmatch(op.log.String()); m != nil {
+			issuer = m[1]
+			break
+		}
+		if op.exited() || time.Now().After(deadline) {
+			t.Fatalf("oauthprovider did not start:\n%s", op.log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	f.env = []string{
+		"BATON_OAUTH_ISSUER=" + issuer,
+		"BATON_OAUTH_CLIENT_ID=baton",
+		"BATON_OAUTH_CLIENT_SECRET=baton-secret",
+		"BATON_PUBLIC_URL=" + public,
+		"BATON_DEMO_USER_KEY=" + demoUserKey,
+	}
+	for i := range f.inst {
+		f.inst[i] = f.startInstance(i, "127.0.0.1:0", keyOne, "")
+	}
+	t.Cleanup(func() {
+		for _, in := range f.inst {
+			in.p.stop(10 * time.Second)
+		}
+		for i, in := range f.inst {
+			if log := in.p.log.String(); strings.Contains(log, "DATA RACE") || strings.Contains(log, "panic:") {
+				t.Errorf("instance %d:\n%s", i, log)
+			}
+		}
+	})
+	f.startNginx(nginxBin)
+	return f, public
+}
+
+// browser is one headless Chromium with a fresh profile.
+type browser struct {
+	t   *testing.T
+	ctx context.Context
+	dir string // screenshots
+	n   int
+	mu  sync.Mutex
+	saw []string // the screenshots, in order
+}
+
+func newBrowser(t *testing.T, bin, dir string) *browser {
+	t.Helper()
+	actx, cancel := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(bin),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	t.Cleanup(cancel)
+	ctx, cancel2 := chromedp.NewContext(actx)
+	t.Cleanup(cancel2)
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return &browser{t: t, ctx: ctx, dir: dir}
+}
+
+// as signs user in to origin in the browser (the demo sign-in's cookie;
+// the tabs of one browser share it) and returns the browser's tab.
+func (b *browser) as(origin, user string) context.Context {
+	ctx := b.ctx
+	if user != "" {
+		if _, err := chromedp.Call(ctx, network.SetCookie, network.SetCookieParams{Name: "baton_demo_user", Value: demoToken(b.t, user), URL: origin + "/"}); err != nil {
+			b.t.Fatal(err)
+		}
+	}
+	return ctx
+}
+
+// shot saves a screenshot of the tab's page as NN-name.png.
+func (b *browser) shot(ctx context.Context, name string) {
+	b.t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	b.mu.Lock()
+	b.n++
+	p := filepath.Join(b.dir, fmt.Sprintf("%02d-%s.png", b.n, name))
+	b.saw = append(b.saw, p)
+	b.mu.Unlock()
+	if err := os.WriteFile(p, png, 0o644); err != nil {
+		b.t.Error(err)
+	}
+	b.t.Logf("screenshot: %s", p)
+}
+
+// page navigates to u and returns the urlflow page's title (waiting for
+// it, through any redirects and sign-in steps done by steps).
+func (b *browser) page(ctx context.Context, u string) string {
+	b.t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(sctx, chromedp.Navigate(u), chromedp.WaitVisible(chromedp.CSS("#title"))); err != nil {
+		b.t.Fatalf("navigate %s: %v", u, err)
+	}
+	title, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS("#title")))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return title
+}
+
+// signIn navigates to the link, signs in on the third party's page and
+// returns the page the callback answered, and the callback URL.
+func (b *browser) signIn(ctx context.Context, link string) (string, string) {
+	b.t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(sctx, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS("#username"))); err != nil {
+		loc, _ := chromedp.Run(ctx, chromedp.Location())
+		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string]("document.body ? document.body.innerText : ''"))
+		b.t.Fatalf("open %s: %v; the browser is at %s showing %q", link, err, loc, text)
+	}
+	b.shot(ctx, "third-party-sign-in")
+	if err := chromedp.Do(sctx,
+		chromedp.SendKeys(chromedp.CSS("#username"), opUser),
+		chromedp.SendKeys(chromedp.CSS("#password"), opPassword),
+		chromedp.Click(chromedp.CSS("button[type=submit]")),
+		chromedp.WaitVisible(chromedp.CSS("#title")),
+	); err != nil {
+		b.t.Fatalf("sign in: %v", err)
+	}
+	title, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS("#title")))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	loc, err := chromedp.Run(sctx, chromedp.Location())
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return title, loc
+}
+
+// steer sends GETs to nginx's front until the last went to the instance
+// before addr in nginx's round-robin order (the upstream block's order),
+// so that the next request goes to addr.
+func (f *fleet) steer(addr string) {
+	f.t.Helper()
+	prev := ""
+	for i, in := range f.inst {
+		if in.addr == addr {
+			prev = f.inst[(i+2)%3].addr
+		}
+	}
+	for range 12 {
+		resp, err := http.Get(f.front)
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		if resp.Header.Get("X-Upstream") == prev {
+			return
+		}
+	}
+	f.t.Fatalf("could not steer nginx to %s", addr)
+}
+
+// which returns the address of the instance whose log holds s.
+func (f *fleet) which(s string) []string {
+	var out []string
+	for _, in := range f.inst {
+		if strings.Contains(in.p.log.String(), s) {
+			out = append(out, in.addr)
+		}
+	}
+	return out
+}
+
+// lastToolsCall returns the upstream nginx sent the last tools/call to.
+func (f *fleet) lastToolsCall() string {
+	fh, err := os.Open(filepath.Join(f.dir, "nginx", "access.log"))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer fh.Close()
+	last := ""
+	sc := bufio.NewScanner(fh)
+	re := regexp.MustCompile(`upstream=(\S+) mcp_method=tools/call`)
+	for sc.Scan() {
+		if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			last = m[1]
+		}
+	}
+	return last
+}
+
+// TestURLElicitationBrowser: a 2026-07-28 client calls authorize_account
+// through nginx; the link is minted on one instance, a real Chromium signs
+// in at the real third party and lands on the callback on another
+// instance, and the client's retry on the third completes with the
+// account the third party names. On the way the browser is refused for
+// another user's cookie, a tampered link and a reused callback.
+func TestURLElicitationBrowser(t *testing.T) {
+	nginxBin := requireNginx(t)
+	chromium := chromiumBinary(t)
+	if testing.Short() {
+		t.Skip("starts nginx, Redis, three instances, an OAuth provider and Chromium")
+	}
+	f, public := newURLFleet(t, nginxBin)
+	b := newBrowser(t, chromium, artifacts(t))
+
+	var links []string
+	var minted, callback string
+	el := func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
+		if req.Mode != elicit.ModeURL || req.ElicitationID != "" || !strings.HasPrefix(req.URL, public+"/connect/start?l=") {
+			t.Errorf("elicitation %+v: want a URL-mode request for a link on the front, without elicitationId", req)
+		}
+		links = append(links, req.URL)
+		if len(links) == 1 {
+			return mcptest.Accept(nil) // accepted, but not been there yet: the retry must offer the same link
+		}
+		if len(links) > 2 {
+			t.Errorf("link offered %d times", len(links))
+			return mcptest.Cancel()
+		}
+		minted = one(t, f.which("urlflow: link minted"))
+
+		// Bob's browser on alice's link.
+		bob := b.as(public, "bob")
+		if title := b.page(bob, req.URL); title != "This link belongs to another account" {
+			t.Errorf("bob's browser: %q", title)
+		}
+		b.shot(bob, "wrong-user")
+		// A tampered link.
+		u, _ := url.Parse(req.URL)
+		tok := u.Query().Get("l")
+		alice := b.as(public, "alice")
+		bad := strings.Replace(req.URL, tok, tok[:len(tok)-2]+flip(tok[len(tok)-2:]), 1)
+		if title := b.page(alice, bad); title != "This link is not valid" {
+			t.Errorf("tampered link: %q", title)
+		}
+		b.shot(alice, "tampered")
+
+		// The real trip: start on the minting instance, so the callback
+		// (the next request nginx sees) lands on another.
+		f.steer(minted)
+		title, cb := b.signIn(alice, req.URL)
+		if title != "Done" {
+			t.Errorf("callback page %q", title)
+		}
+		b.shot(alice, "done")
+		callback = one(t, f.which("urlflow: link completed"))
+
+		// The same callback again.
+		if title := b.page(alice, cb); title != "This link has already been used" {
+			t.Errorf("reused callback: %q", title)
+		}
+		b.shot(alice, "reused")
+
+		// The retry goes to the third instance.
+		for _, in := range f.inst {
+			if in.addr != minted && in.addr != callback {
+				f.steer(in.addr)
+			}
+		}
+		return mcptest.Accept(nil)
+	}
+	c, err := mcptest.New(mcptest.URL(f.front, nil), &mcptest.Options{
+		Elicitation: el,
+		Header:      http.Header{"Authorization": {"Bearer " + demoToken(t, "alice")}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := c.CallTool(ctx, "authorize_account", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Account string `json:"account"`
+	}
+	if res.IsError || json.Unmarshal(res.StructuredContent, &out) != nil || out.Account != opUser {
+		t.Fatalf("result %s %s: want the third party's account %s", res.StructuredContent, res.Text(), opUser)
+	}
+	if len(links) != 2 || links[0] != links[1] {
+		t.Fatalf("links %q: want the same link offered twice", links)
+	}
+	final := f.lastToolsCall()
+	t.Logf("link minted on %s, callback on %s, final retry on %s", minted, callback, final)
+	if minted == callback || final == minted || final == callback {
+		t.Fatalf("want three instances: minted on %s, callback on %s, completed on %s", minted, callback, final)
+	}
+	// Nothing secret in any log: no access token, no code, no link tag.
+	for i, in := range f.inst {
+		log := in.p.log.String()
+		if strings.Contains(log, "code=") || strings.Contains(log, "state=") || strings.Contains(log, "access_token") {
+			t.Errorf("instance %d logs a secret:\n%s", i, log)
+		}
+	}
+	if len(b.saw) != 5 {
+		t.Errorf("screenshots %q", b.saw)
+	}
+}
+
+func one(t *testing.T, addrs []string) string {
+	t.Helper()
+	if len(addrs) != 1 {
+		t.Fatalf("want one instance, got %q", addrs)
+	}
+	return addrs[0]
+}
+
+// flip changes the characters of a base64url tail.
+func flip(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == 'A' {
+			b.WriteRune('B')
+		} else {
+			b.WriteRune('A')
+		}
+	}
+	return b.String()
+}
