@@ -42,6 +42,9 @@ const (
 func chromiumBinary(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("BATON_CHROMIUM"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("BATON_CHROMIUM=%s: %v", p, err)
+		}
 		return p
 	}
 	for _, name := range []string{"chromium", "chromium-browser"} {
@@ -431,4 +434,175 @@ func flip(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// legacySession is a bare 2025-11-25 client over HTTP: a session, and
+// each POST's answer read as JSON or as an SSE stream.
+type legacySession struct {
+	t       *testing.T
+	front   string
+	bearer  string
+	session string
+}
+
+func (s *legacySession) post(ctx context.Context, msg map[string]any) (*http.Response, error) {
+	body, err := json.Marshal(msg)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.front, strings.NewReader(string(body)))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+s.bearer)
+	if s.session != "" {
+		req.Header.Set("Mcp-Session-Id", s.session)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	}
+	return http.DefaultClient.Do(req)
+}
+
+// messages reads the JSON-RPC messages of a response (one JSON body, or
+// SSE events) into ch, closing it at the end.
+func messages(resp *http.Response, ch chan<- map[string]json.RawMessage) {
+	defer close(ch)
+	defer resp.Body.Close()
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		var m map[string]json.RawMessage
+		if json.NewDecoder(resp.Body).Decode(&m) == nil {
+			ch <- m
+		}
+		return
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var data strings.Builder
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "data:"):
+			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		case line == "" && data.Len() > 0:
+			var m map[string]json.RawMessage
+			if json.Unmarshal([]byte(data.String()), &m) == nil {
+				ch <- m
+			}
+			data.Reset()
+		}
+	}
+}
+
+// TestURLElicitationBrowserLegacy: a 2025-11-25 session calls
+// authorize_account through nginx; the call parks on one instance with
+// an elicitation/create (URL mode, with elicitationId); the client
+// accepts; Chromium signs in and the callback lands on another instance;
+// the parked call sends notifications/elicitation/complete and then its
+// result.
+func TestURLElicitationBrowserLegacy(t *testing.T) {
+	nginxBin := requireNginx(t)
+	chromium := chromiumBinary(t)
+	if testing.Short() {
+		t.Skip("starts nginx, Redis, three instances, an OAuth provider and Chromium")
+	}
+	f, public := newURLFleet(t, nginxBin)
+	b := newBrowser(t, chromium, artifacts(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	s := &legacySession{t: t, front: f.front, bearer: demoToken(t, "alice")}
+	resp, err := s.post(ctx, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-11-25",
+		"capabilities":    map[string]any{"elicitation": map[string]any{"url": map[string]any{}}},
+		"clientInfo":      map[string]any{"name": "fleet-legacy", "version": "1.0.0"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.session = resp.Header.Get("Mcp-Session-Id")
+	init := make(chan map[string]json.RawMessage, 4)
+	messages(resp, init)
+	if s.session == "" || len(init) == 0 {
+		t.Fatalf("initialize: status %d, no session", resp.StatusCode)
+	}
+	if resp, err = s.post(ctx, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}); err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+
+	resp, err = s.post(ctx, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "authorize_account", "arguments": map[string]any{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parked := resp.Header.Get("X-Upstream")
+	ch := make(chan map[string]json.RawMessage, 16)
+	go messages(resp, ch)
+
+	var elicitationID, link string
+	var completed bool
+	var result json.RawMessage
+	for m := range ch {
+		var method string
+		_ = json.Unmarshal(m["method"], &method)
+		switch {
+		case method == "elicitation/create":
+			var p struct {
+				Mode, Message, URL string
+				ElicitationID      string `json:"elicitationId"`
+			}
+			if err := json.Unmarshal(m["params"], &p); err != nil || p.Mode != "url" || p.ElicitationID == "" || !strings.HasPrefix(p.URL, public+"/connect/start?l=") {
+				t.Fatalf("elicitation/create %s", m["params"])
+			}
+			elicitationID, link = p.ElicitationID, p.URL
+			// Accept (consent to open the link), then go there.
+			ans, err := s.post(ctx, map[string]any{"jsonrpc": "2.0", "id": m["id"], "result": map[string]any{"action": "accept"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, ans.Body)
+			_ = ans.Body.Close()
+			if ans.StatusCode/100 != 2 {
+				t.Fatalf("the answer to elicitation/create: HTTP %d", ans.StatusCode)
+			}
+			alice := b.as(public, "alice")
+			f.steer(parked) // the callback then lands on the next instance
+			title, _ := b.signIn(alice, link)
+			if title != "Done" {
+				t.Errorf("callback page %q", title)
+			}
+			b.shot(alice, "done")
+		case method == "notifications/elicitation/complete":
+			var p struct {
+				ElicitationID string `json:"elicitationId"`
+			}
+			_ = json.Unmarshal(m["params"], &p)
+			if p.ElicitationID != elicitationID || result != nil {
+				t.Fatalf("notifications/elicitation/complete %s (want %s, before the result)", m["params"], elicitationID)
+			}
+			completed = true
+		case string(m["id"]) == "2":
+			result = m["result"]
+			if result == nil {
+				t.Fatalf("tools/call answered %s", m["error"])
+			}
+		}
+	}
+	if !completed {
+		t.Fatal("no notifications/elicitation/complete")
+	}
+	var res struct {
+		StructuredContent struct {
+			Account string `json:"account"`
+		} `json:"structuredContent"`
+		IsError bool `json:"isError"`
+	}
+	if json.Unmarshal(result, &res) != nil || res.IsError || res.StructuredContent.Account != opUser {
+		t.Fatalf("result %s", result)
+	}
+	callback := one(t, f.which("urlflow: link completed"))
+	minted := one(t, f.which("urlflow: link minted"))
+	t.Logf("call parked on %s (link minted on %s), callback on %s", parked, minted, callback)
+	if callback == parked || minted != parked {
+		t.Fatalf("want the callback on another instance than the parked call: parked %s, minted %s, callback %s", parked, minted, callback)
+	}
 }
