@@ -15,6 +15,7 @@ import (
 
 	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
@@ -59,6 +60,13 @@ type rig struct {
 
 func newRig(t *testing.T, fallback urlflow.Fallback) *rig {
 	t.Helper()
+	return newRigWith(t, func(c *urlflow.Config) { c.Fallback = fallback })
+}
+
+// newRigWith is newRig with the flow's configuration changed by tune; the
+// server serves 2025-11-25 sessions too.
+func newRigWith(t *testing.T, tune func(*urlflow.Config)) *rig {
+	t.Helper()
 	key, err := mrtr.RandomKey()
 	if err != nil {
 		t.Fatal(err)
@@ -68,13 +76,12 @@ func newRig(t *testing.T, fallback urlflow.Fallback) *rig {
 		t.Fatal(err)
 	}
 	r := &rig{store: urlflow.NewMemoryStore(), clk: &clock{t: time.Now()}, log: &syncBuf{}}
-	r.flow, err = urlflow.New(urlflow.Config{
+	cfg := urlflow.Config{
 		Keys:     ring,
 		Store:    r.store,
 		BaseURL:  "http://app.test/connect",
 		TTL:      time.Minute,
 		Leeway:   time.Second,
-		Fallback: fallback,
 		Logger:   slog.New(slog.NewTextHandler(r.log, nil)),
 		Now:      r.clk.now,
 		Identify: func(req *http.Request) (string, error) { return req.Header.Get("X-Browser-User"), nil },
@@ -91,11 +98,13 @@ func newRig(t *testing.T, fallback urlflow.Fallback) *rig {
 			}
 			return urlflow.Outcome{Detail: "connected " + l.Principal}, nil
 		},
-	})
+	}
+	tune(&cfg)
+	r.flow, err = urlflow.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Implementation{Name: "urlflow-test", Version: "1"}, &server.Options{StateKeys: ring})
+	srv, err := server.New(server.Implementation{Name: "urlflow-test", Version: "1"}, &server.Options{StateKeys: ring, Legacy: legacy.New(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
