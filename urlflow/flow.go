@@ -230,6 +230,10 @@ func (f *Flow) Await(ctx context.Context, c *server.Call, a Ask) (*Outcome, erro
 		return nil, errors.New("urlflow: Ask.Message is required")
 	}
 	principal := c.Principal()
+	if principal == "" {
+		// Nobody could prove in a browser to be the caller.
+		return nil, errors.New("urlflow: the call is anonymous: sign in first, a link is bound to a signed-in user")
+	}
 	binding := Binding(c.Method, a.Target, a.Arguments)
 	legacy := c.Meta.ProtocolVersion != "" && c.Meta.ProtocolVersion < "2026-07-28"
 
@@ -238,7 +242,10 @@ func (f *Flow) Await(ctx context.Context, c *server.Call, a Ask) (*Outcome, erro
 		return nil, err
 	}
 	if rec != nil && rec.State == StateDone {
-		return rec.Outcome, nil
+		if fromState || rec.Outcome.OK {
+			return rec.Outcome, nil
+		}
+		rec = nil // a failed flow of an earlier call: this call starts afresh
 	}
 	if rec != nil && f.expired(rec.Expires) {
 		if fromState {

@@ -406,3 +406,37 @@ func TestFallbacks(t *testing.T) {
 		}
 	})
 }
+
+// TestAnonymousAndAfresh: an anonymous call is refused before any link is
+// minted; a call after a failed flow gets a new link, one after a
+// successful flow its outcome.
+func TestAnonymousAndAfresh(t *testing.T) {
+	r := newRig(t, urlflow.FallbackRefuse)
+	res, err := r.client(t, "", func(context.Context, *elicit.Request) (*elicit.Result, error) {
+		t.Error("an anonymous call must not be asked")
+		return mcptest.Cancel()
+	}).CallTool(context.Background(), "connect", map[string]any{"repo": "baton"})
+	if err != nil || !res.IsError || !strings.Contains(res.Text(), "sign in first") {
+		t.Fatalf("%v %+v", err, res)
+	}
+	var links []string
+	c := r.client(t, "alice", func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
+		links = append(links, req.URL)
+		switch len(links) {
+		case 1:
+			r.authorize(t, req.URL, "alice", "", "access_denied")
+		case 2:
+			r.authorize(t, req.URL, "alice", "good", "")
+		}
+		return mcptest.Accept(nil)
+	})
+	for i, want := range []string{"did not grant access", "connected alice", "connected alice"} {
+		res, err := c.CallTool(context.Background(), "connect", map[string]any{"repo": "baton"})
+		if err != nil || !strings.Contains(res.Text(), want) {
+			t.Fatalf("call %d: %v %+v, want %q", i+1, err, res, want)
+		}
+	}
+	if len(links) != 2 || links[0] == links[1] {
+		t.Fatalf("links %q: want a new link after the denial and none after the success", links)
+	}
+}
