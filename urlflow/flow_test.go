@@ -76,6 +76,7 @@ func newRigWith(t *testing.T, tune func(*urlflow.Config)) *rig {
 		t.Fatal(err)
 	}
 	r := &rig{store: urlflow.NewMemoryStore(), clk: &clock{t: time.Now()}, log: &syncBuf{}}
+	r.store.Now = r.clk.now
 	cfg := urlflow.Config{
 		Keys:     ring,
 		Store:    r.store,
@@ -257,6 +258,11 @@ func TestRefusals(t *testing.T) {
 			r.clk.add(2 * time.Minute)
 			return r.authorize(t, link, "alice", "good", "")
 		}, 410, "This link has expired", "link expired", urlflow.ErrExpired.Error()},
+		{"dropped", func(t *testing.T, r *rig, link string) (int, string) {
+			r.clk.add(3 * time.Minute) // past the record's life
+			st, body, _ := r.visit(link, "alice")
+			return st, body
+		}, 404, "This link is unknown", "link not in the store", urlflow.ErrExpired.Error()},
 		{"third party error", func(t *testing.T, r *rig, link string) (int, string) {
 			return r.authorize(t, link, "alice", "", "access_denied")
 		}, 200, "Access was not granted", "the third party answered an error", "the other service did not grant access: access_denied"},

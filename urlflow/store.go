@@ -93,8 +93,11 @@ type Store interface {
 // MemoryStore is a Store in this process's memory: for one instance, and
 // for tests. It is safe for concurrent use.
 type MemoryStore struct {
+	// Now is the store's clock for dropping records (nil: time.Now). Set
+	// it before first use.
+	Now func() time.Time
+
 	mu    sync.Mutex
-	now   func() time.Time
 	recs  map[string]*memRec
 	index map[string]string // principal+"\x00"+binding → id
 }
@@ -107,7 +110,14 @@ type memRec struct {
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{now: time.Now, recs: map[string]*memRec{}, index: map[string]string{}}
+	return &MemoryStore{recs: map[string]*memRec{}, index: map[string]string{}}
+}
+
+func (s *MemoryStore) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
 }
 
 func (s *MemoryStore) sweep(now time.Time) {
