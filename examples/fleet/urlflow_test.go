@@ -89,7 +89,7 @@ var issuerRE = regexp.MustCompile(`msg="serving OAuth" issuer=(\S+)`)
 // as the third party and examples/everything's authorize_account on:
 // links point at nginx's front, so the browser's callback lands on
 // whichever instance nginx picks.
-func newURLFleet(t *testing.T, nginxBin string) (*fleet, string) {
+func newURLFleet(t *testing.T, nginxBin string) (*fleet, string, string) {
 	t.Helper()
 	f := &fleet{t: t, dir: t.TempDir(), redis: testredis.Start(t)}
 	f.bin = buildEverything(t, f.dir)
@@ -137,7 +137,7 @@ func newURLFleet(t *testing.T, nginxBin string) (*fleet, string) {
 		}
 	})
 	f.startNginx(nginxBin)
-	return f, public
+	return f, public, issuer
 }
 
 // browser is one headless Chromium with a fresh profile.
@@ -317,7 +317,7 @@ func TestURLElicitationBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts nginx, Redis, three instances, an OAuth provider and Chromium")
 	}
-	f, public := newURLFleet(t, nginxBin)
+	f, public, issuer := newURLFleet(t, nginxBin)
 	b := newBrowser(t, chromium, artifacts(t))
 
 	var links []string
@@ -410,7 +410,40 @@ func TestURLElicitationBrowser(t *testing.T) {
 			t.Errorf("instance %d logs a secret:\n%s", i, log)
 		}
 	}
-	if len(b.saw) != 5 {
+
+	// Bob's flow: the third party answers the authorization request with
+	// an error (prompt=none without a session there: login_required),
+	// which reaches the callback; bob's retry ends with an error result
+	// that names it.
+	var bobAsked int
+	cb, err := mcptest.New(mcptest.URL(f.front, nil), &mcptest.Options{
+		Header: http.Header{"Authorization": {"Bearer " + demoToken(t, "bob")}},
+		Elicitation: func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
+			bobAsked++
+			if bobAsked == 1 {
+				u, _ := url.Parse(req.URL)
+				q := url.Values{
+					"response_type": {"code"}, "client_id": {"baton"}, "scope": {"openid"}, "prompt": {"none"},
+					"redirect_uri": {public + "/connect/callback"}, "state": {u.Query().Get("l")},
+				}
+				bob := b.as(public, "bob")
+				if title := b.page(bob, issuer+"auth?"+q.Encode()); title != "Access was not granted" {
+					t.Errorf("the third party's error: page %q", title)
+				}
+				b.shot(bob, "third-party-error")
+			}
+			return mcptest.Accept(nil)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = cb.CallTool(ctx, "authorize_account", map[string]any{})
+	if err != nil || !res.IsError || !strings.Contains(res.Text(), "did not grant access: login_required") || bobAsked != 1 {
+		t.Fatalf("bob: %v %+v (asked %d)", err, res, bobAsked)
+	}
+	t.Logf("bob's result: %s", res.Text())
+	if len(b.saw) != 6 {
 		t.Errorf("screenshots %q", b.saw)
 	}
 }
@@ -506,7 +539,7 @@ func TestURLElicitationBrowserLegacy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts nginx, Redis, three instances, an OAuth provider and Chromium")
 	}
-	f, public := newURLFleet(t, nginxBin)
+	f, public, _ := newURLFleet(t, nginxBin)
 	b := newBrowser(t, chromium, artifacts(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
