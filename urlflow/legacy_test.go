@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -138,7 +139,14 @@ func TestLegacyParkedCall(t *testing.T) {
 		// The browser trip runs after the answer, while the call waits.
 		go func() {
 			time.Sleep(50 * time.Millisecond)
-			if st, _ := r.authorize(t, p.URL, "alice", "good", ""); st != 200 {
+			st, _, loc := r.visit(p.URL, "alice")
+			u, err := url.Parse(loc)
+			if st != http.StatusSeeOther || err != nil {
+				t.Errorf("start: %d %q", st, loc)
+				return
+			}
+			q := url.Values{"state": {u.Query().Get("state")}, "code": {"good"}}
+			if st, _, _ := r.visit(r.flow.CallbackURL()+"?"+q.Encode(), "alice"); st != http.StatusOK {
 				t.Errorf("callback %d", st)
 			}
 		}()
