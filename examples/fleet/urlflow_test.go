@@ -639,3 +639,99 @@ func TestURLElicitationBrowserLegacy(t *testing.T) {
 		t.Fatalf("want the callback on another instance than the parked call: parked %s, minted %s, callback %s", parked, minted, callback)
 	}
 }
+
+// TestURLElicitationBrowserTypeScript is TestURLElicitationBrowserLegacy
+// with the official TypeScript SDK as the 2025-11-25 client
+// (testdata/urlflow-client.mjs).
+func TestURLElicitationBrowserTypeScript(t *testing.T) {
+	nginxBin := requireNginx(t)
+	chromium := chromiumBinary(t)
+	node, nodeDir := nodeClient(t)
+	if testing.Short() {
+		t.Skip("starts nginx, Redis, three instances, an OAuth provider, Chromium and Node")
+	}
+	f, public, _ := newURLFleet(t, nginxBin)
+	b := newBrowser(t, chromium, artifacts(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	script, err := filepath.Abs(filepath.Join("testdata", "urlflow-client.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, node, script, f.front, demoToken(t, "alice"))
+	cmd.Env = append(os.Environ(), "BATON_NODE_DIR="+nodeDir)
+	cmd.WaitDelay = 5 * time.Second
+	stderr := &logBuffer{}
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var elicitationID, parked string
+	var completed bool
+	var final struct {
+		Result struct {
+			StructuredContent struct {
+				Account string `json:"account"`
+			} `json:"structuredContent"`
+			IsError bool `json:"isError"`
+		} `json:"result"`
+		CallUpstream string `json:"callUpstream"`
+		Error        string `json:"error"`
+	}
+	gotFinal := false
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		var line struct {
+			Final         json.RawMessage `json:"final"`
+			Event         string          `json:"event"`
+			Mode          string          `json:"mode"`
+			URL           string          `json:"url"`
+			ElicitationID string          `json:"elicitationId"`
+			CallUpstream  string          `json:"callUpstream"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Errorf("client printed %q", sc.Text())
+			continue
+		}
+		switch {
+		case line.Final != nil:
+			gotFinal = json.Unmarshal(line.Final, &final) == nil
+		case line.Event == "elicit":
+			if line.Mode != "url" || line.ElicitationID == "" || !strings.HasPrefix(line.URL, public+"/connect/start?l=") {
+				t.Fatalf("elicitation %s", sc.Text())
+			}
+			elicitationID, parked = line.ElicitationID, line.CallUpstream
+			alice := b.as(public, "alice")
+			f.steer(parked)
+			if title, _ := b.signIn(alice, line.URL); title != "Done" {
+				t.Errorf("callback page %q", title)
+			}
+			b.shot(alice, "done")
+		case line.Event == "complete":
+			if line.ElicitationID != elicitationID {
+				t.Errorf("notifications/elicitation/complete for %q, want %q", line.ElicitationID, elicitationID)
+			}
+			completed = true
+		}
+	}
+	runErr := cmd.Wait()
+	if !gotFinal || final.Error != "" || runErr != nil {
+		t.Fatalf("TypeScript client: %v %q; stderr:\n%s", runErr, final.Error, stderr.String())
+	}
+	if !completed {
+		t.Fatal("the TypeScript client got no notifications/elicitation/complete")
+	}
+	if final.Result.IsError || final.Result.StructuredContent.Account != opUser {
+		t.Fatalf("result %+v", final.Result)
+	}
+	callback := one(t, f.which("urlflow: link completed"))
+	t.Logf("TypeScript call parked on %s, callback on %s", parked, callback)
+	if parked == "" || callback == parked {
+		t.Fatalf("want the callback on another instance than the parked call (%s)", parked)
+	}
+}
