@@ -50,7 +50,7 @@ type Config struct {
 	// ring). Every instance needs the same ring, as for requestState.
 	Keys *mrtr.KeyRing
 	// Store keeps links and completions; nil means a MemoryStore (one
-	// instance only). A fleet shares one, such as package redisurlflow's.
+	// instance only). A fleet shares one, such as redisfleet's URLFlow().
 	Store Store
 	// BaseURL is the absolute URL where Handler is mounted, such as
 	// "https://app.example/connect". Links are BaseURL+"/start?l=…" and

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
@@ -132,7 +132,7 @@ func newRigWith(t *testing.T, tune func(*urlflow.Config)) *rig {
 	}
 	r.mcp = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if p := req.Header.Get("X-Principal"); p != "" {
-			req = req.WithContext(mrtr.ContextWithPrincipal(req.Context(), p))
+			req = req.WithContext(server.ContextWithPrincipal(req.Context(), p))
 		}
 		srv.ServeHTTP(w, req)
 	})
@@ -347,7 +347,7 @@ func TestLinksPerPrincipal(t *testing.T) {
 
 // TestFallbacks: a client that declares form elicitation only.
 func TestFallbacks(t *testing.T) {
-	formOnly := &client.Capabilities{Elicitation: &client.ElicitationCapability{Form: &client.Empty{}}}
+	formOnly := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: &mcp.Empty{}}}
 	t.Run("refuse", func(t *testing.T) {
 		r := newRig(t, urlflow.FallbackRefuse)
 		c, err := mcptest.New(mcptest.Handler(r.mcp), &mcptest.Options{Capabilities: formOnly, Header: http.Header{"X-Principal": {"alice"}}})
@@ -391,7 +391,7 @@ func TestFallbacks(t *testing.T) {
 	})
 	t.Run("tool result", func(t *testing.T) {
 		r := newRig(t, urlflow.FallbackToolResult)
-		c, err := mcptest.New(mcptest.Handler(r.mcp), &mcptest.Options{Capabilities: &client.Capabilities{}, Header: http.Header{"X-Principal": {"alice"}}})
+		c, err := mcptest.New(mcptest.Handler(r.mcp), &mcptest.Options{Capabilities: &mcp.ClientCapabilities{}, Header: http.Header{"X-Principal": {"alice"}}})
 		if err != nil {
 			t.Fatal(err)
 		}

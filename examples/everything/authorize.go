@@ -25,7 +25,7 @@ import (
 
 	"github.com/baton-mcp/baton/auth"
 	"github.com/baton-mcp/baton/mrtr"
-	"github.com/baton-mcp/baton/redisurlflow"
+	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
 	"github.com/baton-mcp/baton/urlflow"
 )
@@ -161,7 +161,7 @@ func setupAuthorize(srv *server.Server, keys *mrtr.KeyRing, getenv func(string) 
 			return nil, fmt.Errorf("BATON_REDIS_URL: %w", err)
 		}
 		rdb = redis.NewClient(opts)
-		store = redisurlflow.New(rdb, "baton:urlflow:")
+		store = redisfleet.New(rdb, redisfleet.Options{Prefix: "baton:"}).URLFlow()
 	}
 	if a.vault, err = newVault(keys, rdb); err != nil {
 		return nil, err
@@ -213,7 +213,7 @@ func setupAuthorize(srv *server.Server, keys *mrtr.KeyRing, getenv func(string) 
 	}
 	log.Info("authorize_account", "issuer", cfg.issuer, "callback", a.flow.CallbackURL())
 	return func(e *echo.Echo) {
-		e.Use(a.users.Echo())
+		e.Use(echo.WrapMiddleware(a.users.Middleware))
 		h := echo.WrapHandler(a.flow.Handler())
 		e.GET("/connect/start", h)
 		e.GET("/connect/callback", h)
