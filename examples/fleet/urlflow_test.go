@@ -385,7 +385,9 @@ func TestURLElicitationBrowser(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	t2 := time.Now()
 	res, err := c.CallTool(ctx, "authorize_account", map[string]any{})
+	t.Logf("alice's call took %v: three rounds, and the browser's refusals and sign-in between them", time.Since(t2))
 	if err != nil {
 		t.Fatal(err)
 	}
