@@ -159,6 +159,10 @@ type Options struct {
 	// again, so only answers to questions a verified state issued reach the
 	// handler.
 	AnswersWithoutState bool
+	// Span is this request's span, if traced: the state this round seals
+	// records it as the flow's previous round (and, on the first round,
+	// as its first).
+	Span seal.SpanRef
 }
 
 // Round is one request's view of a multi round-trip exchange. It is safe
@@ -440,7 +444,7 @@ func (r *Round) Suspended(s *seal.Sealer, b seal.Binding) (*Suspension, error) {
 	if len(r.pending) == 0 && !r.suspend {
 		return nil, errors.New("handler returned ErrInputRequired without asking for input")
 	}
-	st := &seal.State{Binding: b, Payload: r.next, Issued: r.issued, Answers: r.answered, Round: r.Number()}
+	st := &seal.State{Binding: b, Payload: r.next, Issued: r.issued, Answers: r.answered, Round: r.Number(), Flow: r.nextFlow()}
 	tok, err := s.Seal(st)
 	if err != nil {
 		return nil, err
