@@ -79,7 +79,8 @@ type request struct {
 	header http.Header // HTTP only: for Mcp-Param checks
 	legacy bool        // encode results for the 2025-11-25 era
 	peer   era.Peer    // server-to-client requests (legacy sessions)
-	session string     // the legacy session's id, for telemetry
+
+	session string // the legacy session's id, for telemetry
 
 	// suspended is set instead of an encoded result when a legacy
 	// request's handler asked for input: the caller bridges it.
@@ -600,7 +601,7 @@ func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *jsonrpc.Er
 		s.log.Error("suspend call", "err", err)
 		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
 	}
-	r.out.inputRequired = true
+	r.out.inputRequired, r.out.flow = true, irr.Flow
 	if r.legacy {
 		r.suspended = irr
 		return nil, nil

@@ -79,6 +79,8 @@ type Middleware func(next MethodHandler) MethodHandler
 // middleware.
 type resultNote struct {
 	inputRequired, task, isError bool
+
+	flow seal.FlowID // the flow an input_required result continues
 }
 
 // intercept runs serve through the middleware chain, with mr describing

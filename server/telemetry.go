@@ -89,6 +89,10 @@ type TelemetryRequest struct {
 	Flow Flow
 	// StateRefused is set when the request's requestState was refused.
 	StateRefused bool
+	// IssuedFlow is set, before the end function is called, to the id of
+	// the flow an input_required result continues (or, on a first round,
+	// starts).
+	IssuedFlow string
 }
 
 // SpanKind is the kind of a TelemetrySpan.
@@ -201,6 +205,9 @@ func (s *Server) traced(ctx context.Context, mr *MethodRequest, serve func(ctx c
 		note = n
 		return res, n, e
 	})
+	if !note.flow.IsZero() {
+		tr.IssuedFlow = note.flow.String()
+	}
 	if e != nil {
 		end(nil, e)
 	} else {

@@ -427,6 +427,8 @@ type Suspension struct {
 	Questions mrtr.InputRequests
 	// RequestState is the sealed state to send with them.
 	RequestState string
+	// Flow is the id of the flow the state belongs to.
+	Flow seal.FlowID
 }
 
 // Suspended builds the input_required result that ends this round: it
@@ -449,7 +451,7 @@ func (r *Round) Suspended(s *seal.Sealer, b seal.Binding) (*Suspension, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Suspension{Questions: slices.Clone(r.pending), RequestState: tok}, nil
+	return &Suspension{Questions: slices.Clone(r.pending), RequestState: tok, Flow: st.Flow.ID}, nil
 }
 
 // ErrReplayOrder is wrapped by the error of a question without a key asked
