@@ -56,6 +56,13 @@ var sharedKey = mrtr.Key{ID: "k1", Secret: []byte("0123456789abcdef0123456789abc
 // store, instrumented with tel, serving the test tools.
 func newInstance(t testing.TB, tel server.Telemetry, store *server.TaskOptions) *server.Server {
 	t.Helper()
+	return newInstanceWith(t, tel, store, nil)
+}
+
+// newInstanceWith is newInstance whose legacy adapter keeps its sessions
+// in sessions (a store several instances share), when not nil.
+func newInstanceWith(t testing.TB, tel server.Telemetry, store *server.TaskOptions, sessions legacy.Store) *server.Server {
+	t.Helper()
 	ring, err := mrtr.NewKeyRing(sharedKey)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +70,7 @@ func newInstance(t testing.TB, tel server.Telemetry, store *server.TaskOptions) 
 	opts := &server.Options{
 		StateKeys: ring,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Legacy:    legacy.New(nil),
+		Legacy:    legacy.New(&legacy.Options{Store: sessions}),
 	}
 	if tel != nil {
 		opts.Telemetry = tel
@@ -191,6 +198,18 @@ func waitSpans(t testing.TB, rec *recorder, ok func(tracetest.SpanStubs) bool) t
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("spans never came:\n%s", dump(s))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitFor polls cond until it holds, failing after 30 s.
+func waitFor(t testing.TB, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: never settled", what)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -43,14 +43,10 @@ type wireMsg struct {
 	Error  json.RawMessage `json:"error"`
 }
 
-// TestTraceLegacyBridgedCall runs a 2025-11-25 session's call whose
-// handler asks its question as a real elicitation/create request: that
-// request is a client span, child of the call's server span, which
-// carries the session id.
-func TestTraceLegacyBridgedCall(t *testing.T) {
-	rec := newRecorder(t)
-	ts := serve(t, newInstance(t, rec.tel, nil))
-	resp := legacyPost(t, ts.URL, "", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+// legacyInit opens a 2025-11-25 session that declares elicitation.
+func legacyInit(t *testing.T, url string) string {
+	t.Helper()
+	resp := legacyPost(t, url, "", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
 		"protocolVersion": "2025-11-25", "capabilities": map[string]any{"elicitation": map[string]any{}},
 		"clientInfo": map[string]any{"name": "legacy-test", "version": "1"}}})
 	session := resp.Header.Get("Mcp-Session-Id")
@@ -58,14 +54,20 @@ func TestTraceLegacyBridgedCall(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || session == "" {
 		t.Fatalf("initialize: %s, session %q", resp.Status, session)
 	}
-	legacyPost(t, ts.URL, session, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}).Body.Close()
+	legacyPost(t, url, session, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}).Body.Close()
+	return session
+}
 
-	call := legacyPost(t, ts.URL, session, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{
-		"name": "confirm", "arguments": map[string]any{}, "_meta": map[string]any{"traceparent": clientTrace}}})
+// legacyCall calls tool on url in session, with the test's traceparent
+// in _meta, and answers each elicitation/create by accepting {"ok": true}
+// on answerURL, after calling onAsk. It returns the call's result.
+func legacyCall(t *testing.T, url, answerURL, session, tool string, onAsk func()) json.RawMessage {
+	t.Helper()
+	call := legacyPost(t, url, session, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{
+		"name": tool, "arguments": map[string]any{}, "_meta": map[string]any{"traceparent": clientTrace}}})
 	defer call.Body.Close()
 	sc := bufio.NewScanner(call.Body)
-	var result json.RawMessage
-	for result == nil && sc.Scan() {
+	for sc.Scan() {
 		data, ok := strings.CutPrefix(sc.Text(), "data: ")
 		if !ok {
 			continue
@@ -76,19 +78,32 @@ func TestTraceLegacyBridgedCall(t *testing.T) {
 		}
 		switch {
 		case m.Method == "elicitation/create":
-			r := legacyPost(t, ts.URL, session, map[string]any{"jsonrpc": "2.0", "id": m.ID,
+			if onAsk != nil {
+				onAsk()
+			}
+			r := legacyPost(t, answerURL, session, map[string]any{"jsonrpc": "2.0", "id": m.ID,
 				"result": map[string]any{"action": "accept", "content": map[string]any{"ok": true}}})
 			r.Body.Close()
 		case string(m.ID) == "2":
 			if m.Error != nil {
 				t.Fatalf("tools/call: %s", m.Error)
 			}
-			result = m.Result
+			return m.Result
 		}
 	}
-	if result == nil {
-		t.Fatalf("no result (%v)", sc.Err())
-	}
+	t.Fatalf("no result (%v)", sc.Err())
+	return nil
+}
+
+// TestTraceLegacyBridgedCall runs a 2025-11-25 session's call whose
+// handler asks its question as a real elicitation/create request: that
+// request is a client span, child of the call's server span, which
+// carries the session id.
+func TestTraceLegacyBridgedCall(t *testing.T) {
+	rec := newRecorder(t)
+	ts := serve(t, newInstance(t, rec.tel, nil))
+	session := legacyInit(t, ts.URL)
+	legacyCall(t, ts.URL, ts.URL, session, "confirm", nil)
 	spans := waitSpans(t, rec, func(s tracetest.SpanStubs) bool { return find(s, "tools/call confirm") != nil })
 	t.Logf("bridged 2025-11-25 call:\n%s", dump(spans))
 	callSpan, ask := find(spans, "tools/call confirm"), find(spans, "elicitation/create")

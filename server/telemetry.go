@@ -291,9 +291,19 @@ func (ts timedStore) Get(ctx context.Context, id string) (*tasks.Record, error) 
 }
 
 func (ts timedStore) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
+	// An error of fn's own aborts the update and comes back as it is: no
+	// failure of the store.
+	var fnErr error
 	start := time.Now()
-	r, err := ts.Store.Update(ctx, id, fn)
-	ts.done(ctx, "tasks.update", start, err)
+	r, err := ts.Store.Update(ctx, id, func(r *tasks.Record) error {
+		fnErr = fn(r)
+		return fnErr
+	})
+	if err != nil && fnErr != nil && errors.Is(err, fnErr) {
+		ts.done(ctx, "tasks.update", start, nil)
+	} else {
+		ts.done(ctx, "tasks.update", start, err)
+	}
 	return r, err
 }
 

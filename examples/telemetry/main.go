@@ -13,8 +13,8 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"log/slog"
 	"log"
+	"log/slog"
 	"net/http"
 	"time"
 
