@@ -265,7 +265,8 @@ func methodOf(reqs []era.PeerRequest) string {
 	return ""
 }
 
-// timedStore reports the latency and failures of a task store's calls.
+// timedStore reports the latency and failures of a task store's calls,
+// timed by the server's clock (Options.Now).
 type timedStore struct {
 	tasks.Store
 	s *Server
@@ -273,18 +274,18 @@ type timedStore struct {
 
 func (ts timedStore) done(ctx context.Context, op string, start time.Time, err error) {
 	failed := err != nil && !errors.Is(err, tasks.ErrNotFound) && !errors.Is(err, tasks.ErrNoUpdate) && !errors.Is(err, tasks.ErrExists)
-	ts.s.opts.Telemetry.Record(ctx, Measurement{Kind: MeasureStoreCall, Reason: op, Duration: time.Since(start), Err: failed})
+	ts.s.opts.Telemetry.Record(ctx, Measurement{Kind: MeasureStoreCall, Reason: op, Duration: ts.s.now().Sub(start), Err: failed})
 }
 
 func (ts timedStore) Create(ctx context.Context, r *tasks.Record) error {
-	start := time.Now()
+	start := ts.s.now()
 	err := ts.Store.Create(ctx, r)
 	ts.done(ctx, "tasks.create", start, err)
 	return err
 }
 
 func (ts timedStore) Get(ctx context.Context, id string) (*tasks.Record, error) {
-	start := time.Now()
+	start := ts.s.now()
 	r, err := ts.Store.Get(ctx, id)
 	ts.done(ctx, "tasks.get", start, err)
 	return r, err
@@ -294,7 +295,7 @@ func (ts timedStore) Update(ctx context.Context, id string, fn func(*tasks.Recor
 	// An error of fn's own aborts the update and comes back as it is: no
 	// failure of the store.
 	var fnErr error
-	start := time.Now()
+	start := ts.s.now()
 	r, err := ts.Store.Update(ctx, id, func(r *tasks.Record) error {
 		fnErr = fn(r)
 		return fnErr
@@ -308,7 +309,7 @@ func (ts timedStore) Update(ctx context.Context, id string, fn func(*tasks.Recor
 }
 
 func (ts timedStore) Signal(ctx context.Context, owner, id string) error {
-	start := time.Now()
+	start := ts.s.now()
 	err := ts.Store.Signal(ctx, owner, id)
 	ts.done(ctx, "tasks.signal", start, err)
 	return err

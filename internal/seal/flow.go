@@ -92,7 +92,7 @@ func (r *binReader) flow() (f Flow) {
 	copy(f.ID[:], r.b[1:])
 	mask := r.b[1+len(f.ID)]
 	b := r.b[2+len(f.ID):]
-	if mask&^3 != 0 {
+	if f.ID.IsZero() || mask&^3 != 0 {
 		r.err = errors.New("malformed flow section")
 		return f
 	}
@@ -108,6 +108,10 @@ func (r *binReader) flow() (f Flow) {
 		copy(dst.SpanID[:], b[16:])
 		dst.Flags = b[24]
 		b = b[spanBytes:]
+		if !dst.Valid() {
+			r.err = errors.New("malformed flow span")
+			return f
+		}
 	}
 	r.b = b
 	return f
