@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	noopmetric "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -188,5 +189,108 @@ func BenchmarkOverhead(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkOverheadInterleaved serves the same request on three servers
+// (telemetry off, noop, recording) in turn within each iteration, so a
+// load change on the machine hits all three alike, and reports each one's
+// mean time and the ratios to "off".
+func BenchmarkOverheadInterleaved(b *testing.B) {
+	for _, scenario := range []string{"call", "flow2"} {
+		b.Run(scenario, func(b *testing.B) {
+			var (
+				names = []string{"off", "noop", "recording"}
+				runs  []func()
+			)
+			for _, name := range names {
+				var tel server.Telemetry
+				reset := func() {}
+				switch name {
+				case "noop":
+					t, err := otelmcp.New(&otelmcp.Options{TracerProvider: nooptrace.NewTracerProvider(), MeterProvider: noopmetric.NewMeterProvider()})
+					if err != nil {
+						b.Fatal(err)
+					}
+					tel = t
+				case "recording":
+					exp := tracetest.NewInMemoryExporter()
+					tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithSampler(sdktrace.AlwaysSample()))
+					mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+					b.Cleanup(func() { _ = tp.Shutdown(context.Background()); _ = mp.Shutdown(context.Background()) })
+					t, err := otelmcp.New(&otelmcp.Options{TracerProvider: tp, MeterProvider: mp})
+					if err != nil {
+						b.Fatal(err)
+					}
+					tel, reset = t, exp.Reset
+				}
+				runs = append(runs, benchRun(b, benchServer(b, tel), scenario, reset))
+			}
+			total := make([]time.Duration, len(runs))
+			b.ReportAllocs()
+			for b.Loop() {
+				for i, run := range runs {
+					start := time.Now()
+					run()
+					total[i] += time.Since(start)
+				}
+			}
+			n := float64(b.N)
+			for i, name := range names {
+				b.ReportMetric(float64(total[i].Nanoseconds())/n, name+"-ns/op")
+			}
+			b.ReportMetric(float64(total[1])/float64(total[0]), "noop/off")
+			b.ReportMetric(float64(total[2])/float64(total[0]), "recording/off")
+		})
+	}
+}
+
+// benchRun returns one iteration of scenario on srv: a plain call, or
+// both rounds of a two-round flow. reset is called every 512 iterations.
+func benchRun(b *testing.B, srv *server.Server, scenario string, reset func()) func() {
+	n := 0
+	tick := func() {
+		if n++; n%512 == 0 {
+			reset()
+		}
+	}
+	if scenario == "call" {
+		req := capture(b, srv, func(c *mcptest.Client) {
+			if _, err := c.CallTool(context.Background(), "echo", map[string]any{"text": "hello"}); err != nil {
+				b.Fatal(err)
+			}
+		})
+		want := []byte(`"text":"hello"`)
+		return func() {
+			if rec := req.serve(srv, nil); rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), want) {
+				b.Fatalf("status %d: %s", rec.Code, rec.Body)
+			}
+			tick()
+		}
+	}
+	placeholder := []byte("REQUEST-STATE-PLACEHOLDER")
+	req1 := capture(b, srv, func(c *mcptest.Client) {
+		_, _ = c.Do(context.Background(), "tools/call", map[string]any{"name": "confirm", "arguments": map[string]any{}})
+	})
+	req2 := capture(b, srv, func(c *mcptest.Client) {
+		_, _ = c.Do(context.Background(), "tools/call", map[string]any{"name": "confirm", "arguments": map[string]any{}},
+			mcptest.Resume(string(placeholder), map[string]any{"ok": map[string]any{"action": "accept", "content": map[string]any{"ok": true}}}))
+	})
+	done := []byte(`"text":"confirmed accept"`)
+	return func() {
+		rec := req1.serve(srv, nil)
+		var r1 struct {
+			Result struct {
+				RequestState string `json:"requestState"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &r1); err != nil || r1.Result.RequestState == "" {
+			b.Fatalf("round 1: %v %s", err, rec.Body)
+		}
+		rec = req2.serve(srv, bytes.Replace(req2.body, placeholder, []byte(r1.Result.RequestState), 1))
+		if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), done) {
+			b.Fatalf("round 2: %d %s", rec.Code, rec.Body)
+		}
+		tick()
 	}
 }

@@ -301,6 +301,10 @@ func (t *Telemetry) StartRequest(ctx context.Context, req *server.TelemetryReque
 			span.SetAttributes(keyFlowID.String(req.IssuedFlow))
 		}
 		span.End()
+		bg := context.WithoutCancel(ctx)
+		if !t.opDuration.Enabled(bg) && !t.flowIssued.Enabled(bg) {
+			return // no meter provider: no attributes to build
+		}
 		mattrs := make([]attribute.KeyValue, 0, 6)
 		mattrs = append(mattrs, keyMethod.String(mr.Method), keyOutcome.String(outcome))
 		if v := mr.Meta.ProtocolVersion; v != "" {
@@ -312,7 +316,6 @@ func (t *Telemetry) StartRequest(ctx context.Context, req *server.TelemetryReque
 		if errType != "" {
 			mattrs = append(mattrs, keyErrorType.String(errType))
 		}
-		bg := context.WithoutCancel(ctx)
 		t.opDuration.Record(bg, time.Since(start).Seconds(), metric.WithAttributes(mattrs...))
 		switch {
 		case mr.Round == 1 && outcome == "input_required":
