@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"sort"
 	"strings"
 	"testing"
@@ -73,7 +74,14 @@ func TestTraceTwoRoundFlowAcrossInstances(t *testing.T) {
 	rec := newRecorder(t)
 	a := newInstance(t, rec.tel, nil)
 	b := newInstance(t, rec.tel, nil)
-	c, err := mcptest.New(mcptest.RoundRobin(mcptest.Handler(a), mcptest.Handler(b)), &mcptest.Options{
+	var served []string // which instance served each request
+	on := func(name string, h http.Handler) mcptest.Target {
+		return mcptest.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			served = append(served, name)
+			h.ServeHTTP(w, r)
+		}))
+	}
+	c, err := mcptest.New(mcptest.RoundRobin(on("A", a), on("B", b)), &mcptest.Options{
 		Elicitation: func(ctx context.Context, r *elicit.Request) (*elicit.Result, error) {
 			if r.Message == "Name?" {
 				return mcptest.Accept(map[string]any{"name": "Ada"})
@@ -91,8 +99,11 @@ func TestTraceTwoRoundFlowAcrossInstances(t *testing.T) {
 	if n := len(res.Exchange.Rounds); n != 2 {
 		t.Fatalf("confirm took %d rounds, want 2", n)
 	}
+	if strings.Join(served, ",") != "A,B" {
+		t.Fatalf("rounds served by %v, want A then B", served)
+	}
 	spans := rec.spans.GetSpans()
-	t.Logf("two-round flow across two instances:\n%s", dump(spans))
+	t.Logf("two-round flow across two instances (round 1 on A, round 2 on B):\n%s", dump(spans))
 	if len(spans) != 2 {
 		t.Fatalf("%d spans, want 2:\n%s", len(spans), dump(spans))
 	}
