@@ -167,3 +167,37 @@ func waitMetric(t testing.TB, rec *recorder, want float64, name string, attr ...
 		return got == want
 	}, name)
 }
+
+// TestCallerChosenNamesDoNotGrowSeries: a call of a tool that does not
+// exist, and a method no server answers, are named by the method alone
+// (_OTHER for the unknown method) in spans and metrics, so a caller
+// cannot grow the span names or the metric series.
+func TestCallerChosenNamesDoNotGrowSeries(t *testing.T) {
+	rec := newRecorder(t)
+	srv := newInstance(t, rec.tel, nil)
+	c, err := mcptest.New(mcptest.Handler(srv), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	for i := range 3 {
+		if r, err := c.Do(ctx, "tools/call", map[string]any{"name": "no_such_tool_" + string(rune('a'+i)), "arguments": map[string]any{}}); err != nil || r.Error == nil {
+			t.Fatalf("unknown tool answered: %v", err)
+		}
+		if r, err := c.Do(ctx, "x/made_up_"+string(rune('a'+i)), map[string]any{}); err != nil || r.Error == nil {
+			t.Fatalf("unknown method answered: %v", err)
+		}
+	}
+	names := map[string]int{}
+	for _, s := range rec.spans.GetSpans() {
+		names[s.Name]++
+	}
+	if len(names) != 2 || names["tools/call"] != 3 || names["_OTHER"] != 3 {
+		t.Errorf("span names %v, want tools/call and _OTHER three times each", names)
+	}
+	wantMetric(t, rec, 3, "mcp.server.operation.duration", attribute.String("mcp.method.name", "_OTHER"))
+	wantMetric(t, rec, 3, "mcp.server.operation.duration", attribute.String("mcp.method.name", "tools/call"))
+	if n, found := metricValue(t, rec, "mcp.server.operation.duration", attribute.String("gen_ai.tool.name", "no_such_tool_a")); found {
+		t.Errorf("an unknown tool's name labels %v requests", n)
+	}
+}

@@ -210,17 +210,34 @@ func (c *metaCarrier) Set(string, string) {}
 
 func (c *metaCarrier) Keys() []string { return []string{"traceparent", "tracestate", "baggage"} }
 
-// spanName is "{mcp.method.name} {target}" with the tool or prompt name as
-// target; other methods (resources/read included: a URI is no
-// low-cardinality target) are named by the method alone.
-func spanName(mr *server.MethodRequest) string {
-	switch mr.Method {
-	case "tools/call", "prompts/get":
-		if mr.Target != "" {
-			return mr.Method + " " + mr.Target
-		}
+// knownMethods are the methods a Baton server answers, in both eras. Any
+// other method (a caller can send any) is named and counted as _OTHER, so
+// that it cannot grow the span names or the metrics' series.
+var knownMethods = map[string]bool{
+	"server/discover": true, "initialize": true, "ping": true, "logging/setLevel": true,
+	"tools/list": true, "tools/call": true, "prompts/list": true, "prompts/get": true,
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"resources/subscribe": true, "resources/unsubscribe": true, "completion/complete": true,
+	"subscriptions/listen": true, "tasks/get": true, "tasks/update": true, "tasks/cancel": true,
+}
+
+// methodName is the method as spans and metrics name it.
+func methodName(m string) string {
+	if knownMethods[m] {
+		return m
 	}
-	return mr.Method
+	return "_OTHER"
+}
+
+// spanName is "{mcp.method.name} {target}" with the tool or prompt name as
+// target when it is registered; other methods (resources/read included: a
+// URI is no low-cardinality target) and unknown names are named by the
+// method alone.
+func spanName(req *server.TelemetryRequest, method string) string {
+	if req.Registered && req.Request.Target != "" {
+		return method + " " + req.Request.Target
+	}
+	return method
 }
 
 // StartRequest starts the request's server span. Its parent is the trace
@@ -250,18 +267,21 @@ func (t *Telemetry) StartRequest(ctx context.Context, req *server.TelemetryReque
 			links = append(links, trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{keyLink.String("flow.previous")}})
 		}
 	}
+	method := methodName(mr.Method)
 	attrs := make([]attribute.KeyValue, 0, 10)
-	attrs = append(attrs, keyMethod.String(mr.Method))
+	attrs = append(attrs, keyMethod.String(method))
 	if v := mr.Meta.ProtocolVersion; v != "" {
 		attrs = append(attrs, keyProtocol.String(v))
 	}
 	if !mr.ID.IsZero() {
 		attrs = append(attrs, keyRequestID.String(mr.ID.String()))
 	}
-	var tool string
+	var tool string // for the metrics: a registered tool's name only
 	switch mr.Method {
 	case "tools/call":
-		tool = mr.Target
+		if req.Registered {
+			tool = mr.Target
+		}
 		attrs = append(attrs, keyToolName.String(mr.Target), keyOperationName.String("execute_tool"))
 	case "prompts/get":
 		attrs = append(attrs, keyPromptName.String(mr.Target))
@@ -281,7 +301,7 @@ func (t *Telemetry) StartRequest(ctx context.Context, req *server.TelemetryReque
 	if req.Flow.ID != "" {
 		attrs = append(attrs, keyFlowID.String(req.Flow.ID))
 	}
-	ctx, span := t.tracer.Start(parent, spanName(mr), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...), trace.WithLinks(links...))
+	ctx, span := t.tracer.Start(parent, spanName(req, method), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...), trace.WithLinks(links...))
 	start := time.Now()
 	return ctx, func(res *server.MethodResult, err error) {
 		outcome, errType, code := outcomeOf(res, err)
@@ -306,7 +326,7 @@ func (t *Telemetry) StartRequest(ctx context.Context, req *server.TelemetryReque
 			return // no meter provider: no attributes to build
 		}
 		mattrs := make([]attribute.KeyValue, 0, 6)
-		mattrs = append(mattrs, keyMethod.String(mr.Method), keyOutcome.String(outcome))
+		mattrs = append(mattrs, keyMethod.String(method), keyOutcome.String(outcome))
 		if v := mr.Meta.ProtocolVersion; v != "" {
 			mattrs = append(mattrs, keyProtocol.String(v))
 		}
@@ -319,10 +339,10 @@ func (t *Telemetry) StartRequest(ctx context.Context, req *server.TelemetryReque
 		t.opDuration.Record(bg, time.Since(start).Seconds(), metric.WithAttributes(mattrs...))
 		switch {
 		case mr.Round == 1 && outcome == "input_required":
-			t.flowIssued.Add(bg, 1, metric.WithAttributes(keyMethod.String(mr.Method)))
+			t.flowIssued.Add(bg, 1, metric.WithAttributes(keyMethod.String(method)))
 		case mr.Round > 1 && outcome != "input_required" && outcome != "cancelled":
-			t.flowCompleted.Add(bg, 1, metric.WithAttributes(keyMethod.String(mr.Method), keyOutcome.String(outcome)))
-			t.flowRounds.Record(bg, int64(mr.Round), metric.WithAttributes(keyMethod.String(mr.Method)))
+			t.flowCompleted.Add(bg, 1, metric.WithAttributes(keyMethod.String(method), keyOutcome.String(outcome)))
+			t.flowRounds.Record(bg, int64(mr.Round), metric.WithAttributes(keyMethod.String(method)))
 		}
 	}
 }

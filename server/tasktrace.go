@@ -23,9 +23,9 @@ func (s *Server) traceparent(ctx context.Context) string {
 	return "00-" + hex.EncodeToString(r.TraceID[:]) + "-" + hex.EncodeToString(r.SpanID[:]) + "-" + hex.EncodeToString([]byte{r.Flags})
 }
 
-// ParseTraceparent reads a version-00 W3C traceparent (as a task record's
+// parseTraceparent reads a version-00 W3C traceparent (as a task record's
 // Trace holds it). It reports false for anything else.
-func ParseTraceparent(s string) (SpanRef, bool) {
+func parseTraceparent(s string) (SpanRef, bool) {
 	var r SpanRef
 	if len(s) != 55 || s[:3] != "00-" || s[35] != '-' || s[52] != '-' {
 		return r, false
@@ -59,7 +59,7 @@ func (s *Server) linkTask(ctx context.Context, rec *tasks.Record) {
 	if t == nil || rec.Trace == "" {
 		return
 	}
-	if ref, ok := ParseTraceparent(rec.Trace); ok {
+	if ref, ok := parseTraceparent(rec.Trace); ok {
 		t.Link(ctx, ref)
 	}
 }
@@ -78,7 +78,7 @@ func (s *Server) taskRunSpan(run *taskRun, tool string) (context.Context, func(e
 	run.mu.Unlock()
 	sp := &TelemetrySpan{Name: "task " + tool, Kind: SpanInternal, Method: "tools/call", Root: true,
 		Attrs: []slog.Attr{slog.String("gen_ai.tool.name", tool), slog.String("baton.task.id", id)}}
-	if ref, ok := ParseTraceparent(trace); ok {
+	if ref, ok := parseTraceparent(trace); ok {
 		sp.Links = []SpanRef{ref}
 	}
 	return t.StartSpan(run.ctx, sp)
@@ -102,7 +102,7 @@ func (run *taskRun) question(ctx context.Context, irs []mrtr.InputRequest) (cont
 	sp := &TelemetrySpan{Name: name, Kind: SpanClient, Method: method,
 		Attrs: []slog.Attr{slog.String("baton.task.id", run.taskID()), slog.Int("baton.requests", len(irs))}}
 	run.mu.Lock()
-	if ref, ok := ParseTraceparent(run.seed.Trace); ok {
+	if ref, ok := parseTraceparent(run.seed.Trace); ok {
 		sp.Links = []SpanRef{ref}
 	}
 	run.mu.Unlock()

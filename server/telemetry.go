@@ -63,9 +63,9 @@ type TraceContext struct {
 	Traceparent, Tracestate, Baggage string
 }
 
-// Flow is a request's place in a multi round-trip flow, read from its
-// verified requestState. It is zero on a first round.
-type Flow struct {
+// FlowTrace is a request's place in a multi round-trip flow, read from
+// its verified requestState. It is zero on a first round.
+type FlowTrace struct {
 	// ID is the flow's id (hex), the same in every round of the flow.
 	ID string
 	// First and Prev are the spans of the flow's first round and of the
@@ -86,9 +86,11 @@ type TelemetryRequest struct {
 	// SessionID is the 2025-11-25 session's id, or "".
 	SessionID string
 	// Flow is the flow the request resumes.
-	Flow Flow
-	// StateRefused is set when the request's requestState was refused.
-	StateRefused bool
+	Flow FlowTrace
+	// Registered reports that Target names a registered tool or prompt
+	// (for tools/call and prompts/get): only then may a target name a
+	// span or label a metric, since a caller can send any name.
+	Registered bool
 	// IssuedFlow is set, before the end function is called, to the id of
 	// the flow an input_required result continues (or, on a first round,
 	// starts).
@@ -157,17 +159,21 @@ const (
 	MeasureStoreCall
 )
 
-// Measurement is one measurement for Telemetry.Record.
+// Measurement is one measurement for Telemetry.Record; which fields are
+// set depends on Kind (see the MeasurementKind constants).
 type Measurement struct {
-	Kind     MeasurementKind
-	Reason   string
-	Delta    int64
+	// Kind says what is measured.
+	Kind MeasurementKind
+	// Reason qualifies it: a refusal's kind, a task status, a direction,
+	// a store operation.
+	Reason string
+	// Delta is the change of an up-down count (or a count to add).
+	Delta int64
+	// Duration is a store call's latency.
 	Duration time.Duration
-	Err      bool
+	// Err reports a failed store call.
+	Err bool
 }
-
-// tel returns the server's Telemetry, nil when off.
-func (s *Server) tel() Telemetry { return s.opts.Telemetry }
 
 // record takes a measurement when telemetry is on.
 func (s *Server) record(ctx context.Context, m Measurement) {
@@ -194,9 +200,12 @@ func (s *Server) traced(ctx context.Context, mr *MethodRequest, serve func(ctx c
 		}
 		tr.Header, tr.SessionID = r.header, r.session
 		if st := r.opened; st != nil {
-			tr.Flow = Flow{ID: st.Flow.ID.String(), First: SpanRef(st.Flow.First), Prev: SpanRef(st.Flow.Prev)}
+			tr.Flow = FlowTrace{ID: st.Flow.ID.String(), First: SpanRef(st.Flow.First), Prev: SpanRef(st.Flow.Prev)}
 		}
-		tr.StateRefused = r.openErr != nil
+	}
+	switch mr.Method {
+	case "tools/call", "prompts/get":
+		tr.Registered = s.registered(mr.Method, mr.Target)
 	}
 	ctx, end := s.opts.Telemetry.StartRequest(ctx, tr)
 	var note resultNote
@@ -313,4 +322,17 @@ func (ts timedStore) Signal(ctx context.Context, owner, id string) error {
 	err := ts.Store.Signal(ctx, owner, id)
 	ts.done(ctx, "tasks.signal", start, err)
 	return err
+}
+
+// registered reports whether name is a registered tool (tools/call) or
+// prompt (prompts/get).
+func (s *Server) registered(method, name string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if method == "tools/call" {
+		_, ok := s.tools.get(name)
+		return ok
+	}
+	_, ok := s.prompts.get(name)
+	return ok
 }
