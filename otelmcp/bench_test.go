@@ -17,8 +17,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	nooptrace "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/otelmcp"
@@ -40,7 +40,7 @@ func capture(tb testing.TB, h http.Handler, send func(c *mcptest.Client)) wire {
 		got = wire{body: body, header: r.Header.Clone()}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.ServeHTTP(w, r)
-	})), &mcptest.Options{Capabilities: &client.Capabilities{Elicitation: &client.ElicitationCapability{}}})
+	})), &mcptest.Options{Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -14,9 +14,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/otelmcp"
@@ -153,8 +153,8 @@ func testCtx(t testing.TB) context.Context {
 }
 
 // tasksCaps declares the tasks extension.
-func tasksCaps() *client.Capabilities {
-	return &client.Capabilities{Elicitation: &client.ElicitationCapability{}, Extensions: map[string]json.RawMessage{server.TasksExtension: json.RawMessage("{}")}}
+func tasksCaps() *mcp.ClientCapabilities {
+	return &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}, Extensions: map[string]json.RawMessage{server.TasksExtension: json.RawMessage("{}")}}
 }
 
 // waitStatus polls tasks/get until the task has status want, and returns

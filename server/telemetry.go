@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/era"
-	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/server/internal/seal"
 	"github.com/baton-mcp/baton/tasks"
 )
 
