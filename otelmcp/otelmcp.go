@@ -268,63 +268,47 @@ func (t *Telemetry) StartRequest(ctx context.Context, req *server.TelemetryReque
 		}
 	}
 	method := methodName(mr.Method)
-	attrs := make([]attribute.KeyValue, 0, 10)
-	attrs = append(attrs, keyMethod.String(method))
-	if v := mr.Meta.ProtocolVersion; v != "" {
-		attrs = append(attrs, keyProtocol.String(v))
-	}
-	if !mr.ID.IsZero() {
-		attrs = append(attrs, keyRequestID.String(mr.ID.String()))
-	}
 	var tool string // for the metrics: a registered tool's name only
-	switch mr.Method {
-	case "tools/call":
-		if req.Registered {
-			tool = mr.Target
-		}
-		attrs = append(attrs, keyToolName.String(mr.Target), keyOperationName.String("execute_tool"))
-	case "prompts/get":
-		attrs = append(attrs, keyPromptName.String(mr.Target))
-	case "resources/read", "resources/subscribe", "resources/unsubscribe":
-		if mr.Target != "" {
-			attrs = append(attrs, keyResourceURI.String(mr.Target))
-		}
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		attrs = append(attrs, keyTaskID.String(mr.Target))
+	if mr.Method == "tools/call" && req.Registered {
+		tool = mr.Target
 	}
-	if req.SessionID != "" {
-		attrs = append(attrs, keySession.String(req.SessionID))
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+	if len(links) > 0 {
+		opts = append(opts, trace.WithLinks(links...))
 	}
-	if mr.Round > 0 {
-		attrs = append(attrs, keyRound.Int(mr.Round))
+	// The attributes are set right after the start, and only on a span
+	// that records: building them is most of what a request costs with
+	// the no-op provider. Samplers see the name, kind, parent and links.
+	ctx, span := t.tracer.Start(parent, spanName(req, method), opts...)
+	recording := span.IsRecording()
+	if recording {
+		span.SetAttributes(requestAttrs(req, method)...)
 	}
-	if req.Flow.ID != "" {
-		attrs = append(attrs, keyFlowID.String(req.Flow.ID))
-	}
-	ctx, span := t.tracer.Start(parent, spanName(req, method), trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...), trace.WithLinks(links...))
 	start := time.Now()
 	return ctx, func(res *server.MethodResult, err error) {
 		outcome, errType, code := outcomeOf(res, err)
-		if errType != "" {
-			span.SetAttributes(keyErrorType.String(errType))
-			msg := errType
-			if code != "" {
-				span.SetAttributes(keyStatusCode.String(code))
-				if e, ok := jsonrpc.AsError(err); ok {
-					msg = e.Message
+		if recording {
+			if errType != "" {
+				span.SetAttributes(keyErrorType.String(errType))
+				msg := errType
+				if code != "" {
+					span.SetAttributes(keyStatusCode.String(code))
+					if e, ok := jsonrpc.AsError(err); ok {
+						msg = e.Message
+					}
 				}
+				span.SetStatus(codes.Error, msg)
 			}
-			span.SetStatus(codes.Error, msg)
-		}
-		span.SetAttributes(keyOutcome.String(outcome))
-		if req.Flow.ID == "" && req.IssuedFlow != "" {
-			span.SetAttributes(keyFlowID.String(req.IssuedFlow))
+			span.SetAttributes(keyOutcome.String(outcome))
+			if req.Flow.ID == "" && req.IssuedFlow != "" {
+				span.SetAttributes(keyFlowID.String(req.IssuedFlow))
+			}
 		}
 		span.End()
-		bg := context.WithoutCancel(ctx)
-		if !t.opDuration.Enabled(bg) && !t.flowIssued.Enabled(bg) {
+		if !t.opDuration.Enabled(ctx) && !t.flowIssued.Enabled(ctx) {
 			return // no meter provider: no attributes to build
 		}
+		bg := context.WithoutCancel(ctx)
 		mattrs := make([]attribute.KeyValue, 0, 6)
 		mattrs = append(mattrs, keyMethod.String(method), keyOutcome.String(outcome))
 		if v := mr.Meta.ProtocolVersion; v != "" {
@@ -479,4 +463,40 @@ func (t *Telemetry) Record(ctx context.Context, m server.Measurement) {
 			t.storeErrors.Add(ctx, 1, op)
 		}
 	}
+}
+
+// requestAttrs are a request span's attributes, per the MCP semantic
+// conventions and Baton's own.
+func requestAttrs(req *server.TelemetryRequest, method string) []attribute.KeyValue {
+	mr := req.Request
+	attrs := make([]attribute.KeyValue, 0, 10)
+	attrs = append(attrs, keyMethod.String(method))
+	if v := mr.Meta.ProtocolVersion; v != "" {
+		attrs = append(attrs, keyProtocol.String(v))
+	}
+	if !mr.ID.IsZero() {
+		attrs = append(attrs, keyRequestID.String(mr.ID.String()))
+	}
+	switch mr.Method {
+	case "tools/call":
+		attrs = append(attrs, keyToolName.String(mr.Target), keyOperationName.String("execute_tool"))
+	case "prompts/get":
+		attrs = append(attrs, keyPromptName.String(mr.Target))
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		if mr.Target != "" {
+			attrs = append(attrs, keyResourceURI.String(mr.Target))
+		}
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		attrs = append(attrs, keyTaskID.String(mr.Target))
+	}
+	if req.SessionID != "" {
+		attrs = append(attrs, keySession.String(req.SessionID))
+	}
+	if mr.Round > 0 {
+		attrs = append(attrs, keyRound.Int(mr.Round))
+	}
+	if req.Flow.ID != "" {
+		attrs = append(attrs, keyFlowID.String(req.Flow.ID))
+	}
+	return attrs
 }

@@ -208,12 +208,11 @@ func (s *Server) traced(ctx context.Context, mr *MethodRequest, serve func(ctx c
 		tr.Registered = s.registered(mr.Method, mr.Target)
 	}
 	ctx, end := s.opts.Telemetry.StartRequest(ctx, tr)
-	var note resultNote
-	res, e := s.chain(ctx, mr, func(ctx context.Context) ([]byte, resultNote, *jsonrpc.Error) {
-		res, n, e := serve(ctx)
-		note = n
-		return res, n, e
-	})
+	res, e := s.chain(ctx, mr, serve)
+	var note resultNote // what handle's serve noted (listen and a session's own methods note nothing)
+	if mr.r != nil {
+		note = mr.r.out
+	}
 	if !note.flow.IsZero() {
 		tr.IssuedFlow = note.flow.String()
 	}
