@@ -191,6 +191,9 @@ const (
 	keyStoreOp       = attribute.Key("baton.store.operation")
 )
 
+// serverSpan starts a server span (shared: no slice per request).
+var serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+
 // metaCarrier reads the trace context keys of params._meta.
 type metaCarrier server.TraceContext
 
@@ -245,7 +248,7 @@ func spanName(req *server.TelemetryRequest, method string) string {
 // span; when _meta or the headers parent it, a span ctx already carried
 // (an HTTP server span, say) is linked. A resumed flow's span links to the
 // flow's first round and to the round before.
-func (t *Telemetry) StartRequest(ctx context.Context, req *server.TelemetryRequest) (context.Context, func(*server.MethodResult, error)) {
+func (t *Telemetry) StartRequest(ctx context.Context, req *server.TelemetryRequest) (context.Context, func(server.MethodResult, error)) {
 	mr := req.Request
 	ambient := trace.SpanContextFromContext(ctx)
 	parent := ctx
@@ -272,9 +275,9 @@ func (t *Telemetry) StartRequest(ctx context.Context, req *server.TelemetryReque
 	if mr.Method == "tools/call" && req.Registered {
 		tool = mr.Target
 	}
-	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+	opts := serverSpan
 	if len(links) > 0 {
-		opts = append(opts, trace.WithLinks(links...))
+		opts = []trace.SpanStartOption{serverSpan[0], trace.WithLinks(links...)}
 	}
 	// The attributes are set right after the start, and only on a span
 	// that records: building them is most of what a request costs with
@@ -285,7 +288,7 @@ func (t *Telemetry) StartRequest(ctx context.Context, req *server.TelemetryReque
 		span.SetAttributes(requestAttrs(req, method)...)
 	}
 	start := time.Now()
-	return ctx, func(res *server.MethodResult, err error) {
+	return ctx, func(res server.MethodResult, err error) {
 		outcome, errType, code := outcomeOf(res, err)
 		if recording {
 			if errType != "" {
@@ -333,7 +336,7 @@ func (t *Telemetry) StartRequest(ctx context.Context, req *server.TelemetryReque
 
 // outcomeOf classifies how a request ended: its baton.outcome, its
 // error.type ("" on success) and the JSON-RPC code of a protocol error.
-func outcomeOf(res *server.MethodResult, err error) (outcome, errType, code string) {
+func outcomeOf(res server.MethodResult, err error) (outcome, errType, code string) {
 	if err != nil {
 		c := jsonrpc.InternalError
 		if e, ok := jsonrpc.AsError(err); ok {
@@ -346,8 +349,6 @@ func outcomeOf(res *server.MethodResult, err error) (outcome, errType, code stri
 		return "error", s, s
 	}
 	switch {
-	case res == nil:
-		return "complete", "", ""
 	case res.InputRequired:
 		return "input_required", "", ""
 	case res.Task:

@@ -30,8 +30,9 @@ type Telemetry interface {
 	// envelope is checked and a retry's state verified, before the
 	// middleware). It returns the context the request is served with, and
 	// a function the server calls once when the request ends, with what
-	// middleware would see of the outcome.
-	StartRequest(ctx context.Context, req *TelemetryRequest) (context.Context, func(*MethodResult, error))
+	// middleware would see of the outcome (a zero MethodResult with an
+	// error).
+	StartRequest(ctx context.Context, req *TelemetryRequest) (context.Context, func(MethodResult, error))
 	// StartSpan starts a span for work the server does on a request's
 	// behalf; the returned function ends it, with the work's error.
 	StartSpan(ctx context.Context, span *TelemetrySpan) (context.Context, func(error))
@@ -217,9 +218,9 @@ func (s *Server) traced(ctx context.Context, mr *MethodRequest, serve func(ctx c
 		tr.IssuedFlow = note.flow.String()
 	}
 	if e != nil {
-		end(nil, e)
+		end(MethodResult{}, e)
 	} else {
-		end(&MethodResult{InputRequired: note.inputRequired, Task: note.task, IsError: note.isError}, nil)
+		end(MethodResult{InputRequired: note.inputRequired, Task: note.task, IsError: note.isError}, nil)
 	}
 	return res, e
 }
