@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
@@ -129,6 +130,7 @@ func (h *Handler) routeReply(sid string, msg *rpcwire.Message) {
 		return
 	}
 	h.send(inst, &fleetMessage{Kind: kindReply, Session: sid, ID: key, Result: msg.Result, Error: msg.Error})
+	h.d.Measure(context.Background(), era.MeasureReplySent, 1)
 }
 
 // clientNotification handles a client notification POSTed to session sid.
@@ -280,6 +282,7 @@ func (h *Handler) handle(m *fleetMessage) {
 	}
 	switch m.Kind {
 	case kindReply:
+		h.d.Measure(context.Background(), era.MeasureReplyReceived, 1)
 		s.deliverReply(m.ID, m.Result, m.Error)
 	case kindCancel:
 		s.cancelRequest(m.ID, m.Reason)
@@ -310,7 +313,8 @@ func (h *Handler) liveSession(sid string) *session {
 func (h *Handler) acquire(rec *Record, use bool) *session {
 	h.mu.Lock()
 	s := h.live[rec.ID]
-	if s == nil {
+	added := s == nil
+	if added {
 		s = sessionFromRecord(h, rec)
 		h.live[rec.ID] = s
 	}
@@ -319,6 +323,9 @@ func (h *Handler) acquire(rec *Record, use bool) *session {
 		s.uses++
 	}
 	h.mu.Unlock()
+	if added {
+		h.d.Measure(context.Background(), era.MeasureSessions, 1)
+	}
 	s.refresh(rec, use)
 	return s
 }
@@ -334,10 +341,14 @@ func (h *Handler) release(s *session, use bool) {
 		s.uses--
 	}
 	lastUse, gone := use && s.uses == 0, s.refs == 0
-	if gone && h.live[s.id] == s {
+	dropped := gone && h.live[s.id] == s
+	if dropped {
 		delete(h.live, s.id)
 	}
 	h.mu.Unlock()
+	if dropped {
+		h.d.Measure(context.Background(), era.MeasureSessions, -1)
+	}
 	if lastUse {
 		s.mu.Lock()
 		stale := h.now().Sub(s.touched) >= h.keep/2
@@ -361,6 +372,7 @@ func (h *Handler) ended(sid string, cause error) {
 	}
 	h.mu.Unlock()
 	if s != nil {
+		h.d.Measure(context.Background(), era.MeasureSessions, -1)
 		s.close(cause)
 	}
 }

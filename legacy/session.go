@@ -348,7 +348,7 @@ func (s *session) meta() server.RequestMeta {
 func (s *session) run(ctx context.Context, msg *rpcwire.Message, w wire) (json.RawMessage, *jsonrpc.Error) {
 	switch msg.Method {
 	case "ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "server/discover", "subscriptions/listen":
-		r := &era.Request[server.RequestMeta]{ID: msg.ID, Method: msg.Method, Params: msg.Params, Meta: s.meta()}
+		r := &era.Request[server.RequestMeta]{ID: msg.ID, Method: msg.Method, Params: msg.Params, Meta: s.meta(), SessionID: s.id}
 		return s.h.d.Intercept(ctx, r, func(context.Context) (json.RawMessage, *jsonrpc.Error) { return s.own(msg) })
 	}
 	p := &peer{s: s, w: w}
@@ -410,7 +410,7 @@ func (s *session) bridge(ctx context.Context, msg *rpcwire.Message, p *peer) (js
 		}
 		out, e := s.h.d.Dispatch(ctx, &era.Request[server.RequestMeta]{
 			ID: msg.ID, Method: msg.Method, Params: params, Meta: s.meta(),
-			Notifier: p, Peer: p,
+			Notifier: p, Peer: p, SessionID: s.id,
 		})
 		if e != nil {
 			return nil, e

@@ -46,6 +46,9 @@ type metaIn struct {
 	ClientInfo         *Implementation         `json:"io.modelcontextprotocol/clientInfo"`
 	LogLevel           *string                 `json:"io.modelcontextprotocol/logLevel"`
 	ProgressToken      json.RawMessage         `json:"progressToken"`
+	Traceparent        *string                 `json:"traceparent"`
+	Tracestate         *string                 `json:"tracestate"`
+	Baggage            *string                 `json:"baggage"`
 }
 
 // paramsIn is the union of the params of every modern method, decoded once.
@@ -75,6 +78,8 @@ type request struct {
 	header http.Header // HTTP only: for Mcp-Param checks
 	legacy bool        // encode results for the 2025-11-25 era
 	peer   era.Peer    // server-to-client requests (legacy sessions)
+
+	session string // the legacy session's id, for telemetry
 
 	// suspended is set instead of an encoded result when a legacy
 	// request's handler asked for input: the caller bridges it.
@@ -236,7 +241,7 @@ func asRPCError(err error) (*jsonrpc.Error, bool) {
 // handle dispatches a decoded modern request (other than
 // subscriptions/listen) and returns the encoded result.
 func (s *Server) handle(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
-	if len(s.opts.Middleware) == 0 {
+	if len(s.opts.Middleware) == 0 && s.opts.Telemetry == nil {
 		return s.route(ctx, r, n)
 	}
 	return s.intercept(ctx, s.methodRequest(ctx, r), func(ctx context.Context) ([]byte, resultNote, *jsonrpc.Error) {
@@ -546,11 +551,11 @@ func (s *Server) openRound(ctx context.Context, r *request, target string, args 
 	if r.p.RequestState != nil {
 		var err error
 		if st, err = s.openState(r); err != nil {
-			return nil, s.stateError(r, target, err)
+			return nil, s.stateError(ctx, r, target, err)
 		}
 		d, err := st.Check(mc.method, mc.target, mc.principal, args)
 		if err != nil {
-			return nil, s.stateError(r, target, err)
+			return nil, s.stateError(ctx, r, target, err)
 		}
 		mc.bound = &seal.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.principal}
 	}
@@ -558,13 +563,15 @@ func (s *Server) openRound(ctx context.Context, r *request, target string, args 
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
+	opts.Span = s.spanRef(ctx)
 	mc.round = round.New(r.meta.ClientCapabilities, responses, st, opts)
 	return mc, nil
 }
 
 // stateError is the wire form of a refused state or of arguments that
 // have no canonical form.
-func (s *Server) stateError(r *request, target string, err error) *jsonrpc.Error {
+func (s *Server) stateError(ctx context.Context, r *request, target string, err error) *jsonrpc.Error {
+	s.record(ctx, Measurement{Kind: MeasureStateRefused, Reason: seal.RefusalKind(err)})
 	if se := (*seal.StateError)(nil); errors.As(err, &se) && se.Detail != "" {
 		// The client is told one reason; the log says which part of the
 		// binding differed.
@@ -594,7 +601,7 @@ func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *jsonrpc.Er
 		s.log.Error("suspend call", "err", err)
 		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
 	}
-	r.out.inputRequired = true
+	r.out.inputRequired, r.out.flow = true, irr.Flow
 	if r.legacy {
 		r.suspended = irr
 		return nil, nil

@@ -138,6 +138,11 @@ type Options struct {
 	// is the outermost. See Middleware.
 	Middleware []Middleware
 
+	// Telemetry, if set, traces every request and takes the server's
+	// measurements (otelmcp.New returns one for OpenTelemetry). Nil costs
+	// nothing.
+	Telemetry Telemetry
+
 	// Legacy, if set, serves 2025-11-25 (and 2025-06-18, 2025-03-26)
 	// clients on the same endpoint and process: initialize, Mcp-Session-Id
 	// sessions, server-to-client requests. Package legacy's New returns

@@ -153,6 +153,9 @@ func newTaskHost(s *Server, o TaskOptions) (*taskHost, error) {
 	if h.store == nil {
 		h.store = tasks.NewMemoryStoreWithClock(s.now)
 	}
+	if s.opts.Telemetry != nil {
+		h.store = timedStore{Store: h.store, s: s}
+	}
 	b := make([]byte, 12)
 	if _, err := rand.Read(b); err != nil {
 		return nil, fmt.Errorf("server: instance id: %w", err)
@@ -311,6 +314,7 @@ func (run *taskRun) start() error {
 		ExpiresAt:      now.Add(h.ttl + h.leeway),
 		LeaseUntil:     now.Add(h.lease),
 		PollIntervalMs: h.poll.Milliseconds(),
+		Trace:          h.s.traceparent(run.ctx),
 	}
 	h.mu.Lock()
 	if h.closed {
@@ -336,6 +340,7 @@ func (run *taskRun) start() error {
 		return fmt.Errorf("start task: store: %w", err)
 	}
 	run.id, run.seed, run.state = id, rec, runStarted
+	h.s.taskStarted(run.ctx)
 	expire := time.AfterFunc(h.ttl, func() { run.stop(errTaskExpired) })
 	closed := context.AfterFunc(h.s.life, func() { run.stop(errServerClosed) })
 	go run.supervise(expire, closed)
@@ -378,6 +383,10 @@ func (run *taskRun) handlerDone(res *ToolResult, err error) {
 	})
 	if uerr != nil {
 		h.s.log.Error("task: storing the result failed; the task stays working until its lease lapses", "task", run.id, "err", uerr)
+	} else if e != nil {
+		h.s.record(ctx, Measurement{Kind: MeasureTaskStatus, Reason: string(tasks.StatusFailed)})
+	} else {
+		h.s.record(ctx, Measurement{Kind: MeasureTaskStatus, Reason: string(tasks.StatusCompleted)})
 	}
 }
 
@@ -395,6 +404,7 @@ func (run *taskRun) release() {
 func (run *taskRun) supervise(expire *time.Timer, closed func() bool) {
 	h := run.host
 	defer h.wg.Done()
+	defer h.s.record(context.Background(), Measurement{Kind: MeasureTasksRunning, Delta: -1})
 	defer h.forget(run.id)
 	defer closed()
 	defer expire.Stop()
@@ -601,6 +611,8 @@ func (run *taskRun) ask(ctx context.Context, irs []mrtr.InputRequest, timeout ti
 	if err != nil {
 		return nil, fmt.Errorf("task: ask the client: %w", err)
 	}
+	ctx, endQuestion := run.question(ctx, irs)
+	defer endQuestion()
 	var expire <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
@@ -811,7 +823,9 @@ func (s *Server) callToolAsTask(ctx context.Context, r *request, e *toolEntry, m
 		}
 	}
 	go func() {
-		res, err := invoke(s, "tool", req.Name, func() (*ToolResult, error) { return e.handler(run.ctx, req) })
+		hctx, endRun := s.taskRunSpan(run, req.Name)
+		res, err := invoke(s, "tool", req.Name, func() (*ToolResult, error) { return e.handler(hctx, req) })
+		endRun(err)
 		run.handlerDone(res, err)
 	}()
 	select {
@@ -925,6 +939,7 @@ func (s *Server) handleTask(ctx context.Context, r *request) (json.RawMessage, *
 	if e != nil {
 		return nil, e
 	}
+	s.linkTask(ctx, rec)
 	switch r.method {
 	case "tasks/get":
 		return s.encodeTask(rec, "complete", true)
@@ -1065,6 +1080,7 @@ func (h *taskHost) cancel(ctx context.Context, rec *tasks.Record) *jsonrpc.Error
 		return h.storeError("cancel", err)
 	}
 	if changed {
+		h.s.record(ctx, Measurement{Kind: MeasureTaskStatus, Reason: string(tasks.StatusCancelled)})
 		h.signal(ctx, rec)
 	}
 	return nil
