@@ -18,7 +18,7 @@ import (
 // cancelled and must not be answered.
 func (d legacyDispatcher) Dispatch(ctx context.Context, lr *era.Request[RequestMeta]) (*era.Outcome, *jsonrpc.Error) {
 	s := d.s
-	r := &request{id: lr.ID, method: lr.Method, meta: lr.Meta, legacy: true, peer: lr.Peer}
+	r := &request{id: lr.ID, method: lr.Method, meta: lr.Meta, legacy: true, peer: lr.Peer, raw: lr.Params}
 	if t := bytes.TrimSpace(lr.Params); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
 		if err := strictjson.Unmarshal(t, &r.p); err != nil {
 			return nil, invalidParams("%v", describeUnmarshal(err))

@@ -181,6 +181,7 @@ type Server struct {
 	hub    *hub
 	legacy LegacyAdapter
 	tasks  *taskHost
+	exts   extensionSet
 
 	fanout    Fanout
 	life      context.Context // ends at Close
