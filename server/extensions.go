@@ -156,8 +156,8 @@ func CheckExtensionID(id string) error {
 	return nil
 }
 
-func isAlpha(c byte) bool    { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-func isAlnum(c byte) bool    { return isAlpha(c) || c >= '0' && c <= '9' }
+func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isAlnum(c byte) bool { return isAlpha(c) || c >= '0' && c <= '9' }
 func validLabel(l string) bool {
 	if l == "" || !isAlpha(l[0]) || !isAlnum(l[len(l)-1]) {
 		return false
