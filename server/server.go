@@ -183,6 +183,8 @@ type Server struct {
 	tasks  *taskHost
 	exts   extensionSet
 
+	taskWatch taskListeners
+
 	fanout    Fanout
 	life      context.Context // ends at Close
 	stop      context.CancelFunc

@@ -152,6 +152,7 @@ func newTaskHost(s *Server, o TaskOptions) (*taskHost, error) {
 	if h.store == nil {
 		h.store = tasks.NewMemoryStoreWithClock(s.now)
 	}
+	h.store = statusStore{Store: h.store, s: s} // status changes reach task listeners
 	b := make([]byte, 12)
 	if _, err := rand.Read(b); err != nil {
 		return nil, fmt.Errorf("server: instance id: %w", err)
