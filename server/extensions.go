@@ -367,7 +367,7 @@ func (s *Server) serveExtension(ctx context.Context, r *request, n Notifier) (js
 	}
 	req := &ExtensionRequest{
 		Method:    r.method,
-		Params:    r.raw,
+		Params:    bytes.Clone(r.raw), // the handler may keep it
 		Meta:      r.meta,
 		Principal: mrtr.PrincipalFromContext(ctx),
 		Legacy:    r.legacy,
