@@ -140,7 +140,7 @@ func (s *Server) offerApps() error {
 	if err != nil {
 		return err
 	}
-	if err := s.addExtension(ext, nil); err != nil && !strings.Contains(err.Error(), "already registered") {
+	if err := s.addExtension(ext, nil); err != nil && !errors.Is(err, errExtensionRegistered) { // a concurrent AddApp won
 		return err
 	}
 	return nil

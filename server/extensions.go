@@ -192,6 +192,9 @@ var coreMethods = []string{
 	"elicitation/create", "sampling/createMessage", "roots/list",
 }
 
+// errExtensionRegistered refuses a second registration of an id.
+var errExtensionRegistered = errors.New("already registered")
+
 // extension is a registered extension.
 type extension struct {
 	Extension
@@ -270,7 +273,7 @@ func (s *Server) addExtension(ext *extension, builtin map[string]*extMethod) err
 	defer s.mu.Unlock()
 	for _, x := range s.exts.list {
 		if x.ID == ext.ID {
-			return fmt.Errorf("server: extension %s is already registered", ext.ID)
+			return fmt.Errorf("server: extension %s: %w", ext.ID, errExtensionRegistered)
 		}
 	}
 	add := map[string]*extMethod{}

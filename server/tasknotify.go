@@ -157,7 +157,9 @@ func (s *Server) taskStatusChanged(rec *tasks.Record) {
 	if s.fanout == nil || rec.Principal == "" {
 		return
 	}
-	ctx, cancel := context.WithTimeout(s.life, fanoutTimeout)
+	// Not bound to the server's life: the tasks Close abandons are failed
+	// after it ended, and their listeners elsewhere should hear it.
+	ctx, cancel := context.WithTimeout(context.Background(), fanoutTimeout)
 	defer cancel()
 	if err := s.fanout.Publish(ctx, Change{Kind: TaskStatusChanged, URI: rec.ID}); err != nil {
 		s.log.Warn("fan-out: publishing a task change failed; task listeners on other instances miss it", "err", err)
