@@ -207,3 +207,25 @@ func TestExtensionMethod(t *testing.T) {
 		t.Errorf("middleware saw %q, want the method, its target and the principal first", seen)
 	}
 }
+
+// The body limits and the envelope checks apply to extension methods
+// before their handler runs.
+func TestExtensionMethodLimits(t *testing.T) {
+	s := newTestServer(t, &Options{MaxRequestBytes: 1024, MaxJSONDepth: 8})
+	ran := 0
+	if err := s.AddExtension(Extension{ID: "com.example/w", Methods: map[string]ExtensionMethod{"w/do": {Handler: func(ctx context.Context, req *ExtensionRequest) (any, error) {
+		ran++
+		return nil, nil
+	}}}}); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, s, `{"extensions":{"com.example/w":{}}}`)
+	wantResult(t, send(t, c, "w/do", map[string]any{}))
+	wantErrorID(t, send(t, c, "w/do", map[string]any{"pad": strings.Repeat("x", 1100)}), http.StatusRequestEntityTooLarge, -32600, "null")
+	deep := strings.Repeat("[", 9) + strings.Repeat("]", 9)
+	wantErrorID(t, sendRaw(t, c, `{"jsonrpc":"2.0","id":2,"method":"w/do","params":{"x":`+deep+`}}`), http.StatusBadRequest, -32700, "null")
+	wantError(t, sendRaw(t, c, `{"jsonrpc":"2.0","id":3,"method":"w/do","params":{}}`), http.StatusBadRequest, jsonrpc.InvalidParams)
+	if ran != 1 {
+		t.Errorf("the handler ran %d times, want once (for the valid request)", ran)
+	}
+}
