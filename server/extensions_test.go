@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -227,5 +228,34 @@ func TestExtensionMethodLimits(t *testing.T) {
 	wantError(t, sendRaw(t, c, `{"jsonrpc":"2.0","id":3,"method":"w/do","params":{}}`), http.StatusBadRequest, jsonrpc.InvalidParams)
 	if ran != 1 {
 		t.Errorf("the handler ran %d times, want once (for the valid request)", ran)
+	}
+}
+
+// BenchmarkExtensionMethod serves an extension method (params decoded by
+// the handler, a small object result) through ServeHTTP, for comparison
+// with BenchmarkToolsCall.
+func BenchmarkExtensionMethod(b *testing.B) {
+	s := newTestServer(b, nil)
+	if err := s.AddExtension(Extension{ID: "com.example/echo", Methods: map[string]ExtensionMethod{"echo/say": {NameParam: "text", Handler: func(ctx context.Context, req *ExtensionRequest) (any, error) {
+		var p struct {
+			Text string `json:"text"`
+		}
+		if err := req.DecodeParams(&p); err != nil {
+			return nil, err
+		}
+		return map[string]string{"text": p.Text}, nil
+	}}}}); err != nil {
+		b.Fatal(err)
+	}
+	req := wireOf(b, s, `{"extensions":{"com.example/echo":{}}}`, func(c *mcptest.Client) {
+		send(b, c, "echo/say", map[string]any{"text": "hello"}, mcptest.WithHeader("Mcp-Name", "hello"))
+	})
+	want := []byte(`"text":"hello"`)
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := req.serve(s, nil)
+		if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), want) {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
 	}
 }
