@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/internal/clip"
 )
 
@@ -122,9 +122,9 @@ func (s *Server) AddApp(a App) error {
 	html, uri := a.HTML, a.URI
 	return s.AddResource(Resource{URI: a.URI, Name: a.Name, Title: a.Title, Description: a.Description, MimeType: AppMIMEType, Meta: meta},
 		func(ctx context.Context, req *ResourceRequest) (*ResourceResult, error) {
-			rc := content.TextContents(uri, AppMIMEType, html)
+			rc := mcp.TextContents(uri, AppMIMEType, html)
 			rc.Meta = meta
-			return &ResourceResult{Contents: []content.ResourceContents{rc}}, nil
+			return &ResourceResult{Contents: []mcp.ResourceContents{rc}}, nil
 		})
 }
 

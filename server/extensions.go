@@ -13,7 +13,6 @@ import (
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
-	"github.com/baton-mcp/baton/mrtr"
 )
 
 // Extensions (SEP-2133).
@@ -372,7 +371,7 @@ func (s *Server) serveExtension(ctx context.Context, r *request, n Notifier) (js
 		Method:    r.method,
 		Params:    bytes.Clone(r.raw), // the handler may keep it
 		Meta:      r.meta,
-		Principal: mrtr.PrincipalFromContext(ctx),
+		Principal: PrincipalFromContext(ctx),
 		Legacy:    r.legacy,
 	}
 	if n != nil {

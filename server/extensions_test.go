@@ -12,7 +12,6 @@ import (
 
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcptest"
-	"github.com/baton-mcp/baton/mrtr"
 )
 
 func TestCheckExtensionID(t *testing.T) {
@@ -122,7 +121,7 @@ func TestExtensionMethod(t *testing.T) {
 	}
 	s := newTestServer(t, &Options{Middleware: []Middleware{mw}})
 	h := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.ServeHTTP(w, r.WithContext(mrtr.ContextWithPrincipal(r.Context(), "alice")))
+		s.ServeHTTP(w, r.WithContext(ContextWithPrincipal(r.Context(), "alice")))
 	}))
 	err := s.AddExtension(Extension{
 		ID:            "com.example/widgets",

@@ -8,7 +8,6 @@ import (
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
-	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/tasks"
 )
 
@@ -68,7 +67,7 @@ func (s *Server) openTaskListener(ctx context.Context, f *SubscriptionFilter) *t
 	if !f.Tasks {
 		return nil
 	}
-	p := mrtr.PrincipalFromContext(ctx)
+	p := PrincipalFromContext(ctx)
 	if p == "" {
 		f.Tasks = false
 		return nil

@@ -12,12 +12,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	batonclient "github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/mcptest"
-	"github.com/baton-mcp/baton/mrtr"
-	"github.com/baton-mcp/baton/redisfanout"
-	"github.com/baton-mcp/baton/redistasks"
+	"github.com/baton-mcp/baton/mcp"
+	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -26,9 +24,10 @@ import (
 // closes.
 func fleetInstance(t *testing.T, c *redis.Client, release <-chan struct{}) *server.Server {
 	t.Helper()
+	fleet := redisfleet.New(c, redisfleet.Options{Prefix: "baton:test:tasknotify:"})
 	s, err := server.New(server.Implementation{Name: "fleet", Version: "1"}, &server.Options{
-		Fanout: redisfanout.New(c, "baton:test:tasknotify"),
-		Tasks:  server.TaskOptions{Store: redistasks.New(c, "baton:test:tasknotify:")},
+		Fanout: fleet.Fanout(),
+		Tasks:  server.TaskOptions{Store: fleet.Tasks()},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
@@ -52,11 +51,11 @@ func fleetInstance(t *testing.T, c *redis.Client, release <-chan struct{}) *serv
 // as serves h as principal p.
 func as(h http.Handler, p string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(mrtr.ContextWithPrincipal(r.Context(), p)))
+		h.ServeHTTP(w, r.WithContext(server.ContextWithPrincipal(r.Context(), p)))
 	})
 }
 
-var tasksExt = &batonclient.Capabilities{Extensions: map[string]json.RawMessage{server.TasksExtension: json.RawMessage(`{}`)}}
+var tasksExt = &mcp.ClientCapabilities{Extensions: map[string]json.RawMessage{server.TasksExtension: json.RawMessage(`{}`)}}
 
 // A listen stream on instance B hears of a task that runs on instance A
 // (the task store and the fan-out on one real Redis), and only of its own
@@ -69,8 +68,8 @@ func TestTaskNotificationsAcrossInstances(t *testing.T) {
 	// Both instances receive before anything is published.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		m, err := rc.PubSubNumSub(t.Context(), "baton:test:tasknotify").Result()
-		if err == nil && m["baton:test:tasknotify"] >= 2 {
+		m, err := rc.PubSubNumSub(t.Context(), "baton:test:tasknotify:changes").Result()
+		if err == nil && m["baton:test:tasknotify:changes"] >= 2 {
 			break
 		}
 		if time.Now().After(deadline) {

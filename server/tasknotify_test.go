@@ -10,13 +10,12 @@ import (
 
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcptest"
-	"github.com/baton-mcp/baton/mrtr"
 )
 
 // asPrincipal serves h as the authenticated principal p.
 func asPrincipal(h http.Handler, p string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r.WithContext(mrtr.ContextWithPrincipal(r.Context(), p)))
+		h.ServeHTTP(w, r.WithContext(ContextWithPrincipal(r.Context(), p)))
 	})
 }
 
