@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/internal/clip"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // MCP Apps (SEP-1865, extension AppsExtension): a tool names an HTML page,

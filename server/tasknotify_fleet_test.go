@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/baton-mcp/baton/internal/testredis"
-	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mcp"
+	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
 )
