@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Typed forms: a form's schema inferred from a flat Go struct.
@@ -20,6 +21,7 @@ import (
 //	int, int8..int64, uint..uint64    integer (unsigned types get minimum 0)
 //	float32, float64                  number
 //	bool                              boolean
+//	time.Time                         string with format date-time
 //	[]string with an enum tag         multi select
 //	*T of any of the above            the same as T
 //
@@ -212,6 +214,13 @@ func fieldFor(sf reflect.StructField) (*Field, error) {
 			f = MultiEnum(name, values...)
 		}
 	case reflect.Struct:
+		if t == reflect.TypeFor[time.Time]() { // an RFC 3339 string
+			if v, ok := sf.Tag.Lookup("format"); ok && v != string(FormatDateTime) {
+				return nil, fail("a time.Time is a date-time, not %q", v)
+			}
+			f = String(name).Format(FormatDateTime)
+			break
+		}
 		return nil, fail("a nested struct (%s) is not allowed in a flat form", t)
 	default:
 		return nil, fail("a %s is not allowed in a flat form", t)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/baton-mcp/baton/elicit"
 )
@@ -38,19 +39,20 @@ func same[T any](t *testing.T, fields ...*elicit.Field) {
 
 func TestSchemaForPrimitivesAndTags(t *testing.T) {
 	type Profile struct {
-		Name     string   `json:"name" title:"Your name" description:"as on the badge" minLength:"1" maxLength:"40" default:"Ada"`
-		Email    string   `json:"email,omitempty" format:"email"`
-		Site     *string  `json:"site,omitempty" format:"uri"`
-		Born     string   `json:"born,omitzero" format:"date"`
-		Seen     string   `json:"seen,omitempty" format:"date-time"`
-		Age      int      `json:"age" minimum:"0" maximum:"150" default:"30"`
-		Cups     uint8    `json:"cups,omitempty"`
-		Ratio    float64  `json:"ratio,omitempty" minimum:"0.5" maximum:"2.5" default:"1.5"`
-		Agree    bool     `json:"agree" default:"true"`
-		NoTag    string   // named by its Go name, required
-		Skipped  string   `json:"-"`
-		internal string   //nolint:unused // unexported: not part of the form
-		Extras   []string `json:"extras,omitempty" enum:"milk|sugar" minItems:"1" maxItems:"2" default:"milk"`
+		Name     string    `json:"name" title:"Your name" description:"as on the badge" minLength:"1" maxLength:"40" default:"Ada"`
+		Email    string    `json:"email,omitempty" format:"email"`
+		Site     *string   `json:"site,omitempty" format:"uri"`
+		Born     string    `json:"born,omitzero" format:"date"`
+		Seen     string    `json:"seen,omitempty" format:"date-time"`
+		Age      int       `json:"age" minimum:"0" maximum:"150" default:"30"`
+		Cups     uint8     `json:"cups,omitempty"`
+		Ratio    float64   `json:"ratio,omitempty" minimum:"0.5" maximum:"2.5" default:"1.5"`
+		Agree    bool      `json:"agree" default:"true"`
+		NoTag    string    // named by its Go name, required
+		Skipped  string    `json:"-"`
+		internal string    //nolint:unused // unexported: not part of the form
+		Extras   []string  `json:"extras,omitempty" enum:"milk|sugar" minItems:"1" maxItems:"2" default:"milk"`
+		At       time.Time `json:"at,omitzero" title:"When"`
 	}
 	_ = Profile{}.internal
 	same[Profile](t,
@@ -65,6 +67,7 @@ func TestSchemaForPrimitivesAndTags(t *testing.T) {
 		elicit.Boolean("agree").Default(true).Required(),
 		elicit.String("NoTag").Required(),
 		elicit.MultiEnum("extras", "milk", "sugar").MinItems(1).MaxItems(2).Default([]string{"milk"}),
+		elicit.String("at").Title("When").Format(elicit.FormatDateTime),
 	)
 }
 
@@ -241,6 +244,12 @@ func TestSchemaForErrors(t *testing.T) {
 			}
 			return elicit.SchemaFor[F]()
 		}, []string{`"X"`, "duplicate"}},
+		{"time as a date", func() (*elicit.Schema, error) {
+			type F struct {
+				At time.Time `json:"at" format:"date"`
+			}
+			return elicit.SchemaFor[F]()
+		}, []string{`"at"`, "date-time"}},
 		{"not a struct", func() (*elicit.Schema, error) {
 			return elicit.SchemaFor[map[string]string]()
 		}, []string{"struct"}},
@@ -281,10 +290,11 @@ func TestSchemaForReportsEveryField(t *testing.T) {
 // inferred schema on the way.
 func TestFormDecode(t *testing.T) {
 	type Order struct {
-		Size   string   `json:"size" enum:"s=Small|l=Large"`
-		Extras []string `json:"extras,omitempty" enum:"milk|sugar"`
-		Shots  *int     `json:"shots,omitempty" minimum:"1" maximum:"3"`
-		Name   string   `json:"name" minLength:"1"`
+		Size   string    `json:"size" enum:"s=Small|l=Large"`
+		Extras []string  `json:"extras,omitempty" enum:"milk|sugar"`
+		Shots  *int      `json:"shots,omitempty" minimum:"1" maximum:"3"`
+		Name   string    `json:"name" minLength:"1"`
+		At     time.Time `json:"at,omitzero"`
 	}
 	form, err := elicit.FormOf[Order]()
 	if err != nil {
@@ -294,7 +304,7 @@ func TestFormDecode(t *testing.T) {
 	if err := req.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	res, err := req.CheckResult([]byte(`{"action":"accept","content":{"size":"l","extras":["milk"],"shots":2,"name":"Ada"}}`))
+	res, err := req.CheckResult([]byte(`{"action":"accept","content":{"size":"l","extras":["milk"],"shots":2,"name":"Ada","at":"2026-07-28T10:00:00Z"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +312,7 @@ func TestFormDecode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Size != "l" || len(o.Extras) != 1 || o.Extras[0] != "milk" || o.Shots == nil || *o.Shots != 2 || o.Name != "Ada" {
+	if o.Size != "l" || len(o.Extras) != 1 || o.Extras[0] != "milk" || o.Shots == nil || *o.Shots != 2 || o.Name != "Ada" || !o.At.Equal(time.Date(2026, 7, 28, 10, 0, 0, 0, time.UTC)) {
 		t.Errorf("decoded %+v", o)
 	}
 	// The schema checks answers: a size outside the options is refused.
