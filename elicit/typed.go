@@ -84,8 +84,8 @@ func (f *Form[T]) Request(message string) *Request {
 }
 
 // Decode decodes an accepted answer into a new T, with the rules of
-// [Result.Decode]: an error wrapping [ErrNotAccepted] for decline and
-// cancel.
+// [Result.Decode]: [ErrDeclined] or [ErrCancelled] (both match
+// [ErrNotAccepted]) when the user did not accept.
 func (f *Form[T]) Decode(res *Result) (T, error) {
 	var v T
 	if err := res.Decode(&v); err != nil {
