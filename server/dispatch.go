@@ -74,6 +74,7 @@ type request struct {
 	id     jsonrpc.ID
 	method string
 	p      paramsIn
+	raw    json.RawMessage // params as sent; nil on the one-pass path of core methods
 	meta   RequestMeta
 	header http.Header // HTTP only: for Mcp-Param checks
 	legacy bool        // encode results for the 2025-11-25 era
@@ -107,7 +108,7 @@ func invalidParams(format string, args ...any) *jsonrpc.Error {
 // decodeRequest reads params and the _meta envelope. It does not check the
 // version; see checkVersion.
 func decodeRequest(msg *rpcwire.Message) (*request, *jsonrpc.Error) {
-	r := &request{id: msg.ID, method: msg.Method}
+	r := &request{id: msg.ID, method: msg.Method, raw: msg.Params}
 	if len(msg.Params) == 0 {
 		return r, invalidParams("params with _meta (%s and %s) are required", metaProtocolVersion, metaClientCaps)
 	}
@@ -140,6 +141,9 @@ func decodeModern(body []byte, lim rpcwire.Limits) (*request, *jsonrpc.Error, bo
 	var m messageIn
 	if strictjson.UnmarshalNoCopy(body, &m) != nil || m.JSONRPC != rpcwire.Version || m.ID.IsZero() ||
 		m.Method == "" || m.Method == "initialize" || m.Params == nil || m.Result != nil || m.Error != nil {
+		return nil, nil, false
+	}
+	if !onePass(m.Method) { // extension methods read their params as sent
 		return nil, nil, false
 	}
 	r := &request{id: m.ID, method: m.Method, p: *m.Params}
@@ -265,8 +269,9 @@ func (s *Server) route(ctx context.Context, r *request, n Notifier) (json.RawMes
 		return s.readResource(ctx, r, n)
 	case "completion/complete":
 		return s.complete(ctx, r, n)
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		return s.handleTask(ctx, r)
+	}
+	if res, e, ok := s.serveExtension(ctx, r, n); ok {
+		return res, e
 	}
 	return nil, methodNotFound(r.method)
 }
@@ -335,11 +340,11 @@ type ServerCapabilities struct {
 	// Logging is sent as "logging": {} when Options.Logging is on (a
 	// request may then set a log level and receive notifications/message).
 	Logging *struct{} `json:"logging,omitempty"`
-	// Extensions lists the extensions the server supports, by identifier
-	// (TasksExtension while a tool may run as a task). They exist in the
-	// 2026-07-28 protocol only: server/discover sends them, a 2025-11-25
-	// initialize does not.
-	Extensions map[string]struct{} `json:"extensions,omitempty"`
+	// Extensions lists the extensions the server offers, by identifier,
+	// each with its settings (TasksExtension while a tool may run as a
+	// task, and those added with AddExtension). server/discover sends them
+	// all, a 2025-11-25 initialize those registered with Extension.Legacy.
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 // ListCapability is a server capability over a list: tools or prompts.
@@ -358,9 +363,16 @@ type ResourceCapability struct {
 
 // Capabilities returns what the server advertises now: tools, prompts and
 // resources while any are registered (each with listChanged), completions
-// when a handler is set, logging when Options.Logging is on. Extensions are
-// left out (see modernCapabilities).
+// when a handler is set, logging when Options.Logging is on, and the
+// extensions offered to 2025-11-25 clients (see modernCapabilities for
+// server/discover's).
 func (s *Server) Capabilities() ServerCapabilities {
+	c := s.coreCapabilities()
+	c.Extensions = s.advertised(true)
+	return c
+}
+
+func (s *Server) coreCapabilities() ServerCapabilities {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var c ServerCapabilities
@@ -385,10 +397,8 @@ func (s *Server) Capabilities() ServerCapabilities {
 // modernCapabilities are Capabilities plus the extensions, for
 // server/discover.
 func (s *Server) modernCapabilities() ServerCapabilities {
-	c := s.Capabilities()
-	if s.tasksAdvertised() {
-		c.Extensions = map[string]struct{}{TasksExtension: {}}
-	}
+	c := s.coreCapabilities()
+	c.Extensions = s.advertised(false)
 	return c
 }
 

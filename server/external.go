@@ -18,7 +18,7 @@ import (
 // cancelled and must not be answered.
 func (d legacyDispatcher) Dispatch(ctx context.Context, lr *era.Request[RequestMeta]) (*era.Outcome, *jsonrpc.Error) {
 	s := d.s
-	r := &request{id: lr.ID, method: lr.Method, meta: lr.Meta, legacy: true, peer: lr.Peer, session: lr.SessionID}
+	r := &request{id: lr.ID, method: lr.Method, meta: lr.Meta, legacy: true, peer: lr.Peer, session: lr.SessionID, raw: lr.Params}
 	if lr.Peer != nil && s.opts.Telemetry != nil {
 		r.peer = tracedPeer{Peer: lr.Peer, s: s}
 	}

@@ -102,6 +102,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *request, e *jsonrpc.Error) {
 	if e == nil {
 		name, hasName := mcpName(req)
+		if !hasName {
+			name, hasName = s.extensionTarget(req)
+		}
 		e = checkStandardHeaders(r.Header, req.method, req.meta.ProtocolVersion, name, hasName)
 	}
 	if e == nil {
@@ -156,10 +159,6 @@ func mcpName(r *request) (string, bool) {
 	case "resources/read":
 		if r.p.URI != nil {
 			return *r.p.URI, true
-		}
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		if r.p.TaskID != nil {
-			return *r.p.TaskID, true
 		}
 	}
 	return "", false

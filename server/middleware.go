@@ -60,7 +60,8 @@ type MethodHandler func(ctx context.Context, req *MethodRequest) (*MethodResult,
 
 // Middleware wraps the handling of every request the server handles, in
 // both eras: server/discover, the lists, tools/call, prompts/get,
-// resources/read, completion/complete, subscriptions/listen, tasks/*, and
+// resources/read, completion/complete, subscriptions/listen, tasks/*, the
+// methods of extensions (Server.AddExtension), and
 // a 2025-11-25 session's own methods (ping, logging/setLevel,
 // resources/subscribe and unsubscribe). It runs after the envelope is
 // decoded and checked and, for a call that resumes one, after the
@@ -146,10 +147,8 @@ func (s *Server) methodRequest(ctx context.Context, r *request) *MethodRequest {
 		if r.p.URI != nil {
 			mr.Target = *r.p.URI
 		}
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		if r.p.TaskID != nil {
-			mr.Target = *r.p.TaskID
-		}
+	default:
+		mr.Target, _ = s.extensionTarget(r)
 	}
 	switch r.method {
 	case "tools/call", "prompts/get", "resources/read":

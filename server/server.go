@@ -195,6 +195,9 @@ type Server struct {
 	hub    *hub
 	legacy LegacyAdapter
 	tasks  *taskHost
+	exts   extensionSet
+
+	taskWatch taskListeners
 
 	fanout    Fanout
 	life      context.Context // ends at Close

@@ -156,12 +156,45 @@ func newTaskHost(s *Server, o TaskOptions) (*taskHost, error) {
 	if s.opts.Telemetry != nil {
 		h.store = timedStore{Store: h.store, s: s}
 	}
+	h.store = statusStore{Store: h.store, s: s} // status changes reach task listeners
 	b := make([]byte, 12)
 	if _, err := rand.Read(b); err != nil {
 		return nil, fmt.Errorf("server: instance id: %w", err)
 	}
 	h.instance = base64.RawURLEncoding.EncodeToString(b)
+	if err := s.addTasksExtension(); err != nil {
+		return nil, err
+	}
 	return h, nil
+}
+
+// addTasksExtension registers the tasks extension through the extension
+// API: offered while some tool may run as a task, to 2026-07-28 clients
+// only, with the methods tasks/get, tasks/update and tasks/cancel (their
+// target, the Mcp-Name, is the taskId).
+func (s *Server) addTasksExtension() error {
+	ext, err := newExtension(Extension{
+		ID:      TasksExtension,
+		Methods: map[string]ExtensionMethod{"tasks/get": {NameParam: "taskId"}, "tasks/update": {NameParam: "taskId"}, "tasks/cancel": {NameParam: "taskId"}},
+	})
+	if err != nil {
+		return err
+	}
+	ext.active = s.tasksAdvertised
+	serve := func(ctx context.Context, r *request, _ Notifier) (json.RawMessage, *jsonrpc.Error) {
+		return s.handleTask(ctx, r)
+	}
+	target := func(r *request) (string, bool) {
+		if r.p.TaskID == nil {
+			return "", false
+		}
+		return *r.p.TaskID, true
+	}
+	builtin := map[string]*extMethod{}
+	for name := range ext.Methods {
+		builtin[name] = &extMethod{serve: serve, target: target}
+	}
+	return s.addExtension(ext, builtin)
 }
 
 // now reads the server's clock (Options.Now, or the wall clock), the one
@@ -912,15 +945,9 @@ func (h *taskHost) storeError(op string, err error) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the task store is unavailable"}
 }
 
-// handleTask serves tasks/get, tasks/update and tasks/cancel.
+// handleTask serves tasks/get, tasks/update and tasks/cancel, once the
+// extension API has checked that the extension is offered and declared.
 func (s *Server) handleTask(ctx context.Context, r *request) (json.RawMessage, *jsonrpc.Error) {
-	if r.legacy || !s.tasksAdvertised() {
-		return nil, methodNotFound(r.method)
-	}
-	if err := r.meta.ClientCapabilities.RequireExtension(r.method, TasksExtension); err != nil {
-		re, _ := asRPCError(err)
-		return nil, re
-	}
 	if r.p.TaskID == nil || *r.p.TaskID == "" {
 		return nil, invalidParams("%s needs a taskId", r.method)
 	}
