@@ -70,6 +70,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if !s.authorizeHeaders(w, r) {
+		return
+	}
 	body, err := readBody(w, r, s.opts.MaxRequestBytes, s.opts.BodyReadTimeout)
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -100,6 +103,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.legacy != nil && s.isLegacy(r, msg) {
+		if !s.authorizeMessage(w, r, msg) {
+			return
+		}
 		s.legacy.ServeLegacy(w, r, body, msg)
 		return
 	}

@@ -39,6 +39,7 @@ type regOptions struct {
 	Task                TaskSupport
 	DeferTask           bool
 	RefineSchemas       func(in, out *jsonschema.Schema) error
+	Scopes              []string // RequireScopes (authz.go)
 }
 
 // collectOptions applies opts for a registration of kind what, named for
@@ -53,6 +54,9 @@ func collectOptions(kind regKind, what string, opts []RegisterOption) (regOption
 			return o, fmt.Errorf("%s: option %s does not apply here (it applies to %s)", what, opt.name, opt.kinds)
 		}
 		opt.apply(&o)
+	}
+	if err := checkScopes(o.Scopes); err != nil {
+		return o, fmt.Errorf("%s: %w", what, err)
 	}
 	return o, nil
 }
