@@ -350,9 +350,10 @@ func (rs *ResourceServer) discover(ctx, life context.Context, iss string) (*issu
 			HTTPTimeout:       rs.cfg.FetchTimeout,
 			RefreshInterval:   rs.cfg.JWKSRefresh,
 			RefreshUnknownKID: rate.NewLimiter(rate.Every(rs.cfg.UnknownKIDRefresh), 1),
-			// A request never waits for the limiter: an unknown kid
-			// within UnknownKIDRefresh of the last refresh fails at once.
-			RateLimitWaitMax: time.Nanosecond,
+			// The limiter's wait and the refresh share this bound (and
+			// the request's own FetchTimeout): an unknown kid that would
+			// wait longer for the limiter fails at once.
+			RateLimitWaitMax: rs.cfg.FetchTimeout,
 			RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
 				return func(_ context.Context, err error) {
 					logger.Warn("auth: JWKS refresh failed; the keys cached are kept", "url", u, "err", err)

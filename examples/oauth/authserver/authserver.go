@@ -50,6 +50,9 @@ type Options struct {
 	// Introspector is the client ID and secret the resource server uses
 	// at the introspection endpoint.
 	IntrospectorID, IntrospectorSecret string
+	// Wrap, if set, wraps the server's handler (tests use it to make an
+	// endpoint slow or unavailable).
+	Wrap func(http.Handler) http.Handler
 }
 
 // Server is a running authorization server.
@@ -90,7 +93,11 @@ func Start(opts Options) (*Server, error) {
 		ln.Close()
 		return nil, fmt.Errorf("authserver: %w", err)
 	}
-	s := &Server{Issuer: issuer, store: st, hs: &http.Server{Handler: provider, ReadHeaderTimeout: 10 * time.Second}}
+	var h http.Handler = provider
+	if opts.Wrap != nil {
+		h = opts.Wrap(provider)
+	}
+	s := &Server{Issuer: issuer, store: st, hs: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}
 	go func() { _ = s.hs.Serve(ln) }()
 	return s, nil
 }
