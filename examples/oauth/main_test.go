@@ -131,7 +131,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // start runs the authorization server, the resource server and the MCP
 // server on loopback.
-func start(t *testing.T, tune func(*auth.Config)) *fixture {
+func start(t testing.TB, tune func(*auth.Config)) *fixture {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -177,7 +177,7 @@ func start(t *testing.T, tune func(*auth.Config)) *fixture {
 
 // token gets an access token from the authorization server's token
 // endpoint with the client credentials grant.
-func (f *fixture) token(t *testing.T, client, scope string) string {
+func (f *fixture) token(t testing.TB, client, scope string) string {
 	t.Helper()
 	form := url.Values{"grant_type": {"client_credentials"}, "scope": {scope}}
 	req, _ := http.NewRequest(http.MethodPost, f.as.Issuer+"/oauth/token", strings.NewReader(form.Encode()))
@@ -200,7 +200,7 @@ func (f *fixture) token(t *testing.T, client, scope string) string {
 
 // sign signs claims as the authorization server signs its tokens (its
 // key and kid), for the tokens it would not issue.
-func (f *fixture) sign(t *testing.T, claims jwt.MapClaims) string {
+func (f *fixture) sign(t testing.TB, claims jwt.MapClaims) string {
 	t.Helper()
 	kid, key, err := f.as.SigningKey(context.Background())
 	if err != nil {
