@@ -30,15 +30,15 @@ type Metadata struct {
 }
 
 // MetadataURL returns the path-aware well-known URL of the metadata of
-// resource: https://host/.well-known/oauth-protected-resource/<path>, or
-// the root form when the resource has no path.
+// resource (RFC 9728 §3.1): https://host/.well-known/oauth-protected-resource/<path>,
+// the query kept, or the root form when the resource has no path.
 func MetadataURL(resource string) (string, error) {
 	u, err := url.Parse(resource)
 	if err != nil || u.Host == "" {
 		return "", fmt.Errorf("auth: resource %q is not an absolute URL", resource)
 	}
 	p := strings.TrimSuffix(u.Path, "/")
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: WellKnownPath + p}).String(), nil
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: WellKnownPath + p, RawQuery: u.RawQuery}).String(), nil
 }
 
 // Metadata returns the metadata document the ResourceServer serves.
