@@ -166,7 +166,7 @@ func (s *Server) lookupItem(method, name string) (Item, bool) {
 			return Item{Kind: ItemResource, Name: name, Scopes: e.opts.Scopes}, true
 		}
 		for _, t := range s.templates {
-			if _, ok := t.pattern.match(name); ok {
+			if _, ok := t.pattern.match(name); ok || t.tmpl.URITemplate == name {
 				return Item{Kind: ItemResourceTemplate, Name: t.tmpl.URITemplate, Scopes: t.opts.Scopes}, true
 			}
 		}
@@ -316,15 +316,42 @@ func (s *Server) authorizeMessage(w http.ResponseWriter, r *http.Request, msg *r
 	return true
 }
 
+// authorizeTarget checks the operation a decoded request names: a call
+// (tools/call, prompts/get, resources/read) or the completion of a
+// prompt's or a template's arguments, which needs what using it needs.
+func (s *Server) authorizeTarget(ctx context.Context, r *request) ([]string, *scopeRefusal) {
+	method := r.method
+	name, ok := mcpName(r)
+	if method == "completion/complete" && r.p.Ref != nil {
+		switch r.p.Ref.Type {
+		case "ref/prompt":
+			method, name, ok = "prompts/get", r.p.Ref.Name, true
+		case "ref/resource":
+			method, name, ok = "resources/read", r.p.Ref.URI, true
+		}
+	}
+	if !ok {
+		return nil, nil
+	}
+	return s.authorize(ctx, method, name)
+}
+
+// authorizeDecoded answers an HTTP request refused by authorizeTarget
+// (what the headers could not name: a completion). It reports whether
+// the request may go on.
+func (s *Server) authorizeDecoded(w http.ResponseWriter, r *http.Request, req *request) bool {
+	if _, ref := s.authorizeTarget(r.Context(), req); ref != nil {
+		writeRefusal(w, req.id, ref)
+		return false
+	}
+	return true
+}
+
 // authorizeRequest is the dispatch's check, for every transport: it
 // records the scopes checked on r (they are bound into the requestState)
 // or returns the refusal as a JSON-RPC error.
 func (s *Server) authorizeRequest(ctx context.Context, r *request) *jsonrpc.Error {
-	name, ok := mcpName(r)
-	if !ok {
-		return nil
-	}
-	checked, ref := s.authorize(ctx, r.method, name)
+	checked, ref := s.authorizeTarget(ctx, r)
 	if ref != nil {
 		return ref.rpcError()
 	}
@@ -356,45 +383,43 @@ func (s *Server) listPrivate(scoped bool) bool {
 // whether the answer depends on the caller.
 func (s *Server) callerCapabilities(ctx context.Context, c ServerCapabilities) (ServerCapabilities, bool) {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	private := s.opts.Visible != nil
-	seeAny := func(n int, at func(int) Item) bool {
-		seen := false
-		for i := 0; i < n; i++ {
-			it := at(i)
-			private = private || len(it.Scopes) > 0
-			if !seen && s.visible(ctx, it) {
-				seen = true
-			}
-		}
-		return seen
-	}
-	tools := seeAny(s.tools.len(), func(i int) Item {
+	var tools, prompts, resources []Item
+	for i := 0; i < s.tools.len(); i++ {
 		e := s.tools.at(i)
-		return Item{Kind: ItemTool, Name: e.tool.Name, Scopes: e.opts.Scopes}
-	})
-	prompts := seeAny(s.prompts.len(), func(i int) Item {
+		tools = append(tools, Item{Kind: ItemTool, Name: e.tool.Name, Scopes: e.opts.Scopes})
+	}
+	for i := 0; i < s.prompts.len(); i++ {
 		e := s.prompts.at(i)
-		return Item{Kind: ItemPrompt, Name: e.prompt.Name, Scopes: e.opts.Scopes}
-	})
-	resources := seeAny(s.resources.len(), func(i int) Item {
+		prompts = append(prompts, Item{Kind: ItemPrompt, Name: e.prompt.Name, Scopes: e.opts.Scopes})
+	}
+	for i := 0; i < s.resources.len(); i++ {
 		e := s.resources.at(i)
-		return Item{Kind: ItemResource, Name: e.res.URI, Scopes: e.opts.Scopes}
-	})
-	templates := seeAny(len(s.templates), func(i int) Item {
-		e := s.templates[i]
-		return Item{Kind: ItemResourceTemplate, Name: e.tmpl.URITemplate, Scopes: e.opts.Scopes}
-	})
+		resources = append(resources, Item{Kind: ItemResource, Name: e.res.URI, Scopes: e.opts.Scopes})
+	}
+	for _, e := range s.templates {
+		resources = append(resources, Item{Kind: ItemResourceTemplate, Name: e.tmpl.URITemplate, Scopes: e.opts.Scopes})
+	}
+	s.mu.RUnlock()
+	// The checks run outside the lock: Options.Visible is user code.
+	private := s.opts.Visible != nil
+	for _, list := range [][]Item{tools, prompts, resources} {
+		for _, it := range list {
+			private = private || len(it.Scopes) > 0
+		}
+	}
 	if !private {
 		return c, false
 	}
-	if !tools {
+	seesAny := func(list []Item) bool {
+		return slices.ContainsFunc(list, func(it Item) bool { return s.visible(ctx, it) })
+	}
+	if !seesAny(tools) {
 		c.Tools = nil
 	}
-	if !prompts {
+	if !seesAny(prompts) {
 		c.Prompts = nil
 	}
-	if !resources && !templates {
+	if !seesAny(resources) {
 		c.Resources = nil
 	}
 	return c, true

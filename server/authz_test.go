@@ -55,6 +55,9 @@ func scopedServer(t *testing.T, opts *Options) *Server {
 	if err := s.AddResourceTemplate(ResourceTemplate{URITemplate: "res://t/{id}", Name: "t"}, res, RequireScopes("w")); err != nil {
 		t.Fatal(err)
 	}
+	s.SetCompletion(func(ctx context.Context, req *CompletionRequest) (*Completion, error) {
+		return &Completion{Values: []string{"secret-value"}}, nil
+	})
 	return s
 }
 
@@ -205,6 +208,17 @@ func TestScopeRefusal(t *testing.T) {
 	}
 	if _, err := c.GetPrompt(context.Background(), "p", nil); err != nil {
 		t.Fatalf("prompt with r: %v", err)
+	}
+	// Completing a template's arguments needs the template's scopes.
+	resp, err = c.Do(context.Background(), "completion/complete", map[string]any{
+		"ref": map[string]any{"type": "ref/resource", "uri": "res://t/{id}"}, "argument": map[string]any{"name": "id", "value": ""}})
+	if err != nil || resp.Status != 403 || strings.Contains(string(resp.Body), "secret-value") {
+		t.Fatalf("completion of a template without its scope: %v %d %s", err, resp.Status, resp.Body)
+	}
+	resp, err = c.Do(context.Background(), "completion/complete", map[string]any{
+		"ref": map[string]any{"type": "ref/prompt", "name": "p"}, "argument": map[string]any{"name": "x", "value": ""}})
+	if err != nil || resp.Status != 200 || !strings.Contains(string(resp.Body), "secret-value") {
+		t.Fatalf("completion of a prompt with its scope: %v %d %s", err, resp.Status, resp.Body)
 	}
 }
 

@@ -507,17 +507,21 @@ func (s *Server) list(ctx context.Context, r *request) (json.RawMessage, *jsonrp
 		s.mu.RUnlock()
 		return nil, methodNotFound(r.method)
 	}
-	// What this caller may see (authz.go), then the page of it.
-	all := make([]json.RawMessage, 0, n)
-	scoped := false
+	// What this caller may see (authz.go), then the page of it. The
+	// filter runs outside the lock: Options.Visible is user code.
+	wires, its := make([]json.RawMessage, n), make([]Item, n)
 	for i := 0; i < n; i++ {
-		wire, it := item(i)
-		scoped = scoped || len(it.Scopes) > 0
-		if s.visible(ctx, it) {
-			all = append(all, wire)
-		}
+		wires[i], its[i] = item(i)
 	}
 	s.mu.RUnlock()
+	all := wires[:0]
+	scoped := false
+	for i, it := range its {
+		scoped = scoped || len(it.Scopes) > 0
+		if s.visible(ctx, it) {
+			all = append(all, wires[i])
+		}
+	}
 	if s.listPrivate(scoped) {
 		cache.Scope = "private"
 	}

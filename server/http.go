@@ -139,6 +139,9 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 		writeError(w, rpcwire.HTTPStatus(e.Code), req.id, e)
 		return
 	}
+	if req.method == "completion/complete" && !s.authorizeDecoded(w, r, req) {
+		return
+	}
 	req.header = r.Header
 	if req.method == "subscriptions/listen" {
 		status := 0
