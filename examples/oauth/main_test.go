@@ -545,3 +545,35 @@ func TestSlowAndDeadEndpoints(t *testing.T) {
 		t.Fatalf("after recovery: %d", r.Status)
 	}
 }
+
+// TestKeyRotation: a token signed with a key the server has not seen (the
+// authorization server rotated) makes it refresh the JWKS once and
+// verifies; a second unknown kid within UnknownKIDRefresh is refused at
+// once, without asking the authorization server again.
+func TestKeyRotation(t *testing.T) {
+	f := start(t, func(c *auth.Config) { c.UnknownKIDRefresh = time.Hour })
+	if r := f.call(t, f.token(t, "jwt-client", ScopeRead), "read_file", map[string]any{"path": "a"}); r.Status != 200 {
+		t.Fatalf("before rotation: %d", r.Status)
+	}
+	if err := f.as.RotateKey(); err != nil {
+		t.Fatal(err)
+	}
+	keys := f.gate.count("/keys")
+	if r := f.call(t, f.token(t, "jwt-client", ScopeRead), "read_file", map[string]any{"path": "a"}); r.Status != 200 {
+		t.Fatalf("after rotation: %d %s", r.Status, r.Header.Get("WWW-Authenticate"))
+	}
+	if n := f.gate.count("/keys") - keys; n != 1 {
+		t.Fatalf("the JWKS was fetched %d times for one new kid, want 1", n)
+	}
+	if err := f.as.RotateKey(); err != nil {
+		t.Fatal(err)
+	}
+	keys = f.gate.count("/keys")
+	r := f.call(t, f.token(t, "jwt-client", ScopeRead), "read_file", map[string]any{"path": "a"})
+	if r.Status != 401 || !strings.Contains(r.Header.Get("WWW-Authenticate"), "key is unknown") {
+		t.Fatalf("second new kid within the refresh interval: %d %s", r.Status, r.Header.Get("WWW-Authenticate"))
+	}
+	if n := f.gate.count("/keys") - keys; n != 0 {
+		t.Fatalf("the JWKS was fetched %d times within the refresh interval", n)
+	}
+}

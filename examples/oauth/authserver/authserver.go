@@ -11,6 +11,7 @@ package authserver
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
 	"errors"
@@ -22,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	jose "github.com/go-jose/go-jose/v4"
 	"github.com/zitadel/oidc/v3/example/server/storage"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
@@ -80,6 +82,10 @@ func Start(opts Options) (*Server, error) {
 		clients:  map[string]Client{},
 		tokens:   map[string]tokenInfo{},
 	}
+	if err := st.rotate(); err != nil {
+		ln.Close()
+		return nil, err
+	}
 	for _, c := range opts.Clients {
 		st.clients[c.ID] = c
 	}
@@ -109,15 +115,64 @@ func (s *Server) Close() error { return s.hs.Close() }
 // kid, for tests that need tokens the server would not issue (expired,
 // for another audience): they are signed as the server signs its own.
 func (s *Server) SigningKey(ctx context.Context) (string, *rsa.PrivateKey, error) {
-	k, err := s.store.SigningKey(ctx)
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	return s.store.keys[0].id, s.store.keys[0].key, nil
+}
+
+// RotateKey makes a new signing key, with a new kid, the one tokens are
+// signed with from now on; the old keys stay in the JWKS.
+func (s *Server) RotateKey() error { return s.store.rotate() }
+
+// rsaKey is a signing key (op.SigningKey) and, through pubKey, its public
+// half in the JWKS (op.Key).
+type rsaKey struct {
+	id  string
+	key *rsa.PrivateKey
+}
+
+func (k *rsaKey) SignatureAlgorithm() jose.SignatureAlgorithm { return jose.RS256 }
+func (k *rsaKey) Key() any                                    { return k.key }
+func (k *rsaKey) ID() string                                  { return k.id }
+
+type pubKey struct{ k *rsaKey }
+
+func (p pubKey) ID() string                         { return p.k.id }
+func (p pubKey) Algorithm() jose.SignatureAlgorithm { return jose.RS256 }
+func (p pubKey) Use() string                        { return "sig" }
+func (p pubKey) Key() any                           { return &p.k.key.PublicKey }
+
+func (s *store) rotate() error {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
-		return "", nil, err
+		return fmt.Errorf("authserver: %w", err)
 	}
-	pk, ok := k.Key().(*rsa.PrivateKey)
-	if !ok {
-		return "", nil, errors.New("authserver: the signing key is not RSA")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keys = append([]*rsaKey{{id: fmt.Sprintf("key-%d", len(s.keys)+1), key: key}}, s.keys...)
+	return nil
+}
+
+// SigningKey, SignatureAlgorithms and KeySet replace the example
+// storage's single key with a ring that can rotate.
+func (s *store) SigningKey(context.Context) (op.SigningKey, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keys[0], nil
+}
+
+func (s *store) SignatureAlgorithms(context.Context) ([]jose.SignatureAlgorithm, error) {
+	return []jose.SignatureAlgorithm{jose.RS256}, nil
+}
+
+func (s *store) KeySet(context.Context) ([]op.Key, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := make([]op.Key, len(s.keys))
+	for i, k := range s.keys {
+		keys[i] = pubKey{k}
 	}
-	return k.ID(), pk, nil
+	return keys, nil
 }
 
 // store is zitadel's example storage with service clients of our own,
@@ -130,6 +185,7 @@ type store struct {
 
 	mu     sync.Mutex
 	tokens map[string]tokenInfo
+	keys   []*rsaKey // the signing key first
 }
 
 type tokenInfo struct {
