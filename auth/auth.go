@@ -197,13 +197,19 @@ func New(ctx context.Context, cfg Config) (*ResourceServer, error) {
 		}
 		rs.issuers[iss] = is
 	}
+	rs.parser = newParser(cfg)
+	return rs, nil
+}
+
+// newParser is the JWT parser of cfg: algorithms pinned, exp required,
+// the audience, iat, the leeway and the clock.
+func newParser(cfg Config) *jwt.Parser {
 	opts := []jwt.ParserOption{jwt.WithValidMethods(cfg.Algorithms), jwt.WithExpirationRequired(),
 		jwt.WithAudience(cfg.Resource), jwt.WithIssuedAt(), jwt.WithTimeFunc(cfg.Now)}
 	if cfg.Leeway > 0 {
 		opts = append(opts, jwt.WithLeeway(cfg.Leeway))
 	}
-	rs.parser = jwt.NewParser(opts...)
-	return rs, nil
+	return jwt.NewParser(opts...)
 }
 
 func (c *Config) defaults() error {

@@ -2,8 +2,17 @@ package auth
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/MicahParks/jwkset"
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
 )
 
 // The tests against a real authorization server (zitadel/oidc's op) and
@@ -72,5 +81,84 @@ func TestChallenge(t *testing.T) {
 	}
 	if got := rs.Challenge("", "", nil); got != `Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"` {
 		t.Fatalf("no token: %s", got)
+	}
+}
+
+// countingKeys is a key set (keyfunc.Keyfunc) of one key that counts the
+// signatures it is asked to verify.
+type countingKeys struct {
+	key *rsa.PublicKey
+	n   atomic.Int64
+}
+
+func (c *countingKeys) Keyfunc(t *jwt.Token) (any, error) {
+	return c.KeyfuncCtx(context.Background())(t)
+}
+func (c *countingKeys) Storage() jwkset.Storage { return nil }
+func (c *countingKeys) VerificationKeySet(context.Context) (jwt.VerificationKeySet, error) {
+	return jwt.VerificationKeySet{Keys: []jwt.VerificationKey{c.key}}, nil
+}
+func (c *countingKeys) KeyfuncCtx(context.Context) jwt.Keyfunc {
+	return func(*jwt.Token) (any, error) {
+		c.n.Add(1)
+		return c.key, nil
+	}
+}
+
+var _ keyfunc.Keyfunc = (*countingKeys)(nil)
+
+// TestVerifiedTokenCached: a token verified once is answered from the
+// cache (keyed by its SHA-256) until it expires, and the cache is bounded.
+func TestVerifiedTokenCached(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	cfg := Config{Resource: "https://mcp.example.com/mcp", AuthorizationServers: []string{"https://as.example.com"},
+		CacheSize: 4, Now: func() time.Time { return now }}
+	if err := cfg.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	keys := &countingKeys{key: &key.PublicKey}
+	rs := &ResourceServer{cfg: cfg, parser: newParser(cfg), cache: newTokenCache(cfg.CacheSize),
+		issuers: map[string]*issuer{"https://as.example.com": {name: "https://as.example.com", keys: keys}}}
+	sign := func(sub string) string {
+		s, err := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": "https://as.example.com", "sub": sub,
+			"aud": "https://mcp.example.com/mcp", "exp": now.Add(time.Minute).Unix(), "scope": "a b"}).SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	tok := sign("alice")
+	for i := 0; i < 3; i++ {
+		g, err := rs.Verify(context.Background(), tok)
+		if err != nil || g.Subject != "alice" || !g.HasScope("b") {
+			t.Fatalf("verify: %+v %v", g, err)
+		}
+	}
+	if n := keys.n.Load(); n != 1 {
+		t.Fatalf("verified %d times, want 1", n)
+	}
+	for k := range rs.cache.m {
+		if string(k[:]) == tok {
+			t.Fatal("the cache holds the token")
+		}
+	}
+	// Past exp (and the leeway) the cache does not answer, and the token
+	// fails.
+	now = now.Add(time.Minute + cfg.Leeway + time.Second)
+	if _, err := rs.Verify(context.Background(), tok); err == nil || !strings.Contains(err.Error(), "expired") {
+		t.Fatalf("after exp: %v", err)
+	}
+	now = now.Add(-time.Minute - cfg.Leeway - time.Second)
+	for i := 0; i < 10; i++ {
+		if _, err := rs.Verify(context.Background(), sign(fmt.Sprint("user", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(rs.cache.m); n > cfg.CacheSize {
+		t.Fatalf("cache holds %d entries, bound %d", n, cfg.CacheSize)
 	}
 }
