@@ -420,7 +420,7 @@ func invalid(reason string, err error) *Error {
 }
 
 // errNoToken is a request without a bearer token.
-var errNoToken = &Error{Reason: "a bearer token is required"}
+func errNoToken() *Error { return &Error{Reason: "a bearer token is required"} }
 
 // Authenticate verifies the bearer token of r and returns its grant. It
 // returns nil and no error for an anonymous request when Optional is set.
@@ -431,14 +431,14 @@ func (rs *ResourceServer) Authenticate(r *http.Request) (*server.Grant, error) {
 		if rs.cfg.Optional {
 			return nil, nil
 		}
-		return nil, errNoToken
+		return nil, errNoToken()
 	}
 	if len(h) > 1 {
 		return nil, &Error{Code: "invalid_request", Reason: "more than one Authorization header"}
 	}
 	scheme, tok, ok := strings.Cut(h[0], " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return nil, errNoToken
+		return nil, errNoToken()
 	}
 	return rs.Verify(r.Context(), strings.TrimSpace(tok))
 }
@@ -471,7 +471,7 @@ func (rs *ResourceServer) Verify(ctx context.Context, token string) (*server.Gra
 		}
 		return g, err
 	}
-	g, err, cacheFor := rs.introspect(ctx, token)
+	g, cacheFor, err := rs.introspect(ctx, token)
 	if cacheFor > 0 {
 		until := now.Add(cacheFor)
 		if g != nil && !g.Expiry.IsZero() && g.Expiry.Before(until) {
@@ -625,9 +625,9 @@ type introspection struct {
 // introspect asks the authorization server about an opaque token. It
 // returns the grant or the error, and how long the answer may be reused
 // (0: not at all, for a failure to ask).
-func (rs *ResourceServer) introspect(ctx context.Context, token string) (*server.Grant, error, time.Duration) {
+func (rs *ResourceServer) introspect(ctx context.Context, token string) (*server.Grant, time.Duration, error) {
 	if rs.cfg.IntrospectionClientID == "" {
-		return nil, invalid("the token is malformed", nil), rs.cfg.IntrospectionTTL
+		return nil, rs.cfg.IntrospectionTTL, invalid("the token is malformed", nil)
 	}
 	var is *issuer
 	for _, iss := range rs.cfg.AuthorizationServers {
@@ -637,49 +637,49 @@ func (rs *ResourceServer) introspect(ctx context.Context, token string) (*server
 		}
 	}
 	if is == nil {
-		return nil, invalid("the token is malformed", nil), rs.cfg.IntrospectionTTL
+		return nil, rs.cfg.IntrospectionTTL, invalid("the token is malformed", nil)
 	}
 	select {
 	case rs.fetches <- struct{}{}:
 		defer func() { <-rs.fetches }()
 	case <-ctx.Done():
-		return nil, invalid("the token could not be verified now", ctx.Err()), 0
+		return nil, 0, invalid("the token could not be verified now", ctx.Err())
 	}
 	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, is.introspection, strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, invalid("the token could not be verified now", err), 0
+		return nil, 0, invalid("the token could not be verified now", err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
 	req.SetBasicAuth(url.QueryEscape(rs.cfg.IntrospectionClientID), url.QueryEscape(rs.cfg.IntrospectionClientSecret))
 	resp, err := rs.cfg.HTTPClient.Do(req)
 	if err != nil {
-		return nil, invalid("the token could not be verified now", err), 0
+		return nil, 0, invalid("the token could not be verified now", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, invalid("the token could not be verified now", fmt.Errorf("introspection: HTTP %d", resp.StatusCode)), 0
+		return nil, 0, invalid("the token could not be verified now", fmt.Errorf("introspection: HTTP %d", resp.StatusCode))
 	}
 	var in introspection
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&in); err != nil {
-		return nil, invalid("the token could not be verified now", fmt.Errorf("introspection: %w", err)), 0
+		return nil, 0, invalid("the token could not be verified now", fmt.Errorf("introspection: %w", err))
 	}
 	now := rs.cfg.Now()
 	negative := min(rs.cfg.IntrospectionTTL, 10*time.Second)
 	switch {
 	case !in.Active:
-		return nil, invalid("the token is not active", nil), negative
+		return nil, negative, invalid("the token is not active", nil)
 	case in.Expiry == 0:
-		return nil, invalid("the token has no expiry", nil), negative
+		return nil, negative, invalid("the token has no expiry", nil)
 	case now.After(time.Unix(in.Expiry, 0).Add(rs.cfg.Leeway)):
-		return nil, invalid("the token has expired", nil), negative
+		return nil, negative, invalid("the token has expired", nil)
 	case in.NotBefore != 0 && now.Add(rs.cfg.Leeway).Before(time.Unix(in.NotBefore, 0)):
-		return nil, invalid("the token is not valid yet", nil), 0
+		return nil, 0, invalid("the token is not valid yet", nil)
 	case in.Issuer != "" && in.Issuer != is.name:
-		return nil, invalid("the token is from another issuer", nil), negative
+		return nil, negative, invalid("the token is from another issuer", nil)
 	case !audienceNames(in.Audience, rs.cfg.Resource):
-		return nil, invalid("the token is not for this resource", nil), negative
+		return nil, negative, invalid("the token is not for this resource", nil)
 	}
 	var claims map[string]any
 	_ = json.Unmarshal(mustJSON(in), &claims)
@@ -689,9 +689,9 @@ func (rs *ResourceServer) introspect(ctx context.Context, token string) (*server
 		g.Subject = in.ClientID
 	}
 	if g.Subject == "" {
-		return nil, invalid("the token has no subject", nil), negative
+		return nil, negative, invalid("the token has no subject", nil)
 	}
-	return g, nil, rs.cfg.IntrospectionTTL
+	return g, rs.cfg.IntrospectionTTL, nil
 }
 
 func mustJSON(v any) []byte {
