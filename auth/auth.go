@@ -106,6 +106,12 @@ type Config struct {
 	// authorization servers send it); any other "typ" is refused.
 	StrictTokenType bool
 
+	// JWKS, if set, is the JSON Web Key Set that verifies JWTs of every
+	// issuer, given inline instead of discovered (an air-gapped
+	// deployment, a test): no metadata is fetched, so opaque tokens
+	// cannot be introspected.
+	JWKS json.RawMessage
+
 	// IntrospectionClientID and IntrospectionClientSecret authenticate
 	// this resource server at the introspection endpoint (client_secret_basic).
 	// Without them opaque tokens are refused.
@@ -326,6 +332,13 @@ func metadataURLs(iss string) ([]string, error) {
 
 // discover reads an issuer's metadata and starts its key set.
 func (rs *ResourceServer) discover(ctx, life context.Context, iss string) (*issuer, error) {
+	if rs.cfg.JWKS != nil {
+		kf, err := keyfunc.NewJWKSetJSON(rs.cfg.JWKS)
+		if err != nil {
+			return nil, fmt.Errorf("auth: Config.JWKS: %w", err)
+		}
+		return &issuer{name: iss, keys: kf}, nil
+	}
 	urls, err := metadataURLs(iss)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +15,9 @@ import (
 	"github.com/MicahParks/jwkset"
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server"
 )
 
 // The tests against a real authorization server (zitadel/oidc's op) and
@@ -160,5 +165,88 @@ func TestVerifiedTokenCached(t *testing.T) {
 	}
 	if n := len(rs.cache.m); n > cfg.CacheSize {
 		t.Fatalf("cache holds %d entries, bound %d", n, cfg.CacheSize)
+	}
+}
+
+// inlineServer is a ResourceServer whose keys are given inline
+// (Config.JWKS): one RSA key, kid "k1".
+func inlineServer(t *testing.T) (*ResourceServer, *rsa.PrivateKey) {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwk, err := jwkset.NewJWKFromKey(&key.PublicKey, jwkset.JWKOptions{Metadata: jwkset.JWKMetadataOptions{KID: "k1", USE: jwkset.UseSig}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := jwkset.NewMemoryStorage()
+	if err := set.KeyWrite(context.Background(), jwk); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := set.JSONPublic(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := New(context.Background(), Config{Resource: "https://mcp.example.com/mcp",
+		AuthorizationServers: []string{"https://as.example.com"}, ScopesSupported: []string{"a"}, JWKS: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rs.Close)
+	return rs, key
+}
+
+// TestInlineKeysAndMiddleware: with keys given inline, Protect binds the
+// grant of a good token and refuses the others with the challenge.
+func TestInlineKeysAndMiddleware(t *testing.T) {
+	rs, key := inlineServer(t)
+	sign := func(kid string, c jwt.MapClaims) string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, c)
+		tok.Header["kid"] = kid
+		s, err := tok.SignedString(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	claims := func() jwt.MapClaims {
+		return jwt.MapClaims{"iss": "https://as.example.com", "sub": "alice", "aud": "https://mcp.example.com/mcp",
+			"exp": time.Now().Add(time.Minute).Unix(), "scope": "a"}
+	}
+	var seen *server.Grant
+	h := rs.Protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = server.GrantFromContext(r.Context())
+		if mrtr.PrincipalFromContext(r.Context()) != seen.Subject {
+			t.Error("the principal is not the grant's subject")
+		}
+	}))
+	do := func(tok string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		rec := httptest.NewRecorder()
+		seen = nil
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	if rec := do(sign("k1", claims())); rec.Code != 200 || seen == nil || seen.Subject != "alice" || !seen.HasScope("a") {
+		t.Fatalf("good token: %d %+v", rec.Code, seen)
+	}
+	wrongAud := claims()
+	wrongAud["aud"] = "https://mcp.example.com/other"
+	for name, tok := range map[string]string{
+		"none":                     "",
+		"unknown kid":              sign("k2", claims()),
+		"wrong audience":           sign("k1", wrongAud),
+		"opaque, no introspection": "opaque",
+	} {
+		rec := do(tok)
+		ch := rec.Header().Get("WWW-Authenticate")
+		if rec.Code != 401 || seen != nil || !strings.Contains(ch, `resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"`) ||
+			!strings.Contains(ch, `scope="a"`) {
+			t.Errorf("%s: %d %q", name, rec.Code, ch)
+		}
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/server"
@@ -123,24 +121,6 @@ func (rs *ResourceServer) Protect(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(server.ContextWithGrant(r.Context(), g)))
 	})
-}
-
-// Echo returns the same middleware for echo (Server.Mount's middleware).
-func (rs *ResourceServer) Echo() echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			g, err := rs.Authenticate(c.Request())
-			if err != nil {
-				rs.refuse(c.Response(), c.Request(), nil, err)
-				return nil
-			}
-			if g == nil {
-				g = &server.Grant{ResourceMetadata: rs.metadataURL}
-			}
-			c.SetRequest(c.Request().WithContext(server.ContextWithGrant(c.Request().Context(), g)))
-			return next(c)
-		}
-	}
 }
 
 // Challenge returns the WWW-Authenticate value for a refusal: code is the
