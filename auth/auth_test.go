@@ -16,7 +16,6 @@ import (
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -217,7 +216,7 @@ func TestInlineKeysAndMiddleware(t *testing.T) {
 	var seen *server.Grant
 	h := rs.Protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen = server.GrantFromContext(r.Context())
-		if mrtr.PrincipalFromContext(r.Context()) != seen.Subject {
+		if server.PrincipalFromContext(r.Context()) != seen.Subject {
 			t.Error("the principal is not the grant's subject")
 		}
 	}))

@@ -18,7 +18,6 @@ import (
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
-	"github.com/baton-mcp/baton/mrtr"
 )
 
 // A Grant is what a request's verified credentials allow: the token's
@@ -67,7 +66,7 @@ type grantKey struct{}
 func ContextWithGrant(ctx context.Context, g *Grant) context.Context {
 	ctx = context.WithValue(ctx, grantKey{}, g)
 	if g != nil && g.Subject != "" {
-		ctx = mrtr.ContextWithPrincipal(ctx, g.Subject)
+		ctx = ContextWithPrincipal(ctx, g.Subject)
 	}
 	return ctx
 }
