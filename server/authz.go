@@ -61,7 +61,7 @@ func (g *Grant) covers(need []string) bool {
 type grantKey struct{}
 
 // ContextWithGrant returns a context carrying g, and g's subject as the
-// principal (mrtr.ContextWithPrincipal) when it has one: requestState,
+// principal (ContextWithPrincipal) when it has one: requestState,
 // tasks and legacy sessions stay bound to the subject.
 func ContextWithGrant(ctx context.Context, g *Grant) context.Context {
 	ctx = context.WithValue(ctx, grantKey{}, g)
