@@ -88,14 +88,14 @@ func GrantFromContext(ctx context.Context) *Grant {
 // without a token). A request with no grant at all (no authentication
 // middleware) is refused too: a declared scope is never silently open.
 // It applies to tools, prompts and resources.
-func RequireScopes(scopes ...string) RegisterOption {
-	return RegisterOption{name: "RequireScopes", kinds: forAll, apply: func(o *regOptions) {
+func RequireScopes(scopes ...string) Option {
+	return anyOption(func(o *regOptions) {
 		for _, sc := range scopes {
 			if !slices.Contains(o.Scopes, sc) {
 				o.Scopes = append(o.Scopes, sc)
 			}
 		}
-	}}
+	})
 }
 
 // checkScopes validates the scopes of a registration: RFC 6749 scope
