@@ -46,6 +46,8 @@ var thirdParty = map[string][]string{
 	"github.com/aws/aws-lambda-go/":          {"lambda"},
 	"go.opentelemetry.io/otel/":              {"otelmcp"},
 	"github.com/golang-jwt/jwt/":             {"server/internal/seal", "auth"},
+	"github.com/MicahParks/":                 {"auth"},
+	"golang.org/x/time/":                     {"auth"},
 	"github.com/google/jsonschema-go/":       {"server"},
 	"github.com/santhosh-tekuri/jsonschema/": {"server", "elicit"},
 	"github.com/segmentio/encoding/":         {"internal/strictjson"},

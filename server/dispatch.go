@@ -91,6 +91,8 @@ type request struct {
 	opened  *seal.State
 	openErr error
 	out     resultNote
+
+	scopes []string // the scopes the call was checked against (authz.go)
 }
 
 // resultType is "complete" for modern requests and omitted for legacy ones.
@@ -256,11 +258,14 @@ func (s *Server) handle(ctx context.Context, r *request, n Notifier) (json.RawMe
 
 // route dispatches a decoded request by its method.
 func (s *Server) route(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
+	if e := s.authorizeRequest(ctx, r); e != nil {
+		return nil, e
+	}
 	switch r.method {
 	case "server/discover":
-		return s.discover()
+		return s.discover(ctx)
 	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
-		return s.list(r)
+		return s.list(ctx, r)
 	case "tools/call":
 		return s.callTool(ctx, r, n)
 	case "prompts/get":
@@ -412,14 +417,19 @@ type discoverWire struct {
 	Meta              json.RawMessage    `json:"_meta"`
 }
 
-func (s *Server) discover() (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) discover(ctx context.Context) (json.RawMessage, *jsonrpc.Error) {
+	caps, private := s.callerCapabilities(ctx, s.modernCapabilities())
+	scope := s.opts.ListCache.Scope
+	if private {
+		scope = "private"
+	}
 	return s.encode(discoverWire{
 		ResultType:        "complete",
 		SupportedVersions: s.supportedVersions(),
-		Capabilities:      s.modernCapabilities(),
+		Capabilities:      caps,
 		Instructions:      s.opts.Instructions,
 		TTL:               s.opts.ListCache.TTL,
-		Scope:             s.opts.ListCache.Scope,
+		Scope:             scope,
 		Meta:              s.infoMeta,
 	})
 }
@@ -469,46 +479,72 @@ func cacheHint(r *request, c CachePolicy) (*int64, string) {
 // capability is not advertised. tools/list and prompts/list count only their
 // own items; the two resource lists answer while either resources or
 // templates exist.
-func (s *Server) list(r *request) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) list(ctx context.Context, r *request) (json.RawMessage, *jsonrpc.Error) {
 	s.mu.RLock()
 	var (
 		n     int
-		item  func(i int) json.RawMessage
+		item  func(i int) (json.RawMessage, Item)
 		field **[]json.RawMessage
 		w     = listWire{ResultType: r.resultType(), Meta: s.resultMeta(r, nil)}
 		avail bool
 	)
-	w.TTL, w.Scope = cacheHint(r, s.opts.ListCache)
+	cache := s.opts.ListCache
 	switch r.method {
 	case "tools/list":
 		n, avail, field = s.tools.len(), s.tools.len() > 0, &w.Tools
-		item = func(i int) json.RawMessage { return s.tools.at(i).wire }
+		item = func(i int) (json.RawMessage, Item) {
+			e := s.tools.at(i)
+			return e.wire, Item{Kind: ItemTool, Name: e.tool.Name, Scopes: e.opts.Scopes}
+		}
 	case "prompts/list":
 		n, avail, field = s.prompts.len(), s.prompts.len() > 0, &w.Prompts
-		item = func(i int) json.RawMessage { return s.prompts.at(i).wire }
+		item = func(i int) (json.RawMessage, Item) {
+			e := s.prompts.at(i)
+			return e.wire, Item{Kind: ItemPrompt, Name: e.prompt.Name, Scopes: e.opts.Scopes}
+		}
 	case "resources/list":
 		n, field = s.resources.len(), &w.Resources
-		item = func(i int) json.RawMessage { return s.resources.at(i).wire }
+		item = func(i int) (json.RawMessage, Item) {
+			e := s.resources.at(i)
+			return e.wire, Item{Kind: ItemResource, Name: e.res.URI, Scopes: e.opts.Scopes}
+		}
 		avail = s.resources.len()+len(s.templates) > 0
 	case "resources/templates/list":
 		n, field = len(s.templates), &w.Templates
-		item = func(i int) json.RawMessage { return s.templates[i].wire }
+		item = func(i int) (json.RawMessage, Item) {
+			e := s.templates[i]
+			return e.wire, Item{Kind: ItemResourceTemplate, Name: e.tmpl.URITemplate, Scopes: e.opts.Scopes}
+		}
 		avail = s.resources.len()+len(s.templates) > 0
 	}
 	if !avail {
 		s.mu.RUnlock()
 		return nil, methodNotFound(r.method)
 	}
-	start, end, next, e := s.page(n, r.p.Cursor)
-	if e != nil {
-		s.mu.RUnlock()
-		return nil, e
-	}
-	items := make([]json.RawMessage, 0, end-start)
-	for i := start; i < end; i++ {
-		items = append(items, item(i))
+	// What this caller may see (authz.go), then the page of it. The
+	// filter runs outside the lock: Options.Visible is user code.
+	wires, its := make([]json.RawMessage, n), make([]Item, n)
+	for i := 0; i < n; i++ {
+		wires[i], its[i] = item(i)
 	}
 	s.mu.RUnlock()
+	all := wires[:0]
+	scoped := false
+	for i, it := range its {
+		scoped = scoped || len(it.Scopes) > 0
+		if s.visible(ctx, it) {
+			all = append(all, wires[i])
+		}
+	}
+	if s.listPrivate(scoped) {
+		cache.Scope = "private"
+	}
+	w.TTL, w.Scope = cacheHint(r, cache)
+	start, end, next, e := s.page(len(all), r.p.Cursor)
+	if e != nil {
+		return nil, e
+	}
+	items := all[start:end:end]
 	*field, w.NextCursor = &items, next
 	return s.encode(w)
 }
@@ -522,6 +558,7 @@ type mrtrCall struct {
 	target    string
 	args      json.RawMessage
 	principal string
+	boundTo   string // the principal and the scopes checked (stateSubject)
 	bound     *seal.Binding
 	bindErr   error
 }
@@ -532,7 +569,7 @@ func (mc *mrtrCall) binding() (seal.Binding, error) {
 		if err != nil {
 			mc.bindErr = err
 		} else {
-			mc.bound = &seal.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.principal}
+			mc.bound = &seal.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.boundTo}
 		}
 	}
 	if mc.bindErr != nil {
@@ -557,17 +594,18 @@ func (mc *mrtrCall) knownArgs() (seal.Digest, bool) {
 // arguments canonicalised and compared. A refused state is -32602.
 func (s *Server) openRound(ctx context.Context, r *request, target string, args json.RawMessage, opts round.Options) (*mrtrCall, *jsonrpc.Error) {
 	mc := &mrtrCall{method: r.method, target: target, args: args, principal: PrincipalFromContext(ctx)}
+	mc.boundTo = stateSubject(mc.principal, r.scopes)
 	var st *seal.State
 	if r.p.RequestState != nil {
 		var err error
 		if st, err = s.openState(r); err != nil {
 			return nil, s.stateError(ctx, r, target, err)
 		}
-		d, err := st.Check(mc.method, mc.target, mc.principal, args)
+		d, err := st.Check(mc.method, mc.target, mc.boundTo, args)
 		if err != nil {
 			return nil, s.stateError(ctx, r, target, err)
 		}
-		mc.bound = &seal.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.principal}
+		mc.bound = &seal.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.boundTo}
 	}
 	responses, err := round.ParseResponses(r.p.InputResponses)
 	if err != nil {

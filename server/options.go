@@ -82,6 +82,7 @@ type regOptions struct {
 	Task                TaskSupport
 	DeferTask           bool
 	RefineSchemas       func(in, out *jsonschema.Schema) error
+	Scopes              []string // RequireScopes (authz.go)
 }
 
 // collectOptions applies opts for the registration what (named for
@@ -95,6 +96,9 @@ func collectOptions[O comparable](what string, opts []O, apply func(O, *regOptio
 			return o, fmt.Errorf("%s: option %d is nil", what, i+1)
 		}
 		apply(opt, &o)
+	}
+	if err := checkScopes(o.Scopes); err != nil {
+		return o, fmt.Errorf("%s: %w", what, err)
 	}
 	return o, nil
 }

@@ -130,6 +130,12 @@ type Options struct {
 	ReadCache CachePolicy
 	// PageSize bounds the items per list page; 0 returns everything at once.
 	PageSize int
+	// Visible, if set, decides per request what a caller may see and
+	// use, for what scopes cannot express (a tenant, a role): an item it
+	// rejects is left out of the lists and answered as unknown when
+	// called. Items declared with RequireScopes are checked against the
+	// caller's Grant first. Lists are then sent with cacheScope "private".
+	Visible func(ctx context.Context, item Item) bool
 
 	// Logging advertises the (deprecated) logging capability.
 	Logging bool

@@ -23,7 +23,6 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/baton-mcp/baton/auth"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
@@ -109,7 +108,7 @@ func authorizeConfigFromEnv(getenv func(string) string) (*authorizeConfig, error
 type authorizer struct {
 	cfg   *authorizeConfig
 	flow  *urlflow.Flow
-	users *auth.Verifier
+	users *demoUsers
 	vault *vault
 	hc    *http.Client
 	log   *slog.Logger
@@ -144,15 +143,7 @@ func setupAuthorize(srv *server.Server, keys *mrtr.KeyRing, getenv func(string) 
 		}
 	}
 	a := &authorizer{cfg: cfg, hc: &http.Client{Timeout: 10 * time.Second}, log: log}
-	a.users, err = auth.New(auth.Config{
-		Keyfunc:  func(*jwt.Token) (any, error) { return cfg.userKey, nil },
-		Methods:  []string{"HS256"},
-		Optional: true,
-		Leeway:   30 * time.Second,
-	})
-	if err != nil {
-		return nil, err
-	}
+	a.users = &demoUsers{key: cfg.userKey}
 	var store urlflow.Store
 	var rdb *redis.Client
 	if cfg.redisURL != "" {
@@ -227,9 +218,47 @@ func (a *authorizer) identify(r *http.Request) (string, error) {
 	if err != nil {
 		return "", nil
 	}
-	r2 := r.Clone(r.Context())
-	r2.Header.Set("Authorization", "Bearer "+c.Value)
-	return a.users.Subject(r2)
+	return a.users.subject(c.Value)
+}
+
+// demoUsers is the demo's sign-in: HS256 JWTs under one shared key, as
+// bearer tokens on MCP requests and as the browser's cookie. A real
+// deployment signs users in with its identity provider and verifies
+// access tokens with package auth (an OAuth resource server, which
+// accepts no shared-secret tokens).
+type demoUsers struct{ key []byte }
+
+// subject verifies a demo token and returns its subject.
+func (u *demoUsers) subject(token string) (string, error) {
+	claims := new(jwt.RegisteredClaims)
+	_, err := jwt.ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return u.key, nil },
+		jwt.WithValidMethods([]string{"HS256"}), jwt.WithLeeway(30*time.Second), jwt.WithExpirationRequired())
+	if err != nil {
+		return "", fmt.Errorf("demo sign-in: %w", err)
+	}
+	if claims.Subject == "" {
+		return "", errors.New("demo sign-in: the token has no subject")
+	}
+	return claims.Subject, nil
+}
+
+// Middleware binds the subject of a demo bearer token as the principal;
+// requests without one pass anonymous, and a bad token gets 401.
+func (u *demoUsers) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		sub, err := u.subject(tok)
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			http.Error(w, "invalid token", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(server.ContextWithPrincipal(r.Context(), sub)))
+	})
 }
 
 func (a *authorizer) endpoints(ctx context.Context) (*oidcEndpoints, error) {
