@@ -2,7 +2,6 @@ package legacy_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -179,9 +178,17 @@ func TestBlockingElicitation(t *testing.T) {
 		}
 	})
 
-	t.Run("answers to unknown ids are accepted and ignored", func(t *testing.T) {
-		c.answer(message{ID: json.RawMessage("987654")}, map[string]any{"action": "accept"})
-		c.answerError(message{ID: json.RawMessage(`"nope"`)}, -1, "x")
+	t.Run("answers to unknown ids are refused", func(t *testing.T) {
+		for _, msg := range []map[string]any{
+			{"jsonrpc": "2.0", "id": 987654, "result": map[string]any{"action": "accept"}},
+			{"jsonrpc": "2.0", "id": "nope", "error": map[string]any{"code": -1, "message": "x"}},
+		} {
+			s := c.do(http.MethodPost, mustJSON(t, msg), nil)
+			if s.status != http.StatusBadRequest {
+				t.Errorf("answer %v: HTTP %d, want 400", msg["id"], s.status)
+			}
+			s.end()
+		}
 	})
 }
 
@@ -338,8 +345,8 @@ func TestBlockingTimeout(t *testing.T) {
 				if s.comments.Load() == 0 {
 					t.Errorf("%s: no keep-alive comment while waiting (KeepAlive 10ms)", tool.name)
 				}
-				// A late answer is accepted and goes nowhere.
-				c.answer(req, map[string]any{"action": "accept"})
+				// A late answer is refused and goes nowhere.
+				c.lateAnswer(req, map[string]any{"action": "accept"})
 			}
 		})
 	}
@@ -402,7 +409,7 @@ func TestCancelOriginalRequest(t *testing.T) {
 		if o.ctxErr != context.Canceled {
 			t.Errorf("ctx.Err() = %v", o.ctxErr)
 		}
-		c.answer(req, map[string]any{"action": "accept", "content": map[string]any{"name": "late"}})
+		c.lateAnswer(req, map[string]any{"action": "accept", "content": map[string]any{"name": "late"}})
 		if got := c.call("after2", "ping", nil); string(got) != "{}" {
 			t.Errorf("ping = %s", got)
 		}

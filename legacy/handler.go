@@ -40,6 +40,8 @@ const (
 	DefaultMaxSessions          = 10000
 	DefaultMaxSessionsPerClient = 100
 	DefaultMaxSubscriptions     = 1000
+	DefaultMaxAnswerBytes       = 1 << 20
+	DefaultMaxAnswersPerSecond  = 32
 )
 
 // codeSessionNotFound answers a request for an unknown or expired session.
@@ -83,6 +85,17 @@ type Options struct {
 	// (default 1000, and 256 KiB of URIs; negative for no limit on the
 	// count). One more is refused with -32602 naming the limit.
 	MaxSubscriptions int
+	// MaxAnswerBytes bounds the body of a POST that carries a client's
+	// answer to a server request (an elicitation, sampling or roots
+	// result): default 1 MiB, which fits a form's answer or a sampled
+	// message with an image. A larger one is refused with HTTP 413 and
+	// -32602 naming the limit, and goes nowhere.
+	MaxAnswerBytes int
+	// MaxAnswersPerSecond bounds the answers one session POSTs to one
+	// instance, per second, with bursts of twice as many (default 32;
+	// negative for no limit). One more is refused with HTTP 429, -32600
+	// and Retry-After: 1.
+	MaxAnswersPerSecond int
 	// TrustedProxies lists the proxies (load balancers) whose
 	// X-Forwarded-For header is believed when the client address of an
 	// anonymous caller is read for MaxSessionsPerClient. The header is read
@@ -122,6 +135,8 @@ type Handler struct {
 	stdio     map[*session]struct{} // stdio sessions (one per process)
 	stopWatch func()
 
+	answers answerState // answers between instances: see answers.go
+
 	life context.Context // ends at Close
 	stop context.CancelFunc
 	wg   sync.WaitGroup // the keeper and the receiver
@@ -151,10 +166,13 @@ func New(opts *Options) *Handler {
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = DefaultMaxSessions
 	}
+	if o.MaxAnswerBytes <= 0 {
+		o.MaxAnswerBytes = DefaultMaxAnswerBytes
+	}
 	for _, lim := range []struct {
 		v   *int
 		def int
-	}{{&o.MaxSessionsPerClient, DefaultMaxSessionsPerClient}, {&o.MaxSubscriptions, DefaultMaxSubscriptions}} {
+	}{{&o.MaxSessionsPerClient, DefaultMaxSessionsPerClient}, {&o.MaxSubscriptions, DefaultMaxSubscriptions}, {&o.MaxAnswersPerSecond, DefaultMaxAnswersPerSecond}} {
 		switch {
 		case *lim.v == 0:
 			*lim.v = lim.def
@@ -167,7 +185,8 @@ func New(opts *Options) *Handler {
 		now = time.Now // the Handler's one reading of the wall clock
 	}
 	h := &Handler{opts: o, store: o.Store, shared: o.Store != nil, instance: randomID(""), now: now,
-		live: make(map[string]*session), stdio: make(map[*session]struct{})}
+		live: make(map[string]*session), stdio: make(map[*session]struct{}),
+		answers: answerState{wake: make(chan struct{}, 1), buckets: make(map[string]*answerBucket)}}
 	if h.store == nil {
 		h.store = NewMemoryStoreWithClock(now)
 	}
@@ -193,8 +212,9 @@ func (h *Handler) Bind(srv *server.Server, d era.Dispatcher[server.RequestMeta])
 	h.wg.Add(1)
 	go h.keeper()
 	if h.shared {
-		h.wg.Add(1)
+		h.wg.Add(2)
 		go h.receiver()
+		go h.answerPoller()
 	}
 	return nil
 }
@@ -388,8 +408,9 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 	case http.MethodPost:
 		switch {
 		case msg.IsResponse():
-			h.routeReply(sid, msg)
-			w.WriteHeader(http.StatusAccepted)
+			if h.acceptAnswer(w, r, sid, body, msg) {
+				w.WriteHeader(http.StatusAccepted)
+			}
 		case msg.IsNotification():
 			h.clientNotification(sid, msg)
 			w.WriteHeader(http.StatusAccepted)

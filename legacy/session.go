@@ -239,8 +239,9 @@ func (s *session) deliver(msg *rpcwire.Message) {
 	s.deliverReply(msg.ID.String(), msg.Result, msg.Error)
 }
 
-// deliverReply hands an answer to the server request waiting under key.
-func (s *session) deliverReply(key string, result json.RawMessage, e *jsonrpc.Error) {
+// deliverReply hands an answer to the server request waiting under key
+// and reports whether one was waiting.
+func (s *session) deliverReply(key string, result json.RawMessage, e *jsonrpc.Error) bool {
 	s.mu.Lock()
 	ch, ok := s.pending[key]
 	delete(s.pending, key)
@@ -248,6 +249,7 @@ func (s *session) deliverReply(key string, result json.RawMessage, e *jsonrpc.Er
 	if ok {
 		ch <- reply{id: key, result: result, err: e}
 	}
+	return ok
 }
 
 // notification handles a client notification.
