@@ -176,18 +176,19 @@ func (h *Handler) park(ctx context.Context, s *session, keys []string, timeout t
 	return nil
 }
 
-// unpark forgets keys in the store, in the background: the call that
-// waited for them has ended, and the records expire by themselves if this
-// fails.
+// unpark forgets keys in the store: the call that waited for them has
+// ended, so their answers are refused from now on. It waits at most
+// unparkTimeout; the records expire by themselves if it fails.
 func (h *Handler) unpark(keys []string) {
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		defer cancel()
-		if err := h.store.Unpark(ctx, keys...); err != nil && h.life.Err() == nil {
-			h.srv.Logger().Warn("legacy sessions: could not forget parked requests; they expire by themselves", "err", err)
-		}
-	}()
+	ctx, cancel := context.WithTimeout(context.Background(), unparkTimeout)
+	defer cancel()
+	if err := h.store.Unpark(ctx, keys...); err != nil && h.life.Err() == nil {
+		h.srv.Logger().Warn("legacy sessions: could not forget parked requests; they expire by themselves", "err", err)
+	}
 }
+
+// unparkTimeout bounds the wait of a call's end for the store.
+const unparkTimeout = 2 * time.Second
 
 // answerPoller delivers the answers kept for the calls waiting here, on a
 // wake-up and every answerPoll, until Close.

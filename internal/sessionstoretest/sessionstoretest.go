@@ -36,6 +36,7 @@ func Run(t *testing.T, newStore func(t *testing.T) legacy.Store) {
 	t.Run("ExpiryFreesSlots", func(t *testing.T) { testExpiryFreesSlots(t, newStore(t)) })
 	t.Run("Delete", func(t *testing.T) { testDelete(t, newStore(t)) })
 	t.Run("Messages", func(t *testing.T) { testMessages(t, newStore(t)) })
+	t.Run("Calls", func(t *testing.T) { testCalls(t, newStore(t)) })
 }
 
 // Record returns a session record with a fresh id, owned by owner.
