@@ -418,9 +418,25 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 			s := h.acquire(rec, use)
 			defer h.release(s, use)
 			st := sse.New(w, r)
-			s.serveRequest(r.Context(), msg, httpWire{st}, func(res []byte) { st.Finish(http.StatusOK, res) }, st.Abandon)
+			s.serveRequest(r.Context(), msg, httpWire{st}, func(res []byte) { st.Finish(http.StatusOK, res) }, func() { endCancelled(st, msg.ID) })
 		}
 	}
+}
+
+// endCancelled ends the stream of a request the client cancelled. The
+// 2025-11-25 transport answers a POST carrying a request with
+// text/event-stream or application/json, and a cancelled request gets no
+// response: the SSE stream (opened now if nothing was sent on it yet)
+// ends without one. A client that accepts only JSON gets an error
+// response instead, the one body its Accept allows.
+func endCancelled(st *sse.Stream, id jsonrpc.ID) {
+	if !st.CanSend() {
+		b, _ := rpcwire.AppendError(nil, id, jsonrpc.Errorf(jsonrpc.InternalError, "the request was cancelled"))
+		st.Finish(http.StatusOK, b)
+		return
+	}
+	st.Open()
+	st.Abandon()
 }
 
 // storeTimeout bounds a store operation the Handler makes on its own
