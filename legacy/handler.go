@@ -110,6 +110,12 @@ type Options struct {
 	// is then served by any, and a client's answer to a server request,
 	// POSTed to any instance, reaches the call waiting for it.
 	Store Store
+	// Events keeps the events of the sessions' streams, for clients that
+	// resume a cut stream with Last-Event-ID (see EventStore). nil means
+	// the Store when it is an EventStore too (redissessions is), so a
+	// client resumes on any instance of a fleet; else a MemoryEventStore
+	// of this Handler (resumes on this instance only).
+	Events EventStore
 	// Now is the clock of the default store and of the Handler's own
 	// bookkeeping (nil: the wall clock). A shared store keeps its own
 	// clock (redissessions reads the Redis server's).
@@ -124,6 +130,7 @@ type Handler struct {
 	d        era.Dispatcher[server.RequestMeta]
 	opts     Options
 	store    Store
+	events   EventStore
 	shared   bool   // the store was given: other instances may share it
 	instance string // names this Handler in records and messages
 	now      func() time.Time
@@ -190,6 +197,14 @@ func New(opts *Options) *Handler {
 	if h.store == nil {
 		h.store = NewMemoryStoreWithClock(now)
 	}
+	h.events = o.Events
+	if h.events == nil {
+		if es, ok := h.store.(EventStore); ok {
+			h.events = es
+		} else {
+			h.events = NewMemoryEventStore(0)
+		}
+	}
 	// A session in use is touched four times per idle period (at least
 	// once a minute), so it never goes idle while it is in use.
 	h.keep = max(min(o.SessionIdle/4, time.Minute), time.Millisecond)
@@ -215,6 +230,10 @@ func (h *Handler) Bind(srv *server.Server, d era.Dispatcher[server.RequestMeta])
 		h.wg.Add(2)
 		go h.receiver()
 		go h.answerPoller()
+	}
+	if _, mem := h.events.(*MemoryEventStore); !mem {
+		h.wg.Add(1)
+		go h.beater()
 	}
 	return nil
 }
@@ -404,7 +423,12 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 	case http.MethodGet:
 		s := h.acquire(rec, use)
 		defer h.release(s, use)
-		s.serveGET(w, r)
+		stream, pos, meta := h.lastEventStream(r.Context(), r, s)
+		if meta != nil && len(meta.Request) > 0 {
+			h.resumeCall(w, r, s, stream, pos, meta)
+			return
+		}
+		s.serveGET(w, r, stream, pos)
 	case http.MethodPost:
 		switch {
 		case msg.IsResponse():
@@ -417,8 +441,11 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 		default:
 			s := h.acquire(rec, use)
 			defer h.release(s, use)
-			st := sse.New(w, r)
-			s.serveRequest(r.Context(), msg, httpWire{st}, func(res []byte) { st.Finish(http.StatusOK, res) }, func() { endCancelled(st, msg.ID) })
+			// The call's events are kept for a client that resumes, and a
+			// cut stream does not cancel the call: the transport says a
+			// disconnection is not a cancellation.
+			k := h.newKeptStream(sid, sse.New(w, r), msg.ID)
+			s.serveRequest(context.WithoutCancel(r.Context()), msg, k, k.finish, func() { k.cancelled(msg.ID) })
 		}
 	}
 }

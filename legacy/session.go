@@ -169,7 +169,9 @@ func (s *session) stopGET(rev int64, holder string) {
 }
 
 // serveGET holds the session's GET stream open for session notifications.
-func (s *session) serveGET(w http.ResponseWriter, r *http.Request) {
+// When the client resumes a GET stream of the session (Last-Event-ID),
+// its events after pos are sent first.
+func (s *session) serveGET(w http.ResponseWriter, r *http.Request, resume, pos string) {
 	if !sse.AcceptsSSE(r.Header.Get("Accept")) {
 		writeJSONError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "the GET stream needs Accept: text/event-stream"))
 		return
@@ -212,6 +214,13 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	st := sse.New(w, r)
 	st.Open()
+	if resume != "" {
+		s.h.replayGET(r.Context(), st, s, resume, pos)
+	}
+	var k *keptStream
+	if s.http {
+		k = s.h.newKeptStream(s.id, st, jsonrpc.ID{})
+	}
 	tick := time.NewTicker(s.h.opts.KeepAlive)
 	defer tick.Stop()
 	for {
@@ -227,7 +236,15 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case msg := <-q:
-			if st.Send(msg) != nil {
+			var err error
+			if k != nil {
+				k.mu.Lock()
+				err = st.SendID(k.keep(msg), msg)
+				k.mu.Unlock()
+			} else {
+				err = st.Send(msg)
+			}
+			if err != nil {
 				return
 			}
 		}
