@@ -345,6 +345,11 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, w w
 		e = s.persist(ctx, msg)
 	}
 	switch {
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), errHandlerClosed):
+		// The server, not the client, ended it: a client that resumes the
+		// stream is told so.
+		b, _ := rpcwire.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.InternalError, "%s was not completed: %v; call again", clip.String(msg.Method), errHandlerClosed))
+		finish(b)
 	case e == server.ErrNoResponse || ctx.Err() != nil:
 		abandon() // cancelled: no response, whatever the handler returned
 	case e != nil:
