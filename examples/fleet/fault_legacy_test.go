@@ -310,3 +310,13 @@ func TestFaultsLegacy(t *testing.T) {
 	fl := newFleet(t, nginxBin, keyOne, "")
 	t.Run("forged answer flood", func(t *testing.T) { testForgedAnswerFlood(t, ctx, fl) })
 }
+
+func TestFaultsRedisOutage(t *testing.T) {
+	nginxBin := requireNginx(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	fl := newFleetAOF(t, nginxBin)
+	for _, d := range []time.Duration{time.Second, 5 * time.Second} {
+		t.Run(fmt.Sprintf("Redis killed for %v", d), func(t *testing.T) { testRedisOutage(t, ctx, fl, d) })
+	}
+}
