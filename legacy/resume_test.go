@@ -99,7 +99,8 @@ func (c *wireClient) rawRequest(method, url string, body []byte, hdr map[string]
 }
 
 // resumableStores runs test with two instances sharing a session store
-// and an event store: memory (one process), and Redis.
+// and an event store: memory (one process), Redis, and a three-master
+// Redis Cluster.
 func resumableStores(t *testing.T, test func(t *testing.T, ti *twoInstances)) {
 	register := func(t *testing.T) func(srv *server.Server) {
 		return func(srv *server.Server) {
@@ -126,6 +127,11 @@ func resumableStores(t *testing.T, test func(t *testing.T, ti *twoInstances)) {
 	t.Run("redis", func(t *testing.T) {
 		rs := testredis.Start(t)
 		ti := newTwoInstances(t, redissessions.New(rs.Client(t), "test:"), legacy.Options{}, register(t))
+		test(t, ti)
+	})
+	t.Run("redis cluster", func(t *testing.T) {
+		rc := testredis.StartCluster(t)
+		ti := newTwoInstances(t, redissessions.New(rc.ClusterClient(t), "test:"), legacy.Options{}, register(t))
 		test(t, ti)
 	})
 }

@@ -48,7 +48,7 @@ func (f *Fanout) Publish(ctx context.Context, c server.Change) error {
 	if err != nil {
 		return fmt.Errorf("redis fan-out: %w", err)
 	}
-	if err := f.client.Publish(ctx, f.channel, b).Err(); err != nil {
+	if err := rediskit.PublishShard(ctx, f.client, f.channel, b); err != nil {
 		return fmt.Errorf("redis fan-out: publish: %w", err)
 	}
 	return nil
@@ -56,7 +56,7 @@ func (f *Fanout) Publish(ctx context.Context, c server.Change) error {
 
 // Receive implements server.Fanout.
 func (f *Fanout) Receive(ctx context.Context, deliver func(server.Change)) error {
-	return rediskit.Receive(ctx, f.client, "redis fan-out", []string{f.channel}, func(payload string) {
+	return rediskit.ReceiveShard(ctx, f.client, "redis fan-out", []string{f.channel}, func(payload string) {
 		var m message
 		if json.Unmarshal([]byte(payload), &m) != nil || m.Origin == f.origin {
 			return // malformed, or our own

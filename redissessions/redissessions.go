@@ -63,17 +63,22 @@ func New(client redis.UniversalClient, prefix string) *Store {
 	return &Store{client: client, prefix: prefix}
 }
 
-func (s *Store) key(id string) string { return s.prefix + "s:" + id }
-func (s *Store) all() string          { return s.prefix + "all" }
+// The session keys and their indexes share the hash tag {sessions}, so
+// that the scripts that write a session and its indexes together run on
+// Redis Cluster (one slot: one master serves the sessions' records). The
+// channels share {channels}: publishing and subscribing go to one node,
+// which keeps the messages of both channels in order.
+func (s *Store) key(id string) string { return s.prefix + "{sessions}:s:" + id }
+func (s *Store) all() string          { return s.prefix + "{sessions}:all" }
 func (s *Store) ownerKey(owner string) string {
 	sum := sha256.Sum256([]byte(owner))
-	return s.prefix + "owner:" + hex.EncodeToString(sum[:16])
+	return s.prefix + "{sessions}:owner:" + hex.EncodeToString(sum[:16])
 }
 func (s *Store) channel(instance string) string {
 	if instance == "" {
-		return s.prefix + "all-instances"
+		return s.prefix + "{channels}:all-instances"
 	}
-	return s.prefix + "to:" + instance
+	return s.prefix + "{channels}:to:" + instance
 }
 
 // nowMs reads the Redis server's clock in a script, in milliseconds.
@@ -310,9 +315,10 @@ func (s *Store) Count(ctx context.Context) (int, error) {
 	return int(n), nil
 }
 
-// Publish implements legacy.Store with PUBLISH.
+// Publish implements legacy.Store with PUBLISH (SPUBLISH on Redis
+// Cluster).
 func (s *Store) Publish(ctx context.Context, instance string, msg []byte) error {
-	if err := s.client.Publish(ctx, s.channel(instance), msg).Err(); err != nil {
+	if err := rediskit.PublishShard(ctx, s.client, s.channel(instance), msg); err != nil {
 		return fmt.Errorf("redis sessions: publish: %w", err)
 	}
 	return nil
@@ -321,7 +327,7 @@ func (s *Store) Publish(ctx context.Context, instance string, msg []byte) error 
 // Receive implements legacy.Store with SUBSCRIBE to the instance's channel
 // and the one of every instance.
 func (s *Store) Receive(ctx context.Context, instance string, deliver func(msg []byte)) error {
-	return rediskit.Receive(ctx, s.client, "redis sessions", []string{s.channel(instance), s.channel("")},
+	return rediskit.ReceiveShard(ctx, s.client, "redis sessions", []string{s.channel(instance), s.channel("")},
 		func(payload string) { deliver([]byte(payload)) })
 }
 
