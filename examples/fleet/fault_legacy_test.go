@@ -309,6 +309,7 @@ func TestFaultsLegacy(t *testing.T) {
 	defer cancel()
 	fl := newFleet(t, nginxBin, keyOne, "")
 	t.Run("forged answer flood", func(t *testing.T) { testForgedAnswerFlood(t, ctx, fl) })
+	t.Run("resume", func(t *testing.T) { testResume(t, ctx, fl) })
 }
 
 func TestFaultsRedisOutage(t *testing.T) {
