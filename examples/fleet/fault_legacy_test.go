@@ -310,6 +310,7 @@ func TestFaultsLegacy(t *testing.T) {
 	fl := newFleet(t, nginxBin, keyOne, "")
 	t.Run("forged answer flood", func(t *testing.T) { testForgedAnswerFlood(t, ctx, fl) })
 	t.Run("resume", func(t *testing.T) { testResume(t, ctx, fl) })
+	t.Run("resume with the TypeScript SDK", func(t *testing.T) { testResumeTS(t, ctx, fl) })
 }
 
 func TestFaultsRedisOutage(t *testing.T) {

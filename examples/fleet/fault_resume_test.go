@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -159,4 +162,110 @@ func testResume(t *testing.T, ctx context.Context, fl *fleet) {
 	fl.restart(holder, keyOne, "")
 	t.Logf("resumable streams: %d calls cut after their first event and resumed with Last-Event-ID on another instance: %d pending elicitations replayed, %d answered through nginx, every call's response on the resumed stream; holder killed while a resumed call waited: error response %v later (%q)",
 		rounds, replayed, answered, took.Round(100*time.Millisecond), final.Error.Message)
+}
+
+// tsResume is the final report of resume-client.mjs.
+type tsResume struct {
+	Error  string `json:"error"`
+	Rounds []struct {
+		SessionID   string `json:"sessionId"`
+		ResumeText  string `json:"resumeText"`
+		ResumeError string `json:"resumeError"`
+		ResumeMs    int    `json:"resumeMs"`
+		Cut         *struct {
+			Upstream    string `json:"upstream"`
+			LastEventID string `json:"lastEventId"`
+		} `json:"cut"`
+		Asked        int      `json:"asked"`
+		CancelResult string   `json:"cancelResult"`
+		AfterText    string   `json:"afterText"`
+		AfterError   string   `json:"afterError"`
+		Errors       []string `json:"errors"`
+	} `json:"rounds"`
+	Gets []struct {
+		LastEventID string `json:"lastEventId"`
+		Status      int    `json:"status"`
+		Upstream    string `json:"upstream"`
+	} `json:"gets"`
+	CallResponses []struct {
+		Tool        string `json:"tool"`
+		Status      int    `json:"status"`
+		ContentType string `json:"contentType"`
+		Upstream    string `json:"upstream"`
+	} `json:"callResponses"`
+}
+
+// testResumeTS runs the official TypeScript SDK through nginx: its call
+// stream is cut after the first event, and the SDK resumes it by itself
+// (GET with Last-Event-ID, wherever nginx sends it), answers the
+// elicitation it missed and gets the call's result; a call it cancels is
+// answered with a stream of a proper Content-Type, never an empty 200.
+func testResumeTS(t *testing.T, ctx context.Context, fl *fleet) {
+	node, dir := nodeClient(t)
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	const rounds = 3
+	script, err := filepath.Abs(filepath.Join("testdata", "resume-client.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, node, script, fl.front, fmt.Sprint(rounds))
+	cmd.Env = append(os.Environ(), "BATON_NODE_DIR="+dir)
+	cmd.WaitDelay = 5 * time.Second
+	var stderr logBuffer
+	cmd.Stderr = &stderr
+	out, runErr := cmd.Output()
+	var final struct {
+		Final *tsResume `json:"final"`
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &final); err != nil || final.Final == nil || final.Final.Error != "" || runErr != nil {
+		t.Fatalf("resume-client: %v; %s\nstderr:\n%s", runErr, out, stderr.String())
+	}
+	r := final.Final
+	resumed, crossed, cancelled := 0, 0, 0
+	for i, rd := range r.Rounds {
+		if rd.Cut == nil {
+			t.Errorf("round %d: the stream was not cut (no event with an id)", i)
+			continue
+		}
+		if rd.ResumeText != "Elicitation accept" || rd.Asked != 1 {
+			t.Errorf("round %d: resumed call %q %q, %d elicitations; want Elicitation accept after 1", i, rd.ResumeText, rd.ResumeError, rd.Asked)
+		}
+		// The SDK resumes from the last id it read, which may be a later
+		// event of the same stream than the one the cut was made after.
+		stream, _, _ := strings.Cut(rd.Cut.LastEventID, ".")
+		for _, g := range r.Gets {
+			if strings.HasPrefix(g.LastEventID, stream+".") && g.Status == http.StatusOK {
+				resumed++
+				if g.Upstream != rd.Cut.Upstream {
+					crossed++
+				}
+				break
+			}
+		}
+		if rd.AfterText != "Elicitation accept" {
+			t.Errorf("round %d: the session after: %q %q", i, rd.AfterText, rd.AfterError)
+		}
+		if len(rd.Errors) > 0 {
+			t.Logf("round %d: the SDK reported %q", i, rd.Errors)
+		}
+	}
+	for _, c := range r.CallResponses {
+		if c.Tool != "slow_compute" {
+			continue
+		}
+		cancelled++
+		if c.Status != http.StatusOK || !(strings.HasPrefix(c.ContentType, "text/event-stream") || strings.HasPrefix(c.ContentType, "application/json")) {
+			t.Errorf("cancelled slow_compute: HTTP %d Content-Type %q, want 200 with text/event-stream or application/json", c.Status, c.ContentType)
+		}
+	}
+	if resumed != rounds {
+		t.Errorf("%d of %d cut streams resumed by the SDK with Last-Event-ID", resumed, rounds)
+	}
+	if cancelled != rounds {
+		t.Errorf("%d responses to cancelled calls seen, want %d", cancelled, rounds)
+	}
+	t.Logf("TypeScript SDK 2025-11-25 through nginx: %d call streams cut after their first event, %d resumed by the SDK with Last-Event-ID (%d on another instance), each answering the elicitation it missed and getting its result; %d cancelled calls answered 200 with a Content-Type",
+		rounds, resumed, crossed, cancelled)
 }
