@@ -32,7 +32,7 @@ import (
 
 // EventStore keeps the events of a session's streams for a client that
 // resumes. The default is a MemoryEventStore of one Handler; a Store that
-// is an EventStore too (redissessions) is used for a fleet, so that a
+// is an EventStore too (redisfleet's) is used for a fleet, so that a
 // client resumes on any instance. Implementations must be safe for
 // concurrent use.
 type EventStore interface {

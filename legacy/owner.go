@@ -6,7 +6,7 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server"
 )
 
 // maxForwardedHops bounds how many X-Forwarded-For entries are read, from
@@ -18,7 +18,7 @@ const maxForwardedHops = 16
 // Options.MaxSessionsPerClient: its principal when authenticated, otherwise
 // the client's address.
 func (h *Handler) owner(r *http.Request) string {
-	if p := mrtr.PrincipalFromContext(r.Context()); p != "" {
+	if p := server.PrincipalFromContext(r.Context()); p != "" {
 		return "principal:" + p
 	}
 	return "address:" + clientAddress(r, h.opts.TrustedProxies).String()

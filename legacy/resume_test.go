@@ -13,7 +13,7 @@ import (
 
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/legacy"
-	"github.com/baton-mcp/baton/redissessions"
+	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -126,12 +126,12 @@ func resumableStores(t *testing.T, test func(t *testing.T, ti *twoInstances)) {
 	})
 	t.Run("redis", func(t *testing.T) {
 		rs := testredis.Start(t)
-		ti := newTwoInstances(t, redissessions.New(rs.Client(t), "test:"), legacy.Options{}, register(t))
+		ti := newTwoInstances(t, redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "test:"}).Sessions(), legacy.Options{}, register(t))
 		test(t, ti)
 	})
 	t.Run("redis cluster", func(t *testing.T) {
 		rc := testredis.StartCluster(t)
-		ti := newTwoInstances(t, redissessions.New(rc.ClusterClient(t), "test:"), legacy.Options{}, register(t))
+		ti := newTwoInstances(t, redisfleet.New(rc.ClusterClient(t), redisfleet.Options{Prefix: "test:"}).Sessions(), legacy.Options{}, register(t))
 		test(t, ti)
 	})
 }

@@ -2,7 +2,7 @@
 // (io.modelcontextprotocol/tasks, SEP-2663): the record of one task, the
 // Store interface every instance of a deployment reads and writes them
 // through, and MemoryStore, the store of a single process. Package
-// redistasks provides a Store on Redis for a fleet.
+// redisfleet provides a Store on Redis for a fleet (Fleet.Tasks).
 //
 // A store is deliberately dumb: it keeps records, applies an update
 // atomically (Update re-runs the caller's function until its write does not

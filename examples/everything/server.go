@@ -36,16 +36,16 @@ func newServer(keys *mrtr.KeyRing, ttl time.Duration, log *slog.Logger) (*server
 // newServerWithLedger is newServer with the ledger that redeems
 // confirmations once (nil: one for this process; share one, such as
 // Redis, across instances).
-func newServerWithLedger(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, log *slog.Logger) (*server.Server, error) {
+func newServerWithLedger(keys *mrtr.KeyRing, ttl time.Duration, ledger server.Ledger, log *slog.Logger) (*server.Server, error) {
 	return newServerWith(keys, ttl, ledger, server.TaskOptions{}, nil, log)
 }
 
 // newServerWith is newServerWithLedger with the options of the tasks
 // extension: the store that keeps tasks (nil: this process's memory; share
 // one, such as Redis, across instances), their TTL and lease.
-func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, taskOpts server.TaskOptions, legacyOpts *legacy.Options, log *slog.Logger) (*server.Server, error) {
+func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger server.Ledger, taskOpts server.TaskOptions, legacyOpts *legacy.Options, log *slog.Logger) (*server.Server, error) {
 	if ledger == nil {
-		ledger = mrtr.NewMemoryLedger()
+		ledger = server.NewMemoryLedger()
 	}
 	srv, err := server.New(server.Implementation{Name: "baton-everything", Version: "0.1.0"}, &server.Options{
 		Instructions: "Baton's example server: the conformance fixtures and a transfer that asks for confirmation.",
