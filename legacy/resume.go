@@ -145,7 +145,10 @@ func (h *Handler) resumeCall(w http.ResponseWriter, r *http.Request, s *session,
 	st := sse.New(w, r)
 	st.Open()
 	ctx := r.Context()
-	lastAlive := time.Now()
+	// The holder is checked at the first quiet moment, then once per
+	// beatTTL of quiet: a client that resumes a call whose instance is
+	// long gone learns it at once.
+	var lastAlive time.Time
 	for {
 		evs, ended, err := h.events.Read(ctx, s.id, stream, pos, resumeWait)
 		if ctx.Err() != nil || s.ctx.Err() != nil {

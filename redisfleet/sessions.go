@@ -22,20 +22,25 @@ import (
 //
 // Layout, for a prefix P (the fleet's prefix + "sessions:"):
 //
-//   - P+"{sessions}:s:"+id is a hash: "rec", the session's record as JSON; "owner",
-//     the key of its owner's set; "used", when it was last used (Unix
-//     milliseconds). It expires (PEXPIRE) after the session's idle time
-//     and every use pushes that back, so Redis forgets an idle session by
-//     itself: no instance sweeps.
-//   - P+"{sessions}:all" is a sorted set of the session ids, each scored with when it
-//     goes idle (Unix milliseconds), for the total limit and Count.
-//   - P+"{sessions}:owner:"+h, where h is a digest of the owner (a principal or a
-//     client address), is the same for one owner's sessions, for its
-//     quota; it expires with the owner's last session.
+//   - P+"{sessions}:s:"+id is a hash: "rec", the session's record as
+//     JSON; "owner", the key of its owner's set; "used", when it was last
+//     used (Unix milliseconds). It expires (PEXPIRE) after the session's
+//     idle time and every use pushes that back, so Redis forgets an idle
+//     session by itself: no instance sweeps.
+//   - P+"{sessions}:all" is a sorted set of the session ids, each scored
+//     with when it goes idle (Unix milliseconds), for the total limit and
+//     Count.
+//   - P+"{sessions}:owner:"+h, where h is a digest of the owner (a
+//     principal or a client address), is the same for one owner's
+//     sessions, for its quota; it expires with the owner's last session.
 //   - P+"{channels}:to:"+instance is the pub/sub channel of one instance
-//     (wake-ups for its calls' kept answers, the takeover of a GET stream it holds, a notification for
-//     it); P+"{channels}:all-instances" is the channel every instance listens on
-//     (cancellations, deletions, changes of a session).
+//     (wake-ups for its calls' kept answers, the takeover of a GET stream
+//     it holds, a notification for it); P+"{channels}:all-instances" is
+//     the channel every instance listens on (cancellations, deletions,
+//     changes of a session).
+//   - P+"call:{"+key+"}" is a parked server request and its answer, and
+//     P+"ev:{"+session+"}:"+stream the events of a resumable stream (see
+//     Park and OpenStream).
 //
 // Sessions expire by the Redis server's clock, read in the scripts (TIME),
 // so the instances' clocks do not matter. Creating a session (the quota
@@ -43,9 +48,9 @@ import (
 // single Lua scripts; updating a record is an optimistic transaction
 // (WATCH, read, change, MULTI, write if still there, EXEC), retried when
 // another instance wrote in between. The session keys and their indexes
-// share the hash tag {sessions}, and the channels {channels}, so the store works on Redis Cluster too; parked
-// requests (calls.go) and the events of resumable streams (events.go)
-// have keys of their own slots.
+// share the hash tag {sessions}, and the channels {channels}, so the
+// store works on Redis Cluster too (one master serves the records);
+// parked requests and the events of streams spread over the slots.
 //
 // It is safe for concurrent use.
 type SessionStore struct {
