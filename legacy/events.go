@@ -77,9 +77,18 @@ type Event struct {
 // last event, for a client to resume.
 const DefaultEventTTL = 10 * time.Minute
 
+// EndedEventTTL is how long the events of a stream that ended (its
+// response was sent) are kept: long enough for a client whose stream was
+// cut just before the response to resume and get it.
+const EndedEventTTL = time.Minute
+
 // maxStreamEvents bounds the events kept of one stream: a resuming client
 // gets the latest ones.
 const maxStreamEvents = 1000
+
+// maxMemoryStreams bounds the streams a MemoryEventStore keeps; beyond it
+// the one written least recently is dropped.
+const maxMemoryStreams = 10000
 
 // eventID returns the SSE id of the event at pos of stream.
 func eventID(stream, pos string) string { return stream + "." + pos }
@@ -135,17 +144,42 @@ func (m *MemoryEventStore) sweep(now time.Time) {
 		return
 	}
 	for k, s := range m.streams {
-		if now.Sub(s.touched) > m.ttl {
+		if m.expired(s, now) {
 			delete(m.streams, k)
 		}
 	}
 	m.swept = len(m.streams)
 }
 
+// expired reports whether s is past its time to live.
+func (m *MemoryEventStore) expired(s *memStream, now time.Time) bool {
+	ttl := m.ttl
+	if s.ended {
+		ttl = min(ttl, EndedEventTTL)
+	}
+	return now.Sub(s.touched) > ttl
+}
+
+// evict drops the stream written least recently, when the store is full.
+// Called with m.mu held.
+func (m *MemoryEventStore) evict() {
+	if len(m.streams) < maxMemoryStreams {
+		return
+	}
+	var oldest string
+	var at time.Time
+	for k, s := range m.streams {
+		if oldest == "" || s.touched.Before(at) {
+			oldest, at = k, s.touched
+		}
+	}
+	delete(m.streams, oldest)
+}
+
 // get returns the stream, or nil if it is gone. Called with m.mu held.
 func (m *MemoryEventStore) get(sid, stream string, now time.Time) *memStream {
 	s := m.streams[sid+"/"+stream]
-	if s == nil || now.Sub(s.touched) > m.ttl {
+	if s == nil || m.expired(s, now) {
 		return nil
 	}
 	return s
@@ -157,6 +191,7 @@ func (m *MemoryEventStore) OpenStream(ctx context.Context, sid, stream string, m
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweep(now)
+	m.evict()
 	m.streams[sid+"/"+stream] = &memStream{meta: meta, changed: make(chan struct{}), touched: now}
 	return nil
 }

@@ -77,11 +77,29 @@ func (s *SessionStore) Append(ctx context.Context, sid, stream string, msg []byt
 	return s.appendEntry(ctx, sid, stream, "m", msg)
 }
 
-// EndStream implements legacy.EventStore.
+// EndStream implements legacy.EventStore: the stream is kept
+// legacy.EndedEventTTL more.
 func (s *SessionStore) EndStream(ctx context.Context, sid, stream string) error {
-	_, err := s.appendEntry(ctx, sid, stream, "end", []byte("1"))
-	return err
+	_, err := endScript.Run(ctx, s.client, []string{s.eventsKey(sid, stream)}, legacy.EndedEventTTL.Milliseconds()).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return legacy.ErrNotFound
+	case err != nil:
+		return fmt.Errorf("redis sessions: end a stream: %w", err)
+	}
+	return nil
 }
+
+// endScript: KEYS = stream; ARGV = ttl ms. Adds the end entry to a stream
+// that exists and shortens its life.
+var endScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return false
+end
+redis.call('XADD', KEYS[1], '*', 'end', '1')
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
+`)
 
 // StreamMeta implements legacy.EventStore.
 func (s *SessionStore) StreamMeta(ctx context.Context, sid, stream string) (*legacy.StreamMeta, error) {
