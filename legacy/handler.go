@@ -579,18 +579,3 @@ func (h *Handler) refuseSession(w http.ResponseWriter, id jsonrpc.ID, owner stri
 	writeJSONError(w, http.StatusTooManyRequests, id, jsonrpc.Errorf(jsonrpc.InvalidRequest,
 		"Too many sessions: %s has its limit of %d open; end one (DELETE) or try again in %d s", who, le.Limit, secs))
 }
-
-// httpWire carries a call's messages on its POST stream.
-type httpWire struct{ st *sse.Stream }
-
-func (w httpWire) send(msg []byte) error {
-	if err := w.st.Send(msg); err != nil {
-		if errors.Is(err, sse.ErrNoSSE) {
-			return fmt.Errorf("cannot reach the client: its request did not accept text/event-stream")
-		}
-		return err
-	}
-	return nil
-}
-
-func (w httpWire) keepAlive() error { return w.st.KeepAlive() }
