@@ -120,7 +120,7 @@ func TestAnswerRate(t *testing.T) {
 		s := flood.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 1000 + i, "result": map[string]any{}}), nil)
 		if s.status == http.StatusTooManyRequests {
 			refused++
-			if s.resp.Header.Get("Retry-After") == "" {
+			if s.header.Get("Retry-After") == "" {
 				t.Error("429 without Retry-After")
 			}
 		}

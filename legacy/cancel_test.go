@@ -42,7 +42,7 @@ func TestCancelledBeforeAnything(t *testing.T) {
 		}
 		for _, m := range msgs {
 			if m.Error == nil || m.Result != nil {
-				t.Errorf("Accept %q: %s, want an error response", tc.accept, m.raw)
+				t.Errorf("Accept %q: %s, want an error response", tc.accept, m.Raw)
 			}
 		}
 	}

@@ -46,7 +46,7 @@ func readSSE(resp *http.Response) *rawSSE {
 			case line == "" && data != nil:
 				var m message
 				_ = json.Unmarshal(data, &m)
-				m.raw = data
+				m.Raw = data
 				r.ch <- sseEvent{id: id, msg: m}
 				id, data = "", nil
 			case strings.HasPrefix(line, "id:"):
@@ -146,7 +146,7 @@ func TestResumeCallStream(t *testing.T) {
 		call := readSSE(c.rawRequest(http.MethodPost, instanceURL(ti.a), mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": "c1", "method": "tools/call", "params": toolCall("log_then_ask", nil)}), nil))
 		first := call.next(t)
 		if first.msg.Method != "notifications/message" || first.id == "" {
-			t.Fatalf("first event %q %s, want the log line with an id", first.id, first.msg.raw)
+			t.Fatalf("first event %q %s, want the log line with an id", first.id, first.msg.Raw)
 		}
 		call.resp.Body.Close() // cut, before the elicitation is read
 
@@ -155,7 +155,7 @@ func TestResumeCallStream(t *testing.T) {
 		stolen := readSSE(other.rawRequest(http.MethodGet, instanceURL(ti.b), nil, map[string]string{"Last-Event-ID": first.id, "Accept": "text/event-stream"}))
 		addTool(t, ti.srvB, "marker", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) { return nil, nil })
 		if e := stolen.next(t); e.msg.Method != "notifications/tools/list_changed" {
-			t.Errorf("another session's GET with the id got %s, want only its own notifications", e.msg.raw)
+			t.Errorf("another session's GET with the id got %s, want only its own notifications", e.msg.Raw)
 		}
 
 		resumed := readSSE(c.rawRequest(http.MethodGet, instanceURL(ti.b), nil, map[string]string{"Last-Event-ID": first.id, "Accept": "text/event-stream"}))
@@ -164,20 +164,20 @@ func TestResumeCallStream(t *testing.T) {
 		}
 		ask := resumed.next(t)
 		if ask.msg.Method != "elicitation/create" || ask.id == "" || ask.id == first.id {
-			t.Fatalf("resumed with %q %s, want the elicitation with a new id", ask.id, ask.msg.raw)
+			t.Fatalf("resumed with %q %s, want the elicitation with a new id", ask.id, ask.msg.Raw)
 		}
 		c.on(ti.b).answer(ask.msg, map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}})
 		res := resumed.next(t)
 		if text, _ := toolText(t, res.msg.Result); text != "hello Ada" {
-			t.Errorf("resumed stream's response %s, want hello Ada", res.msg.raw)
+			t.Errorf("resumed stream's response %s, want hello Ada", res.msg.Raw)
 		}
 		if _, open := <-resumed.ch; open {
 			t.Error("the resumed stream went on after the response")
 		}
 		// Resuming again from the elicitation gives only the response.
 		again := readSSE(c.rawRequest(http.MethodGet, instanceURL(ti.a), nil, map[string]string{"Last-Event-ID": ask.id, "Accept": "text/event-stream"}))
-		if e := again.next(t); e.id != res.id || !bytes.Equal(e.msg.raw, res.msg.raw) {
-			t.Errorf("second resume: %q %s, want %q %s", e.id, e.msg.raw, res.id, res.msg.raw)
+		if e := again.next(t); e.id != res.id || !bytes.Equal(e.msg.Raw, res.msg.Raw) {
+			t.Errorf("second resume: %q %s, want %q %s", e.id, e.msg.Raw, res.id, res.msg.Raw)
 		}
 		t.Logf("resumed on the other instance: %s → %s → %s", first.id, ask.id, res.id)
 	})
@@ -193,7 +193,7 @@ func TestResumeAfterHolderClosed(t *testing.T) {
 		call.resp.Body.Close()
 		resumed := readSSE(c.rawRequest(http.MethodGet, instanceURL(ti.b), nil, map[string]string{"Last-Event-ID": first.id, "Accept": "text/event-stream"}))
 		if e := resumed.next(t); e.msg.Method != "elicitation/create" {
-			t.Fatalf("resumed with %s", e.msg.raw)
+			t.Fatalf("resumed with %s", e.msg.Raw)
 		}
 		ti.a.h.Close()
 		e := resumed.next(t)
@@ -201,7 +201,7 @@ func TestResumeAfterHolderClosed(t *testing.T) {
 			e = resumed.next(t)
 		}
 		if e.msg.Error == nil || string(e.msg.ID) != "9" || !strings.Contains(e.msg.Error.Message, "closed") {
-			t.Errorf("after the holder closed: %s, want an error response for request 9 saying the server closed", e.msg.raw)
+			t.Errorf("after the holder closed: %s, want an error response for request 9 saying the server closed", e.msg.Raw)
 		}
 	})
 }

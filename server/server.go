@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
@@ -32,8 +33,9 @@ type Options struct {
 	Instructions string
 
 	// StateKeys sign and verify requestState. When nil a random key is made
-	// for this process and a warning logged: flows then cannot move to
-	// another instance or survive a restart.
+	// for this process: flows then cannot move to another instance or
+	// survive a restart. A warning says so the first time a request needs
+	// a key, unless SetStateKeys has set keys by then.
 	StateKeys *mrtr.KeyRing
 	// StateTTL is how long a requestState stays valid (default 10 minutes).
 	StateTTL time.Duration
@@ -161,7 +163,8 @@ type Options struct {
 }
 
 // Server is an MCP server. Create one with New, register tools, prompts and
-// resources, and serve it with Handler, Mount or ServeStdio. All methods
+// resources, and serve it as an http.Handler (ServeHTTP; mcpecho.Mount
+// puts it on echo) or with ServeStdio. All methods
 // are safe for concurrent use; tools and prompts may be added and removed
 // while serving, and listeners are told.
 type Server struct {
@@ -170,6 +173,12 @@ type Server struct {
 	sealer   *seal.Sealer
 	log      *slog.Logger
 	infoMeta json.RawMessage // {"io.modelcontextprotocol/serverInfo":{...}}
+
+	// randomKey is set while the state keys are the random ones New made
+	// (no Options.StateKeys, no SetStateKeys yet); keyWarn warns of it
+	// once, when a request first needs a key.
+	randomKey atomic.Bool
+	keyWarn   sync.Once
 
 	mu         sync.RWMutex
 	tools      registry[*toolEntry]
@@ -247,10 +256,7 @@ func New(info Implementation, opts *Options) (*Server, error) {
 	if o.PageSize < 0 {
 		return nil, fmt.Errorf("server: negative PageSize %d", o.PageSize)
 	}
-	now := o.Now
-	if now == nil {
-		now = time.Now // the server's one reading of the wall clock
-	}
+	now := wallClock(o.Now)
 	base := o.Logger
 	if base == nil {
 		base = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -265,7 +271,6 @@ func New(info Implementation, opts *Options) (*Server, error) {
 		if ring, err = mrtr.NewKeyRing(k); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
 		}
-		log.Warn("no state key configured: using a random key for this process; input_required flows cannot move between instances or survive a restart")
 	}
 	sealer, err := seal.NewSealer(ring, seal.SealerOptions{TTL: o.StateTTL, Leeway: o.StateLeeway, Audience: o.StateAudience, MaxSize: o.MaxStateSize, Now: o.Now})
 	if err != nil {
@@ -282,6 +287,7 @@ func New(info Implementation, opts *Options) (*Server, error) {
 		log:      log,
 		infoMeta: infoJSON,
 	}
+	s.randomKey.Store(o.StateKeys == nil)
 	s.hub = newHub(log)
 	s.hub.maxStreams, s.hub.maxPerOwner = o.MaxListenStreams, o.MaxListenStreamsPerPrincipal
 	if s.tasks, err = newTaskHost(s, o.Tasks); err != nil {
@@ -323,7 +329,23 @@ func (s *Server) SetStateKeys(ring *mrtr.KeyRing) error {
 	if err := s.sealer.SetKeys(ring); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
+	s.randomKey.Store(false)
 	return nil
+}
+
+// keyNeeded is called when a request seals or opens a requestState: on
+// the random key New made (no Options.StateKeys and no SetStateKeys
+// since), it warns once, since such states die with the process.
+func (s *Server) keyNeeded() {
+	if !s.randomKey.Load() {
+		return
+	}
+	s.keyWarn.Do(func() {
+		if s.randomKey.Load() {
+			s.log.Warn("no state key configured: using a random key for this process; input_required flows cannot move between instances or survive a restart. " +
+				"Set server.Options.StateKeys (or call SetStateKeys) with a key ring every instance shares")
+		}
+	})
 }
 
 type toolEntry struct {
@@ -348,8 +370,8 @@ type toolEntry struct {
 // or the call fails with -32603 (a server bug, logged) rather than send an
 // invalid result. For schemas inferred from Go types, see the package-level
 // AddTool.
-func (s *Server) AddTool(t Tool, h ToolHandler, opts ...RegisterOption) error {
-	o, err := collectOptions(forTool, fmt.Sprintf("add tool %q", t.Name), opts)
+func (s *Server) AddTool(t Tool, h ToolHandler, opts ...ToolOption) error {
+	o, err := collectOptions(fmt.Sprintf("add tool %q", t.Name), opts, ToolOption.applyTool)
 	if err != nil {
 		return err
 	}
@@ -405,7 +427,7 @@ type promptEntry struct {
 }
 
 // AddPrompt registers a prompt, replacing any prompt of the same name.
-func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...RegisterOption) error {
+func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...PromptOption) error {
 	if p.Name == "" {
 		return errors.New("add prompt: empty name")
 	}
@@ -419,7 +441,7 @@ func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...RegisterOption) er
 		}
 		seen[a.Name] = true
 	}
-	o, err := collectOptions(forPrompt, fmt.Sprintf("add prompt %q", p.Name), opts)
+	o, err := collectOptions(fmt.Sprintf("add prompt %q", p.Name), opts, PromptOption.applyPrompt)
 	if err != nil {
 		return err
 	}
@@ -452,14 +474,14 @@ type templateEntry struct {
 }
 
 // AddResource registers a static resource, replacing any with the same URI.
-func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...RegisterOption) error {
+func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...ResourceOption) error {
 	if r.URI == "" || r.Name == "" {
 		return errors.New("add resource: URI and name are required")
 	}
 	if h == nil {
 		return fmt.Errorf("add resource %q: nil handler", r.URI)
 	}
-	o, err := collectOptions(forResource, fmt.Sprintf("add resource %q", r.URI), opts)
+	o, err := collectOptions(fmt.Sprintf("add resource %q", r.URI), opts, ResourceOption.applyResource)
 	if err != nil {
 		return err
 	}
@@ -499,7 +521,7 @@ func unregister[E any](s *Server, r *registry[E], name string, kind ChangeKind) 
 // AddResourceTemplate registers a URI template. A resources/read whose URI
 // matches no static resource is matched against templates in the order they
 // were added.
-func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler, opts ...RegisterOption) error {
+func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler, opts ...ResourceOption) error {
 	if t.URITemplate == "" || t.Name == "" {
 		return errors.New("add resource template: URI template and name are required")
 	}
@@ -510,7 +532,7 @@ func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler, opts
 	if err != nil {
 		return fmt.Errorf("add resource template: %w", err)
 	}
-	o, err := collectOptions(forResource, fmt.Sprintf("add resource template %q", t.URITemplate), opts)
+	o, err := collectOptions(fmt.Sprintf("add resource template %q", t.URITemplate), opts, ResourceOption.applyResource)
 	if err != nil {
 		return err
 	}

@@ -10,8 +10,10 @@
 // task. What the statuses mean, and who may move a task from one to another,
 // is decided by package server, once, for every store.
 //
-// Serving tasks is package server's job (server.Options.Tasks,
-// server.ToolOptions.Task); most programs only choose a store.
+// Serving tasks is package server's job (server.Options.Tasks for the
+// store and the timings, server.RunAsTask for a tool); most programs only
+// choose a store. Package tasks/taskstest checks a new store against the
+// contract.
 package tasks
 
 import (
@@ -113,6 +115,10 @@ type Record struct {
 	// Keys counts the input request keys issued so far, so that none is
 	// issued twice in the task's life.
 	Keys int `json:"keys,omitempty"`
+	// Named are the keys the handler chose itself (server.WithKey,
+	// mrtr.InputRequest.Keyed) issued so far, so that none is issued
+	// twice in the task's life.
+	Named []string `json:"named,omitempty"`
 
 	// Result is the encoded result of a completed task.
 	Result json.RawMessage `json:"result,omitempty"`
@@ -132,6 +138,7 @@ func (r *Record) Clone() *Record {
 			c.Inputs[i] = Input{Key: in.Key, Request: slices.Clone(in.Request), Answer: slices.Clone(in.Answer)}
 		}
 	}
+	c.Named = slices.Clone(r.Named)
 	c.Result = slices.Clone(r.Result)
 	if r.Error != nil {
 		e := *r.Error

@@ -11,6 +11,8 @@
 //	go run ./examples/everything [-addr 127.0.0.1:8080] [-state-ttl 10m] [-stdio]
 //	    [-task-ttl 1h] [-task-lease 15s] [-session-idle 30m] [-trusted-proxy CIDR,...]
 //
+// everything -h lists the flags and the environment variables (usage.go).
+//
 // It serves http://ADDR/mcp, or newline-delimited JSON-RPC on stdin and
 // stdout with -stdio. The requestState key comes from BATON_STATE_KEY (at
 // least 32 bytes); instances that share it finish each other's flows.
@@ -74,6 +76,7 @@ func run() error {
 	taskLease := flag.Duration("task-lease", 15*time.Second, "how long an instance vouches for its running tasks without renewing; a dead instance's tasks fail once it lapses")
 	sessionIdle := flag.Duration("session-idle", legacy.DefaultSessionIdle, "how long a 2025-11-25 session may go unused before it expires")
 	trusted := flag.String("trusted-proxy", "", "comma-separated CIDR prefixes of proxies whose X-Forwarded-For is believed for 2025-11-25 session quotas")
+	flag.Usage = func() { usage(flag.CommandLine.Output(), flag.CommandLine) }
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
