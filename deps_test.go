@@ -33,7 +33,7 @@ var layers = [][]string{
 	{"server/internal/round"},
 	{"server"},
 	{"legacy"},
-	{"legacy/legacytest", "auth", "mcpecho", "lambda"},
+	{"legacy/legacytest", "auth", "mcpecho", "lambda", "urlflow", "otelmcp"},
 	{"redisfleet"},
 }
 
@@ -44,7 +44,10 @@ var thirdParty = map[string][]string{
 	"github.com/labstack/echo/":              {"mcpecho"},
 	"github.com/redis/go-redis/":             {"redisfleet", "internal/testredis"},
 	"github.com/aws/aws-lambda-go/":          {"lambda"},
+	"go.opentelemetry.io/otel/":              {"otelmcp"},
 	"github.com/golang-jwt/jwt/":             {"server/internal/seal", "auth"},
+	"github.com/MicahParks/":                 {"auth"},
+	"golang.org/x/time/":                     {"auth"},
 	"github.com/google/jsonschema-go/":       {"server"},
 	"github.com/santhosh-tekuri/jsonschema/": {"server", "elicit"},
 	"github.com/segmentio/encoding/":         {"internal/strictjson"},

@@ -1,83 +1,424 @@
-// Package auth authenticates MCP requests with bearer tokens (JWTs verified
-// with golang-jwt) as net/http middleware (for echo, wrap it with
-// echo.WrapMiddleware; see package mcpecho). The token's subject
-// becomes the request's principal (server.ContextWithPrincipal): requestState
-// issued to one subject is refused for any other, and a legacy session
-// opened by one subject is not found by another.
+// Package auth makes an MCP server an OAuth 2.1 resource server, as the
+// 2026-07-28 authorization specification asks of every HTTP server that
+// needs authorization:
+//
+//   - it serves the RFC 9728 Protected Resource Metadata document at the
+//     path-aware well-known URI and at the root form, with CORS headers;
+//   - it verifies each bearer token as issued for this resource (RFC 8707
+//     audience), by this authorization server (issuer), in its time
+//     (leeway on exp, nbf, iat): JWT access tokens (RFC 9068) with the
+//     keys of the authorization server's JWKS, found through its RFC 8414
+//     metadata (or OpenID discovery), and opaque tokens by RFC 7662
+//     introspection;
+//   - it binds what the token grants (subject, scopes, claims) to the
+//     request as a server.Grant, the subject as the principal, and answers
+//     every refusal with the challenge clients need to discover and step
+//     up: 401 with scope and resource_metadata.
+//
+// Per-tool, per-prompt and per-resource scopes are declared on the server
+// (server.RequireScopes) and checked there, from the Mcp-Name header
+// before the body is read; a token that lacks one gets 403
+// insufficient_scope.
+//
+// Keys come from MicahParks/keyfunc/v3 (over MicahParks/jwkset): it plugs
+// into golang-jwt/v5, which Baton already uses for its requestState, so a
+// token is parsed and checked by one JWT library; it caches the JWKS,
+// refreshes it in the background, and refreshes it on an unknown "kid" at
+// a bounded rate. lestrrat-go/jwx would bring a second JWT stack;
+// coreos/go-oidc verifies ID tokens (its audience is the client ID) and
+// has no introspection.
 package auth
 
 import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/time/rate"
 
-	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/server"
 )
 
-// Config says which bearer tokens are accepted.
+// Defaults of Config.
+const (
+	DefaultLeeway            = 30 * time.Second
+	DefaultFetchTimeout      = 2 * time.Second
+	DefaultJWKSRefresh       = time.Hour
+	DefaultUnknownKIDRefresh = 30 * time.Second
+	DefaultIntrospectionTTL  = time.Minute
+	DefaultCacheSize         = 10000
+	DefaultMaxTokenBytes     = 8 << 10
+	DefaultMaxFetches        = 32
+)
+
+// Config configures a ResourceServer.
 type Config struct {
-	// Keyfunc returns the key that verifies a token (an HMAC secret, or an
-	// RSA, ECDSA or Ed25519 public key, usually chosen by the "kid" header).
-	Keyfunc jwt.Keyfunc
-	// Methods lists the accepted signing algorithms, for example
-	// []string{"RS256"}. It is required: the algorithm is never taken from
-	// the token alone.
-	Methods []string
-	// Issuer, when set, must match the token's iss.
-	Issuer string
-	// Audience, when set, must be one of the token's aud.
-	Audience string
-	// Leeway tolerates clock skew on exp, nbf and iat.
+	// Resource is the canonical URL of the MCP endpoint, for example
+	// "https://mcp.example.com/mcp": the "resource" of the metadata, and
+	// the audience every token must name (RFC 8707). Required.
+	Resource string
+	// AuthorizationServers are the issuer URLs of the authorization
+	// servers whose tokens are accepted (at least one). Each one's RFC 8414
+	// metadata (or OpenID configuration) gives its JWKS and introspection
+	// endpoint; a token's "iss" must be one of them.
+	AuthorizationServers []string
+	// ScopesSupported is "scopes_supported" of the metadata: the scopes a
+	// client should ask for. "offline_access" is refused (the
+	// specification says a resource server should not list it).
+	ScopesSupported []string
+	// ChallengeScopes is the scope named in a 401 (default
+	// ScopesSupported). A request that names an operation with declared
+	// scopes (Mcp-Method and Mcp-Name) is challenged with those instead.
+	ChallengeScopes []string
+	// BearerMethods is "bearer_methods_supported" (default ["header"]).
+	// Tokens are read from the Authorization header only.
+	BearerMethods []string
+	// ResourceName and ResourceDocumentation are the optional
+	// "resource_name" and "resource_documentation" of the metadata.
+	ResourceName          string
+	ResourceDocumentation string
+
+	// Leeway tolerates clock skew on exp, nbf and iat (default 30 s;
+	// negative for none).
 	Leeway time.Duration
-	// Optional lets requests without an Authorization header through as
-	// anonymous; a token that is present must still verify.
+	// Algorithms are the JWT signing algorithms accepted (default: the
+	// RSA, RSA-PSS, ECDSA and EdDSA ones). HMAC and "none" are refused:
+	// a resource server holds no shared secret, and a key from the JWKS
+	// is used only with an algorithm of its own type.
+	Algorithms []string
+	// StrictTokenType refuses JWTs whose "typ" is not "at+jwt" (RFC
+	// 9068). By default a "typ" of "JWT" or none is accepted too (many
+	// authorization servers send it); any other "typ" is refused.
+	StrictTokenType bool
+
+	// JWKS, if set, is the JSON Web Key Set that verifies JWTs of every
+	// issuer, given inline instead of discovered (an air-gapped
+	// deployment, a test): no metadata is fetched, so opaque tokens
+	// cannot be introspected.
+	JWKS json.RawMessage
+
+	// IntrospectionClientID and IntrospectionClientSecret authenticate
+	// this resource server at the introspection endpoint (client_secret_basic).
+	// Without them opaque tokens are refused.
+	IntrospectionClientID     string
+	IntrospectionClientSecret string
+	// IntrospectionTTL bounds how long an introspection answer is reused
+	// (default 1 minute); never past the token's exp.
+	IntrospectionTTL time.Duration
+
+	// FetchTimeout bounds what one request may wait on an authorization
+	// server: a JWKS refresh for an unknown kid, or an introspection
+	// (default 2 s). A request whose key or introspection is cached never
+	// waits on one.
+	FetchTimeout time.Duration
+	// JWKSRefresh is how often the JWKS is refreshed in the background
+	// (default 1 hour).
+	JWKSRefresh time.Duration
+	// UnknownKIDRefresh is the least time between two refreshes caused by
+	// tokens with an unknown kid (default 30 s).
+	UnknownKIDRefresh time.Duration
+	// MaxFetches bounds the introspection requests in flight at once
+	// (default 32); a request that cannot start one within FetchTimeout
+	// is refused.
+	MaxFetches int
+	// CacheSize bounds the verified tokens remembered (default 10,000),
+	// keyed by the SHA-256 of the token, never the token.
+	CacheSize int
+	// MaxTokenBytes bounds a bearer token (default 8 KiB); a longer one
+	// is refused before any other work.
+	MaxTokenBytes int
+
+	// Optional lets requests without a token through, anonymous; a token
+	// that is present must verify. Operations with declared scopes still
+	// refuse anonymous callers (401 with their scopes).
 	Optional bool
-	// ResourceMetadata, if set, is advertised in WWW-Authenticate as the
-	// protected resource metadata URL (RFC 9728), as MCP clients expect.
-	ResourceMetadata string
+	// HTTPClient fetches metadata, keys and introspection (default: a
+	// client with FetchTimeout).
+	HTTPClient *http.Client
+	// Logger receives failures to refresh keys (default slog.Default()).
+	Logger *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
 }
 
-// Verifier checks bearer tokens. It is safe for concurrent use.
-type Verifier struct {
-	cfg    Config
-	parser *jwt.Parser
+// ResourceServer verifies bearer tokens for one MCP endpoint and serves
+// its protected resource metadata. It is safe for concurrent use.
+type ResourceServer struct {
+	cfg         Config
+	metadataURL string
+	metadata    []byte
+	issuers     map[string]*issuer
+	parser      *jwt.Parser
+	cache       *tokenCache
+	fetches     chan struct{}
+	stop        context.CancelFunc
 }
 
-// New returns a Verifier for cfg.
-func New(cfg Config) (*Verifier, error) {
-	if cfg.Keyfunc == nil {
-		return nil, errors.New("auth: Keyfunc is required")
+// issuer is one authorization server.
+type issuer struct {
+	name          string
+	keys          keyfunc.Keyfunc
+	introspection string
+}
+
+// New discovers the authorization servers' metadata and keys and returns
+// a ResourceServer; ctx bounds the discovery. The keys are refreshed in
+// the background until Close.
+func New(ctx context.Context, cfg Config) (*ResourceServer, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
 	}
-	if len(cfg.Methods) == 0 {
-		return nil, errors.New("auth: Methods is required (for example []string{\"RS256\"})")
+	life, stop := context.WithCancel(context.Background())
+	rs := &ResourceServer{cfg: cfg, issuers: map[string]*issuer{}, stop: stop,
+		cache: newTokenCache(cfg.CacheSize), fetches: make(chan struct{}, cfg.MaxFetches)}
+	var err error
+	if rs.metadataURL, err = MetadataURL(cfg.Resource); err != nil {
+		stop()
+		return nil, err
 	}
-	for _, m := range cfg.Methods {
-		if strings.EqualFold(m, "none") {
-			return nil, errors.New("auth: the none algorithm cannot be accepted")
+	if rs.metadata, err = json.Marshal(rs.Metadata()); err != nil {
+		stop()
+		return nil, fmt.Errorf("auth: encode metadata: %w", err)
+	}
+	for _, iss := range cfg.AuthorizationServers {
+		is, err := rs.discover(ctx, life, iss)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		rs.issuers[iss] = is
+	}
+	rs.parser = newParser(cfg)
+	return rs, nil
+}
+
+// newParser is the JWT parser of cfg: algorithms pinned, exp required,
+// the audience, iat, the leeway and the clock.
+func newParser(cfg Config) *jwt.Parser {
+	opts := []jwt.ParserOption{jwt.WithValidMethods(cfg.Algorithms), jwt.WithExpirationRequired(),
+		jwt.WithAudience(cfg.Resource), jwt.WithIssuedAt(), jwt.WithTimeFunc(cfg.Now)}
+	if cfg.Leeway > 0 {
+		opts = append(opts, jwt.WithLeeway(cfg.Leeway))
+	}
+	return jwt.NewParser(opts...)
+}
+
+func (c *Config) defaults() error {
+	if c.Resource == "" {
+		return errors.New("auth: Config.Resource (the MCP endpoint's URL) is required")
+	}
+	if u, err := url.Parse(c.Resource); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.Fragment != "" {
+		return fmt.Errorf("auth: Config.Resource %q is not an absolute http(s) URL without fragment", c.Resource)
+	}
+	if len(c.AuthorizationServers) == 0 {
+		return errors.New("auth: Config.AuthorizationServers needs at least one issuer URL")
+	}
+	if slices.Contains(c.ScopesSupported, "offline_access") || slices.Contains(c.ChallengeScopes, "offline_access") {
+		return errors.New("auth: offline_access must not be listed in scopes_supported or challenges")
+	}
+	if c.ChallengeScopes == nil {
+		c.ChallengeScopes = c.ScopesSupported
+	}
+	if len(c.BearerMethods) == 0 {
+		c.BearerMethods = []string{"header"}
+	}
+	for _, m := range c.BearerMethods {
+		if m != "header" {
+			return fmt.Errorf("auth: bearer method %q is not supported (only \"header\")", m)
 		}
 	}
-	opts := []jwt.ParserOption{jwt.WithValidMethods(cfg.Methods), jwt.WithExpirationRequired(), jwt.WithLeeway(cfg.Leeway)}
-	if cfg.Issuer != "" {
-		opts = append(opts, jwt.WithIssuer(cfg.Issuer))
+	if c.Leeway == 0 {
+		c.Leeway = DefaultLeeway
 	}
-	if cfg.Audience != "" {
-		opts = append(opts, jwt.WithAudience(cfg.Audience))
+	if len(c.Algorithms) == 0 {
+		c.Algorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 	}
-	return &Verifier{cfg: cfg, parser: jwt.NewParser(opts...)}, nil
+	for _, a := range c.Algorithms {
+		if keyTypeOf(a) == "" {
+			return fmt.Errorf("auth: algorithm %q cannot be accepted (only asymmetric ones: RS*, PS*, ES*, EdDSA)", a)
+		}
+	}
+	if c.IntrospectionTTL <= 0 {
+		c.IntrospectionTTL = DefaultIntrospectionTTL
+	}
+	if c.FetchTimeout <= 0 {
+		c.FetchTimeout = DefaultFetchTimeout
+	}
+	if c.JWKSRefresh <= 0 {
+		c.JWKSRefresh = DefaultJWKSRefresh
+	}
+	if c.UnknownKIDRefresh <= 0 {
+		c.UnknownKIDRefresh = DefaultUnknownKIDRefresh
+	}
+	if c.MaxFetches <= 0 {
+		c.MaxFetches = DefaultMaxFetches
+	}
+	if c.CacheSize <= 0 {
+		c.CacheSize = DefaultCacheSize
+	}
+	if c.MaxTokenBytes <= 0 {
+		c.MaxTokenBytes = DefaultMaxTokenBytes
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{Timeout: c.FetchTimeout}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return nil
 }
 
-// Error is an authentication failure.
+// Close stops refreshing keys.
+func (rs *ResourceServer) Close() { rs.stop() }
+
+// keyTypeOf is the key type an algorithm verifies with, "" for the ones
+// refused (HMAC, none, unknown).
+func keyTypeOf(alg string) string {
+	switch alg {
+	case "RS256", "RS384", "RS512", "PS256", "PS384", "PS512":
+		return "RSA"
+	case "ES256", "ES384", "ES512":
+		return "EC"
+	case "EdDSA":
+		return "OKP"
+	}
+	return ""
+}
+
+// asMetadata is the part of RFC 8414 / OpenID discovery used here.
+type asMetadata struct {
+	Issuer                string `json:"issuer"`
+	JWKSURI               string `json:"jwks_uri"`
+	IntrospectionEndpoint string `json:"introspection_endpoint"`
+}
+
+// metadataURLs are where an issuer's metadata may be: RFC 8414 (path
+// inserted), OpenID Connect discovery (path inserted, then appended).
+func metadataURLs(iss string) ([]string, error) {
+	u, err := url.Parse(iss)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("auth: issuer %q is not an absolute URL", iss)
+	}
+	p := strings.TrimSuffix(u.Path, "/")
+	at := func(path string) string {
+		v := *u
+		v.Path, v.RawPath = path, ""
+		return v.String()
+	}
+	urls := []string{at("/.well-known/oauth-authorization-server" + p), at("/.well-known/openid-configuration" + p)}
+	if p != "" {
+		urls = append(urls, at(p+"/.well-known/openid-configuration"))
+	}
+	return urls, nil
+}
+
+// discover reads an issuer's metadata and starts its key set.
+func (rs *ResourceServer) discover(ctx, life context.Context, iss string) (*issuer, error) {
+	if rs.cfg.JWKS != nil {
+		kf, err := keyfunc.NewJWKSetJSON(rs.cfg.JWKS)
+		if err != nil {
+			return nil, fmt.Errorf("auth: Config.JWKS: %w", err)
+		}
+		return &issuer{name: iss, keys: kf}, nil
+	}
+	urls, err := metadataURLs(iss)
+	if err != nil {
+		return nil, err
+	}
+	var md *asMetadata
+	var errs []error
+	for _, u := range urls {
+		m, err := rs.fetchMetadata(ctx, u)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if m.Issuer != iss {
+			errs = append(errs, fmt.Errorf("%s names issuer %q, not %q", u, m.Issuer, iss))
+			continue
+		}
+		md = m
+		break
+	}
+	if md == nil {
+		return nil, fmt.Errorf("auth: no metadata for issuer %q: %w", iss, errors.Join(errs...))
+	}
+	is := &issuer{name: iss, introspection: md.IntrospectionEndpoint}
+	if md.JWKSURI != "" {
+		logger := rs.cfg.Logger
+		kf, err := keyfunc.NewDefaultOverrideCtx(life, []string{md.JWKSURI}, keyfunc.Override{
+			Client:            rs.cfg.HTTPClient,
+			HTTPTimeout:       rs.cfg.FetchTimeout,
+			RefreshInterval:   rs.cfg.JWKSRefresh,
+			RefreshUnknownKID: rate.NewLimiter(rate.Every(rs.cfg.UnknownKIDRefresh), 1),
+			// The limiter's wait and the refresh share this bound (and
+			// the request's own FetchTimeout): an unknown kid that would
+			// wait longer for the limiter fails at once.
+			RateLimitWaitMax: rs.cfg.FetchTimeout,
+			RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
+				return func(_ context.Context, err error) {
+					logger.Warn("auth: JWKS refresh failed; the keys cached are kept", "url", u, "err", err)
+				}
+			},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("auth: JWKS of %q: %w", iss, err)
+		}
+		is.keys = kf
+	}
+	return is, nil
+}
+
+func (rs *ResourceServer) fetchMetadata(ctx context.Context, u string) (*asMetadata, error) {
+	ctx, cancel := context.WithTimeout(ctx, rs.cfg.FetchTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := rs.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: HTTP %d", u, resp.StatusCode)
+	}
+	var m asMetadata
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&m); err != nil {
+		return nil, fmt.Errorf("%s: %w", u, err)
+	}
+	return &m, nil
+}
+
+// Error is a token refused. Status is 401 (or 403 for insufficient scope).
 type Error struct {
+	// Code is the RFC 6750 error code ("invalid_token"), "" when no token
+	// was sent.
+	Code string
 	// Reason is safe to show to the client.
 	Reason string
-	// Err is the underlying failure (from the JWT library, say), for the
-	// server's log; it may say more than the client should read.
+	// Err is the underlying failure, for the server's log; it may say
+	// more than the client should read.
 	Err error
 }
 
@@ -87,28 +428,178 @@ func (e *Error) Error() string { return "auth: " + e.Reason }
 // Unwrap returns the underlying failure.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Subject verifies the request's bearer token and returns its subject. It
-// returns "" and no error for an anonymous request when Optional is set.
-func (v *Verifier) Subject(r *http.Request) (string, error) {
-	h := r.Header.Get("Authorization")
-	if h == "" {
-		if v.cfg.Optional {
-			return "", nil
+func invalid(reason string, err error) *Error {
+	return &Error{Code: "invalid_token", Reason: reason, Err: err}
+}
+
+// errNoToken is a request without a bearer token.
+func errNoToken() *Error { return &Error{Reason: "a bearer token is required"} }
+
+// Authenticate verifies the bearer token of r and returns its grant. It
+// returns nil and no error for an anonymous request when Optional is set.
+// Errors are *Error.
+func (rs *ResourceServer) Authenticate(r *http.Request) (*server.Grant, error) {
+	h := r.Header.Values("Authorization")
+	if len(h) == 0 {
+		if rs.cfg.Optional {
+			return nil, nil
 		}
-		return "", &Error{Reason: "missing bearer token"}
+		return nil, errNoToken()
 	}
-	scheme, token, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-		return "", &Error{Reason: "the Authorization header must be \"Bearer <token>\""}
+	if len(h) > 1 {
+		return nil, &Error{Code: "invalid_request", Reason: "more than one Authorization header"}
 	}
-	claims := jwt.RegisteredClaims{}
-	if _, err := v.parser.ParseWithClaims(strings.TrimSpace(token), &claims, v.cfg.Keyfunc); err != nil {
-		return "", &Error{Reason: describe(err), Err: err}
+	scheme, tok, ok := strings.Cut(h[0], " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return nil, errNoToken()
 	}
-	if claims.Subject == "" {
-		return "", &Error{Reason: "the token has no subject"}
+	return rs.Verify(r.Context(), strings.TrimSpace(tok))
+}
+
+// Verify verifies an access token and returns its grant. A token verified
+// before is answered from the cache while it is valid. Errors are *Error.
+func (rs *ResourceServer) Verify(ctx context.Context, token string) (*server.Grant, error) {
+	if token == "" {
+		return nil, invalid("the token is empty", nil)
 	}
-	return claims.Subject, nil
+	if len(token) > rs.cfg.MaxTokenBytes {
+		return nil, invalid("the token is too long", nil)
+	}
+	for i := 0; i < len(token); i++ {
+		if c := token[i]; c <= 0x20 || c >= 0x7f {
+			return nil, invalid("the token is malformed", nil)
+		}
+	}
+	now := rs.cfg.Now()
+	key := sha256.Sum256([]byte(token))
+	if g, err, ok := rs.cache.get(key, now); ok {
+		return g, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, rs.cfg.FetchTimeout)
+	defer cancel()
+	if strings.Count(token, ".") == 2 {
+		g, err := rs.verifyJWT(ctx, token)
+		if err == nil {
+			rs.cache.put(key, g, nil, g.Expiry, now)
+		}
+		return g, err
+	}
+	g, cacheFor, err := rs.introspect(ctx, token)
+	if cacheFor > 0 {
+		until := now.Add(cacheFor)
+		if g != nil && !g.Expiry.IsZero() && g.Expiry.Before(until) {
+			until = g.Expiry
+		}
+		rs.cache.put(key, g, err, until, now)
+	}
+	return g, err
+}
+
+// errIssuer and errKeyType fail a JWT in the key function.
+var (
+	errIssuer  = errors.New("issuer not accepted")
+	errKeyType = errors.New("the algorithm does not match the key's type")
+	errNoKeys  = errors.New("the issuer publishes no JWKS")
+)
+
+func (rs *ResourceServer) verifyJWT(ctx context.Context, token string) (*server.Grant, error) {
+	claims := jwt.MapClaims{}
+	_, err := rs.parser.ParseWithClaims(token, claims, func(t *jwt.Token) (any, error) {
+		iss, _ := claims["iss"].(string)
+		is := rs.issuers[iss]
+		if is == nil {
+			return nil, errIssuer
+		}
+		if is.keys == nil {
+			return nil, errNoKeys
+		}
+		key, err := is.keys.KeyfuncCtx(ctx)(t)
+		if err != nil {
+			return nil, err
+		}
+		// Pin the algorithm to the key's type: an RSA key verifies RS*
+		// and PS* only, never HMAC with the public key as secret.
+		want := keyTypeOf(t.Method.Alg())
+		switch key.(type) {
+		case *rsa.PublicKey:
+			if want != "RSA" {
+				return nil, errKeyType
+			}
+		case *ecdsa.PublicKey:
+			if want != "EC" {
+				return nil, errKeyType
+			}
+		case ed25519.PublicKey:
+			if want != "OKP" {
+				return nil, errKeyType
+			}
+		default:
+			return nil, errKeyType
+		}
+		return key, nil
+	})
+	if err != nil {
+		return nil, invalid(describe(err), err)
+	}
+	// RFC 9068: an access token says so in "typ".
+	typ, _ := headerTyp(token)
+	switch strings.ToLower(typ) {
+	case "at+jwt", "application/at+jwt":
+	case "", "jwt":
+		if rs.cfg.StrictTokenType {
+			return nil, invalid(`the token's typ is not "at+jwt"`, nil)
+		}
+	default:
+		return nil, invalid("the token's typ "+fmt.Sprintf("%q", typ)+" is not an access token's", nil)
+	}
+	return rs.grant(claims)
+}
+
+// headerTyp reads "typ" of a JWT's header (already verified).
+func headerTyp(token string) (string, error) {
+	t, _, err := jwt.NewParser().ParseUnverified(token, jwt.MapClaims{})
+	if err != nil {
+		return "", err
+	}
+	typ, _ := t.Header["typ"].(string)
+	return typ, nil
+}
+
+// grant builds the grant of verified claims.
+func (rs *ResourceServer) grant(claims map[string]any) (*server.Grant, error) {
+	g := &server.Grant{Claims: claims, ResourceMetadata: rs.metadataURL}
+	g.Subject, _ = claims["sub"].(string)
+	if g.Subject == "" {
+		return nil, invalid("the token has no subject", nil)
+	}
+	if g.ClientID, _ = claims["client_id"].(string); g.ClientID == "" {
+		g.ClientID, _ = claims["azp"].(string)
+	}
+	switch sc := claims["scope"].(type) {
+	case string:
+		g.Scopes = strings.Fields(sc)
+	case []any:
+		for _, s := range sc {
+			if s, ok := s.(string); ok {
+				g.Scopes = append(g.Scopes, s)
+			}
+		}
+	}
+	if scp, ok := claims["scp"].([]any); ok && g.Scopes == nil {
+		for _, s := range scp {
+			if s, ok := s.(string); ok {
+				g.Scopes = append(g.Scopes, s)
+			}
+		}
+	}
+	if exp, ok := claims["exp"].(float64); ok {
+		g.Expiry = time.Unix(int64(exp), 0)
+	} else if n, ok := claims["exp"].(json.Number); ok {
+		if v, err := n.Int64(); err == nil {
+			g.Expiry = time.Unix(v, 0)
+		}
+	}
+	return g, nil
 }
 
 func describe(err error) string {
@@ -116,45 +607,170 @@ func describe(err error) string {
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return "the token has expired"
 	case errors.Is(err, jwt.ErrTokenInvalidAudience):
-		return "the token is for another audience"
-	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
+		return "the token is not for this resource"
+	case errors.Is(err, errIssuer):
 		return "the token is from another issuer"
 	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
 		return "the token is not valid yet"
 	case errors.Is(err, jwt.ErrTokenMalformed):
 		return "the token is malformed"
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid) && strings.Contains(err.Error(), "signing method"):
+		return "the token's algorithm is not accepted"
+	case errors.Is(err, keyfunc.ErrKeyfunc):
+		return "the token's key is unknown"
 	default:
 		return "the token does not verify"
 	}
 }
 
-func (v *Verifier) challenge(w http.ResponseWriter, e *Error) {
-	c := fmt.Sprintf(`Bearer error="invalid_token", error_description=%q`, e.Reason)
-	if v.cfg.ResourceMetadata != "" {
-		c += fmt.Sprintf(`, resource_metadata=%q`, v.cfg.ResourceMetadata)
-	}
-	w.Header().Set("WWW-Authenticate", c)
-	b, _ := rpcwire.AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Unauthorized: " + e.Reason})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusUnauthorized)
-	_, _ = w.Write(b)
+// introspection is the part of an RFC 7662 response used here.
+type introspection struct {
+	Active    bool            `json:"active"`
+	Scope     string          `json:"scope"`
+	ClientID  string          `json:"client_id"`
+	Subject   string          `json:"sub"`
+	Issuer    string          `json:"iss"`
+	Audience  json.RawMessage `json:"aud"`
+	Expiry    int64           `json:"exp"`
+	NotBefore int64           `json:"nbf"`
 }
 
-// Middleware returns net/http middleware that authenticates each request
-// and binds its subject as the principal, or answers 401 with a
-// WWW-Authenticate challenge.
-func (v *Verifier) Middleware(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sub, err := v.Subject(r)
-		if err != nil {
-			var ae *Error
-			errors.As(err, &ae)
-			v.challenge(w, ae)
-			return
+// introspect asks the authorization server about an opaque token. It
+// returns the grant or the error, and how long the answer may be reused
+// (0: not at all, for a failure to ask).
+func (rs *ResourceServer) introspect(ctx context.Context, token string) (*server.Grant, time.Duration, error) {
+	if rs.cfg.IntrospectionClientID == "" {
+		return nil, rs.cfg.IntrospectionTTL, invalid("the token is malformed", nil)
+	}
+	var is *issuer
+	for _, iss := range rs.cfg.AuthorizationServers {
+		if rs.issuers[iss].introspection != "" {
+			is = rs.issuers[iss]
+			break
 		}
-		if sub != "" {
-			r = r.WithContext(server.ContextWithPrincipal(r.Context(), sub))
+	}
+	if is == nil {
+		return nil, rs.cfg.IntrospectionTTL, invalid("the token is malformed", nil)
+	}
+	select {
+	case rs.fetches <- struct{}{}:
+		defer func() { <-rs.fetches }()
+	case <-ctx.Done():
+		return nil, 0, invalid("the token could not be verified now", ctx.Err())
+	}
+	form := url.Values{"token": {token}, "token_type_hint": {"access_token"}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, is.introspection, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, 0, invalid("the token could not be verified now", err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	req.SetBasicAuth(url.QueryEscape(rs.cfg.IntrospectionClientID), url.QueryEscape(rs.cfg.IntrospectionClientSecret))
+	resp, err := rs.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return nil, 0, invalid("the token could not be verified now", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, 0, invalid("the token could not be verified now", fmt.Errorf("introspection: HTTP %d", resp.StatusCode))
+	}
+	var in introspection
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&in); err != nil {
+		return nil, 0, invalid("the token could not be verified now", fmt.Errorf("introspection: %w", err))
+	}
+	now := rs.cfg.Now()
+	negative := min(rs.cfg.IntrospectionTTL, 10*time.Second)
+	switch {
+	case !in.Active:
+		return nil, negative, invalid("the token is not active", nil)
+	case in.Expiry == 0:
+		return nil, negative, invalid("the token has no expiry", nil)
+	case now.After(time.Unix(in.Expiry, 0).Add(rs.cfg.Leeway)):
+		return nil, negative, invalid("the token has expired", nil)
+	case in.NotBefore != 0 && now.Add(rs.cfg.Leeway).Before(time.Unix(in.NotBefore, 0)):
+		return nil, 0, invalid("the token is not valid yet", nil)
+	case in.Issuer != "" && in.Issuer != is.name:
+		return nil, negative, invalid("the token is from another issuer", nil)
+	case !audienceNames(in.Audience, rs.cfg.Resource):
+		return nil, negative, invalid("the token is not for this resource", nil)
+	}
+	var claims map[string]any
+	_ = json.Unmarshal(mustJSON(in), &claims)
+	g := &server.Grant{Subject: in.Subject, ClientID: in.ClientID, Scopes: strings.Fields(in.Scope),
+		Expiry: time.Unix(in.Expiry, 0), Claims: claims, ResourceMetadata: rs.metadataURL}
+	if g.Subject == "" {
+		g.Subject = in.ClientID
+	}
+	if g.Subject == "" {
+		return nil, negative, invalid("the token has no subject", nil)
+	}
+	return g, rs.cfg.IntrospectionTTL, nil
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// audienceNames reports whether aud (a string or an array of strings)
+// names resource.
+func audienceNames(aud json.RawMessage, resource string) bool {
+	var one string
+	if json.Unmarshal(aud, &one) == nil {
+		return one == resource
+	}
+	var many []string
+	if json.Unmarshal(aud, &many) == nil {
+		return slices.Contains(many, resource)
+	}
+	return false
+}
+
+// tokenCache remembers verified tokens (and, briefly, refused opaque
+// ones) by the SHA-256 of the token, until an expiry. It holds at most
+// max entries: when full, expired entries go first, then arbitrary ones.
+type tokenCache struct {
+	mu  sync.Mutex
+	max int
+	m   map[[32]byte]cached
+}
+
+type cached struct {
+	g     *server.Grant
+	err   error
+	until time.Time
+}
+
+func newTokenCache(max int) *tokenCache {
+	return &tokenCache{max: max, m: make(map[[32]byte]cached)}
+}
+
+func (c *tokenCache) get(k [32]byte, now time.Time) (*server.Grant, error, bool) {
+	c.mu.Lock()
+	e, ok := c.m[k]
+	if ok && !now.Before(e.until) {
+		delete(c.m, k)
+		ok = false
+	}
+	c.mu.Unlock()
+	return e.g, e.err, ok
+}
+
+func (c *tokenCache) put(k [32]byte, g *server.Grant, err error, until, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= c.max {
+		for key, e := range c.m {
+			if !now.Before(e.until) {
+				delete(c.m, key)
+			}
 		}
-		next.ServeHTTP(w, r)
-	})
+		for key := range c.m {
+			if len(c.m) < c.max*7/8 {
+				break
+			}
+			delete(c.m, key)
+		}
+	}
+	c.m[k] = cached{g: g, err: err, until: until}
 }

@@ -1,198 +1,251 @@
-package auth_test
+package auth
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"log/slog"
+	"crypto/rand"
+	"crypto/rsa"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/MicahParks/jwkset"
+	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/baton-mcp/baton/auth"
-	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/mcp"
-	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/server"
 )
 
-var secret = []byte("0123456789abcdef0123456789abcdef")
+// The tests against a real authorization server (zitadel/oidc's op) and
+// the official go-sdk client are in examples/oauth, a module of its own,
+// so that neither becomes a dependency of this one.
 
-func token(t *testing.T, method jwt.SigningMethod, claims jwt.MapClaims) string {
-	t.Helper()
-	var key any = secret
-	if method == jwt.SigningMethodNone {
-		key = jwt.UnsafeAllowNoneSignatureType
-	}
-	s, err := jwt.NewWithClaims(method, claims).SignedString(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func claims(sub string, exp time.Duration) jwt.MapClaims {
-	return jwt.MapClaims{"sub": sub, "iss": "https://issuer", "aud": "baton", "exp": time.Now().Add(exp).Unix()}
-}
-
-func verifier(t *testing.T, optional bool) *auth.Verifier {
-	t.Helper()
-	v, err := auth.New(auth.Config{
-		Keyfunc:          func(*jwt.Token) (any, error) { return secret, nil },
-		Methods:          []string{"HS256"},
-		Issuer:           "https://issuer",
-		Audience:         "baton",
-		Optional:         optional,
-		ResourceMetadata: "https://mcp.example.com/.well-known/oauth-protected-resource",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-// whoami echoes the principal the middleware bound.
-var whoami = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	_, _ = io.WriteString(w, "principal="+server.PrincipalFromContext(r.Context()))
-})
-
-func get(t *testing.T, h http.Handler, authz string) *httptest.ResponseRecorder {
-	t.Helper()
-	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-	if authz != "" {
-		r.Header.Set("Authorization", authz)
-	}
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	return w
-}
-
-func TestMiddleware(t *testing.T) {
-	h := verifier(t, false).Middleware(whoami)
-	for _, tc := range []struct {
-		name, authz string
-		status      int
-		body        string
-	}{
-		{"valid", "Bearer " + token(t, jwt.SigningMethodHS256, claims("alice", time.Minute)), 200, "principal=alice"},
-		{"lower-case scheme", "bearer " + token(t, jwt.SigningMethodHS256, claims("alice", time.Minute)), 200, "principal=alice"},
-		{"missing", "", 401, "missing bearer token"},
-		{"basic", "Basic YWxpY2U6eA==", 401, "must be"},
-		{"expired", "Bearer " + token(t, jwt.SigningMethodHS256, claims("alice", -time.Minute)), 401, "expired"},
-		{"alg none", "Bearer " + token(t, jwt.SigningMethodNone, claims("alice", time.Minute)), 401, "does not verify"},
-		{"other algorithm", "Bearer " + token(t, jwt.SigningMethodHS512, claims("alice", time.Minute)), 401, "does not verify"},
-		{"other audience", "Bearer " + token(t, jwt.SigningMethodHS256, jwt.MapClaims{"sub": "a", "iss": "https://issuer", "aud": "other", "exp": time.Now().Add(time.Minute).Unix()}), 401, "another audience"},
-		{"other issuer", "Bearer " + token(t, jwt.SigningMethodHS256, jwt.MapClaims{"sub": "a", "iss": "https://evil", "aud": "baton", "exp": time.Now().Add(time.Minute).Unix()}), 401, "another issuer"},
-		{"no subject", "Bearer " + token(t, jwt.SigningMethodHS256, jwt.MapClaims{"iss": "https://issuer", "aud": "baton", "exp": time.Now().Add(time.Minute).Unix()}), 401, "no subject"},
-		{"no expiry", "Bearer " + token(t, jwt.SigningMethodHS256, jwt.MapClaims{"sub": "a", "iss": "https://issuer", "aud": "baton"}), 401, "does not verify"},
-		{"garbage", "Bearer abc", 401, "malformed"},
+func TestMetadataURL(t *testing.T) {
+	for resource, want := range map[string]string{
+		"https://mcp.example.com/mcp":        "https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+		"https://mcp.example.com/a/b/":       "https://mcp.example.com/.well-known/oauth-protected-resource/a/b",
+		"https://mcp.example.com":            "https://mcp.example.com/.well-known/oauth-protected-resource",
+		"https://mcp.example.com/":           "https://mcp.example.com/.well-known/oauth-protected-resource",
+		"http://127.0.0.1:8080/mcp?tenant=x": "http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp?tenant=x",
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			w := get(t, h, tc.authz)
-			if w.Code != tc.status || !strings.Contains(w.Body.String(), tc.body) {
-				t.Fatalf("%d %s, want %d with %q", w.Code, w.Body, tc.status, tc.body)
-			}
-			if tc.status == 401 {
-				c := w.Header().Get("WWW-Authenticate")
-				if !strings.HasPrefix(c, `Bearer error="invalid_token"`) || !strings.Contains(c, "resource_metadata=") {
-					t.Fatalf("WWW-Authenticate = %q", c)
-				}
-			}
-		})
+		got, err := MetadataURL(resource)
+		if err != nil || got != want {
+			t.Errorf("MetadataURL(%q) = %q, %v; want %q", resource, got, err, want)
+		}
+	}
+	if _, err := MetadataURL("/mcp"); err == nil {
+		t.Error("a relative resource was accepted")
 	}
 }
 
-func TestOptional(t *testing.T) {
-	h := verifier(t, true).Middleware(whoami)
-	if w := get(t, h, ""); w.Code != 200 || w.Body.String() != "principal=" {
-		t.Fatalf("anonymous: %d %s", w.Code, w.Body)
+func TestAuthorizationServerMetadataURLs(t *testing.T) {
+	got, err := metadataURLs("https://as.example.com/tenant1")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if w := get(t, h, "Bearer abc"); w.Code != 401 {
-		t.Fatalf("a bad token is refused even when auth is optional: %d", w.Code)
+	want := "https://as.example.com/.well-known/oauth-authorization-server/tenant1 https://as.example.com/.well-known/openid-configuration/tenant1 https://as.example.com/tenant1/.well-known/openid-configuration"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("got %v", got)
+	}
+	got, _ = metadataURLs("https://as.example.com")
+	if strings.Join(got, " ") != "https://as.example.com/.well-known/oauth-authorization-server https://as.example.com/.well-known/openid-configuration" {
+		t.Fatalf("got %v", got)
 	}
 }
 
 func TestConfigErrors(t *testing.T) {
-	kf := func(*jwt.Token) (any, error) { return secret, nil }
-	for _, c := range []auth.Config{{Methods: []string{"HS256"}}, {Keyfunc: kf}, {Keyfunc: kf, Methods: []string{"none"}}} {
-		if _, err := auth.New(c); err == nil {
-			t.Errorf("config %+v accepted", c)
+	ok := Config{Resource: "https://mcp.example.com/mcp", AuthorizationServers: []string{"https://as.example.com"}}
+	for name, mod := range map[string]func(*Config){
+		"no resource":            func(c *Config) { c.Resource = "" },
+		"relative resource":      func(c *Config) { c.Resource = "/mcp" },
+		"resource with fragment": func(c *Config) { c.Resource = "https://mcp.example.com/mcp#x" },
+		"no issuer":              func(c *Config) { c.AuthorizationServers = nil },
+		"offline_access":         func(c *Config) { c.ScopesSupported = []string{"files:read", "offline_access"} },
+		"HMAC":                   func(c *Config) { c.Algorithms = []string{"HS256"} },
+		"none":                   func(c *Config) { c.Algorithms = []string{"none"} },
+		"query bearer method":    func(c *Config) { c.BearerMethods = []string{"query"} },
+	} {
+		c := ok
+		mod(&c)
+		if _, err := New(context.Background(), c); err == nil {
+			t.Errorf("%s: accepted", name)
 		}
 	}
 }
 
-// A requestState issued to alice is refused when bob presents it: the
-// subject is bound into the state. Served on a net/http mux (package
-// mcpecho tests the same middleware under echo).
-func TestStateBoundToSubject(t *testing.T) {
-	srv, err := server.New(server.Implementation{Name: "t", Version: "1"}, &server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
+func TestChallenge(t *testing.T) {
+	rs := &ResourceServer{metadataURL: "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"}
+	got := rs.Challenge("invalid_token", "the token has expired", []string{"a", "b"})
+	want := `Bearer error="invalid_token", error_description="the token has expired", scope="a b", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"`
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
 	}
-	form, err := elicit.NewForm("ok?", elicit.Boolean("ok").Required())
-	if err != nil {
-		t.Fatal(err)
+	if got := rs.Challenge("", "", nil); got != `Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"` {
+		t.Fatalf("no token: %s", got)
 	}
-	ran := 0
-	err = srv.AddTool(server.Tool{Name: "ask"}, func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		ran++
-		if _, err := req.Elicit(ctx, form, server.WithKey("ok")); err != nil {
-			return nil, err
-		}
-		return server.TextResult("done for " + server.PrincipalFromContext(ctx)), nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", verifier(t, false).Middleware(srv))
-	ts := httptest.NewServer(mux)
-	defer ts.Close()
+}
 
-	// as returns a client that presents sub's bearer token.
-	as := func(sub string) *mcptest.Client {
-		c, err := mcptest.New(mcptest.URL(ts.URL+"/mcp", ts.Client()), &mcptest.Options{
-			Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}},
-			Header:       http.Header{"Authorization": {"Bearer " + token(t, jwt.SigningMethodHS256, claims(sub, time.Minute))}},
-		})
+// countingKeys is a key set (keyfunc.Keyfunc) of one key that counts the
+// signatures it is asked to verify.
+type countingKeys struct {
+	key *rsa.PublicKey
+	n   atomic.Int64
+}
+
+func (c *countingKeys) Keyfunc(t *jwt.Token) (any, error) {
+	return c.KeyfuncCtx(context.Background())(t)
+}
+func (c *countingKeys) Storage() jwkset.Storage { return nil }
+func (c *countingKeys) VerificationKeySet(context.Context) (jwt.VerificationKeySet, error) {
+	return jwt.VerificationKeySet{Keys: []jwt.VerificationKey{c.key}}, nil
+}
+func (c *countingKeys) KeyfuncCtx(context.Context) jwt.Keyfunc {
+	return func(*jwt.Token) (any, error) {
+		c.n.Add(1)
+		return c.key, nil
+	}
+}
+
+var _ keyfunc.Keyfunc = (*countingKeys)(nil)
+
+// TestVerifiedTokenCached: a token verified once is answered from the
+// cache (keyed by its SHA-256) until it expires, and the cache is bounded.
+func TestVerifiedTokenCached(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	cfg := Config{Resource: "https://mcp.example.com/mcp", AuthorizationServers: []string{"https://as.example.com"},
+		CacheSize: 4, Now: func() time.Time { return now }}
+	if err := cfg.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	keys := &countingKeys{key: &key.PublicKey}
+	rs := &ResourceServer{cfg: cfg, parser: newParser(cfg), cache: newTokenCache(cfg.CacheSize),
+		issuers: map[string]*issuer{"https://as.example.com": {name: "https://as.example.com", keys: keys}}}
+	sign := func(sub string) string {
+		s, err := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": "https://as.example.com", "sub": sub,
+			"aud": "https://mcp.example.com/mcp", "exp": now.Add(time.Minute).Unix(), "scope": "a b"}).SignedString(key)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return c
+		return s
 	}
-	ctx := t.Context()
-	call := func(c *mcptest.Client, opts ...mcptest.CallOption) *mcptest.Response {
-		t.Helper()
-		r, err := c.Do(ctx, "tools/call", map[string]any{"name": "ask"}, opts...)
+	tok := sign("alice")
+	for i := 0; i < 3; i++ {
+		g, err := rs.Verify(context.Background(), tok)
+		if err != nil || g.Subject != "alice" || !g.HasScope("b") {
+			t.Fatalf("verify: %+v %v", g, err)
+		}
+	}
+	if n := keys.n.Load(); n != 1 {
+		t.Fatalf("verified %d times, want 1", n)
+	}
+	for k := range rs.cache.m {
+		if string(k[:]) == tok {
+			t.Fatal("the cache holds the token")
+		}
+	}
+	// Past exp (and the leeway) the cache does not answer, and the token
+	// fails.
+	now = now.Add(time.Minute + cfg.Leeway + time.Second)
+	if _, err := rs.Verify(context.Background(), tok); err == nil || !strings.Contains(err.Error(), "expired") {
+		t.Fatalf("after exp: %v", err)
+	}
+	now = now.Add(-time.Minute - cfg.Leeway - time.Second)
+	for i := 0; i < 10; i++ {
+		if _, err := rs.Verify(context.Background(), sign(fmt.Sprint("user", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(rs.cache.m); n > cfg.CacheSize {
+		t.Fatalf("cache holds %d entries, bound %d", n, cfg.CacheSize)
+	}
+}
+
+// inlineServer is a ResourceServer whose keys are given inline
+// (Config.JWKS): one RSA key, kid "k1".
+func inlineServer(t *testing.T) (*ResourceServer, *rsa.PrivateKey) {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwk, err := jwkset.NewJWKFromKey(&key.PublicKey, jwkset.JWKOptions{Metadata: jwkset.JWKMetadataOptions{KID: "k1", USE: jwkset.UseSig}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := jwkset.NewMemoryStorage()
+	if err := set.KeyWrite(context.Background(), jwk); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := set.JSONPublic(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := New(context.Background(), Config{Resource: "https://mcp.example.com/mcp",
+		AuthorizationServers: []string{"https://as.example.com"}, ScopesSupported: []string{"a"}, JWKS: raw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rs.Close)
+	return rs, key
+}
+
+// TestInlineKeysAndMiddleware: with keys given inline, Protect binds the
+// grant of a good token and refuses the others with the challenge.
+func TestInlineKeysAndMiddleware(t *testing.T) {
+	rs, key := inlineServer(t)
+	sign := func(kid string, c jwt.MapClaims) string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, c)
+		tok.Header["kid"] = kid
+		s, err := tok.SignedString(key)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return r
+		return s
 	}
-	alice, bob := as("alice"), as("bob")
-	r1 := call(alice)
-	var round1 struct {
-		RequestState string `json:"requestState"`
+	claims := func() jwt.MapClaims {
+		return jwt.MapClaims{"iss": "https://as.example.com", "sub": "alice", "aud": "https://mcp.example.com/mcp",
+			"exp": time.Now().Add(time.Minute).Unix(), "scope": "a"}
 	}
-	if err := json.Unmarshal(r1.Result, &round1); err != nil || r1.ResultType() != "input_required" || round1.RequestState == "" {
-		t.Fatalf("alice's first call: %v %s", err, r1.Body)
+	var seen *server.Grant
+	h := rs.Protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = server.GrantFromContext(r.Context())
+		if server.PrincipalFromContext(r.Context()) != seen.Subject {
+			t.Error("the principal is not the grant's subject")
+		}
+	}))
+	do := func(tok string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		rec := httptest.NewRecorder()
+		seen = nil
+		h.ServeHTTP(rec, req)
+		return rec
 	}
-	answer := map[string]any{"ok": map[string]any{"action": "accept", "content": map[string]any{"ok": true}}}
-
-	ran = 0
-	r2 := call(bob, mcptest.Resume(round1.RequestState, answer))
-	if e := r2.Error; e == nil || e.Code != -32602 || !strings.Contains(e.Message, "it was not issued for this request") || strings.Contains(e.Message, "alice") {
-		t.Fatalf("bob presenting alice's state: %s", r2.Body)
+	if rec := do(sign("k1", claims())); rec.Code != 200 || seen == nil || seen.Subject != "alice" || !seen.HasScope("a") {
+		t.Fatalf("good token: %d %+v", rec.Code, seen)
 	}
-	if ran != 0 {
-		t.Fatal("the handler ran for a refused state")
-	}
-	r3 := call(alice, mcptest.Resume(round1.RequestState, answer))
-	if r3.ResultType() != "complete" || !strings.Contains(string(r3.Result), "done for alice") {
-		t.Fatalf("alice's own retry: %s", r3.Body)
+	wrongAud := claims()
+	wrongAud["aud"] = "https://mcp.example.com/other"
+	for name, tok := range map[string]string{
+		"none":                     "",
+		"unknown kid":              sign("k2", claims()),
+		"wrong audience":           sign("k1", wrongAud),
+		"opaque, no introspection": "opaque",
+	} {
+		rec := do(tok)
+		ch := rec.Header().Get("WWW-Authenticate")
+		if rec.Code != 401 || seen != nil || !strings.Contains(ch, `resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"`) ||
+			!strings.Contains(ch, `scope="a"`) {
+			t.Errorf("%s: %d %q", name, rec.Code, ch)
+		}
 	}
 }

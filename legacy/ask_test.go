@@ -521,8 +521,8 @@ func TestAskTimeout(t *testing.T) {
 			if s.comments() == 0 {
 				t.Error("no keep-alive comment while waiting (KeepAlive 10ms)")
 			}
-			// Late answers are accepted and go nowhere.
-			c.answer(reqs["roots/list"], map[string]any{"roots": []any{}})
+			// Late answers are refused and go nowhere.
+			c.lateAnswer(reqs["roots/list"], map[string]any{"roots": []any{}})
 			noStateOnTheWire(t, c)
 		})
 	}

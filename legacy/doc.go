@@ -60,9 +60,18 @@
 // reaches the call waiting for it on the instance that holds it (the ids
 // of such requests name that instance). notifications/cancelled, DELETE
 // and a GET stream work from any instance too (docs/deployment.md,
-// "Legacy sessions", says how). A call in flight cannot move: if its
-// instance dies, the call is lost (its stream is cut and the client's
-// request fails), the session is not.
+// "Legacy sessions", says how). An answer is acknowledged (202) only for
+// a request that waits for it in that session, within
+// Options.MaxAnswerBytes and Options.MaxAnswersPerSecond, and once it is
+// sure to reach its call (kept in the store until the call reads it).
+//
+// Every SSE event of a session's streams has an id and is kept in an
+// EventStore (Options.Events): a client whose stream was cut resumes it
+// with GET and Last-Event-ID on any instance, and gets what it missed, a
+// pending server-to-client request included; a cut stream does not cancel
+// its call. A call in flight cannot move: if its instance dies, the call
+// is lost (a client that resumes its stream gets an error response saying
+// so), the session is not.
 //
 // A session expires once it has gone Options.SessionIdle without use (a
 // request other than ping, a call in flight, an open GET stream); the

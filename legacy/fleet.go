@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
@@ -22,8 +23,8 @@ import (
 //   - A server-to-client request made with a shared store has a string id,
 //     "<instance>.<n>": the instance that holds the call, and a number it
 //     never uses twice. The client's answer, POSTed to any instance, is
-//     forwarded to the one its id names (kindReply), which hands it to the
-//     waiting call. Without a shared store ids are integers, as before.
+//     kept in the store for the one its id names, which is woken
+//     (kindReply) and hands it to the waiting call. Without a shared store ids are integers, as before.
 //   - notifications/cancelled for a client request is acted on where it
 //     arrives if the request runs there, and otherwise sent to every
 //     instance (kindCancel): client request ids do not say where they run.
@@ -42,8 +43,9 @@ import (
 //     subscriptions.
 //
 // Messages are best effort: one lost while an instance's subscription
-// reconnects is lost (an answer then times out with CallTimeout, a
-// cancellation is not acted on). The keeper rereads every session in use
+// reconnects is lost (a cancellation is not acted on). A client's answer
+// is not a message: it is kept in the store and only a wake-up is sent
+// (see answers.go), so a lost message delays it by at most answerPoll. The keeper rereads every session in use
 // on its instance each keep period, so a lost kindClosed, kindChanged or
 // kindStream is made good then.
 
@@ -113,22 +115,6 @@ func (h *Handler) replyTarget(id jsonrpc.ID) (key, instance string, ok bool) {
 		return "", "", false
 	}
 	return key, inst, true
-}
-
-// routeReply takes a client's answer to a server request of session sid
-// to the call waiting for it, here or on the instance its id names.
-func (h *Handler) routeReply(sid string, msg *rpcwire.Message) {
-	key, inst, ok := h.replyTarget(msg.ID)
-	if !ok {
-		return // no call of this fleet asked it
-	}
-	if inst == h.instance {
-		if s := h.liveSession(sid); s != nil {
-			s.deliverReply(key, msg.Result, msg.Error)
-		}
-		return
-	}
-	h.send(inst, &fleetMessage{Kind: kindReply, Session: sid, ID: key, Result: msg.Result, Error: msg.Error})
 }
 
 // clientNotification handles a client notification POSTed to session sid.
@@ -280,7 +266,11 @@ func (h *Handler) handle(m *fleetMessage) {
 	}
 	switch m.Kind {
 	case kindReply:
-		s.deliverReply(m.ID, m.Result, m.Error)
+		if len(m.Result) > 0 || m.Error != nil {
+			s.deliverReply(m.ID, m.Result, m.Error) // from an instance of an earlier release
+		} else {
+			h.wakeAnswers() // the answer is kept in the store
+		}
 	case kindCancel:
 		s.cancelRequest(m.ID, m.Reason)
 	case kindNotify:
@@ -310,7 +300,8 @@ func (h *Handler) liveSession(sid string) *session {
 func (h *Handler) acquire(rec *Record, use bool) *session {
 	h.mu.Lock()
 	s := h.live[rec.ID]
-	if s == nil {
+	added := s == nil
+	if added {
 		s = sessionFromRecord(h, rec)
 		h.live[rec.ID] = s
 	}
@@ -319,6 +310,9 @@ func (h *Handler) acquire(rec *Record, use bool) *session {
 		s.uses++
 	}
 	h.mu.Unlock()
+	if added {
+		h.d.Measure(context.Background(), era.MeasureSessions, 1)
+	}
 	s.refresh(rec, use)
 	return s
 }
@@ -334,10 +328,14 @@ func (h *Handler) release(s *session, use bool) {
 		s.uses--
 	}
 	lastUse, gone := use && s.uses == 0, s.refs == 0
-	if gone && h.live[s.id] == s {
+	dropped := gone && h.live[s.id] == s
+	if dropped {
 		delete(h.live, s.id)
 	}
 	h.mu.Unlock()
+	if dropped {
+		h.d.Measure(context.Background(), era.MeasureSessions, -1)
+	}
 	if lastUse {
 		s.mu.Lock()
 		stale := h.now().Sub(s.touched) >= h.keep/2
@@ -361,6 +359,7 @@ func (h *Handler) ended(sid string, cause error) {
 	}
 	h.mu.Unlock()
 	if s != nil {
+		h.d.Measure(context.Background(), era.MeasureSessions, -1)
 		s.close(cause)
 	}
 }
@@ -397,6 +396,7 @@ func (h *Handler) keeper() {
 			return
 		case <-t.C:
 		}
+		h.pruneBuckets()
 		h.mu.Lock()
 		var inUse []*session
 		for _, s := range h.live {

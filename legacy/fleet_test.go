@@ -319,9 +319,9 @@ func testSessionsAcrossInstances(t *testing.T, newStore func(t *testing.T) legac
 			t.Error("the parked call on A went on after A closed")
 		}
 		call.end()
-		// The answer, POSTed to B, is accepted and goes nowhere; the
+		// The answer, POSTed to B, is refused (no call waits for it); the
 		// session is served by B.
-		c.on(ti.b).answer(req, map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}})
+		c.on(ti.b).lateAnswer(req, map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}})
 		if text, _ := toolText(t, c.on(ti.b).call(2, "tools/call", toolCall("echo", nil))); text != "echo 2025-11-25" {
 			t.Errorf("tools/call on B after A closed = %q", text)
 		}

@@ -39,6 +39,8 @@ const (
 	DefaultMaxSessions          = 10000
 	DefaultMaxSessionsPerClient = 100
 	DefaultMaxSubscriptions     = 1000
+	DefaultMaxAnswerBytes       = 1 << 20
+	DefaultMaxAnswersPerSecond  = 32
 )
 
 // codeSessionNotFound answers a request for an unknown or expired session.
@@ -82,6 +84,17 @@ type Options struct {
 	// (default 1000, and 256 KiB of URIs; negative for no limit on the
 	// count). One more is refused with -32602 naming the limit.
 	MaxSubscriptions int
+	// MaxAnswerBytes bounds the body of a POST that carries a client's
+	// answer to a server request (an elicitation, sampling or roots
+	// result): default 1 MiB, which fits a form's answer or a sampled
+	// message with an image. A larger one is refused with HTTP 413 and
+	// -32602 naming the limit, and goes nowhere.
+	MaxAnswerBytes int
+	// MaxAnswersPerSecond bounds the answers one session POSTs to one
+	// instance, per second, with bursts of twice as many (default 32;
+	// negative for no limit). One more is refused with HTTP 429, -32600
+	// and Retry-After: 1.
+	MaxAnswersPerSecond int
 	// TrustedProxies lists the proxies (load balancers) whose
 	// X-Forwarded-For header is believed when the client address of an
 	// anonymous caller is read for MaxSessionsPerClient. The header is read
@@ -96,6 +109,12 @@ type Options struct {
 	// is then served by any, and a client's answer to a server request,
 	// POSTed to any instance, reaches the call waiting for it.
 	Store Store
+	// Events keeps the events of the sessions' streams, for clients that
+	// resume a cut stream with Last-Event-ID (see EventStore). nil means
+	// the Store when it is an EventStore too (redisfleet's is), so a
+	// client resumes on any instance of a fleet; else a MemoryEventStore
+	// of this Handler (resumes on this instance only).
+	Events EventStore
 	// Now is the clock of the default store and of the Handler's own
 	// bookkeeping (nil: the wall clock). A shared store keeps its own
 	// clock (redisfleet's store reads the Redis server's).
@@ -110,6 +129,7 @@ type Handler struct {
 	d        era.Dispatcher[server.RequestMeta]
 	opts     Options
 	store    Store
+	events   EventStore
 	shared   bool   // the store was given: other instances may share it
 	instance string // names this Handler in records and messages
 	now      func() time.Time
@@ -120,6 +140,8 @@ type Handler struct {
 	live      map[string]*session   // HTTP sessions in use on this instance, by id
 	stdio     map[*session]struct{} // stdio sessions (one per process)
 	stopWatch func()
+
+	answers answerState // answers between instances: see answers.go
 
 	life context.Context // ends at Close
 	stop context.CancelFunc
@@ -150,10 +172,13 @@ func New(opts *Options) *Handler {
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = DefaultMaxSessions
 	}
+	if o.MaxAnswerBytes <= 0 {
+		o.MaxAnswerBytes = DefaultMaxAnswerBytes
+	}
 	for _, lim := range []struct {
 		v   *int
 		def int
-	}{{&o.MaxSessionsPerClient, DefaultMaxSessionsPerClient}, {&o.MaxSubscriptions, DefaultMaxSubscriptions}} {
+	}{{&o.MaxSessionsPerClient, DefaultMaxSessionsPerClient}, {&o.MaxSubscriptions, DefaultMaxSubscriptions}, {&o.MaxAnswersPerSecond, DefaultMaxAnswersPerSecond}} {
 		switch {
 		case *lim.v == 0:
 			*lim.v = lim.def
@@ -166,9 +191,18 @@ func New(opts *Options) *Handler {
 		now = time.Now // the Handler's one reading of the wall clock
 	}
 	h := &Handler{opts: o, store: o.Store, shared: o.Store != nil, instance: randomID(""), now: now,
-		live: make(map[string]*session), stdio: make(map[*session]struct{})}
+		live: make(map[string]*session), stdio: make(map[*session]struct{}),
+		answers: answerState{wake: make(chan struct{}, 1), buckets: make(map[string]*answerBucket)}}
 	if h.store == nil {
 		h.store = NewMemoryStoreWithClock(now)
+	}
+	h.events = o.Events
+	if h.events == nil {
+		if es, ok := h.store.(EventStore); ok {
+			h.events = es
+		} else {
+			h.events = NewMemoryEventStore(0)
+		}
 	}
 	// A session in use is touched four times per idle period (at least
 	// once a minute), so it never goes idle while it is in use.
@@ -192,8 +226,13 @@ func (h *Handler) Bind(srv *server.Server, d era.Dispatcher[server.RequestMeta])
 	h.wg.Add(1)
 	go h.keeper()
 	if h.shared {
-		h.wg.Add(1)
+		h.wg.Add(2)
 		go h.receiver()
+		go h.answerPoller()
+	}
+	if _, mem := h.events.(*MemoryEventStore); !mem {
+		h.wg.Add(1)
+		go h.beater()
 	}
 	return nil
 }
@@ -383,22 +422,47 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 	case http.MethodGet:
 		s := h.acquire(rec, use)
 		defer h.release(s, use)
-		s.serveGET(w, r)
+		stream, pos, meta := h.lastEventStream(r.Context(), r, s)
+		if meta != nil && len(meta.Request) > 0 {
+			h.resumeCall(w, r, s, stream, pos, meta)
+			return
+		}
+		s.serveGET(w, r, stream, pos)
 	case http.MethodPost:
 		switch {
 		case msg.IsResponse():
-			h.routeReply(sid, msg)
-			w.WriteHeader(http.StatusAccepted)
+			if h.acceptAnswer(w, r, sid, body, msg) {
+				w.WriteHeader(http.StatusAccepted)
+			}
 		case msg.IsNotification():
 			h.clientNotification(sid, msg)
 			w.WriteHeader(http.StatusAccepted)
 		default:
 			s := h.acquire(rec, use)
 			defer h.release(s, use)
-			st := sse.New(w, r)
-			s.serveRequest(r.Context(), msg, httpWire{st}, func(res []byte) { st.Finish(http.StatusOK, res) }, st.Abandon)
+			// The call's events are kept for a client that resumes, and a
+			// cut stream does not cancel the call: the transport says a
+			// disconnection is not a cancellation.
+			k := h.newKeptStream(sid, sse.New(w, r), msg.ID)
+			s.serveRequest(context.WithoutCancel(r.Context()), msg, k, k.finish, func() { k.cancelled(msg.ID) })
 		}
 	}
+}
+
+// endCancelled ends the stream of a request the client cancelled. The
+// 2025-11-25 transport answers a POST carrying a request with
+// text/event-stream or application/json, and a cancelled request gets no
+// response: the SSE stream (opened now if nothing was sent on it yet)
+// ends without one. A client that accepts only JSON gets an error
+// response instead, the one body its Accept allows.
+func endCancelled(st *sse.Stream, id jsonrpc.ID) {
+	if !st.CanSend() {
+		b, _ := rpcwire.AppendError(nil, id, jsonrpc.Errorf(jsonrpc.InternalError, "the request was cancelled"))
+		st.Finish(http.StatusOK, b)
+		return
+	}
+	st.Open()
+	st.Abandon()
 }
 
 // storeTimeout bounds a store operation the Handler makes on its own
@@ -515,18 +579,3 @@ func (h *Handler) refuseSession(w http.ResponseWriter, id jsonrpc.ID, owner stri
 	writeJSONError(w, http.StatusTooManyRequests, id, jsonrpc.Errorf(jsonrpc.InvalidRequest,
 		"Too many sessions: %s has its limit of %d open; end one (DELETE) or try again in %d s", who, le.Limit, secs))
 }
-
-// httpWire carries a call's messages on its POST stream.
-type httpWire struct{ st *sse.Stream }
-
-func (w httpWire) send(msg []byte) error {
-	if err := w.st.Send(msg); err != nil {
-		if errors.Is(err, sse.ErrNoSSE) {
-			return fmt.Errorf("cannot reach the client: its request did not accept text/event-stream")
-		}
-		return err
-	}
-	return nil
-}
-
-func (w httpWire) keepAlive() error { return w.st.KeepAlive() }

@@ -23,6 +23,9 @@ type MemoryStore struct {
 	owners   map[string]map[string]*memEntry
 	expiry   memHeap
 	subs     map[*memSub]struct{}
+
+	calls      map[string]*memCall // parked server requests, by key
+	callsSwept int                 // len(calls) after the last sweep
 }
 
 // memEntry is one session and its place in the expiry heap.
@@ -187,6 +190,7 @@ func (m *MemoryStore) clear() {
 	defer m.mu.Unlock()
 	clear(m.sessions)
 	clear(m.owners)
+	clear(m.calls)
 	m.expiry = nil
 }
 

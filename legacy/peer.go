@@ -217,6 +217,18 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 		}
 		s.mu.Unlock()
 	}()
+	if s.h.parked(s) {
+		// Parked in the store before the client can see them: an answer
+		// POSTed to another instance is kept for this call.
+		keys := make([]string, len(reqs))
+		for i := range reqs {
+			keys[i] = reqs[i].wait
+		}
+		defer s.h.unpark(keys)
+		if err := s.h.park(ctx, s, keys, timeout); err != nil {
+			return nil, fmt.Errorf("record the requests for their answers: %w", err)
+		}
+	}
 	for i := range reqs {
 		r := &reqs[i]
 		// A request without params (roots/list) carries "params":{}: never

@@ -223,8 +223,8 @@ func TestPingIsNotUse(t *testing.T) {
 			if w := inProcess(t, handler, pinged, "", "", ping); w.Code != http.StatusOK {
 				t.Fatalf("ping after %d minutes: HTTP %d", 10*i, w.Code)
 			}
-			for _, m := range []any{note, answer} {
-				if w := inProcess(t, handler, pinged, "", "", m); w.Code != http.StatusAccepted {
+			for m, want := range map[any]int{&note: http.StatusAccepted, &answer: http.StatusBadRequest} {
+				if w := inProcess(t, handler, pinged, "", "", m); w.Code != want {
 					t.Fatalf("POST %v after %d minutes: HTTP %d", m, 10*i, w.Code)
 				}
 			}

@@ -169,7 +169,9 @@ func (s *session) stopGET(rev int64, holder string) {
 }
 
 // serveGET holds the session's GET stream open for session notifications.
-func (s *session) serveGET(w http.ResponseWriter, r *http.Request) {
+// When the client resumes a GET stream of the session (Last-Event-ID),
+// its events after pos are sent first.
+func (s *session) serveGET(w http.ResponseWriter, r *http.Request, resume, pos string) {
 	if !sse.AcceptsSSE(r.Header.Get("Accept")) {
 		writeJSONError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "the GET stream needs Accept: text/event-stream"))
 		return
@@ -212,6 +214,13 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	st := sse.New(w, r)
 	st.Open()
+	if resume != "" {
+		s.h.replayGET(r.Context(), st, s, resume, pos)
+	}
+	var k *keptStream
+	if s.http {
+		k = s.h.newKeptStream(s.id, st, jsonrpc.ID{})
+	}
 	tick := time.NewTicker(s.h.opts.KeepAlive)
 	defer tick.Stop()
 	for {
@@ -227,7 +236,15 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case msg := <-q:
-			if st.Send(msg) != nil {
+			var err error
+			if k != nil {
+				k.mu.Lock()
+				err = st.SendID(k.keep(msg), msg)
+				k.mu.Unlock()
+			} else {
+				err = st.Send(msg)
+			}
+			if err != nil {
 				return
 			}
 		}
@@ -239,8 +256,9 @@ func (s *session) deliver(msg *rpcwire.Message) {
 	s.deliverReply(msg.ID.String(), msg.Result, msg.Error)
 }
 
-// deliverReply hands an answer to the server request waiting under key.
-func (s *session) deliverReply(key string, result json.RawMessage, e *jsonrpc.Error) {
+// deliverReply hands an answer to the server request waiting under key
+// and reports whether one was waiting.
+func (s *session) deliverReply(key string, result json.RawMessage, e *jsonrpc.Error) bool {
 	s.mu.Lock()
 	ch, ok := s.pending[key]
 	delete(s.pending, key)
@@ -248,6 +266,7 @@ func (s *session) deliverReply(key string, result json.RawMessage, e *jsonrpc.Er
 	if ok {
 		ch <- reply{id: key, result: result, err: e}
 	}
+	return ok
 }
 
 // notification handles a client notification.
@@ -326,6 +345,11 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, w w
 		e = s.persist(ctx, msg)
 	}
 	switch {
+	case ctx.Err() != nil && errors.Is(context.Cause(ctx), errHandlerClosed):
+		// The server, not the client, ended it: a client that resumes the
+		// stream is told so.
+		b, _ := rpcwire.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.InternalError, "%s was not completed: %v; call again", clip.String(msg.Method), errHandlerClosed))
+		finish(b)
 	case e == server.ErrNoResponse || ctx.Err() != nil:
 		abandon() // cancelled: no response, whatever the handler returned
 	case e != nil:
@@ -348,7 +372,7 @@ func (s *session) meta() server.RequestMeta {
 func (s *session) run(ctx context.Context, msg *rpcwire.Message, w wire) (json.RawMessage, *jsonrpc.Error) {
 	switch msg.Method {
 	case "ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "server/discover", "subscriptions/listen":
-		r := &era.Request[server.RequestMeta]{ID: msg.ID, Method: msg.Method, Params: msg.Params, Meta: s.meta()}
+		r := &era.Request[server.RequestMeta]{ID: msg.ID, Method: msg.Method, Params: msg.Params, Meta: s.meta(), SessionID: s.id}
 		return s.h.d.Intercept(ctx, r, func(context.Context) (json.RawMessage, *jsonrpc.Error) { return s.own(msg) })
 	}
 	p := &peer{s: s, w: w}
@@ -410,7 +434,7 @@ func (s *session) bridge(ctx context.Context, msg *rpcwire.Message, p *peer) (js
 		}
 		out, e := s.h.d.Dispatch(ctx, &era.Request[server.RequestMeta]{
 			ID: msg.ID, Method: msg.Method, Params: params, Meta: s.meta(),
-			Notifier: p, Peer: p,
+			Notifier: p, Peer: p, SessionID: s.id,
 		})
 		if e != nil {
 			return nil, e

@@ -104,6 +104,10 @@ var (
 	// ErrNoUpdate is returned by an update function to leave the record
 	// as it is: Update then writes nothing and returns the record it read.
 	ErrNoUpdate = errors.New("legacy sessions: no update")
+	// ErrNotWaiting is returned by Answer when no call of the session
+	// waits for that answer: never asked, already answered, or its call
+	// ended.
+	ErrNotWaiting = errors.New("legacy sessions: no call waits for this answer")
 )
 
 // Store keeps the HTTP sessions of a deployment. Every instance that serves
@@ -139,8 +143,25 @@ type Store interface {
 	// Count returns the number of sessions not expired.
 	Count(ctx context.Context) (int, error)
 	// Publish sends msg to the instance named instance, or to every
-	// instance when instance is "". Delivery is best effort.
+	// instance when instance is "". Delivery is best effort: a client's
+	// answer is kept with Answer and only a wake-up is published.
 	Publish(ctx context.Context, instance string, msg []byte) error
+	// Park records that a call of session sid waits, for at most ttl, for
+	// the client's answer to the server request awaited under key (a key
+	// no instance uses twice). Until Unpark or ttl, Answer keeps an answer
+	// for it.
+	Park(ctx context.Context, sid, key string, ttl time.Duration) error
+	// Answer keeps answer for the request parked under key if it is
+	// parked for session sid and not answered yet; otherwise it returns
+	// ErrNotWaiting and keeps nothing. A kept answer stays until Unpark or
+	// the park's ttl, so that the waiting call reads it even if the
+	// message that tells it so is lost.
+	Answer(ctx context.Context, sid, key string, answer []byte) error
+	// Answers returns the answers kept for keys; keys with none are
+	// absent.
+	Answers(ctx context.Context, keys []string) (map[string][]byte, error)
+	// Unpark forgets the requests parked under keys and their answers.
+	Unpark(ctx context.Context, keys ...string) error
 	// Receive calls deliver with every message published to instance or
 	// to every instance, until ctx ends (it returns ctx's error) or the
 	// transport fails. deliver must not block. A Handler with a store of

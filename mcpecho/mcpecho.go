@@ -1,6 +1,6 @@
 // Package mcpecho serves an MCP server from an echo application. The
 // server itself is a plain http.Handler (a *server.Server, or one wrapped
-// in net/http middleware such as auth.Verifier.Middleware); this package
+// in net/http middleware such as auth.ResourceServer.Protect); this package
 // only registers it on echo's router:
 //
 //	e := echo.New()
@@ -8,9 +8,9 @@
 //
 // net/http middleware becomes echo middleware with echo.WrapMiddleware,
 // which passes the request's context on, so a principal bound by
-// auth.Verifier.Middleware reaches the server either way:
+// auth.ResourceServer.Protect reaches the server either way:
 //
-//	mcpecho.Mount(e, "/mcp", srv, echo.WrapMiddleware(verifier.Middleware))
+//	mcpecho.Mount(e, "/mcp", srv, echo.WrapMiddleware(rs.Protect))
 package mcpecho
 
 import (

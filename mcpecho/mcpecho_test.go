@@ -2,6 +2,8 @@ package mcpecho_test
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/labstack/echo/v4"
 
@@ -91,22 +94,39 @@ func TestMount(t *testing.T) {
 // token's subject as the principal the server sees, and refuses a request
 // without a token before the server runs.
 func TestMountWithAuth(t *testing.T) {
-	secret := []byte(strings.Repeat("k", 32))
-	v, err := auth.New(auth.Config{
-		Keyfunc:  func(*jwt.Token) (any, error) { return secret, nil },
-		Methods:  []string{"HS256"},
-		Issuer:   "https://issuer",
-		Audience: "baton",
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwk, err := jwkset.NewJWKFromKey(&key.PublicKey, jwkset.JWKOptions{Metadata: jwkset.JWKMetadataOptions{KID: "k1", USE: jwkset.UseSig}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := jwkset.NewMemoryStorage()
+	if err := set.KeyWrite(context.Background(), jwk); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := set.JSONPublic(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := auth.New(context.Background(), auth.Config{
+		Resource:             "http://localhost/mcp",
+		AuthorizationServers: []string{"https://issuer"},
+		JWKS:                 keys, // inline: no authorization server to discover here
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer v.Close()
 	e := echo.New()
-	mcpecho.Mount(e, "/mcp", newServer(t), echo.WrapMiddleware(v.Middleware))
+	mcpecho.Mount(e, "/mcp", newServer(t), echo.WrapMiddleware(v.Protect))
 
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
-		"sub": "alice", "iss": "https://issuer", "aud": "baton", "exp": time.Now().Add(time.Minute).Unix(),
-	}).SignedString(secret)
+	signed := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{
+		"sub": "alice", "iss": "https://issuer", "aud": "http://localhost/mcp", "exp": time.Now().Add(time.Minute).Unix(),
+	})
+	signed.Header["kid"] = "k1"
+	tok, err := signed.SignedString(key)
 	if err != nil {
 		t.Fatal(err)
 	}

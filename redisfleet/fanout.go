@@ -47,7 +47,7 @@ func (f *Fanout) Publish(ctx context.Context, c server.Change) error {
 	if err != nil {
 		return fmt.Errorf("redis fan-out: %w", err)
 	}
-	if err := f.client.Publish(ctx, f.channel, b).Err(); err != nil {
+	if err := publishShard(ctx, f.client, f.channel, b); err != nil {
 		return fmt.Errorf("redis fan-out: publish: %w", err)
 	}
 	return nil
@@ -55,7 +55,7 @@ func (f *Fanout) Publish(ctx context.Context, c server.Change) error {
 
 // Receive implements server.Fanout.
 func (f *Fanout) Receive(ctx context.Context, deliver func(server.Change)) error {
-	return receive(ctx, f.client, "redis fan-out", []string{f.channel}, func(payload string) {
+	return receiveShard(ctx, f.client, "redis fan-out", []string{f.channel}, func(payload string) {
 		var m message
 		if json.Unmarshal([]byte(payload), &m) != nil || m.Origin == f.origin {
 			return // malformed, or our own

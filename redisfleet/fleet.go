@@ -7,7 +7,9 @@
 //     the listeners of every instance;
 //   - TaskStore, a tasks.Store: the fleet shares its tasks;
 //   - SessionStore, a legacy.Store: the fleet shares its 2025-11-25
-//     sessions.
+//     sessions;
+//   - URLFlowStore, a urlflow.Store: a URL elicitation's link minted on one
+//     instance completes through a callback on any other.
 //
 // Make one Fleet per process and take from it what the server uses:
 //
@@ -21,9 +23,11 @@
 //	// and req.Redeem(ctx, f.Ledger()) in a handler
 //
 // It lives in its own package so that the core packages do not depend on
-// the Redis client. The client is a redis.UniversalClient; the session
-// store's scripts touch several keys of one session, so it needs one Redis
-// server (with replicas or Sentinel if you like), not Redis Cluster.
+// the Redis client. The client is a redis.UniversalClient: one Redis
+// server (with replicas or Sentinel if you like), or Redis Cluster for the
+// session store and the fan-out (their keys are hash-tagged so that each
+// operation's keys share a slot, and their messages use sharded pub/sub
+// there).
 package redisfleet
 
 import "github.com/redis/go-redis/v9"

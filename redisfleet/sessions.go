@@ -22,29 +22,35 @@ import (
 //
 // Layout, for a prefix P (the fleet's prefix + "sessions:"):
 //
-//   - P+"s:"+id is a hash: "rec", the session's record as JSON; "owner",
-//     the key of its owner's set; "used", when it was last used (Unix
-//     milliseconds). It expires (PEXPIRE) after the session's idle time
-//     and every use pushes that back, so Redis forgets an idle session by
-//     itself: no instance sweeps.
-//   - P+"all" is a sorted set of the session ids, each scored with when it
-//     goes idle (Unix milliseconds), for the total limit and Count.
-//   - P+"owner:"+h, where h is a digest of the owner (a principal or a
-//     client address), is the same for one owner's sessions, for its
-//     quota; it expires with the owner's last session.
-//   - P+"to:"+instance is the pub/sub channel of one instance (answers to
-//     its calls, the takeover of a GET stream it holds, a notification for
-//     it); P+"all-instances" is the channel every instance listens on
-//     (cancellations, deletions, changes of a session).
+//   - P+"{sessions}:s:"+id is a hash: "rec", the session's record as
+//     JSON; "owner", the key of its owner's set; "used", when it was last
+//     used (Unix milliseconds). It expires (PEXPIRE) after the session's
+//     idle time and every use pushes that back, so Redis forgets an idle
+//     session by itself: no instance sweeps.
+//   - P+"{sessions}:all" is a sorted set of the session ids, each scored
+//     with when it goes idle (Unix milliseconds), for the total limit and
+//     Count.
+//   - P+"{sessions}:owner:"+h, where h is a digest of the owner (a
+//     principal or a client address), is the same for one owner's
+//     sessions, for its quota; it expires with the owner's last session.
+//   - P+"{channels}:to:"+instance is the pub/sub channel of one instance
+//     (wake-ups for its calls' kept answers, the takeover of a GET stream
+//     it holds, a notification for it); P+"{channels}:all-instances" is
+//     the channel every instance listens on (cancellations, deletions,
+//     changes of a session).
+//   - P+"call:{"+key+"}" is a parked server request and its answer, and
+//     P+"ev:{"+session+"}:"+stream the events of a resumable stream (see
+//     Park and OpenStream).
 //
 // Sessions expire by the Redis server's clock, read in the scripts (TIME),
 // so the instances' clocks do not matter. Creating a session (the quota
 // and total checks and the writes), touching one and deleting one are
 // single Lua scripts; updating a record is an optimistic transaction
 // (WATCH, read, change, MULTI, write if still there, EXEC), retried when
-// another instance wrote in between. The scripts touch keys named in the
-// session's hash, so the store needs one Redis server (with replicas or
-// Sentinel if you like), not Redis Cluster.
+// another instance wrote in between. The session keys and their indexes
+// share the hash tag {sessions}, and the channels {channels}, so the
+// store works on Redis Cluster too (one master serves the records);
+// parked requests and the events of streams spread over the slots.
 //
 // It is safe for concurrent use.
 type SessionStore struct {
@@ -58,17 +64,22 @@ func (f *Fleet) Sessions() *SessionStore {
 	return &SessionStore{client: f.client, prefix: f.prefix + "sessions:"}
 }
 
-func (s *SessionStore) key(id string) string { return s.prefix + "s:" + id }
-func (s *SessionStore) all() string          { return s.prefix + "all" }
+// The session keys and their indexes share the hash tag {sessions}, so
+// that the scripts that write a session and its indexes together run on
+// Redis Cluster (one slot: one master serves the sessions' records). The
+// channels share {channels}: publishing and subscribing go to one node,
+// which keeps the messages of both channels in order.
+func (s *SessionStore) key(id string) string { return s.prefix + "{sessions}:s:" + id }
+func (s *SessionStore) all() string          { return s.prefix + "{sessions}:all" }
 func (s *SessionStore) ownerKey(owner string) string {
 	sum := sha256.Sum256([]byte(owner))
-	return s.prefix + "owner:" + hex.EncodeToString(sum[:16])
+	return s.prefix + "{sessions}:owner:" + hex.EncodeToString(sum[:16])
 }
 func (s *SessionStore) channel(instance string) string {
 	if instance == "" {
-		return s.prefix + "all-instances"
+		return s.prefix + "{channels}:all-instances"
 	}
-	return s.prefix + "to:" + instance
+	return s.prefix + "{channels}:to:" + instance
 }
 
 // nowMs reads the Redis server's clock in a script, in milliseconds.
@@ -305,9 +316,10 @@ func (s *SessionStore) Count(ctx context.Context) (int, error) {
 	return int(n), nil
 }
 
-// Publish implements legacy.Store with PUBLISH.
+// Publish implements legacy.Store with PUBLISH (SPUBLISH on Redis
+// Cluster).
 func (s *SessionStore) Publish(ctx context.Context, instance string, msg []byte) error {
-	if err := s.client.Publish(ctx, s.channel(instance), msg).Err(); err != nil {
+	if err := publishShard(ctx, s.client, s.channel(instance), msg); err != nil {
 		return fmt.Errorf("redis sessions: publish: %w", err)
 	}
 	return nil
@@ -316,7 +328,7 @@ func (s *SessionStore) Publish(ctx context.Context, instance string, msg []byte)
 // Receive implements legacy.Store with SUBSCRIBE to the instance's channel
 // and the one of every instance.
 func (s *SessionStore) Receive(ctx context.Context, instance string, deliver func(msg []byte)) error {
-	return receive(ctx, s.client, "redis sessions", []string{s.channel(instance), s.channel("")},
+	return receiveShard(ctx, s.client, "redis sessions", []string{s.channel(instance), s.channel("")},
 		func(payload string) { deliver([]byte(payload)) })
 }
 

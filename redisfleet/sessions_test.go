@@ -50,7 +50,7 @@ func TestNothingOutlivesIdleTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k != "leak:sessions:all" && (ttl <= 0 || ttl > idle) {
+		if k != "leak:sessions:{sessions}:all" && (ttl <= 0 || ttl > idle) {
 			t.Errorf("key %s has TTL %v, want one within the idle time %v", k, ttl, idle)
 		}
 	}

@@ -46,6 +46,9 @@ type metaIn struct {
 	ClientInfo         *Implementation         `json:"io.modelcontextprotocol/clientInfo"`
 	LogLevel           *string                 `json:"io.modelcontextprotocol/logLevel"`
 	ProgressToken      json.RawMessage         `json:"progressToken"`
+	Traceparent        *string                 `json:"traceparent"`
+	Tracestate         *string                 `json:"tracestate"`
+	Baggage            *string                 `json:"baggage"`
 }
 
 // paramsIn is the union of the params of every modern method, decoded once.
@@ -71,10 +74,13 @@ type request struct {
 	id     jsonrpc.ID
 	method string
 	p      paramsIn
+	raw    json.RawMessage // params as sent; nil on the one-pass path of core methods
 	meta   RequestMeta
 	header http.Header // HTTP only: for Mcp-Param checks
 	legacy bool        // encode results for the 2025-11-25 era
 	peer   era.Peer    // server-to-client requests (legacy sessions)
+
+	session string // the legacy session's id, for telemetry
 
 	// suspended is set instead of an encoded result when a legacy
 	// request's handler asked for input: the caller bridges it.
@@ -85,6 +91,8 @@ type request struct {
 	opened  *seal.State
 	openErr error
 	out     resultNote
+
+	scopes []string // the scopes the call was checked against (authz.go)
 }
 
 // resultType is "complete" for modern requests and omitted for legacy ones.
@@ -102,7 +110,7 @@ func invalidParams(format string, args ...any) *jsonrpc.Error {
 // decodeRequest reads params and the _meta envelope. It does not check the
 // version; see checkVersion.
 func decodeRequest(msg *rpcwire.Message) (*request, *jsonrpc.Error) {
-	r := &request{id: msg.ID, method: msg.Method}
+	r := &request{id: msg.ID, method: msg.Method, raw: msg.Params}
 	if len(msg.Params) == 0 {
 		return r, invalidParams("params with _meta (%s and %s) are required", metaProtocolVersion, metaClientCaps)
 	}
@@ -135,6 +143,9 @@ func decodeModern(body []byte, lim rpcwire.Limits) (*request, *jsonrpc.Error, bo
 	var m messageIn
 	if strictjson.UnmarshalNoCopy(body, &m) != nil || m.JSONRPC != rpcwire.Version || m.ID.IsZero() ||
 		m.Method == "" || m.Method == "initialize" || m.Params == nil || m.Result != nil || m.Error != nil {
+		return nil, nil, false
+	}
+	if !onePass(m.Method) { // extension methods read their params as sent
 		return nil, nil, false
 	}
 	r := &request{id: m.ID, method: m.Method, p: *m.Params}
@@ -236,7 +247,7 @@ func asRPCError(err error) (*jsonrpc.Error, bool) {
 // handle dispatches a decoded modern request (other than
 // subscriptions/listen) and returns the encoded result.
 func (s *Server) handle(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
-	if len(s.opts.Middleware) == 0 {
+	if len(s.opts.Middleware) == 0 && s.opts.Telemetry == nil {
 		return s.route(ctx, r, n)
 	}
 	return s.intercept(ctx, s.methodRequest(ctx, r), func(ctx context.Context) ([]byte, resultNote, *jsonrpc.Error) {
@@ -247,11 +258,14 @@ func (s *Server) handle(ctx context.Context, r *request, n Notifier) (json.RawMe
 
 // route dispatches a decoded request by its method.
 func (s *Server) route(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
+	if e := s.authorizeRequest(ctx, r); e != nil {
+		return nil, e
+	}
 	switch r.method {
 	case "server/discover":
-		return s.discover()
+		return s.discover(ctx)
 	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
-		return s.list(r)
+		return s.list(ctx, r)
 	case "tools/call":
 		return s.callTool(ctx, r, n)
 	case "prompts/get":
@@ -260,8 +274,9 @@ func (s *Server) route(ctx context.Context, r *request, n Notifier) (json.RawMes
 		return s.readResource(ctx, r, n)
 	case "completion/complete":
 		return s.complete(ctx, r, n)
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		return s.handleTask(ctx, r)
+	}
+	if res, e, ok := s.serveExtension(ctx, r, n); ok {
+		return res, e
 	}
 	return nil, methodNotFound(r.method)
 }
@@ -330,11 +345,11 @@ type ServerCapabilities struct {
 	// Logging is sent as "logging": {} when Options.Logging is on (a
 	// request may then set a log level and receive notifications/message).
 	Logging *struct{} `json:"logging,omitempty"`
-	// Extensions lists the extensions the server supports, by identifier
-	// (TasksExtension while a tool may run as a task). They exist in the
-	// 2026-07-28 protocol only: server/discover sends them, a 2025-11-25
-	// initialize does not.
-	Extensions map[string]struct{} `json:"extensions,omitempty"`
+	// Extensions lists the extensions the server offers, by identifier,
+	// each with its settings (TasksExtension while a tool may run as a
+	// task, and those added with AddExtension). server/discover sends them
+	// all, a 2025-11-25 initialize those registered with Extension.Legacy.
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 // ListCapability is a server capability over a list: tools or prompts.
@@ -353,9 +368,16 @@ type ResourceCapability struct {
 
 // Capabilities returns what the server advertises now: tools, prompts and
 // resources while any are registered (each with listChanged), completions
-// when a handler is set, logging when Options.Logging is on. Extensions are
-// left out (see modernCapabilities).
+// when a handler is set, logging when Options.Logging is on, and the
+// extensions offered to 2025-11-25 clients (see modernCapabilities for
+// server/discover's).
 func (s *Server) Capabilities() ServerCapabilities {
+	c := s.coreCapabilities()
+	c.Extensions = s.advertised(true)
+	return c
+}
+
+func (s *Server) coreCapabilities() ServerCapabilities {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	var c ServerCapabilities
@@ -380,10 +402,8 @@ func (s *Server) Capabilities() ServerCapabilities {
 // modernCapabilities are Capabilities plus the extensions, for
 // server/discover.
 func (s *Server) modernCapabilities() ServerCapabilities {
-	c := s.Capabilities()
-	if s.tasksAdvertised() {
-		c.Extensions = map[string]struct{}{TasksExtension: {}}
-	}
+	c := s.coreCapabilities()
+	c.Extensions = s.advertised(false)
 	return c
 }
 
@@ -397,14 +417,19 @@ type discoverWire struct {
 	Meta              json.RawMessage    `json:"_meta"`
 }
 
-func (s *Server) discover() (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) discover(ctx context.Context) (json.RawMessage, *jsonrpc.Error) {
+	caps, private := s.callerCapabilities(ctx, s.modernCapabilities())
+	scope := s.opts.ListCache.Scope
+	if private {
+		scope = "private"
+	}
 	return s.encode(discoverWire{
 		ResultType:        "complete",
 		SupportedVersions: s.supportedVersions(),
-		Capabilities:      s.modernCapabilities(),
+		Capabilities:      caps,
 		Instructions:      s.opts.Instructions,
 		TTL:               s.opts.ListCache.TTL,
-		Scope:             s.opts.ListCache.Scope,
+		Scope:             scope,
 		Meta:              s.infoMeta,
 	})
 }
@@ -454,46 +479,72 @@ func cacheHint(r *request, c CachePolicy) (*int64, string) {
 // capability is not advertised. tools/list and prompts/list count only their
 // own items; the two resource lists answer while either resources or
 // templates exist.
-func (s *Server) list(r *request) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) list(ctx context.Context, r *request) (json.RawMessage, *jsonrpc.Error) {
 	s.mu.RLock()
 	var (
 		n     int
-		item  func(i int) json.RawMessage
+		item  func(i int) (json.RawMessage, Item)
 		field **[]json.RawMessage
 		w     = listWire{ResultType: r.resultType(), Meta: s.resultMeta(r, nil)}
 		avail bool
 	)
-	w.TTL, w.Scope = cacheHint(r, s.opts.ListCache)
+	cache := s.opts.ListCache
 	switch r.method {
 	case "tools/list":
 		n, avail, field = s.tools.len(), s.tools.len() > 0, &w.Tools
-		item = func(i int) json.RawMessage { return s.tools.at(i).wire }
+		item = func(i int) (json.RawMessage, Item) {
+			e := s.tools.at(i)
+			return e.wire, Item{Kind: ItemTool, Name: e.tool.Name, Scopes: e.opts.Scopes}
+		}
 	case "prompts/list":
 		n, avail, field = s.prompts.len(), s.prompts.len() > 0, &w.Prompts
-		item = func(i int) json.RawMessage { return s.prompts.at(i).wire }
+		item = func(i int) (json.RawMessage, Item) {
+			e := s.prompts.at(i)
+			return e.wire, Item{Kind: ItemPrompt, Name: e.prompt.Name, Scopes: e.opts.Scopes}
+		}
 	case "resources/list":
 		n, field = s.resources.len(), &w.Resources
-		item = func(i int) json.RawMessage { return s.resources.at(i).wire }
+		item = func(i int) (json.RawMessage, Item) {
+			e := s.resources.at(i)
+			return e.wire, Item{Kind: ItemResource, Name: e.res.URI, Scopes: e.opts.Scopes}
+		}
 		avail = s.resources.len()+len(s.templates) > 0
 	case "resources/templates/list":
 		n, field = len(s.templates), &w.Templates
-		item = func(i int) json.RawMessage { return s.templates[i].wire }
+		item = func(i int) (json.RawMessage, Item) {
+			e := s.templates[i]
+			return e.wire, Item{Kind: ItemResourceTemplate, Name: e.tmpl.URITemplate, Scopes: e.opts.Scopes}
+		}
 		avail = s.resources.len()+len(s.templates) > 0
 	}
 	if !avail {
 		s.mu.RUnlock()
 		return nil, methodNotFound(r.method)
 	}
-	start, end, next, e := s.page(n, r.p.Cursor)
-	if e != nil {
-		s.mu.RUnlock()
-		return nil, e
-	}
-	items := make([]json.RawMessage, 0, end-start)
-	for i := start; i < end; i++ {
-		items = append(items, item(i))
+	// What this caller may see (authz.go), then the page of it. The
+	// filter runs outside the lock: Options.Visible is user code.
+	wires, its := make([]json.RawMessage, n), make([]Item, n)
+	for i := 0; i < n; i++ {
+		wires[i], its[i] = item(i)
 	}
 	s.mu.RUnlock()
+	all := wires[:0]
+	scoped := false
+	for i, it := range its {
+		scoped = scoped || len(it.Scopes) > 0
+		if s.visible(ctx, it) {
+			all = append(all, wires[i])
+		}
+	}
+	if s.listPrivate(scoped) {
+		cache.Scope = "private"
+	}
+	w.TTL, w.Scope = cacheHint(r, cache)
+	start, end, next, e := s.page(len(all), r.p.Cursor)
+	if e != nil {
+		return nil, e
+	}
+	items := all[start:end:end]
 	*field, w.NextCursor = &items, next
 	return s.encode(w)
 }
@@ -507,6 +558,7 @@ type mrtrCall struct {
 	target    string
 	args      json.RawMessage
 	principal string
+	boundTo   string // the principal and the scopes checked (stateSubject)
 	bound     *seal.Binding
 	bindErr   error
 }
@@ -517,7 +569,7 @@ func (mc *mrtrCall) binding() (seal.Binding, error) {
 		if err != nil {
 			mc.bindErr = err
 		} else {
-			mc.bound = &seal.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.principal}
+			mc.bound = &seal.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.boundTo}
 		}
 	}
 	if mc.bindErr != nil {
@@ -542,29 +594,32 @@ func (mc *mrtrCall) knownArgs() (seal.Digest, bool) {
 // arguments canonicalised and compared. A refused state is -32602.
 func (s *Server) openRound(ctx context.Context, r *request, target string, args json.RawMessage, opts round.Options) (*mrtrCall, *jsonrpc.Error) {
 	mc := &mrtrCall{method: r.method, target: target, args: args, principal: PrincipalFromContext(ctx)}
+	mc.boundTo = stateSubject(mc.principal, r.scopes)
 	var st *seal.State
 	if r.p.RequestState != nil {
 		var err error
 		if st, err = s.openState(r); err != nil {
-			return nil, s.stateError(r, target, err)
+			return nil, s.stateError(ctx, r, target, err)
 		}
-		d, err := st.Check(mc.method, mc.target, mc.principal, args)
+		d, err := st.Check(mc.method, mc.target, mc.boundTo, args)
 		if err != nil {
-			return nil, s.stateError(r, target, err)
+			return nil, s.stateError(ctx, r, target, err)
 		}
-		mc.bound = &seal.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.principal}
+		mc.bound = &seal.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.boundTo}
 	}
 	responses, err := round.ParseResponses(r.p.InputResponses)
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
+	opts.Span = s.spanRef(ctx)
 	mc.round = round.New(r.meta.ClientCapabilities, responses, st, opts)
 	return mc, nil
 }
 
 // stateError is the wire form of a refused state or of arguments that
 // have no canonical form.
-func (s *Server) stateError(r *request, target string, err error) *jsonrpc.Error {
+func (s *Server) stateError(ctx context.Context, r *request, target string, err error) *jsonrpc.Error {
+	s.record(ctx, Measurement{Kind: MeasureStateRefused, Reason: seal.RefusalKind(err)})
 	if se := (*seal.StateError)(nil); errors.As(err, &se) && se.Detail != "" {
 		// The client is told one reason; the log says which part of the
 		// binding differed.
@@ -594,7 +649,7 @@ func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *jsonrpc.Er
 		s.log.Error("suspend call", "err", err)
 		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
 	}
-	r.out.inputRequired = true
+	r.out.inputRequired, r.out.flow = true, irr.Flow
 	if r.legacy {
 		r.suspended = irr
 		return nil, nil

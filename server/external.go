@@ -18,7 +18,10 @@ import (
 // cancelled and must not be answered.
 func (d legacyDispatcher) Dispatch(ctx context.Context, lr *era.Request[RequestMeta]) (*era.Outcome, *jsonrpc.Error) {
 	s := d.s
-	r := &request{id: lr.ID, method: lr.Method, meta: lr.Meta, legacy: true, peer: lr.Peer}
+	r := &request{id: lr.ID, method: lr.Method, meta: lr.Meta, legacy: true, peer: lr.Peer, session: lr.SessionID, raw: lr.Params}
+	if lr.Peer != nil && s.opts.Telemetry != nil {
+		r.peer = tracedPeer{Peer: lr.Peer, s: s}
+	}
 	if t := bytes.TrimSpace(lr.Params); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
 		if err := strictjson.Unmarshal(t, &r.p); err != nil {
 			return nil, invalidParams("%v", describeUnmarshal(err))
@@ -81,9 +84,25 @@ func (s *Server) Logger() *slog.Logger { return s.log }
 
 // Intercept runs a legacy session's own request through the middleware.
 func (d legacyDispatcher) Intercept(ctx context.Context, lr *era.Request[RequestMeta], serve func(context.Context) (json.RawMessage, *jsonrpc.Error)) (json.RawMessage, *jsonrpc.Error) {
-	r := &request{id: lr.ID, method: lr.Method, meta: lr.Meta, legacy: true}
+	r := &request{id: lr.ID, method: lr.Method, meta: lr.Meta, legacy: true, session: lr.SessionID}
 	return d.s.intercept(ctx, d.s.methodRequest(ctx, r), func(ctx context.Context) ([]byte, resultNote, *jsonrpc.Error) {
 		res, e := serve(ctx)
 		return res, resultNote{}, e
 	})
+}
+
+// Measure reports the legacy adapter's measurements.
+func (d legacyDispatcher) Measure(ctx context.Context, m era.Measure, delta int64) {
+	t := d.s.opts.Telemetry
+	if t == nil {
+		return
+	}
+	switch m {
+	case era.MeasureSessions:
+		t.Record(ctx, Measurement{Kind: MeasureLegacySessions, Delta: delta})
+	case era.MeasureReplySent:
+		t.Record(ctx, Measurement{Kind: MeasureAnswerRouted, Reason: "sent", Delta: delta})
+	case era.MeasureReplyReceived:
+		t.Record(ctx, Measurement{Kind: MeasureAnswerRouted, Reason: "received", Delta: delta})
+	}
 }

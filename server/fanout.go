@@ -43,7 +43,7 @@ func (s *Server) relay() {
 	defer close(s.relayDone)
 	pause := 100 * time.Millisecond
 	for s.life.Err() == nil {
-		err := s.fanout.Receive(s.life, s.hub.publish)
+		err := s.fanout.Receive(s.life, s.receiveChange)
 		if s.life.Err() != nil {
 			return
 		}

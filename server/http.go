@@ -48,6 +48,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if !s.authorizeHeaders(w, r) {
+		return
+	}
 	body, err := readBody(w, r, s.opts.MaxRequestBytes, s.opts.BodyReadTimeout)
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -78,6 +81,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.legacy != nil && s.isLegacy(r, msg) {
+		if !s.authorizeMessage(w, r, msg) {
+			return
+		}
 		s.legacy.ServeLegacy(w, r, body, msg)
 		return
 	}
@@ -102,6 +108,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *request, e *jsonrpc.Error) {
 	if e == nil {
 		name, hasName := mcpName(req)
+		if !hasName {
+			name, hasName = s.extensionTarget(req)
+		}
 		e = checkStandardHeaders(r.Header, req.method, req.meta.ProtocolVersion, name, hasName)
 	}
 	if e == nil {
@@ -109,6 +118,9 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 	}
 	if e != nil {
 		writeError(w, rpcwire.HTTPStatus(e.Code), req.id, e)
+		return
+	}
+	if req.method == "completion/complete" && !s.authorizeDecoded(w, r, req) {
 		return
 	}
 	req.header = r.Header
@@ -156,10 +168,6 @@ func mcpName(r *request) (string, bool) {
 	case "resources/read":
 		if r.p.URI != nil {
 			return *r.p.URI, true
-		}
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		if r.p.TaskID != nil {
-			return *r.p.TaskID, true
 		}
 	}
 	return "", false

@@ -18,13 +18,18 @@ const (
 	PromptsChanged
 	ResourcesChanged
 	ResourceUpdated
+	// TaskStatusChanged: a task changed status; URI carries the task id.
+	// It travels between instances through the fan-out only, to the
+	// streams that listen for task notifications; Watch never sees it.
+	TaskStatusChanged
 )
 
 var kindNames = map[ChangeKind]string{
-	ToolsChanged:     "tools",
-	PromptsChanged:   "prompts",
-	ResourcesChanged: "resources",
-	ResourceUpdated:  "resource-updated",
+	ToolsChanged:      "tools",
+	PromptsChanged:    "prompts",
+	ResourcesChanged:  "resources",
+	ResourceUpdated:   "resource-updated",
+	TaskStatusChanged: "task",
 }
 
 // String names the kind ("tools", "prompts", "resources",
@@ -72,6 +77,9 @@ type SubscriptionFilter struct {
 	// notifications/resources/updated the stream wants
 	// ("resourceSubscriptions").
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	// Tasks asks for notifications/tasks about the caller's own tasks
+	// ("tasks"; the tasks extension, which the caller must declare).
+	Tasks bool `json:"tasks,omitempty"`
 }
 
 // hub delivers changes to the listeners and watchers of this process.

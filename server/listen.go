@@ -40,6 +40,12 @@ func (s *Server) agreeFilter(r *request) (SubscriptionFilter, *jsonrpc.Error) {
 		got.ResourcesListChanged = want.ResourcesListChanged
 		got.ResourceSubscriptions = want.ResourceSubscriptions
 	}
+	if want.Tasks {
+		if e := requireTasksExtension(r); e != nil {
+			return SubscriptionFilter{}, e
+		}
+		got.Tasks = s.tasksAdvertised()
+	}
 	return got, nil
 }
 
@@ -105,6 +111,8 @@ func (s *Server) openListener(f SubscriptionFilter, owner string) (*listener, in
 func (s *Server) listen(ctx context.Context, id jsonrpc.ID, f SubscriptionFilter, l *listener, send func([]byte) error, keepAlive func() error) {
 	meta := subscriptionMeta{ID: id}
 	defer s.hub.remove(l)
+	tl := s.openTaskListener(ctx, &f) // before the ack: no change is missed
+	defer s.closeTaskListener(tl)
 	ack, err := rpcwire.EncodeNotification("notifications/subscriptions/acknowledged", ackParams{Notifications: f, Meta: meta})
 	if err != nil || send(ack) != nil {
 		return
@@ -122,6 +130,17 @@ func (s *Server) listen(ctx context.Context, id jsonrpc.ID, f SubscriptionFilter
 		case <-tick:
 			if keepAlive() != nil {
 				return
+			}
+		case <-tl.ready():
+			for _, rec := range tl.take() {
+				b, err := s.taskNotification(rec, meta)
+				if err != nil {
+					s.log.Error("encode task notification", "err", err)
+					continue
+				}
+				if send(b) != nil {
+					return
+				}
 			}
 		case <-l.signal:
 			p := l.take()

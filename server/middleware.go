@@ -36,7 +36,8 @@ type MethodRequest struct {
 	// Legacy reports a request of a 2025-11-25 (or earlier) session.
 	Legacy bool
 
-	srv *Server // for LogRequests: the server's clock and logger
+	srv *Server  // for LogRequests: the server's clock and logger
+	r   *request // for Telemetry: the trace context, the flow
 }
 
 // MethodResult is what middleware sees of a request's resultNote when it
@@ -59,7 +60,8 @@ type MethodHandler func(ctx context.Context, req *MethodRequest) (*MethodResult,
 
 // Middleware wraps the handling of every request the server handles, in
 // both eras: server/discover, the lists, tools/call, prompts/get,
-// resources/read, completion/complete, subscriptions/listen, tasks/*, and
+// resources/read, completion/complete, subscriptions/listen, tasks/*, the
+// methods of extensions (Server.AddExtension), and
 // a 2025-11-25 session's own methods (ping, logging/setLevel,
 // resources/subscribe and unsubscribe). It runs after the envelope is
 // decoded and checked and, for a call that resumes one, after the
@@ -77,11 +79,21 @@ type Middleware func(next MethodHandler) MethodHandler
 // middleware.
 type resultNote struct {
 	inputRequired, task, isError bool
+
+	flow seal.FlowID // the flow an input_required result continues
 }
 
 // intercept runs serve through the middleware chain, with mr describing
 // the request. Without middleware it calls serve directly.
 func (s *Server) intercept(ctx context.Context, mr *MethodRequest, serve func(ctx context.Context) (json []byte, out resultNote, e *jsonrpc.Error)) ([]byte, *jsonrpc.Error) {
+	if s.opts.Telemetry != nil {
+		return s.traced(ctx, mr, serve)
+	}
+	return s.chain(ctx, mr, serve)
+}
+
+// chain runs serve through the middleware.
+func (s *Server) chain(ctx context.Context, mr *MethodRequest, serve func(ctx context.Context) (json []byte, out resultNote, e *jsonrpc.Error)) ([]byte, *jsonrpc.Error) {
 	if len(s.opts.Middleware) == 0 {
 		res, _, e := serve(ctx)
 		return res, e
@@ -125,7 +137,7 @@ func (s *Server) intercept(ctx context.Context, mr *MethodRequest, serve func(ct
 // request carries beyond the linear pre-scan) so that Round is known, and
 // keeps it for openRound.
 func (s *Server) methodRequest(ctx context.Context, r *request) *MethodRequest {
-	mr := &MethodRequest{ID: r.id, Method: r.method, Principal: PrincipalFromContext(ctx), Meta: r.meta, Legacy: r.legacy, srv: s}
+	mr := &MethodRequest{ID: r.id, Method: r.method, Principal: PrincipalFromContext(ctx), Meta: r.meta, Legacy: r.legacy, srv: s, r: r}
 	switch r.method {
 	case "tools/call", "prompts/get":
 		if r.p.Name != nil {
@@ -135,10 +147,8 @@ func (s *Server) methodRequest(ctx context.Context, r *request) *MethodRequest {
 		if r.p.URI != nil {
 			mr.Target = *r.p.URI
 		}
-	case "tasks/get", "tasks/update", "tasks/cancel":
-		if r.p.TaskID != nil {
-			mr.Target = *r.p.TaskID
-		}
+	default:
+		mr.Target, _ = s.extensionTarget(r)
 	}
 	switch r.method {
 	case "tools/call", "prompts/get", "resources/read":
@@ -206,6 +216,7 @@ func LogRequests(logger *slog.Logger, level slog.Level) Middleware {
 				attrs = append(attrs, slog.String("principal", clip.String(req.Principal)))
 			}
 			attrs = append(attrs, slog.String("protocol", req.Meta.ProtocolVersion))
+			attrs = logTraceAttrs(ctx, req.srv, attrs)
 			lvl := level
 			switch {
 			case err != nil:

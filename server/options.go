@@ -8,22 +8,6 @@ import (
 	"github.com/baton-mcp/baton/mcp"
 )
 
-// Registration options are checked by the compiler, one interface per
-// kind of registration: an option that does not apply to a kind does not
-// implement its interface, so giving it there does not compile.
-//
-//	Server.AddTool                          ToolOption
-//	AddTool (typed, the package-level one)  TypedToolOption
-//	AddPrompt                               PromptOption
-//	AddResource, AddResourceTemplate        ResourceOption
-//
-// Option applies to all of them, ToolOption to tools of both forms.
-// For example, SkipInputValidation returns a ToolOption, so
-//
-//	srv.AddPrompt(p, h, server.SkipInputValidation())
-//
-// fails to compile: ToolOption does not implement PromptOption.
-
 // TypedToolOption tunes a typed tool (the package-level AddTool). Every
 // ToolOption is one; RefineSchemas is one only.
 type TypedToolOption interface {
@@ -49,6 +33,22 @@ type ResourceOption interface {
 }
 
 // Option tunes a registration of any kind.
+//
+// Registration options are checked by the compiler, one interface per
+// kind of registration: an option that does not apply to a kind does not
+// implement its interface, so giving it there does not compile.
+//
+//	Server.AddTool                          ToolOption
+//	AddTool (typed, the package-level one)  TypedToolOption
+//	AddPrompt                               PromptOption
+//	AddResource, AddResourceTemplate        ResourceOption
+//
+// An Option is all of them; a ToolOption is a TypedToolOption too. For
+// example, SkipInputValidation returns a ToolOption, so
+//
+//	srv.AddPrompt(p, h, server.SkipInputValidation())
+//
+// fails to compile: ToolOption does not implement PromptOption.
 type Option interface {
 	ToolOption
 	PromptOption
@@ -82,6 +82,7 @@ type regOptions struct {
 	Task                TaskSupport
 	DeferTask           bool
 	RefineSchemas       func(in, out *jsonschema.Schema) error
+	Scopes              []string // RequireScopes (authz.go)
 }
 
 // collectOptions applies opts for the registration what (named for
@@ -95,6 +96,9 @@ func collectOptions[O comparable](what string, opts []O, apply func(O, *regOptio
 			return o, fmt.Errorf("%s: option %d is nil", what, i+1)
 		}
 		apply(opt, &o)
+	}
+	if err := checkScopes(o.Scopes); err != nil {
+		return o, fmt.Errorf("%s: %w", what, err)
 	}
 	return o, nil
 }

@@ -130,6 +130,12 @@ type Options struct {
 	ReadCache CachePolicy
 	// PageSize bounds the items per list page; 0 returns everything at once.
 	PageSize int
+	// Visible, if set, decides per request what a caller may see and
+	// use, for what scopes cannot express (a tenant, a role): an item it
+	// rejects is left out of the lists and answered as unknown when
+	// called. Items declared with RequireScopes are checked against the
+	// caller's Grant first. Lists are then sent with cacheScope "private".
+	Visible func(ctx context.Context, item Item) bool
 
 	// Logging advertises the (deprecated) logging capability.
 	Logging bool
@@ -137,6 +143,11 @@ type Options struct {
 	// Middleware wraps the handling of every request, in order: the first
 	// is the outermost. See Middleware.
 	Middleware []Middleware
+
+	// Telemetry, if set, traces every request and takes the server's
+	// measurements (otelmcp.New returns one for OpenTelemetry). Nil costs
+	// nothing.
+	Telemetry Telemetry
 
 	// Legacy, if set, serves 2025-11-25 (and 2025-06-18, 2025-03-26)
 	// clients on the same endpoint and process: initialize, Mcp-Session-Id
@@ -190,6 +201,9 @@ type Server struct {
 	hub    *hub
 	legacy LegacyAdapter
 	tasks  *taskHost
+	exts   extensionSet
+
+	taskWatch taskListeners
 
 	fanout    Fanout
 	life      context.Context // ends at Close

@@ -153,12 +153,48 @@ func newTaskHost(s *Server, o TaskOptions) (*taskHost, error) {
 	if h.store == nil {
 		h.store = tasks.NewMemoryStoreWithClock(s.now)
 	}
+	if s.opts.Telemetry != nil {
+		h.store = timedStore{Store: h.store, s: s}
+	}
+	h.store = statusStore{Store: h.store, s: s} // status changes reach task listeners
 	b := make([]byte, 12)
 	if _, err := rand.Read(b); err != nil {
 		return nil, fmt.Errorf("server: instance id: %w", err)
 	}
 	h.instance = base64.RawURLEncoding.EncodeToString(b)
+	if err := s.addTasksExtension(); err != nil {
+		return nil, err
+	}
 	return h, nil
+}
+
+// addTasksExtension registers the tasks extension through the extension
+// API: offered while some tool may run as a task, to 2026-07-28 clients
+// only, with the methods tasks/get, tasks/update and tasks/cancel (their
+// target, the Mcp-Name, is the taskId).
+func (s *Server) addTasksExtension() error {
+	ext, err := newExtension(Extension{
+		ID:      TasksExtension,
+		Methods: map[string]ExtensionMethod{"tasks/get": {NameParam: "taskId"}, "tasks/update": {NameParam: "taskId"}, "tasks/cancel": {NameParam: "taskId"}},
+	})
+	if err != nil {
+		return err
+	}
+	ext.active = s.tasksAdvertised
+	serve := func(ctx context.Context, r *request, _ Notifier) (json.RawMessage, *jsonrpc.Error) {
+		return s.handleTask(ctx, r)
+	}
+	target := func(r *request) (string, bool) {
+		if r.p.TaskID == nil {
+			return "", false
+		}
+		return *r.p.TaskID, true
+	}
+	builtin := map[string]*extMethod{}
+	for name := range ext.Methods {
+		builtin[name] = &extMethod{serve: serve, target: target}
+	}
+	return s.addExtension(ext, builtin)
 }
 
 // now reads the server's clock (Options.Now, or the wall clock), the one
@@ -311,6 +347,7 @@ func (run *taskRun) start() error {
 		ExpiresAt:      now.Add(h.ttl + h.leeway),
 		LeaseUntil:     now.Add(h.lease),
 		PollIntervalMs: h.poll.Milliseconds(),
+		Trace:          h.s.traceparent(run.ctx),
 	}
 	h.mu.Lock()
 	if h.closed {
@@ -336,6 +373,7 @@ func (run *taskRun) start() error {
 		return fmt.Errorf("start task: store: %w", err)
 	}
 	run.id, run.seed, run.state = id, rec, runStarted
+	h.s.taskStarted(run.ctx)
 	expire := time.AfterFunc(h.ttl, func() { run.stop(errTaskExpired) })
 	closed := context.AfterFunc(h.s.life, func() { run.stop(errServerClosed) })
 	go run.supervise(expire, closed)
@@ -378,6 +416,10 @@ func (run *taskRun) handlerDone(res *ToolResult, err error) {
 	})
 	if uerr != nil {
 		h.s.log.Error("task: storing the result failed; the task stays working until its lease lapses", "task", run.id, "err", uerr)
+	} else if e != nil {
+		h.s.record(ctx, Measurement{Kind: MeasureTaskStatus, Reason: string(tasks.StatusFailed)})
+	} else {
+		h.s.record(ctx, Measurement{Kind: MeasureTaskStatus, Reason: string(tasks.StatusCompleted)})
 	}
 }
 
@@ -395,6 +437,7 @@ func (run *taskRun) release() {
 func (run *taskRun) supervise(expire *time.Timer, closed func() bool) {
 	h := run.host
 	defer h.wg.Done()
+	defer h.s.record(context.Background(), Measurement{Kind: MeasureTasksRunning, Delta: -1})
 	defer h.forget(run.id)
 	defer closed()
 	defer expire.Stop()
@@ -601,6 +644,8 @@ func (run *taskRun) ask(ctx context.Context, irs []mrtr.InputRequest, timeout ti
 	if err != nil {
 		return nil, fmt.Errorf("task: ask the client: %w", err)
 	}
+	ctx, endQuestion := run.question(ctx, irs)
+	defer endQuestion()
 	var expire <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
@@ -811,7 +856,9 @@ func (s *Server) callToolAsTask(ctx context.Context, r *request, e *toolEntry, m
 		}
 	}
 	go func() {
-		res, err := invoke(s, "tool", req.Name, func() (*ToolResult, error) { return e.handler(run.ctx, req) })
+		hctx, endRun := s.taskRunSpan(run, req.Name)
+		res, err := invoke(s, "tool", req.Name, func() (*ToolResult, error) { return e.handler(hctx, req) })
+		endRun(err)
 		run.handlerDone(res, err)
 	}()
 	select {
@@ -898,15 +945,9 @@ func (h *taskHost) storeError(op string, err error) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the task store is unavailable"}
 }
 
-// handleTask serves tasks/get, tasks/update and tasks/cancel.
+// handleTask serves tasks/get, tasks/update and tasks/cancel, once the
+// extension API has checked that the extension is offered and declared.
 func (s *Server) handleTask(ctx context.Context, r *request) (json.RawMessage, *jsonrpc.Error) {
-	if r.legacy || !s.tasksAdvertised() {
-		return nil, methodNotFound(r.method)
-	}
-	if err := r.meta.ClientCapabilities.RequireExtension(r.method, TasksExtension); err != nil {
-		re, _ := asRPCError(err)
-		return nil, re
-	}
 	if r.p.TaskID == nil || *r.p.TaskID == "" {
 		return nil, invalidParams("%s needs a taskId", r.method)
 	}
@@ -925,6 +966,7 @@ func (s *Server) handleTask(ctx context.Context, r *request) (json.RawMessage, *
 	if e != nil {
 		return nil, e
 	}
+	s.linkTask(ctx, rec)
 	switch r.method {
 	case "tasks/get":
 		return s.encodeTask(rec, "complete", true)
@@ -1065,6 +1107,7 @@ func (h *taskHost) cancel(ctx context.Context, rec *tasks.Record) *jsonrpc.Error
 		return h.storeError("cancel", err)
 	}
 	if changed {
+		h.s.record(ctx, Measurement{Kind: MeasureTaskStatus, Reason: string(tasks.StatusCancelled)})
 		h.signal(ctx, rec)
 	}
 	return nil

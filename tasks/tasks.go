@@ -124,6 +124,11 @@ type Record struct {
 	Result json.RawMessage `json:"result,omitempty"`
 	// Error is the error of a failed task.
 	Error *jsonrpc.Error `json:"error,omitempty"`
+
+	// Trace is the W3C traceparent of the request that created the task,
+	// when it was traced: the task's run, its questions and the requests
+	// about it link to that span, on whatever instance they happen.
+	Trace string `json:"trace,omitempty"`
 }
 
 // Clone returns a deep copy of r.

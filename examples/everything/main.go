@@ -109,12 +109,16 @@ func run() error {
 		return err
 	}
 	defer srv.Close()
+	mountAuthorize, err := setupAuthorize(srv, keys, os.Getenv, log)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *stdio {
 		return srv.ServeStdio(ctx, os.Stdin, os.Stdout)
 	}
-	return serveHTTP(ctx, srv, *addr, log)
+	return serveHTTP(ctx, srv, *addr, log, mountAuthorize)
 }
 
 // fleetFromEnv returns the Redis-backed parts of a fleet when
@@ -217,9 +221,14 @@ func stateKey(secret string) mrtr.Key {
 	return mrtr.Key{ID: "k-" + hex.EncodeToString(sum[:6]), Secret: []byte(secret)}
 }
 
-func serveHTTP(ctx context.Context, srv *server.Server, addr string, log *slog.Logger) error {
+func serveHTTP(ctx context.Context, srv *server.Server, addr string, log *slog.Logger, mounts ...func(*echo.Echo)) error {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	for _, m := range mounts {
+		if m != nil {
+			m(e)
+		}
+	}
 	mcpecho.Mount(e, "/mcp", srv)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -27,17 +27,27 @@ type Receipt struct {
 	Name  string `json:"name"`
 }
 
+// SizeForm and NameForm are the two questions: each form's schema is
+// inferred from its struct, and the answer decodes into it.
+type SizeForm struct {
+	Size string `json:"size" title:"Size" enum:"small=Small (8 oz)|medium=Medium (12 oz)|large=Large (16 oz)" default:"medium"`
+}
+
+type NameForm struct {
+	Name string `json:"name" title:"Name for the cup" minLength:"1" maxLength:"40"`
+}
+
 func newServer() (*server.Server, error) {
 	srv, err := server.New(server.Implementation{Name: "quickstart", Version: "1.0.0"},
 		&server.Options{Legacy: legacy.New(nil)}) // 2025-11-25 clients too
 	if err != nil {
 		return nil, err
 	}
-	sizes, err := elicit.NewSchema(elicit.Enum("size", "small", "medium", "large").Required())
+	sizes, err := elicit.FormOf[SizeForm]()
 	if err != nil {
 		return nil, err
 	}
-	names, err := elicit.NewSchema(elicit.String("name").Title("Name for the cup").Required())
+	names, err := elicit.FormOf[NameForm]()
 	if err != nil {
 		return nil, err
 	}
@@ -45,24 +55,20 @@ func newServer() (*server.Server, error) {
 		func(ctx context.Context, req *server.ToolRequest, in Order) (Receipt, error) {
 			// Each question returns its answer, or an error to return as
 			// it is (input_required, until the client answers).
-			res, err := req.CreateFormElicitation(ctx, "What size of "+in.Drink+"?", sizes)
+			res, err := req.CreateFormElicitation(ctx, "What size of "+in.Drink+"?", sizes.Schema())
 			if err != nil {
 				return Receipt{}, err
 			}
-			var size struct {
-				Size string `json:"size"`
-			}
-			if err := res.Decode(&size); err != nil {
+			size, err := sizes.Decode(res)
+			if err != nil {
 				return Receipt{}, noOrder(err)
 			}
-			res, err = req.CreateFormElicitation(ctx, "A "+size.Size+" "+in.Drink+". Whose name goes on the cup?", names)
+			res, err = req.CreateFormElicitation(ctx, "A "+size.Size+" "+in.Drink+". Whose name goes on the cup?", names.Schema())
 			if err != nil {
 				return Receipt{}, err
 			}
-			var name struct {
-				Name string `json:"name"`
-			}
-			if err := res.Decode(&name); err != nil {
+			name, err := names.Decode(res)
+			if err != nil {
 				return Receipt{}, noOrder(err)
 			}
 			return Receipt{Drink: in.Drink, Size: size.Size, Name: name.Name}, nil

@@ -63,7 +63,25 @@ type Dispatcher[M any] interface {
 	// logging/setLevel, resources/subscribe and unsubscribe), through the
 	// server's middleware.
 	Intercept(ctx context.Context, r *Request[M], serve func(context.Context) (json.RawMessage, *jsonrpc.Error)) (json.RawMessage, *jsonrpc.Error)
+	// Measure reports one of the adapter's measurements to the server's
+	// telemetry (it does nothing without).
+	Measure(ctx context.Context, m Measure, delta int64)
 }
+
+// Measure names a measurement of the adapter.
+type Measure int
+
+// The adapter's measurements.
+const (
+	// MeasureSessions: a session was taken up (+1) or let go (-1) here.
+	MeasureSessions Measure = iota + 1
+	// MeasureReplySent: a client's answer went to the instance holding
+	// the call.
+	MeasureReplySent
+	// MeasureReplyReceived: a client's answer arrived from another
+	// instance.
+	MeasureReplyReceived
+)
 
 // Request is a legacy session's request for the server's dispatch.
 type Request[M any] struct {
@@ -82,6 +100,8 @@ type Request[M any] struct {
 	Notifier Notifier
 	// Peer sends server-to-client requests for its blocking client calls.
 	Peer Peer
+	// SessionID is the session's id, for telemetry.
+	SessionID string
 }
 
 // Outcome is what a dispatched request produced: an encoded result, or,

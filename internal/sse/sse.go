@@ -94,8 +94,16 @@ func (s *Stream) Open() {
 	}
 }
 
-func (s *Stream) event(data []byte) error {
-	buf := make([]byte, 0, len(data)+24)
+func (s *Stream) event(data []byte) error { return s.eventID("", data) }
+
+// eventID writes one event, with an id line when id is not empty.
+func (s *Stream) eventID(id string, data []byte) error {
+	buf := make([]byte, 0, len(data)+len(id)+32)
+	if id != "" {
+		buf = append(buf, "id: "...)
+		buf = append(buf, id...)
+		buf = append(buf, '\n')
+	}
 	buf = append(buf, "event: message\ndata: "...)
 	buf = append(buf, data...)
 	buf = append(buf, "\n\n"...)
@@ -124,6 +132,47 @@ func (s *Stream) Send(msg []byte) error {
 		return errors.Join(ErrClosed, err)
 	}
 	return nil
+}
+
+// SendID is Send with an SSE event id (the id a client resumes from with
+// Last-Event-ID); an empty id writes none.
+func (s *Stream) SendID(id string, msg []byte) error {
+	if !s.canSSE {
+		return ErrNoSSE
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done || s.ctx.Err() != nil {
+		return ErrClosed
+	}
+	if !s.sse {
+		s.start()
+	}
+	if err := s.eventID(id, msg); err != nil {
+		return errors.Join(ErrClosed, err)
+	}
+	return nil
+}
+
+// FinishID is Finish whose final event, if the stream is SSE, carries
+// id.
+func (s *Stream) FinishID(status int, id string, msg []byte) {
+	s.mu.Lock()
+	if s.sse && !s.done {
+		s.done = true
+		_ = s.eventID(id, msg)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.finish(status, msg)
+}
+
+// Streaming reports whether the stream switched to SSE.
+func (s *Stream) Streaming() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sse
 }
 
 // KeepAlive writes an SSE comment if the stream is already SSE, so proxies

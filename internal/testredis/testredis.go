@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -38,6 +39,19 @@ func Binary() string {
 type Server struct {
 	// Socket is the Unix socket path.
 	Socket string
+
+	bin  string
+	args []string
+	log  *lockedBuffer
+	mu   sync.Mutex
+	cmd  *exec.Cmd // nil while killed
+}
+
+// Config changes how Start runs the server.
+type Config struct {
+	// AppendOnly turns the append-only file on (fsync at every write), so
+	// that what was acknowledged survives Kill and Restart.
+	AppendOnly bool
 }
 
 // Options returns client options for the server.
@@ -55,31 +69,85 @@ func (s *Server) Client(t testing.TB) *redis.Client {
 // Start runs a redis-server for the test and stops it when the test ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return StartConfig(t, Config{})
+}
+
+// StartConfig is Start with a Config.
+func StartConfig(t testing.TB, conf Config) *Server {
+	t.Helper()
 	bin := Binary()
 	if bin == "" {
 		t.Skip("redis-server not found: install Debian's package (apt-get update && apt-get install -y redis-server), or set BATON_REDIS_SERVER to its path")
 	}
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(bin,
+	aof := "no"
+	if conf.AppendOnly {
+		aof = "yes"
+	}
+	s := &Server{Socket: sock, bin: bin, log: &lockedBuffer{}, args: []string{
 		"--port", "0",
 		"--unixsocket", sock,
 		"--unixsocketperm", "700",
 		"--save", "",
-		"--appendonly", "no",
+		"--appendonly", aof,
+		"--appendfsync", "always",
 		"--dir", dir,
 		"--daemonize", "no",
-	)
-	var log lockedBuffer
-	cmd.Stdout, cmd.Stderr = &log, &log
+	}}
+	t.Cleanup(s.Kill)
+	s.start(t)
+	return s
+}
+
+// Kill stops the server with SIGKILL, as a crash would. Restart starts it
+// again.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.cmd = nil
+}
+
+// Restart starts a killed server again on the same socket and directory
+// (with its append-only file, if Config.AppendOnly) and waits until it
+// answers.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.start(t)
+}
+
+// Pause stops the server with SIGSTOP (it keeps its connections and
+// answers nothing) until Resume.
+func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server.
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		_ = s.cmd.Process.Signal(sig)
+	}
+}
+
+// start runs the server and waits until it answers.
+func (s *Server) start(t testing.TB) {
+	t.Helper()
+	cmd := exec.Command(s.bin, s.args...)
+	cmd.Stdout, cmd.Stderr = s.log, s.log
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start redis-server: %v", err)
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	s := &Server{Socket: sock}
+	s.mu.Lock()
+	s.cmd = cmd
+	s.mu.Unlock()
+	log := s.log
 	c := redis.NewClient(s.Options())
 	defer c.Close()
 	deadline := time.Now().Add(10 * time.Second)
@@ -95,7 +163,6 @@ func Start(t testing.TB) *Server {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return s
 }
 
 // lockedBuffer collects the server's output for error messages.

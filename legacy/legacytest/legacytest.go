@@ -77,6 +77,7 @@ var checks = []struct {
 	{"ExpiryFreesSlots", testExpiryFreesSlots},
 	{"Delete", testDelete},
 	{"Messages", testMessages},
+	{"Calls", testCalls},
 }
 
 // tb is what the checks use of a *testing.T; Test gives them a recorder.

@@ -160,6 +160,10 @@ type Options struct {
 	// again, so only answers to questions a verified state issued reach the
 	// handler.
 	AnswersWithoutState bool
+	// Span is this request's span, if traced: the state this round seals
+	// records it as the flow's previous round (and, on the first round,
+	// as its first).
+	Span seal.SpanRef
 }
 
 // Round is one request's view of a multi round-trip exchange. It is safe
@@ -451,6 +455,8 @@ type Suspension struct {
 	Questions mrtr.InputRequests
 	// RequestState is the sealed state to send with them.
 	RequestState string
+	// Flow is the id of the flow the state belongs to.
+	Flow seal.FlowID
 }
 
 // Suspended builds the input_required result that ends this round: it
@@ -468,12 +474,12 @@ func (r *Round) Suspended(s *seal.Sealer, b seal.Binding) (*Suspension, error) {
 	if len(r.pending) == 0 && !r.suspend {
 		return nil, errors.New("handler returned ErrInputRequired without asking for input")
 	}
-	st := &seal.State{Binding: b, Payload: r.next, Issued: r.issued, Answers: r.answered, Round: r.Number()}
+	st := &seal.State{Binding: b, Payload: r.next, Issued: r.issued, Answers: r.answered, Round: r.Number(), Flow: r.nextFlow()}
 	tok, err := s.Seal(st)
 	if err != nil {
 		return nil, err
 	}
-	return &Suspension{Questions: slices.Clone(r.pending), RequestState: tok}, nil
+	return &Suspension{Questions: slices.Clone(r.pending), RequestState: tok, Flow: st.Flow.ID}, nil
 }
 
 // ErrReplayOrder is wrapped by the error of a question without a key asked

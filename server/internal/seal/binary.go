@@ -18,6 +18,7 @@ import (
 //	uvarint n, then n × (str key, [32]byte digest)                 issued
 //	bytes payload
 //	uvarint n, then n × (str key, [32]byte digest, bytes answer)   recorded
+//	optional: the flow (see appendFlow)
 //
 // Version 1 (positions instead of keys for recorded answers, no round) is
 // refused: a state sealed by an older release is refused once and the
@@ -45,7 +46,7 @@ func appendBinaryState(dst []byte, st *State) []byte {
 		dst = binary.AppendUvarint(dst, uint64(len(a.Answer)))
 		dst = append(dst, a.Answer...)
 	}
-	return dst
+	return appendFlow(dst, st.Flow)
 }
 
 func appendStr(dst []byte, s string) []byte {
@@ -151,6 +152,7 @@ func readBinaryState(b []byte, st *State) error {
 			st.Answers = append(st.Answers, Recorded{Key: k, Digest: d, Answer: a})
 		}
 	}
+	st.Flow = r.flow()
 	if r.err != nil {
 		return r.err
 	}

@@ -68,6 +68,10 @@ type State struct {
 	// Leeway is the clock skew tolerated by the sealer that opened the
 	// state: a single-use redemption is kept that much past ExpiresAt.
 	Leeway time.Duration
+
+	// Flow follows the flow across its rounds: its id (Seal draws one
+	// when it is zero) and the spans of its first and previous rounds.
+	Flow Flow
 }
 
 // Recorded is an answer the handler received, under the key of the
@@ -435,6 +439,7 @@ type stateBody struct {
 	Payload   json.RawMessage `json:"pld,omitempty"`
 	Answers   []recordedWire  `json:"ans,omitempty"`
 	Round     int             `json:"rnd,omitempty"`
+	Flow      *flowWire       `json:"flw,omitempty"`
 }
 
 // into fills st from the plaintext body.
@@ -465,6 +470,9 @@ func (body *stateBody) into(st *State) error {
 		return refuse("malformed round count", nil)
 	}
 	st.Round = body.Round
+	if err := body.Flow.into(&st.Flow); err != nil {
+		return refuse("malformed flow", err)
+	}
 	return nil
 }
 
@@ -490,6 +498,7 @@ func plainBody(st *State) *stateBody {
 		Principal: st.Principal,
 		Payload:   st.Payload,
 		Round:     st.Round,
+		Flow:      st.Flow.wire(),
 	}
 	if len(st.Issued) > 0 {
 		body.Issued = make([]issuedWire, 0, len(st.Issued))
@@ -509,9 +518,18 @@ func (s *Sealer) Seal(st *State) (string, error) {
 	if st.Method == "" || st.Target == "" {
 		return "", errors.New("seal state: method and target are required")
 	}
-	id := make([]byte, 12) // 96 random bits
-	if _, err := rand.Read(id); err != nil {
-		return "", fmt.Errorf("seal state: %w", err)
+	// 96 random bits of id, and 128 more for a new flow's id.
+	var rnd [12 + len(FlowID{})]byte
+	id := rnd[:12]
+	if !st.Flow.ID.IsZero() {
+		if _, err := rand.Read(id); err != nil {
+			return "", fmt.Errorf("seal state: %w", err)
+		}
+	} else {
+		if _, err := rand.Read(rnd[:]); err != nil {
+			return "", fmt.Errorf("seal state: %w", err)
+		}
+		copy(st.Flow.ID[:], rnd[12:])
 	}
 	// Times in whole milliseconds (see stateClaims): exp is exactly iat
 	// plus the TTL.

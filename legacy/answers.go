@@ -1,0 +1,254 @@
+package legacy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/baton-mcp/baton/internal/clip"
+	"github.com/baton-mcp/baton/internal/era"
+	"github.com/baton-mcp/baton/internal/rpcwire"
+	"github.com/baton-mcp/baton/jsonrpc"
+)
+
+// Answers between instances.
+//
+// A client's answer to a server request is POSTed to any instance. It is
+// acknowledged (202) only once it is sure to reach the call waiting for
+// it, or to be kept until that call is gone:
+//
+//   - On the instance holding the call, it is handed to the call.
+//   - Elsewhere (a shared store), the store keeps it under the request's
+//     key (Store.Answer), which the holding instance wrote when the call
+//     parked (Store.Park); then a wake-up with no answer in it is published
+//     to the holder. The holder reads the kept answers of its waiting calls
+//     (Store.Answers) on every wake-up and once per answerPoll, so an
+//     answer whose wake-up was lost (a dropped subscriber, a reconnect)
+//     still arrives, at most answerPoll later.
+//
+// An answer that names no request waiting for that session (forged,
+// duplicated, or late) is refused with 400 and costs one small read; the
+// size of an answer (Options.MaxAnswerBytes) and the rate of one
+// session's answers on one instance (Options.MaxAnswersPerSecond) are
+// bounded, so a flood from one session costs the others nothing.
+
+// answerPoll is how often an instance reads the kept answers of the calls
+// waiting on it.
+const answerPoll = time.Second
+
+// answerState is the Handler's part of answers between instances.
+type answerState struct {
+	wake chan struct{} // a kept answer may be waiting (capacity 1)
+
+	mu      sync.Mutex
+	buckets map[string]*answerBucket // by session id
+}
+
+// answerBucket is one session's token bucket of answers.
+type answerBucket struct {
+	tokens float64
+	last   time.Time
+}
+
+// keptAnswer is an answer as the store keeps it.
+type keptAnswer struct {
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *jsonrpc.Error  `json:"error,omitempty"`
+}
+
+// allowAnswer takes a token from sid's bucket and reports whether there
+// was one.
+func (h *Handler) allowAnswer(sid string) bool {
+	rate := h.opts.MaxAnswersPerSecond
+	if rate <= 0 {
+		return true
+	}
+	burst := float64(2 * rate)
+	now := h.now()
+	a := &h.answers
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b := a.buckets[sid]
+	if b == nil {
+		b = &answerBucket{tokens: burst, last: now}
+		a.buckets[sid] = b
+	}
+	if dt := now.Sub(b.last); dt > 0 {
+		b.tokens = min(burst, b.tokens+dt.Seconds()*float64(rate))
+		b.last = now
+	}
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// pruneBuckets forgets the buckets that refilled long ago: their
+// sessions have not answered for a while. The keeper calls it.
+func (h *Handler) pruneBuckets() {
+	now := h.now()
+	a := &h.answers
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for sid, b := range a.buckets {
+		if now.Sub(b.last) > time.Minute {
+			delete(a.buckets, sid)
+		}
+	}
+}
+
+// acceptAnswer takes a client's answer POSTed to session sid, and
+// reports whether it was acknowledged; when it was not, it wrote the
+// error. Cheap checks come first: the size, the session's rate, the form
+// of the id.
+func (h *Handler) acceptAnswer(w http.ResponseWriter, r *http.Request, sid string, body []byte, msg *rpcwire.Message) bool {
+	if len(body) > h.opts.MaxAnswerBytes {
+		writeJSONError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidParams,
+			"the answer is %d bytes; an answer to a server request may have at most %d (MaxAnswerBytes)", len(body), h.opts.MaxAnswerBytes))
+		return false
+	}
+	if !h.allowAnswer(sid) {
+		w.Header().Set("Retry-After", "1")
+		writeJSONError(w, http.StatusTooManyRequests, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest,
+			"too many answers from this session: at most %d a second", h.opts.MaxAnswersPerSecond))
+		return false
+	}
+	notWaiting := func() bool {
+		writeJSONError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidParams,
+			"no request of this session waits for an answer with id %s: never sent, already answered, or its call ended", clip.String(msg.ID.String())))
+		return false
+	}
+	key, inst, ok := h.replyTarget(msg.ID)
+	if !ok {
+		return notWaiting()
+	}
+	if inst == h.instance {
+		if s := h.liveSession(sid); s != nil && s.deliverReply(key, msg.Result, msg.Error) {
+			return true
+		}
+		return notWaiting()
+	}
+	kept, err := json.Marshal(keptAnswer{Result: msg.Result, Error: msg.Error})
+	if err != nil {
+		writeJSONError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidParams, "the answer cannot be encoded: %v", err))
+		return false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
+	defer cancel()
+	switch err := h.store.Answer(ctx, sid, key, kept); {
+	case errors.Is(err, ErrNotWaiting):
+		return notWaiting()
+	case err != nil:
+		h.storeFailed(w, jsonrpc.ID{}, "keep an answer", err)
+		return false
+	}
+	// Kept: the holder reads it on this wake-up or its next poll.
+	h.send(inst, &fleetMessage{Kind: kindReply, Session: sid, ID: key})
+	h.d.Measure(context.Background(), era.MeasureReplySent, 1)
+	return true
+}
+
+// wakeAnswers has the poller read the kept answers now.
+func (h *Handler) wakeAnswers() {
+	select {
+	case h.answers.wake <- struct{}{}:
+	default:
+	}
+}
+
+// parked reports whether s's server requests are parked in the store.
+func (h *Handler) parked(s *session) bool { return h.shared && s.http }
+
+// park records s's requests under keys in the store, so that an answer
+// POSTed to another instance is kept for them.
+func (h *Handler) park(ctx context.Context, s *session, keys []string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	defer cancel()
+	for _, k := range keys {
+		// The record outlives the wait by a margin: an answer that
+		// arrives as the call times out is still refused cleanly.
+		if err := h.store.Park(ctx, s.id, k, timeout+time.Minute); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unpark forgets keys in the store: the call that waited for them has
+// ended, so their answers are refused from now on. It waits at most
+// unparkTimeout; the records expire by themselves if it fails.
+func (h *Handler) unpark(keys []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), unparkTimeout)
+	defer cancel()
+	if err := h.store.Unpark(ctx, keys...); err != nil && h.life.Err() == nil {
+		h.srv.Logger().Warn("legacy sessions: could not forget parked requests; they expire by themselves", "err", err)
+	}
+}
+
+// unparkTimeout bounds the wait of a call's end for the store.
+const unparkTimeout = 2 * time.Second
+
+// answerPoller delivers the answers kept for the calls waiting here, on a
+// wake-up and every answerPoll, until Close.
+func (h *Handler) answerPoller() {
+	defer h.wg.Done()
+	t := time.NewTicker(answerPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.life.Done():
+			return
+		case <-h.answers.wake:
+		case <-t.C:
+		}
+		h.pollAnswers()
+	}
+}
+
+// pollAnswers reads the kept answers of every call waiting here, in one
+// store call, and hands each to its call.
+func (h *Handler) pollAnswers() {
+	waiting := make(map[string]*session)
+	h.mu.Lock()
+	live := make([]*session, 0, len(h.live))
+	for _, s := range h.live {
+		live = append(live, s)
+	}
+	h.mu.Unlock()
+	for _, s := range live {
+		s.mu.Lock()
+		for k := range s.pending {
+			waiting[k] = s
+		}
+		s.mu.Unlock()
+	}
+	if len(waiting) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(waiting))
+	for k := range waiting {
+		keys = append(keys, k)
+	}
+	ctx, cancel := context.WithTimeout(h.life, storeTimeout)
+	defer cancel()
+	got, err := h.store.Answers(ctx, keys)
+	if err != nil {
+		if h.life.Err() == nil {
+			h.srv.Logger().Warn("legacy sessions: could not read the answers kept for the calls waiting here; retrying", "calls", len(keys), "err", err)
+		}
+		return
+	}
+	for k, b := range got {
+		var a keptAnswer
+		if err := json.Unmarshal(b, &a); err != nil {
+			a = keptAnswer{Error: jsonrpc.Errorf(jsonrpc.InternalError, "the kept answer could not be read")}
+		}
+		if waiting[k].deliverReply(k, a.Result, a.Error) {
+			h.d.Measure(context.Background(), era.MeasureReplyReceived, 1)
+		}
+	}
+}

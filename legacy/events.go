@@ -1,0 +1,300 @@
+package legacy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Resumable streams.
+//
+// Every SSE event of a 2025-11-25 HTTP session's streams (the POST stream
+// of a call, once it carries more than its response, and the GET stream)
+// has an id, "<stream>.<position>", and is kept in an EventStore first. A
+// client whose stream was cut reconnects with GET and Last-Event-ID, to
+// any instance: the events after that id are sent again and, for a call's
+// stream, the ones that follow until the call's response, which ends the
+// stream. A pending server-to-client request is among them, and its
+// answer, POSTed to any instance, reaches the call (see answers.go).
+//
+// A cut stream does not cancel its call (the transport says a disconnection
+// is not a cancellation; notifications/cancelled is): the call goes on,
+// its waits bounded by CallTimeout. If the instance holding it goes away,
+// a resumed stream ends with an error response for the call's request id
+// saying so.
+//
+// Ids are read only in the session that asks, after the session and its
+// principal are checked: an id from another session names no stream.
+
+// EventStore keeps the events of a session's streams for a client that
+// resumes. The default is a MemoryEventStore of one Handler; a Store that
+// is an EventStore too (redisfleet's) is used for a fleet, so that a
+// client resumes on any instance. Implementations must be safe for
+// concurrent use.
+type EventStore interface {
+	// OpenStream starts stream of session sid with its meta.
+	OpenStream(ctx context.Context, sid, stream string, meta StreamMeta) error
+	// Append adds msg to the stream and returns its position, which sorts
+	// after every earlier one of the stream (as Read reads them).
+	Append(ctx context.Context, sid, stream string, msg []byte) (string, error)
+	// EndStream marks that nothing follows on the stream.
+	EndStream(ctx context.Context, sid, stream string) error
+	// StreamMeta returns the meta of a stream of session sid, or
+	// ErrNotFound (no such stream in that session, or it expired).
+	StreamMeta(ctx context.Context, sid, stream string) (*StreamMeta, error)
+	// Read returns the events of the stream after position after (""
+	// for all), waiting up to wait for one when there is none, and
+	// whether the stream has ended with the last of them.
+	Read(ctx context.Context, sid, stream, after string, wait time.Duration) ([]Event, bool, error)
+	// Beat records that instance is alive for ttl.
+	Beat(ctx context.Context, instance string, ttl time.Duration) error
+	// Alive reports whether instance beat within its last ttl.
+	Alive(ctx context.Context, instance string) (bool, error)
+}
+
+// StreamMeta says what a stream carries.
+type StreamMeta struct {
+	// Instance is the instance that writes the stream.
+	Instance string `json:"instance"`
+	// Request is the id (JSON text) of the request whose response ends
+	// the stream; empty for a GET stream.
+	Request json.RawMessage `json:"request,omitempty"`
+}
+
+// Event is one kept message of a stream.
+type Event struct {
+	// Pos is its position in the stream.
+	Pos string
+	// Msg is the JSON-RPC message.
+	Msg []byte
+}
+
+// DefaultEventTTL is how long the events of a stream are kept after its
+// last event, for a client to resume.
+const DefaultEventTTL = 10 * time.Minute
+
+// EndedEventTTL is how long the events of a stream that ended (its
+// response was sent) are kept: long enough for a client whose stream was
+// cut just before the response to resume and get it.
+const EndedEventTTL = time.Minute
+
+// maxStreamEvents bounds the events kept of one stream: a resuming client
+// gets the latest ones.
+const maxStreamEvents = 1000
+
+// maxMemoryStreams bounds the streams a MemoryEventStore keeps; beyond it
+// the one written least recently is dropped.
+const maxMemoryStreams = 10000
+
+// eventID returns the SSE id of the event at pos of stream.
+func eventID(stream, pos string) string { return stream + "." + pos }
+
+// parseEventID splits an SSE id into its stream and position; ok is false
+// for an id no Handler made.
+func parseEventID(id string) (stream, pos string, ok bool) {
+	stream, pos, found := strings.Cut(id, ".")
+	if !found || len(stream) != instanceIDLen || !base64URL(stream) || pos == "" || len(pos) > 40 {
+		return "", "", false
+	}
+	for i := 0; i < len(pos); i++ {
+		if c := pos[i]; !(c >= '0' && c <= '9' || c == '-') {
+			return "", "", false
+		}
+	}
+	return stream, pos, true
+}
+
+// MemoryEventStore is an EventStore in this process's memory: the
+// default, right for one instance.
+type MemoryEventStore struct {
+	now func() time.Time
+	ttl time.Duration
+
+	mu      sync.Mutex
+	streams map[string]*memStream // by session and stream
+	swept   int
+}
+
+type memStream struct {
+	meta    StreamMeta
+	events  []Event
+	next    int64
+	ended   bool
+	changed chan struct{} // closed and replaced at every append and the end
+	touched time.Time
+}
+
+// NewMemoryEventStore returns an empty store whose streams are kept for
+// ttl after their last event (0: DefaultEventTTL).
+func NewMemoryEventStore(ttl time.Duration) *MemoryEventStore {
+	if ttl <= 0 {
+		ttl = DefaultEventTTL
+	}
+	return &MemoryEventStore{now: time.Now, ttl: ttl, streams: make(map[string]*memStream)}
+}
+
+// sweep drops the streams untouched for the ttl, when their number
+// doubled since the last sweep. Called with m.mu held.
+func (m *MemoryEventStore) sweep(now time.Time) {
+	if len(m.streams) < 2*m.swept+64 {
+		return
+	}
+	for k, s := range m.streams {
+		if m.expired(s, now) {
+			delete(m.streams, k)
+		}
+	}
+	m.swept = len(m.streams)
+}
+
+// expired reports whether s is past its time to live.
+func (m *MemoryEventStore) expired(s *memStream, now time.Time) bool {
+	ttl := m.ttl
+	if s.ended {
+		ttl = min(ttl, EndedEventTTL)
+	}
+	return now.Sub(s.touched) > ttl
+}
+
+// evict drops the stream written least recently, when the store is full.
+// Called with m.mu held.
+func (m *MemoryEventStore) evict() {
+	if len(m.streams) < maxMemoryStreams {
+		return
+	}
+	var oldest string
+	var at time.Time
+	for k, s := range m.streams {
+		if oldest == "" || s.touched.Before(at) {
+			oldest, at = k, s.touched
+		}
+	}
+	delete(m.streams, oldest)
+}
+
+// get returns the stream, or nil if it is gone. Called with m.mu held.
+func (m *MemoryEventStore) get(sid, stream string, now time.Time) *memStream {
+	s := m.streams[sid+"/"+stream]
+	if s == nil || m.expired(s, now) {
+		return nil
+	}
+	return s
+}
+
+// OpenStream implements EventStore.
+func (m *MemoryEventStore) OpenStream(ctx context.Context, sid, stream string, meta StreamMeta) error {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweep(now)
+	m.evict()
+	m.streams[sid+"/"+stream] = &memStream{meta: meta, changed: make(chan struct{}), touched: now}
+	return nil
+}
+
+// Append implements EventStore.
+func (m *MemoryEventStore) Append(ctx context.Context, sid, stream string, msg []byte) (string, error) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.get(sid, stream, now)
+	if s == nil {
+		return "", ErrNotFound
+	}
+	s.next++
+	pos := strconv.FormatInt(s.next, 10)
+	s.events = append(s.events, Event{Pos: pos, Msg: append([]byte{}, msg...)})
+	if len(s.events) > maxStreamEvents {
+		s.events = append(s.events[:0:0], s.events[len(s.events)-maxStreamEvents:]...)
+	}
+	s.touched = now
+	close(s.changed)
+	s.changed = make(chan struct{})
+	return pos, nil
+}
+
+// EndStream implements EventStore.
+func (m *MemoryEventStore) EndStream(ctx context.Context, sid, stream string) error {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.get(sid, stream, now)
+	if s == nil {
+		return ErrNotFound
+	}
+	if !s.ended {
+		s.ended, s.touched = true, now
+		close(s.changed)
+		s.changed = make(chan struct{})
+	}
+	return nil
+}
+
+// StreamMeta implements EventStore.
+func (m *MemoryEventStore) StreamMeta(ctx context.Context, sid, stream string) (*StreamMeta, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.get(sid, stream, m.now())
+	if s == nil {
+		return nil, ErrNotFound
+	}
+	meta := s.meta
+	return &meta, nil
+}
+
+// Read implements EventStore.
+func (m *MemoryEventStore) Read(ctx context.Context, sid, stream, after string, wait time.Duration) ([]Event, bool, error) {
+	var from int64
+	if after != "" {
+		n, err := strconv.ParseInt(after, 10, 64)
+		if err != nil {
+			return nil, false, errors.New("legacy events: not a position of this store")
+		}
+		from = n
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		m.mu.Lock()
+		s := m.get(sid, stream, m.now())
+		if s == nil {
+			m.mu.Unlock()
+			return nil, false, ErrNotFound
+		}
+		var out []Event
+		for _, e := range s.events {
+			if n, _ := strconv.ParseInt(e.Pos, 10, 64); n > from {
+				out = append(out, Event{Pos: e.Pos, Msg: append([]byte{}, e.Msg...)})
+			}
+		}
+		ended, changed := s.ended, s.changed
+		m.mu.Unlock()
+		if len(out) > 0 || ended || wait <= 0 {
+			return out, ended, nil
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return nil, false, nil
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+	}
+}
+
+// Beat implements EventStore: the instances of one process are alive.
+func (m *MemoryEventStore) Beat(ctx context.Context, instance string, ttl time.Duration) error {
+	return nil
+}
+
+// Alive implements EventStore: the instances of one process are alive
+// (a Handler that closes ends its streams).
+func (m *MemoryEventStore) Alive(ctx context.Context, instance string) (bool, error) {
+	return true, nil
+}
+
+var _ EventStore = (*MemoryEventStore)(nil)

@@ -1,0 +1,78 @@
+package legacy
+
+import (
+	"context"
+	"time"
+)
+
+// memCall is a parked server request of a MemoryStore.
+type memCall struct {
+	sid      string
+	deadline time.Time
+	answer   []byte // nil until answered
+}
+
+// sweepCalls drops the parked requests whose ttl passed, when their
+// number doubled since the last sweep (amortized O(1)). Called with m.mu
+// held.
+func (m *MemoryStore) sweepCalls(now time.Time) {
+	if len(m.calls) < 2*m.callsSwept+64 {
+		return
+	}
+	for k, c := range m.calls {
+		if !c.deadline.After(now) {
+			delete(m.calls, k)
+		}
+	}
+	m.callsSwept = len(m.calls)
+}
+
+// Park implements Store.
+func (m *MemoryStore) Park(ctx context.Context, sid, key string, ttl time.Duration) error {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.calls == nil {
+		m.calls = make(map[string]*memCall)
+	}
+	m.sweepCalls(now)
+	m.calls[key] = &memCall{sid: sid, deadline: now.Add(ttl)}
+	return nil
+}
+
+// Answer implements Store.
+func (m *MemoryStore) Answer(ctx context.Context, sid, key string, answer []byte) error {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.calls[key]
+	if c == nil || c.sid != sid || c.answer != nil || !c.deadline.After(now) {
+		return ErrNotWaiting
+	}
+	c.answer = append([]byte{}, answer...)
+	return nil
+}
+
+// Answers implements Store.
+func (m *MemoryStore) Answers(ctx context.Context, keys []string) (map[string][]byte, error) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string][]byte)
+	for _, k := range keys {
+		if c := m.calls[k]; c != nil && c.answer != nil && c.deadline.After(now) {
+			out[k] = append([]byte{}, c.answer...)
+		}
+	}
+	return out, nil
+}
+
+// Unpark implements Store.
+func (m *MemoryStore) Unpark(ctx context.Context, keys ...string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range keys {
+		delete(m.calls, k)
+	}
+	return nil
+}

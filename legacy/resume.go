@@ -1,0 +1,266 @@
+package legacy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/baton-mcp/baton/internal/rpcwire"
+	"github.com/baton-mcp/baton/internal/sse"
+	"github.com/baton-mcp/baton/jsonrpc"
+)
+
+// eventTimeout bounds one write of the event store made while a call
+// sends: a slow store delays the call's messages by at most this, and
+// then they go out without an id.
+const eventTimeout = 2 * time.Second
+
+// resumeWait is how long a resumed stream waits for the next event of a
+// call before it checks that the instance holding the call is alive.
+const resumeWait = 2 * time.Second
+
+// beatEvery and beatTTL are the heartbeat of an instance in a shared
+// event store: a resumed stream whose call's instance has not beaten for
+// beatTTL ends with an error.
+const (
+	beatEvery = 2 * time.Second
+	beatTTL   = 3 * beatEvery
+)
+
+// keptStream writes the events of one stream to the event store and then
+// to the client, each with its id, in the order kept.
+type keptStream struct {
+	h    *Handler
+	sid  string
+	st   *sse.Stream
+	meta StreamMeta
+
+	mu     sync.Mutex // held while an event is kept and sent
+	key    string     // the stream's key, once opened in the store
+	failed bool       // the store refused to open it: events go without ids
+}
+
+func (h *Handler) newKeptStream(sid string, st *sse.Stream, request jsonrpc.ID) *keptStream {
+	meta := StreamMeta{Instance: h.instance}
+	if !request.IsZero() {
+		meta.Request = request.Raw()
+	}
+	return &keptStream{h: h, sid: sid, st: st, meta: meta}
+}
+
+// keep stores msg and returns its event id, or "" when the store failed.
+// Called with k.mu held.
+func (k *keptStream) keep(msg []byte) string {
+	if k.failed {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+	if k.key == "" {
+		key := randomID("")
+		if err := k.h.events.OpenStream(ctx, k.sid, key, k.meta); err != nil {
+			k.failed = true
+			k.h.srv.Logger().Warn("legacy sessions: could not keep a stream's events; it cannot be resumed", "session", k.sid, "err", err)
+			return ""
+		}
+		k.key = key
+	}
+	pos, err := k.h.events.Append(ctx, k.sid, k.key, msg)
+	if err != nil {
+		k.h.srv.Logger().Warn("legacy sessions: could not keep an event; it goes out without an id", "session", k.sid, "err", err)
+		return ""
+	}
+	return eventID(k.key, pos)
+}
+
+// send keeps msg and sends it. A message that was kept counts as sent
+// even when the client's stream is cut: the client gets it when it
+// resumes.
+func (k *keptStream) send(msg []byte) error {
+	if !k.st.CanSend() {
+		return fmt.Errorf("cannot reach the client: its request did not accept text/event-stream")
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.st.Done() {
+		return sse.ErrClosed // the call has answered: its stream is over
+	}
+	id := k.keep(msg)
+	err := k.st.SendID(id, msg)
+	if err != nil && id != "" {
+		return nil
+	}
+	return err
+}
+
+func (k *keptStream) keepAlive() error { return k.st.KeepAlive() }
+
+// finish writes the call's response: as the stream's last event (kept,
+// for a client that resumes) once the stream is SSE, else as a JSON body.
+func (k *keptStream) finish(res []byte) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.key == "" && !k.st.Streaming() {
+		k.st.Finish(http.StatusOK, res)
+		return
+	}
+	id := k.keep(res)
+	k.st.FinishID(http.StatusOK, id, res)
+	k.end()
+}
+
+// cancelled ends the stream of a request the client cancelled, with no
+// response.
+func (k *keptStream) cancelled(id jsonrpc.ID) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	endCancelled(k.st, id)
+	k.end()
+}
+
+// end marks the kept stream ended. Called with k.mu held.
+func (k *keptStream) end() {
+	if k.key == "" || k.failed {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	defer cancel()
+	if err := k.h.events.EndStream(ctx, k.sid, k.key); err != nil {
+		k.h.srv.Logger().Warn("legacy sessions: could not mark a stream ended; a resumed stream ends when its events expire", "session", k.sid, "err", err)
+	}
+}
+
+// resumeCall serves a GET with Last-Event-ID naming the stream of a call:
+// the events after pos, and those that follow, until the call's response
+// (or its end without one). If the instance holding the call goes away
+// first, an error response for the call's request ends the stream.
+func (h *Handler) resumeCall(w http.ResponseWriter, r *http.Request, s *session, stream, pos string, meta *StreamMeta) {
+	if !sse.AcceptsSSE(r.Header.Get("Accept")) {
+		writeJSONError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "resuming a stream needs Accept: text/event-stream"))
+		return
+	}
+	st := sse.New(w, r)
+	st.Open()
+	ctx := r.Context()
+	// The holder is checked at the first quiet moment, then once per
+	// beatTTL of quiet: a client that resumes a call whose instance is
+	// long gone learns it at once.
+	var lastAlive time.Time
+	for {
+		evs, ended, err := h.events.Read(ctx, s.id, stream, pos, resumeWait)
+		if ctx.Err() != nil || s.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			h.srv.Logger().Warn("legacy sessions: reading a resumed stream failed", "session", s.id, "err", err)
+			h.endResumed(st, meta, "its events could not be read (they expired, or the session store failed)")
+			return
+		}
+		for _, e := range evs {
+			if st.SendID(eventID(stream, e.Pos), e.Msg) != nil {
+				return
+			}
+			pos = e.Pos
+		}
+		if ended {
+			return
+		}
+		if len(evs) > 0 {
+			lastAlive = time.Now()
+			continue
+		}
+		if st.KeepAlive() != nil {
+			return
+		}
+		if time.Since(lastAlive) < beatTTL {
+			continue
+		}
+		actx, cancel := context.WithTimeout(ctx, eventTimeout)
+		alive, err := h.events.Alive(actx, meta.Instance)
+		cancel()
+		switch {
+		case err != nil:
+			h.srv.Logger().Warn("legacy sessions: could not tell whether the instance of a resumed call is alive", "err", err)
+		case !alive:
+			h.endResumed(st, meta, "the server instance running it went away, and its work with it; call again")
+			return
+		default:
+			lastAlive = time.Now()
+		}
+	}
+}
+
+// endResumed ends a resumed call's stream with an error response saying
+// why the call's response will not come.
+func (h *Handler) endResumed(st *sse.Stream, meta *StreamMeta, why string) {
+	var id jsonrpc.ID
+	if err := id.UnmarshalJSON(meta.Request); err != nil {
+		st.Abandon()
+		return
+	}
+	b, _ := rpcwire.AppendError(nil, id, jsonrpc.Errorf(jsonrpc.InternalError, "the request's response is lost: %s", why))
+	st.Finish(http.StatusOK, b)
+}
+
+// lastEventStream reads a GET's Last-Event-ID: the stream it names, if
+// that is a stream of session s, its position and meta.
+func (h *Handler) lastEventStream(ctx context.Context, r *http.Request, s *session) (stream, pos string, meta *StreamMeta) {
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" {
+		return "", "", nil
+	}
+	stream, pos, ok := parseEventID(last)
+	if !ok {
+		return "", "", nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, eventTimeout)
+	defer cancel()
+	meta, err := h.events.StreamMeta(ctx, s.id, stream)
+	if err != nil {
+		if !errors.Is(err, ErrNotFound) {
+			h.srv.Logger().Warn("legacy sessions: could not read a stream to resume", "session", s.id, "err", err)
+		}
+		return "", "", nil
+	}
+	return stream, pos, meta
+}
+
+// replayGET sends the events of a GET stream after pos on st: what a
+// client whose GET stream was cut had not received.
+func (h *Handler) replayGET(ctx context.Context, st *sse.Stream, s *session, stream, pos string) {
+	ctx, cancel := context.WithTimeout(ctx, eventTimeout)
+	defer cancel()
+	evs, _, err := h.events.Read(ctx, s.id, stream, pos, 0)
+	if err != nil {
+		return
+	}
+	for _, e := range evs {
+		if st.SendID(eventID(stream, e.Pos), e.Msg) != nil {
+			return
+		}
+	}
+}
+
+// beater records that this instance is alive, in a shared event store,
+// until Close.
+func (h *Handler) beater() {
+	defer h.wg.Done()
+	t := time.NewTicker(beatEvery)
+	defer t.Stop()
+	for {
+		ctx, cancel := context.WithTimeout(h.life, eventTimeout)
+		err := h.events.Beat(ctx, h.instance, beatTTL)
+		cancel()
+		if err != nil && h.life.Err() == nil {
+			h.srv.Logger().Warn("legacy sessions: could not record this instance alive", "err", err)
+		}
+		select {
+		case <-h.life.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

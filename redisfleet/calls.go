@@ -1,0 +1,109 @@
+package redisfleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/baton-mcp/baton/legacy"
+)
+
+// callKey is the hash of one parked server request: "s", the session
+// whose call waits; "a", the client's answer once it came. It expires
+// with the park's ttl. Every operation on it names this one key, so it
+// works on Redis Cluster.
+func (s *SessionStore) callKey(key string) string { return s.prefix + "call:{" + key + "}" }
+
+// parkScript: KEYS = call; ARGV = session, ttl ms.
+var parkScript = redis.NewScript(`
+redis.call('HSET', KEYS[1], 's', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`)
+
+// answerScript: KEYS = call; ARGV = session, answer. Returns 1 when kept,
+// 0 when no call of the session waits for it or it was answered.
+var answerScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 's') ~= ARGV[1] then
+  return 0
+end
+return redis.call('HSETNX', KEYS[1], 'a', ARGV[2])
+`)
+
+// Park implements legacy.Store.
+func (s *SessionStore) Park(ctx context.Context, sid, key string, ttl time.Duration) error {
+	if err := parkScript.Run(ctx, s.client, []string{s.callKey(key)}, sid, max(ttl.Milliseconds(), 1)).Err(); err != nil {
+		return fmt.Errorf("redis sessions: park a request: %w", err)
+	}
+	return nil
+}
+
+// Answer implements legacy.Store. It reads the parked request first, so
+// that an answer nobody waits for costs one small read and its body never
+// goes to Redis.
+func (s *SessionStore) Answer(ctx context.Context, sid, key string, answer []byte) error {
+	k := s.callKey(key)
+	owner, err := s.client.HGet(ctx, k, "s").Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return legacy.ErrNotWaiting
+	case err != nil:
+		return fmt.Errorf("redis sessions: read a parked request: %w", err)
+	case owner != sid:
+		return legacy.ErrNotWaiting
+	}
+	n, err := answerScript.Run(ctx, s.client, []string{k}, sid, answer).Int64()
+	if err != nil {
+		return fmt.Errorf("redis sessions: keep an answer: %w", err)
+	}
+	if n != 1 {
+		return legacy.ErrNotWaiting
+	}
+	return nil
+}
+
+// Answers implements legacy.Store with one pipeline of HGETs (split by
+// node on Redis Cluster).
+func (s *SessionStore) Answers(ctx context.Context, keys []string) (map[string][]byte, error) {
+	out := make(map[string][]byte)
+	if len(keys) == 0 {
+		return out, nil
+	}
+	cmds := make([]*redis.StringCmd, len(keys))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = p.HGet(ctx, s.callKey(k), "a")
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("redis sessions: read answers: %w", err)
+	}
+	for i, c := range cmds {
+		if v, err := c.Bytes(); err == nil {
+			out[keys[i]] = v
+		}
+	}
+	return out, nil
+}
+
+// Unpark implements legacy.Store; one DEL per key, so that no command
+// spans slots on Redis Cluster.
+func (s *SessionStore) Unpark(ctx context.Context, keys ...string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, k := range keys {
+			p.Del(ctx, s.callKey(k))
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("redis sessions: unpark requests: %w", err)
+	}
+	return nil
+}

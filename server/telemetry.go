@@ -1,0 +1,338 @@
+package server
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/baton-mcp/baton/internal/era"
+	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/server/internal/seal"
+	"github.com/baton-mcp/baton/tasks"
+)
+
+// Telemetry observes a server: a span per request, spans for the work a
+// request leads to elsewhere (a task's run and its questions, a 2025-11-25
+// call's requests to its client), and measurements. Set it as
+// Options.Telemetry; package otelmcp implements it on the OpenTelemetry
+// API. The server itself depends on no tracing library: it hands over
+// what it knows (the request, the flow its state belongs to, W3C trace
+// context as it arrived) and stores what it is given (SpanRef) where the
+// flow or the task travels, so that any instance can link to it.
+//
+// Every method must be safe for concurrent use and must not block.
+type Telemetry interface {
+	// StartRequest is called when a request's handling starts (after its
+	// envelope is checked and a retry's state verified, before the
+	// middleware). It returns the context the request is served with, and
+	// a function the server calls once when the request ends, with what
+	// middleware would see of the outcome (a zero MethodResult with an
+	// error).
+	StartRequest(ctx context.Context, req *TelemetryRequest) (context.Context, func(MethodResult, error))
+	// StartSpan starts a span for work the server does on a request's
+	// behalf; the returned function ends it, with the work's error.
+	StartSpan(ctx context.Context, span *TelemetrySpan) (context.Context, func(error))
+	// SpanRef returns the span ctx carries, or a zero SpanRef.
+	SpanRef(ctx context.Context) SpanRef
+	// Link adds to ctx's span a link to the span ref names.
+	Link(ctx context.Context, ref SpanRef)
+	// Record takes one measurement.
+	Record(ctx context.Context, m Measurement)
+}
+
+// SpanRef is a span's identity as W3C Trace Context carries it. The server
+// stores one in a requestState (the flow's first and previous rounds) and
+// in a task's record (the request that created it).
+type SpanRef struct {
+	// TraceID and SpanID are the span's ids.
+	TraceID [16]byte
+	SpanID  [8]byte
+	// Flags are the W3C trace flags (bit 0: sampled).
+	Flags byte
+}
+
+// Valid reports whether both ids are set.
+func (r SpanRef) Valid() bool { return r.TraceID != [16]byte{} && r.SpanID != [8]byte{} }
+
+// TraceContext is the W3C trace context a request carried, from
+// params._meta (traceparent, tracestate, baggage; SEP-414).
+type TraceContext struct {
+	Traceparent, Tracestate, Baggage string
+}
+
+// FlowTrace is a request's place in a multi round-trip flow, read from
+// its verified requestState. It is zero on a first round.
+type FlowTrace struct {
+	// ID is the flow's id (hex), the same in every round of the flow.
+	ID string
+	// First and Prev are the spans of the flow's first round and of the
+	// round that issued the state (zero where those were not traced).
+	First, Prev SpanRef
+}
+
+// TelemetryRequest describes a request to Telemetry.StartRequest.
+type TelemetryRequest struct {
+	// Request is what middleware sees of the request.
+	Request *MethodRequest
+	// Trace is the trace context of params._meta.
+	Trace TraceContext
+	// Header holds the HTTP request's headers (nil on stdio, and for a
+	// 2025-11-25 session's requests): their traceparent, tracestate and
+	// baggage parent the span when params._meta has none.
+	Header http.Header
+	// SessionID is the 2025-11-25 session's id, or "".
+	SessionID string
+	// Flow is the flow the request resumes.
+	Flow FlowTrace
+	// Registered reports that Target names a registered tool or prompt
+	// (for tools/call and prompts/get): only then may a target name a
+	// span or label a metric, since a caller can send any name.
+	Registered bool
+	// IssuedFlow is set, before the end function is called, to the id of
+	// the flow an input_required result continues (or, on a first round,
+	// starts).
+	IssuedFlow string
+}
+
+// SpanKind is the kind of a TelemetrySpan.
+type SpanKind int
+
+// The kinds of spans the server starts.
+const (
+	// SpanInternal is work inside the server (a task's run).
+	SpanInternal SpanKind = iota
+	// SpanClient is a request the server sends to its client (a
+	// 2025-11-25 session's elicitation/create, sampling/createMessage,
+	// roots/list), or a question a task waits on.
+	SpanClient
+)
+
+// TelemetrySpan describes a span to Telemetry.StartSpan.
+type TelemetrySpan struct {
+	// Name is the span's name.
+	Name string
+	// Kind is the span's kind.
+	Kind SpanKind
+	// Method is the MCP method the span is about, if any
+	// (mcp.method.name).
+	Method string
+	// Root starts a new trace instead of a child of ctx's span (a task's
+	// run outlives the request that created it; it links to it instead).
+	Root bool
+	// Links are spans to link to.
+	Links []SpanRef
+	// Attrs are further attributes.
+	Attrs []slog.Attr
+}
+
+// MeasurementKind names what a Measurement counts.
+type MeasurementKind int
+
+// The measurements the server and the legacy adapter take.
+const (
+	// MeasureStateRefused: a requestState was refused; Reason is
+	// seal's refusal kind (expired, mismatch, signature, …).
+	MeasureStateRefused MeasurementKind = iota + 1
+	// MeasureTaskStatus: a task reached status Reason.
+	MeasureTaskStatus
+	// MeasureTasksRunning: Delta is +1 when a task starts running on
+	// this instance, -1 when its run ends.
+	MeasureTasksRunning
+	// MeasureLegacySessions: Delta is +1 when this instance takes up a
+	// 2025-11-25 session (a request, call or stream of it in progress
+	// here), -1 when it lets it go.
+	MeasureLegacySessions
+	// MeasureParkedCalls: Delta is +1 when a call starts waiting for its
+	// client's answer (a 2025-11-25 server-to-client request, or a task's
+	// question), -1 when the wait ends.
+	MeasureParkedCalls
+	// MeasureAnswerRouted: a client's answer to a server-to-client request
+	// was routed between instances; Reason is "sent" (from the instance
+	// that received it) or "received" (on the instance holding the call).
+	MeasureAnswerRouted
+	// MeasureStoreCall: a call to a store; Reason is "store.operation"
+	// (tasks.get, tasks.update, …), Duration its latency, Err whether it
+	// failed (a missing record is no failure).
+	MeasureStoreCall
+)
+
+// Measurement is one measurement for Telemetry.Record; which fields are
+// set depends on Kind (see the MeasurementKind constants).
+type Measurement struct {
+	// Kind says what is measured.
+	Kind MeasurementKind
+	// Reason qualifies it: a refusal's kind, a task status, a direction,
+	// a store operation.
+	Reason string
+	// Delta is the change of an up-down count (or a count to add).
+	Delta int64
+	// Duration is a store call's latency.
+	Duration time.Duration
+	// Err reports a failed store call.
+	Err bool
+}
+
+// record takes a measurement when telemetry is on.
+func (s *Server) record(ctx context.Context, m Measurement) {
+	if t := s.opts.Telemetry; t != nil {
+		t.Record(ctx, m)
+	}
+}
+
+// spanRef is ctx's span for sealing, zero when telemetry is off.
+func (s *Server) spanRef(ctx context.Context) seal.SpanRef {
+	if t := s.opts.Telemetry; t != nil {
+		return seal.SpanRef(t.SpanRef(ctx))
+	}
+	return seal.SpanRef{}
+}
+
+// traced runs a request through Telemetry.StartRequest, then the
+// middleware chain and serve.
+func (s *Server) traced(ctx context.Context, mr *MethodRequest, serve func(ctx context.Context) ([]byte, resultNote, *jsonrpc.Error)) ([]byte, *jsonrpc.Error) {
+	tr := &TelemetryRequest{Request: mr}
+	if r := mr.r; r != nil {
+		if m := r.p.Meta; m != nil {
+			tr.Trace = TraceContext{Traceparent: deref(m.Traceparent), Tracestate: deref(m.Tracestate), Baggage: deref(m.Baggage)}
+		}
+		tr.Header, tr.SessionID = r.header, r.session
+		if st := r.opened; st != nil {
+			tr.Flow = FlowTrace{ID: st.Flow.ID.String(), First: SpanRef(st.Flow.First), Prev: SpanRef(st.Flow.Prev)}
+		}
+	}
+	switch mr.Method {
+	case "tools/call", "prompts/get":
+		tr.Registered = s.registered(mr.Method, mr.Target)
+	}
+	ctx, end := s.opts.Telemetry.StartRequest(ctx, tr)
+	res, e := s.chain(ctx, mr, serve)
+	var note resultNote // what handle's serve noted (listen and a session's own methods note nothing)
+	if mr.r != nil {
+		note = mr.r.out
+	}
+	if !note.flow.IsZero() {
+		tr.IssuedFlow = note.flow.String()
+	}
+	if e != nil {
+		end(MethodResult{}, e)
+	} else {
+		end(MethodResult{InputRequired: note.inputRequired, Task: note.task, IsError: note.isError}, nil)
+	}
+	return res, e
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// logTraceAttrs appends trace_id and span_id for ctx's span, if the
+// server has telemetry and ctx a valid span.
+func logTraceAttrs(ctx context.Context, srv *Server, attrs []slog.Attr) []slog.Attr {
+	if srv == nil || srv.opts.Telemetry == nil {
+		return attrs
+	}
+	ref := srv.opts.Telemetry.SpanRef(ctx)
+	if !ref.Valid() {
+		return attrs
+	}
+	return append(attrs, slog.String("trace_id", hex.EncodeToString(ref.TraceID[:])), slog.String("span_id", hex.EncodeToString(ref.SpanID[:])))
+}
+
+// tracedPeer is a 2025-11-25 call's Peer that makes each server-to-client
+// request a client span, child of the call's, and counts the call parked
+// while it waits.
+type tracedPeer struct {
+	era.Peer
+	s *Server
+}
+
+func (p tracedPeer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time.Duration) ([]json.RawMessage, error) {
+	t := p.s.opts.Telemetry
+	name := "batch"
+	if len(reqs) == 1 {
+		name = reqs[0].Method
+	}
+	sctx, end := t.StartSpan(ctx, &TelemetrySpan{Name: name, Kind: SpanClient, Method: methodOf(reqs), Attrs: []slog.Attr{slog.Int("baton.requests", len(reqs))}})
+	t.Record(ctx, Measurement{Kind: MeasureParkedCalls, Delta: 1})
+	out, err := p.Peer.Request(sctx, reqs, timeout)
+	t.Record(ctx, Measurement{Kind: MeasureParkedCalls, Delta: -1})
+	end(err)
+	return out, err
+}
+
+func methodOf(reqs []era.PeerRequest) string {
+	if len(reqs) == 1 {
+		return reqs[0].Method
+	}
+	return ""
+}
+
+// timedStore reports the latency and failures of a task store's calls,
+// timed by the server's clock (Options.Now).
+type timedStore struct {
+	tasks.Store
+	s *Server
+}
+
+func (ts timedStore) done(ctx context.Context, op string, start time.Time, err error) {
+	failed := err != nil && !errors.Is(err, tasks.ErrNotFound) && !errors.Is(err, tasks.ErrNoUpdate) && !errors.Is(err, tasks.ErrExists)
+	ts.s.opts.Telemetry.Record(ctx, Measurement{Kind: MeasureStoreCall, Reason: op, Duration: ts.s.now().Sub(start), Err: failed})
+}
+
+func (ts timedStore) Create(ctx context.Context, r *tasks.Record) error {
+	start := ts.s.now()
+	err := ts.Store.Create(ctx, r)
+	ts.done(ctx, "tasks.create", start, err)
+	return err
+}
+
+func (ts timedStore) Get(ctx context.Context, id string) (*tasks.Record, error) {
+	start := ts.s.now()
+	r, err := ts.Store.Get(ctx, id)
+	ts.done(ctx, "tasks.get", start, err)
+	return r, err
+}
+
+func (ts timedStore) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
+	// An error of fn's own aborts the update and comes back as it is: no
+	// failure of the store.
+	var fnErr error
+	start := ts.s.now()
+	r, err := ts.Store.Update(ctx, id, func(r *tasks.Record) error {
+		fnErr = fn(r)
+		return fnErr
+	})
+	if err != nil && fnErr != nil && errors.Is(err, fnErr) {
+		ts.done(ctx, "tasks.update", start, nil)
+	} else {
+		ts.done(ctx, "tasks.update", start, err)
+	}
+	return r, err
+}
+
+func (ts timedStore) Signal(ctx context.Context, owner, id string) error {
+	start := ts.s.now()
+	err := ts.Store.Signal(ctx, owner, id)
+	ts.done(ctx, "tasks.signal", start, err)
+	return err
+}
+
+// registered reports whether name is a registered tool (tools/call) or
+// prompt (prompts/get).
+func (s *Server) registered(method, name string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if method == "tools/call" {
+		_, ok := s.tools.get(name)
+		return ok
+	}
+	_, ok := s.prompts.get(name)
+	return ok
+}
