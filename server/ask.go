@@ -70,9 +70,9 @@ func (c *Call) Elicit(ctx context.Context, req *elicit.Request, opts ...AskOptio
 	if req == nil {
 		return nil, errors.New("elicit: nil request")
 	}
-	o := collect(opts)
-	ir := mrtr.ElicitRequest(req).Keyed(o.key)
-	ans, err := c.askAll(ctx, []mrtr.InputRequest{ir}, o)
+	b := collectOne(opts)
+	ir := mrtr.ElicitRequest(req).Keyed(b.opts.key)
+	ans, err := c.askAll(ctx, []mrtr.InputRequest{ir}, b.opts, b)
 	if err != nil {
 		return nil, err
 	}
@@ -100,8 +100,8 @@ func (c *Call) CreateMessage(ctx context.Context, p *mcp.CreateMessageParams, op
 	if p == nil {
 		return nil, errors.New("create message: nil params")
 	}
-	o := collect(opts)
-	ans, err := c.askAll(ctx, []mrtr.InputRequest{mrtr.SampleRequest(p).Keyed(o.key)}, o)
+	b := collectOne(opts)
+	ans, err := c.askAll(ctx, []mrtr.InputRequest{mrtr.SampleRequest(p).Keyed(b.opts.key)}, b.opts, b)
 	if err != nil {
 		return nil, err
 	}
@@ -110,8 +110,8 @@ func (c *Call) CreateMessage(ctx context.Context, p *mcp.CreateMessageParams, op
 
 // ListRoots asks the client for its roots; see Elicit for the failures.
 func (c *Call) ListRoots(ctx context.Context, opts ...AskOption) (*mcp.ListRootsResult, error) {
-	o := collect(opts)
-	ans, err := c.askAll(ctx, []mrtr.InputRequest{mrtr.RootsRequest().Keyed(o.key)}, o)
+	b := collectOne(opts)
+	ans, err := c.askAll(ctx, []mrtr.InputRequest{mrtr.RootsRequest().Keyed(b.opts.key)}, b.opts, b)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (c *Call) ListRoots(ctx context.Context, opts ...AskOption) (*mcp.ListRoots
 func (c *Call) AskAll(ctx context.Context, reqs []mrtr.InputRequest, opts ...AskOption) ([]Answer, error) {
 	o := collect(opts)
 	o.key = ""
-	return c.askAll(ctx, reqs, o)
+	return c.askAll(ctx, reqs, o, nil)
 }
 
 // ErrLegacyOnly is returned by NotifyElicitationComplete outside a
@@ -256,13 +256,19 @@ func (c *Call) waiter() asker {
 
 // askAll checks the questions, asks them through the call's backend and
 // returns the checked answers.
-func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions) ([]Answer, error) {
+func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions, one *askOne) ([]Answer, error) {
 	w := c.waiter()
 	var keys map[string]bool // duplicate keys: only a batch can have them
 	if len(irs) > 1 {
 		keys = make(map[string]bool, len(irs))
 	}
-	prepared, out := askSlices(len(irs))
+	var prepared []mrtr.InputRequest
+	var out []Answer
+	if one != nil && len(irs) == 1 {
+		prepared, out = one.prepared[:], one.out[:]
+	} else {
+		prepared, out = make([]mrtr.InputRequest, len(irs)), make([]Answer, len(irs))
+	}
 	for i, ir := range irs {
 		if k := ir.Key(); k != "" {
 			if strings.HasPrefix(k, round.AutoKeyPrefix) {
@@ -369,16 +375,20 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 	return out, nil
 }
 
-// askSlices returns the prepared questions and the answers of an askAll of
-// n questions; one question (Elicit, CreateMessage, ListRoots) takes one
-// allocation for both.
-func askSlices(n int) ([]mrtr.InputRequest, []Answer) {
-	if n == 1 {
-		b := new(struct {
-			prepared [1]mrtr.InputRequest
-			out      [1]Answer
-		})
-		return b.prepared[:], b.out[:]
+// askOne holds what asking one question (Elicit, CreateMessage,
+// ListRoots) needs: its options, the prepared request and the answer, in
+// one allocation.
+type askOne struct {
+	opts     askOptions
+	prepared [1]mrtr.InputRequest
+	out      [1]Answer
+}
+
+// collectOne applies opts to a new askOne.
+func collectOne(opts []AskOption) *askOne {
+	b := new(askOne)
+	for _, f := range opts {
+		f(&b.opts)
 	}
-	return make([]mrtr.InputRequest, n), make([]Answer, n)
+	return b
 }
