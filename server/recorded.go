@@ -42,8 +42,15 @@ func checkedElicit(req *elicit.Request, rec json.RawMessage) (*elicit.Result, bo
 	if end < 0 {
 		return nil, false
 	}
-	action := elicit.Action(rest[:end])
-	if !action.Valid() {
+	var action elicit.Action
+	switch string(rest[:end]) { // compared, not copied
+	case string(elicit.ActionAccept):
+		action = elicit.ActionAccept
+	case string(elicit.ActionDecline):
+		action = elicit.ActionDecline
+	case string(elicit.ActionCancel):
+		action = elicit.ActionCancel
+	default:
 		return nil, false
 	}
 	rest = rest[end+1:]
