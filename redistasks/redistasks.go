@@ -12,6 +12,14 @@
 //     time to live, so Redis forgets every task by itself.
 //   - P+"wake:"+owner is the pub/sub channel of one instance: a message is
 //     the id of one of its tasks that got an answer or a cancellation.
+//   - P+"beat:"+owner is the heartbeat of one instance (tasks.Heartbeats):
+//     the Unix milliseconds until which it vouches for its tasks, kept a
+//     day past that so that a reader can tell how long it has been silent.
+//
+// Every operation touches one key, so the store works on Redis Cluster as
+// it is (pub/sub messages reach every node's subscribers); the ledger's
+// keys are single keys too. A prefix with a hash tag ("{baton}:tasks:")
+// puts them all in one slot, which a cluster does not need.
 //
 // Updates are optimistic transactions (WATCH the key, read, compute, MULTI
 // SET EXEC), retried when another instance wrote in between, so two
@@ -27,6 +35,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -54,6 +63,36 @@ func New(client redis.UniversalClient, prefix string) *Store {
 
 func (s *Store) key(id string) string        { return s.prefix + "task:" + id }
 func (s *Store) channel(owner string) string { return s.prefix + "wake:" + owner }
+func (s *Store) beat(owner string) string    { return s.prefix + "beat:" + owner }
+
+// beatMemory is how long a heartbeat is kept past its until.
+const beatMemory = 24 * time.Hour
+
+// Beat implements tasks.Heartbeats with SET PXAT.
+func (s *Store) Beat(ctx context.Context, instance string, until time.Time) error {
+	ms := until.UnixMilli()
+	err := s.client.SetArgs(ctx, s.beat(instance), strconv.FormatInt(ms, 10), redis.SetArgs{ExpireAt: until.Add(beatMemory)}).Err()
+	if err != nil {
+		return fmt.Errorf("redis tasks: heartbeat: %w", err)
+	}
+	return nil
+}
+
+// LastBeat implements tasks.Heartbeats.
+func (s *Store) LastBeat(ctx context.Context, instance string) (time.Time, error) {
+	v, err := s.client.Get(ctx, s.beat(instance)).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return time.Time{}, nil
+	case err != nil:
+		return time.Time{}, fmt.Errorf("redis tasks: read heartbeat: %w", err)
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("redis tasks: read heartbeat: %w", err)
+	}
+	return time.UnixMilli(ms), nil
+}
 
 func encode(r *tasks.Record) ([]byte, error) {
 	b, err := json.Marshal(r)
@@ -163,4 +202,7 @@ func (s *Store) Signals(ctx context.Context, owner string, deliver func(id strin
 	return rediskit.Receive(ctx, s.client, "redis tasks", []string{s.channel(owner)}, deliver)
 }
 
-var _ tasks.Store = (*Store)(nil)
+var (
+	_ tasks.Store      = (*Store)(nil)
+	_ tasks.Heartbeats = (*Store)(nil)
+)
