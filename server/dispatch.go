@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strconv"
+	"time"
 
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -86,6 +88,19 @@ type request struct {
 	opened  *seal.State
 	openErr error
 	out     resultNote
+
+	// client is the caller's address (HTTP), for the task quotas; status
+	// and retryAfter, when set, are the HTTP status and Retry-After of a
+	// refusal (a quota, a store that failed).
+	client     netip.Addr
+	status     int
+	retryAfter time.Duration
+}
+
+// refuse sets the HTTP status and Retry-After the request's error is
+// answered with.
+func (r *request) refuse(status int, after time.Duration) {
+	r.status, r.retryAfter = status, after
 }
 
 // resultType is "complete" for modern requests and omitted for legacy ones.

@@ -11,12 +11,14 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/baton-mcp/baton/internal/clientaddr"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/sse"
@@ -149,8 +151,17 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 		}
 		return
 	}
+	if req.method == "tools/call" {
+		req.client = clientaddr.Of(r, s.opts.TrustedProxies)
+	}
 	st := sse.New(w, r)
 	res, e := s.handle(r.Context(), req, streamNotifier{st})
+	if e != nil && e != errNoResponse && req.status != 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(retrySeconds(req.retryAfter), 10))
+		body, _ := rpcwire.AppendError(nil, req.id, e)
+		st.Finish(req.status, body)
+		return
+	}
 	finishStream(st, req.id, res, e)
 }
 
