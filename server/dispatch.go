@@ -720,6 +720,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 		}
 	}
 	call := newCall(r.id, r.method, r.meta, mc.round, mc.principal, n)
+	call.storeTimeout = s.opts.StoreTimeout
 	call.peer = r.peer
 	req := &ToolRequest{Call: call, Name: name, Arguments: args, fields: &e.fields}
 	if asTask {
@@ -880,6 +881,7 @@ func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.Ra
 		return nil, re
 	}
 	call := newCall(r.id, r.method, r.meta, mc.round, mc.principal, n)
+	call.storeTimeout = s.opts.StoreTimeout
 	call.peer = r.peer
 	res, err := invoke(s, "prompt", name, func() (*PromptResult, error) {
 		return e.handler(ctx, &PromptRequest{Call: call, Name: name, Arguments: args})
@@ -941,6 +943,7 @@ func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json
 		return nil, re
 	}
 	call := newCall(r.id, r.method, r.meta, mc.round, mc.principal, n)
+	call.storeTimeout = s.opts.StoreTimeout
 	call.peer = r.peer
 	res, err := invoke(s, "resource", uri, func() (*ResourceResult, error) {
 		return h(ctx, &ResourceRequest{Call: call, URI: uri, Params: params})

@@ -320,6 +320,9 @@ func (s *Server) listenHTTP(w http.ResponseWriter, r *http.Request, req *request
 	}
 	l, status, e := s.openListener(agreed, listenOwner(r.Context(), r.RemoteAddr))
 	if e != nil {
+		if status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "1")
+		}
 		return status, e
 	}
 	st := sse.New(w, r)

@@ -202,6 +202,9 @@ type Server struct {
 	tasks  *taskHost
 
 	fanout    Fanout
+	draining  chan struct{} // closed by Shutdown
+	drainOnce sync.Once
+	closeOnce sync.Once
 	life      context.Context // ends at Close
 	stop      context.CancelFunc
 	relayDone chan struct{}
@@ -316,6 +319,7 @@ func New(info Implementation, opts *Options) (*Server, error) {
 		s.legacy = o.Legacy
 	}
 	s.life, s.stop = context.WithCancel(context.Background())
+	s.draining = make(chan struct{})
 	if o.Fanout != nil {
 		s.fanout = o.Fanout
 		s.relayDone = make(chan struct{})

@@ -685,7 +685,9 @@ func (run *taskRun) ask(ctx context.Context, irs []mrtr.InputRequest, timeout ti
 	}
 	var keys []string
 	now := h.s.now()
-	_, err := h.store.Update(ctx, run.id, func(r *tasks.Record) error {
+	actx, cancel := context.WithTimeout(ctx, h.storeTimeout)
+	defer cancel()
+	_, err := h.store.Update(actx, run.id, func(r *tasks.Record) error {
 		if r.Status.Terminal() {
 			return terminalError(r)
 		}
@@ -766,6 +768,8 @@ func isTerminal(err error) bool {
 func (run *taskRun) collect(ctx context.Context, keys []string) ([]json.RawMessage, error) {
 	var out []json.RawMessage
 	now := run.host.s.now()
+	ctx, cancel := context.WithTimeout(ctx, run.host.storeTimeout)
+	defer cancel()
 	_, err := run.host.store.Update(ctx, run.id, func(r *tasks.Record) error {
 		out = nil
 		if r.Status.Terminal() {
