@@ -74,7 +74,9 @@ func run() error {
 	taskTTL := flag.Duration("task-ttl", time.Hour, "how long a task (the tasks extension) lives from its creation")
 	taskLease := flag.Duration("task-lease", 15*time.Second, "how long an instance vouches for its running tasks without renewing; a dead instance's tasks fail once it lapses")
 	sessionIdle := flag.Duration("session-idle", legacy.DefaultSessionIdle, "how long a 2025-11-25 session may go unused before it expires")
-	trusted := flag.String("trusted-proxy", "", "comma-separated CIDR prefixes of proxies whose X-Forwarded-For is believed for 2025-11-25 session quotas")
+	trusted := flag.String("trusted-proxy", "", "comma-separated CIDR prefixes of proxies whose X-Forwarded-For is believed for the quotas of anonymous clients (2025-11-25 sessions, tasks)")
+	storeTimeout := flag.Duration("store-timeout", server.DefaultStoreTimeout, "the longest one call to Redis (tasks, ledger, fan-out) may take before the request is refused with 503")
+	drainTimeout := flag.Duration("drain-timeout", 25*time.Second, "on SIGTERM, how long running tasks, parked 2025-11-25 calls and requests may take to finish before what remains is failed")
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -102,7 +104,8 @@ func run() error {
 		return err
 	}
 	legacyOpts := &legacy.Options{Store: sessions, SessionIdle: *sessionIdle, TrustedProxies: proxies}
-	srv, err := newServerWith(keys, *ttl, ledger, server.TaskOptions{Store: store, TTL: *taskTTL, Lease: *taskLease}, legacyOpts, log)
+	srv, err := newServerWith(keys, *ttl, ledger, server.TaskOptions{Store: store, TTL: *taskTTL, Lease: *taskLease}, legacyOpts, log,
+		func(o *server.Options) { o.StoreTimeout, o.TrustedProxies = *storeTimeout, proxies })
 	if err != nil {
 		return err
 	}
@@ -112,7 +115,7 @@ func run() error {
 	if *stdio {
 		return srv.ServeStdio(ctx, os.Stdin, os.Stdout)
 	}
-	return serveHTTP(ctx, srv, *addr, log)
+	return serveHTTP(ctx, srv, *addr, *drainTimeout, log)
 }
 
 // ledgerFromEnv returns a Redis ledger when BATON_REDIS_URL is set
@@ -127,6 +130,7 @@ func ledgerFromEnv(url string) (mrtr.Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("BATON_REDIS_URL: %w", err)
 	}
+	opts.ContextTimeoutEnabled = true // Options.StoreTimeout bounds each call
 	return redisledger.New(redis.NewClient(opts), "baton:redeemed:"), nil
 }
 
@@ -140,6 +144,7 @@ func taskStoreFromEnv(url string) (tasks.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("BATON_REDIS_URL: %w", err)
 	}
+	opts.ContextTimeoutEnabled = true
 	return redistasks.New(redis.NewClient(opts), "baton:tasks:"), nil
 }
 
@@ -154,6 +159,7 @@ func sessionStoreFromEnv(url string) (legacy.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("BATON_REDIS_URL: %w", err)
 	}
+	opts.ContextTimeoutEnabled = true
 	return redissessions.New(redis.NewClient(opts), "baton:sessions:"), nil
 }
 
@@ -241,7 +247,7 @@ func stateKey(secret string) mrtr.Key {
 	return mrtr.Key{ID: "k-" + hex.EncodeToString(sum[:6]), Secret: []byte(secret)}
 }
 
-func serveHTTP(ctx context.Context, srv *server.Server, addr string, log *slog.Logger) error {
+func serveHTTP(ctx context.Context, srv *server.Server, addr string, drain time.Duration, log *slog.Logger) error {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	srv.Mount(e, "/mcp")
@@ -276,10 +282,27 @@ func serveHTTP(ctx context.Context, srv *server.Server, addr string, log *slog.L
 		return err
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// A graceful stop, in this order: the MCP server's drain first (no new
+	// tasks, sessions or listen streams, 503 with Retry-After; listen
+	// streams closed as the specification asks), so that the wait of
+	// http.Server.Shutdown for active connections is not a wait on streams
+	// that never end by themselves; then http.Server.Shutdown, which stops
+	// accepting connections and waits for the requests in progress. Both
+	// end by the drain deadline; then what remains is cut (srv.Shutdown
+	// has failed the tasks still running, saying the instance shut down).
+	log.Info("shutting down", "drain", drain)
+	shutdown, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
-	if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shutdown: %w", err)
+	drained := make(chan error, 1)
+	go func() { drained <- srv.Shutdown(shutdown) }()
+	herr := hs.Shutdown(shutdown)
+	serr := <-drained
+	if herr != nil {
+		_ = hs.Close()
 	}
+	if err := errors.Join(serr, herr); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("shutdown: the drain deadline passed; what remained was failed", "err", err)
+	}
+	log.Info("shut down")
 	return nil
 }
