@@ -7,13 +7,11 @@ package testredis
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -38,6 +36,13 @@ func Binary() string {
 type Server struct {
 	// Socket is the Unix socket path.
 	Socket string
+
+	bin  string
+	args []string
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  *lockedBuffer
 }
 
 // Options returns client options for the server.
@@ -53,7 +58,19 @@ func (s *Server) Client(t testing.TB) *redis.Client {
 }
 
 // Start runs a redis-server for the test and stops it when the test ends.
-func Start(t testing.TB) *Server {
+// It keeps nothing on disk (StartWith can).
+func Start(t testing.TB) *Server { return StartWith(t, Config{}) }
+
+// Config configures StartWith.
+type Config struct {
+	// AppendOnly turns on the append-only file (appendonly yes,
+	// appendfsync always), so that what was written survives Restart.
+	AppendOnly bool
+}
+
+// StartWith runs a redis-server configured by c for the test and stops it
+// when the test ends.
+func StartWith(t testing.TB, c Config) *Server {
 	t.Helper()
 	bin := Binary()
 	if bin == "" {
@@ -61,39 +78,21 @@ func Start(t testing.TB) *Server {
 	}
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(bin,
+	aof := []string{"--appendonly", "no"}
+	if c.AppendOnly {
+		aof = []string{"--appendonly", "yes", "--appendfsync", "always"}
+	}
+	s := &Server{Socket: sock, bin: bin, args: append([]string{
 		"--port", "0",
 		"--unixsocket", sock,
 		"--unixsocketperm", "700",
 		"--save", "",
-		"--appendonly", "no",
 		"--dir", dir,
 		"--daemonize", "no",
-	)
-	var log lockedBuffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start redis-server: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	s := &Server{Socket: sock}
-	c := redis.NewClient(s.Options())
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := c.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server does not answer: %v\n%s", err, log.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	}, aof...)}
+	t.Cleanup(s.Kill)
+	if err := s.start(); err != nil {
+		t.Fatal(err)
 	}
 	return s
 }
