@@ -115,20 +115,44 @@ func expiry(r *tasks.Record) redis.SetArgs {
 	return redis.SetArgs{ExpireAt: r.ExpiresAt.Truncate(time.Millisecond)}
 }
 
-// Create implements tasks.Store with SET NX PXAT.
+// createScript is SET NX PXAT that does nothing once the caller's
+// deadline (ARGV[3], Unix ms; 0 for none) has passed by Redis's clock: a
+// request refused because Redis stalled (a paused server runs the
+// commands queued for it when it resumes) leaves no task behind. It
+// returns 1 when set, 0 when the key exists, -1 when too late.
+var createScript = redis.NewScript(`
+if tonumber(ARGV[3]) > 0 then
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3]) then
+    return -1
+  end
+end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PXAT', ARGV[2]) then
+  return 1
+end
+return 0
+`)
+
+// Create implements tasks.Store with SET NX PXAT, in a script that skips
+// the write once ctx's deadline has passed (by Redis's clock: keep the
+// clocks of the instances and Redis in step, as docs/deployment.md says).
 func (s *Store) Create(ctx context.Context, r *tasks.Record) error {
 	b, err := encode(r)
 	if err != nil {
 		return err
 	}
-	args := expiry(r)
-	args.Mode = "NX"
-	err = s.client.SetArgs(ctx, s.key(r.ID), b, args).Err()
+	var deadline int64
+	if d, ok := ctx.Deadline(); ok {
+		deadline = d.UnixMilli()
+	}
+	n, err := createScript.Run(ctx, s.client, []string{s.key(r.ID)}, b, r.ExpiresAt.UnixMilli(), deadline).Int()
 	switch {
-	case errors.Is(err, redis.Nil):
-		return tasks.ErrExists
 	case err != nil:
 		return fmt.Errorf("redis tasks: create task: %w", err)
+	case n == 0:
+		return tasks.ErrExists
+	case n < 0:
+		return fmt.Errorf("redis tasks: create task: Redis ran it after the deadline, and wrote nothing: %w", context.DeadlineExceeded)
 	}
 	return nil
 }

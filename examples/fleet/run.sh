@@ -76,7 +76,7 @@ if [ -z "${BATON_REDIS_URL:-}" ]; then
   REDIS=${BATON_REDIS_SERVER:-$(command -v redis-server || echo /usr/bin/redis-server)}
   [ -x "$REDIS" ] || fail "redis-server not found at $REDIS: apt-get install redis-server (or set BATON_REDIS_SERVER, or BATON_REDIS_URL to a running Redis)"
   "$REDIS" --port 0 --unixsocket "$WORK/redis.sock" --unixsocketperm 700 \
-    --save "" --appendonly yes --appendfsync everysec --dir "$WORK" --daemonize no > "$WORK/redis.log" 2>&1 &
+    --save "" --appendonly yes --appendfsync always --dir "$WORK" --daemonize no > "$WORK/redis.log" 2>&1 &
   PIDS+=("$!")
   for _ in $(seq 1 100); do
     [ -S "$WORK/redis.sock" ] && break
