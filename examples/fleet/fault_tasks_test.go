@@ -183,6 +183,23 @@ func TestFleetFaults(t *testing.T) {
 	began := time.Now()
 	fl := newFleet(t, nginxBin, keyOne, "")
 	t.Logf("fleet up in %v", time.Since(began).Round(time.Millisecond))
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for i, in := range fl.inst { // the instances' own account of the store
+			var lines []string
+			for _, l := range strings.Split(in.p.log.String(), "\n") {
+				if strings.Contains(l, "store") || strings.Contains(l, "task:") || strings.Contains(l, "tasks:") {
+					lines = append(lines, l)
+				}
+			}
+			if len(lines) > 60 {
+				lines = append(lines[:30], lines[len(lines)-30:]...)
+			}
+			t.Logf("instance %d (%s):\n%s", i, in.addr, strings.Join(lines, "\n"))
+		}
+	})
 	t.Run("redis killed as tasks finish", func(t *testing.T) { testRedisKilled(t, ctx, fl) })
 	t.Run("redis paused", func(t *testing.T) { testRedisPaused(t, ctx, fl) })
 	t.Run("task flood from one client", func(t *testing.T) { testTaskFlood(t, ctx, fl) })
