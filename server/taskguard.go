@@ -296,6 +296,7 @@ func (h *taskHost) drain(ctx context.Context) error {
 		h.mu.Unlock()
 		return nil
 	}
+	h.s.log.Info("shutting down: waiting for the tasks running here", "tasks", h.runningTotal)
 	if h.idle == nil {
 		h.idle = make(chan struct{})
 	}

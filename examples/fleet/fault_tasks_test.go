@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,9 @@ import (
 // killed and paused under task work, a task flood from one client, and a
 // rolling restart under load, on three instances behind nginx and a real
 // redis-server with its append-only file.
+
+// drainedRE reads how many tasks an instance waited for at shutdown.
+var drainedRE = regexp.MustCompile(`waiting for the tasks running here" tasks=(\d+)`)
 
 // storeBound is the longest a request may wait on a stalled Redis: the
 // instances' StoreTimeout (server.DefaultStoreTimeout, 5 s) plus slack
@@ -572,7 +576,11 @@ func testRollingRestart(t *testing.T, ctx context.Context, fl *fleet) {
 		if !strings.Contains(log, "shutting down") || !strings.Contains(log, "msg=\"shut down\"") {
 			t.Errorf("instance %d did not log a graceful shutdown:\n%s", i, log)
 		}
-		stops = append(stops, took.Round(10*time.Millisecond).String())
+		drained := "no task"
+		if m := drainedRE.FindStringSubmatch(log); m != nil {
+			drained = m[1] + " tasks"
+		}
+		stops = append(stops, fmt.Sprintf("%v (%s running at SIGTERM, finished in the drain)", took.Round(10*time.Millisecond), drained))
 		time.Sleep(time.Second)
 	}
 	time.Sleep(time.Second)
