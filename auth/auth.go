@@ -1,6 +1,7 @@
 // Package auth authenticates MCP requests with bearer tokens (JWTs verified
-// with golang-jwt) as net/http or echo middleware. The token's subject
-// becomes the request's principal (mrtr.ContextWithPrincipal): requestState
+// with golang-jwt) as net/http middleware (for echo, wrap it with
+// echo.WrapMiddleware; see package mcpecho). The token's subject
+// becomes the request's principal (server.ContextWithPrincipal): requestState
 // issued to one subject is refused for any other, and a legacy session
 // opened by one subject is not found by another.
 package auth
@@ -13,11 +14,10 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/labstack/echo/v4"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
-	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server"
 )
 
 // Config says which bearer tokens are accepted.
@@ -153,27 +153,8 @@ func (v *Verifier) Middleware(next http.Handler) http.Handler {
 			return
 		}
 		if sub != "" {
-			r = r.WithContext(mrtr.ContextWithPrincipal(r.Context(), sub))
+			r = r.WithContext(server.ContextWithPrincipal(r.Context(), sub))
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// Echo returns the same middleware for echo.
-func (v *Verifier) Echo() echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			sub, err := v.Subject(c.Request())
-			if err != nil {
-				var ae *Error
-				errors.As(err, &ae)
-				v.challenge(c.Response(), ae)
-				return nil
-			}
-			if sub != "" {
-				c.SetRequest(c.Request().WithContext(mrtr.ContextWithPrincipal(c.Request().Context(), sub)))
-			}
-			return next(c)
-		}
-	}
 }

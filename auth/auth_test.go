@@ -12,13 +12,11 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/labstack/echo/v4"
 
 	"github.com/baton-mcp/baton/auth"
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
-	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -59,7 +57,7 @@ func verifier(t *testing.T, optional bool) *auth.Verifier {
 
 // whoami echoes the principal the middleware bound.
 var whoami = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	_, _ = io.WriteString(w, "principal="+mrtr.PrincipalFromContext(r.Context()))
+	_, _ = io.WriteString(w, "principal="+server.PrincipalFromContext(r.Context()))
 })
 
 func get(t *testing.T, h http.Handler, authz string) *httptest.ResponseRecorder {
@@ -128,7 +126,8 @@ func TestConfigErrors(t *testing.T) {
 }
 
 // A requestState issued to alice is refused when bob presents it: the
-// subject is bound into the state. Served through echo.
+// subject is bound into the state. Served on a net/http mux (package
+// mcpecho tests the same middleware under echo).
 func TestStateBoundToSubject(t *testing.T) {
 	srv, err := server.New(server.Implementation{Name: "t", Version: "1"}, &server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -144,20 +143,20 @@ func TestStateBoundToSubject(t *testing.T) {
 		if _, err := req.Elicit(ctx, form, server.WithKey("ok")); err != nil {
 			return nil, err
 		}
-		return server.TextResult("done for " + mrtr.PrincipalFromContext(ctx)), nil
+		return server.TextResult("done for " + server.PrincipalFromContext(ctx)), nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := echo.New()
-	srv.Mount(e, "/mcp", verifier(t, false).Echo())
-	ts := httptest.NewServer(e)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", verifier(t, false).Middleware(srv))
+	ts := httptest.NewServer(mux)
 	defer ts.Close()
 
 	// as returns a client that presents sub's bearer token.
 	as := func(sub string) *mcptest.Client {
 		c, err := mcptest.New(mcptest.URL(ts.URL+"/mcp", ts.Client()), &mcptest.Options{
-			Capabilities: &client.Capabilities{Elicitation: &client.ElicitationCapability{}},
+			Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}},
 			Header:       http.Header{"Authorization": {"Bearer " + token(t, jwt.SigningMethodHS256, claims(sub, time.Minute))}},
 		})
 		if err != nil {

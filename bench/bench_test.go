@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	batonclient "github.com/baton-mcp/baton/client"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -37,7 +37,7 @@ func TestServers(t *testing.T) {
 			// the load generator's own requests are the two operations
 			// above.
 			mc, err := mcptest.New(mcptest.URL(urls[name], nil), &mcptest.Options{
-				Capabilities: &batonclient.Capabilities{Elicitation: &batonclient.ElicitationCapability{Form: &batonclient.Empty{}}},
+				Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: &mcp.Empty{}}},
 				ClientInfo:   mcptest.Implementation{Name: "baton-bench", Version: "1.0.0"},
 			})
 			if err != nil {

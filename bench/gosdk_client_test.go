@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	batonclient "github.com/baton-mcp/baton/client"
+	batonmcp "github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
@@ -29,7 +29,7 @@ func TestGoSDKClientListsRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	firstRoot := func(r *batonclient.ListRootsResult) (*server.ToolResult, error) {
+	firstRoot := func(r *batonmcp.ListRootsResult) (*server.ToolResult, error) {
 		if len(r.Roots) == 0 {
 			return server.ErrorResult("no roots"), nil
 		}

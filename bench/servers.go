@@ -10,7 +10,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcpecho"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -299,8 +302,8 @@ func newHandlers() (map[string]http.Handler, *server.Server, error) {
 		return nil, nil, fmt.Errorf("mcpgo: %w", err)
 	}
 	return map[string]http.Handler{
-		"baton":      b,           // *server.Server as http.Handler
-		"baton-echo": b.Handler(), // the same server behind echo
+		"baton":      b,             // *server.Server as http.Handler
+		"baton-echo": behindEcho(b), // the same server behind echo
 		"gosdk":      sdk,
 		"mcpgo":      mgo,
 		"floor":      http.HandlerFunc(floorHandler),
@@ -335,4 +338,13 @@ func askConfirm(ctx context.Context, req *server.ToolRequest, form *elicit.Reque
 		Confirm bool `json:"confirm"`
 	}
 	return answer.Action == elicit.ActionAccept && answer.Decode(&a) == nil && a.Confirm, nil
+}
+
+// behindEcho serves h at every path of an echo application, through
+// package mcpecho.
+func behindEcho(h http.Handler) http.Handler {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	mcpecho.Mount(e, "/*", h)
+	return e
 }

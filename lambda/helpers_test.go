@@ -18,8 +18,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
@@ -387,7 +387,7 @@ func (b *lambdaBridge) served() []result {
 func bridgeClient(tb testing.TB, b http.Handler, answer func(ctx context.Context, req *elicit.Request) (*elicit.Result, error)) *mcptest.Client {
 	tb.Helper()
 	c, err := mcptest.New(mcptest.Handler(b), &mcptest.Options{
-		Capabilities: &client.Capabilities{Elicitation: &client.ElicitationCapability{}},
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}},
 		Elicitation:  answer,
 	})
 	if err != nil {

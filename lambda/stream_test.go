@@ -17,9 +17,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/server"
 )
@@ -163,7 +163,7 @@ func (b *streamBridge) ended(t *testing.T) {
 // opts' callbacks.
 func streamClient(t *testing.T, b *streamBridge, opts mcptest.Options) *mcptest.Client {
 	t.Helper()
-	opts.Capabilities = &client.Capabilities{Elicitation: &client.ElicitationCapability{}}
+	opts.Capabilities = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}
 	c, err := mcptest.New(mcptest.Handler(b), &opts)
 	if err != nil {
 		t.Fatal(err)

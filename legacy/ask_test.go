@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
@@ -151,7 +151,7 @@ func askTools(t *testing.T, srv *server.Server, out chan<- outcome) *askStats {
 		}
 		ans, err := req.AskAll(ctx, []mrtr.InputRequest{
 			mrtr.ElicitRequest(nameForm).Keyed("name"),
-			mrtr.SampleRequest(&client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("Capital?")}, MaxTokens: 10}).Keyed("capital"),
+			mrtr.SampleRequest(&mcp.CreateMessageParams{Messages: []mcp.SamplingMessage{mcp.UserText("Capital?")}, MaxTokens: 10}).Keyed("capital"),
 			mrtr.RootsRequest().Keyed("roots"),
 		}, timeout(req)...)
 		if err != nil {
@@ -457,9 +457,9 @@ func TestAskURLElicitationNeedsItsID(t *testing.T) {
 	t.Run("without the url capability", func(t *testing.T) {
 		formOnly := connect(t, f, `{"elicitation":{}}`)
 		s := formOnly.request(3, "tools/call", toolCall("ask_url", map[string]any{"id": "consent-2"}))
-		var mc *client.MissingCapabilityError
+		var mc *mcp.MissingCapabilityError
 		if o := recv(t, out, "the handler"); !errors.As(o.err, &mc) {
-			t.Errorf("handler error = %v, want *client.MissingCapabilityError", o.err)
+			t.Errorf("handler error = %v, want *mcp.MissingCapabilityError", o.err)
 		}
 		if e := s.rpcErr("3"); e.Code != -32021 {
 			t.Errorf("code = %d, want -32021", e.Code)
@@ -655,11 +655,11 @@ func TestAskKeysCheckedOnLegacy(t *testing.T) {
 	}
 }
 
-// countingLedger is a mrtr.Ledger that counts the entries asked of it.
+// countingLedger is a server.Ledger that counts the entries asked of it.
 type countingLedger struct {
 	mu   sync.Mutex
 	ids  []string
-	real *mrtr.MemoryLedger
+	real *server.MemoryLedger
 }
 
 func (l *countingLedger) Redeem(ctx context.Context, id string, expires time.Time) error {
@@ -682,7 +682,7 @@ func (l *countingLedger) entries() int {
 // entry, and a replayed retry fails, so the ledger is really consulted.
 func TestRedeemOnLegacySession(t *testing.T) {
 	srv := newServer(t)
-	ledger := &countingLedger{real: mrtr.NewMemoryLedger()}
+	ledger := &countingLedger{real: server.NewMemoryLedger()}
 	confirm := form(t, "Transfer?", elicit.Boolean("ok").Required())
 	redeemed := make(chan error, 4)
 	var transfers atomic.Int32
@@ -762,7 +762,7 @@ func TestRedeemOnLegacySession(t *testing.T) {
 		t.Errorf("the ledger has %d entries after the modern retry, want 1", n)
 	}
 	retry(3)
-	if err := recv(t, redeemed, "Redeem"); !errors.Is(err, mrtr.ErrAlreadyRedeemed) {
+	if err := recv(t, redeemed, "Redeem"); !errors.Is(err, server.ErrAlreadyRedeemed) {
 		t.Errorf("replayed modern retry: Redeem = %v, want ErrAlreadyRedeemed", err)
 	}
 	if n := transfers.Load(); n != 4 {

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
@@ -48,7 +48,7 @@ func blockingTools(t *testing.T, srv *server.Server, out chan<- outcome, opts ..
 	})
 	addTool(t, srv, "sample", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 		start := time.Now()
-		r, err := req.CreateMessage(ctx, &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("Capital of France?")}, MaxTokens: 50}, opts...)
+		r, err := req.CreateMessage(ctx, &mcp.CreateMessageParams{Messages: []mcp.SamplingMessage{mcp.UserText("Capital of France?")}, MaxTokens: 50}, opts...)
 		report(ctx, start, r, err)
 		if err != nil {
 			return nil, err
@@ -424,23 +424,23 @@ func TestMissingCapability(t *testing.T) {
 	for _, tc := range []struct {
 		name, caps, tool string
 		wantNames        string
-		check            func(r client.Capabilities) bool
+		check            func(r mcp.ClientCapabilities) bool
 	}{
-		{"form without elicitation", `{"sampling":{},"roots":{}}`, "ask_name", "elicitation", func(r client.Capabilities) bool { return r.Elicitation != nil && r.Elicitation.URL == nil }},
-		{"url with only form", `{"elicitation":{"form":{}}}`, "ask_url", "elicitation.url", func(r client.Capabilities) bool { return r.Elicitation != nil && r.Elicitation.URL != nil }},
-		{"url with empty elicitation (form only)", `{"elicitation":{}}`, "ask_url", "elicitation.url", func(r client.Capabilities) bool { return r.Elicitation != nil && r.Elicitation.URL != nil }},
-		{"form with only url", `{"elicitation":{"url":{}}}`, "ask_name", "elicitation", func(r client.Capabilities) bool { return r.Elicitation != nil }},
-		{"sampling without sampling", `{"elicitation":{}}`, "sample", "sampling", func(r client.Capabilities) bool { return r.Sampling != nil }},
-		{"roots without roots", `{"elicitation":{},"sampling":{}}`, "roots", "roots", func(r client.Capabilities) bool { return r.Roots != nil }},
+		{"form without elicitation", `{"sampling":{},"roots":{}}`, "ask_name", "elicitation", func(r mcp.ClientCapabilities) bool { return r.Elicitation != nil && r.Elicitation.URL == nil }},
+		{"url with only form", `{"elicitation":{"form":{}}}`, "ask_url", "elicitation.url", func(r mcp.ClientCapabilities) bool { return r.Elicitation != nil && r.Elicitation.URL != nil }},
+		{"url with empty elicitation (form only)", `{"elicitation":{}}`, "ask_url", "elicitation.url", func(r mcp.ClientCapabilities) bool { return r.Elicitation != nil && r.Elicitation.URL != nil }},
+		{"form with only url", `{"elicitation":{"url":{}}}`, "ask_name", "elicitation", func(r mcp.ClientCapabilities) bool { return r.Elicitation != nil }},
+		{"sampling without sampling", `{"elicitation":{}}`, "sample", "sampling", func(r mcp.ClientCapabilities) bool { return r.Sampling != nil }},
+		{"roots without roots", `{"elicitation":{},"sampling":{}}`, "roots", "roots", func(r mcp.ClientCapabilities) bool { return r.Roots != nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := connect(t, f, tc.caps)
 			get := c.get("text/event-stream")
 			s := c.request(1, "tools/call", toolCall(tc.tool, nil))
 			o := recv(t, out, "the handler")
-			var mc *client.MissingCapabilityError
+			var mc *mcp.MissingCapabilityError
 			if !errors.As(o.err, &mc) {
-				t.Fatalf("handler error = %T %v, want *client.MissingCapabilityError", o.err, o.err)
+				t.Fatalf("handler error = %T %v, want *mcp.MissingCapabilityError", o.err, o.err)
 			}
 			if !strings.Contains(mc.Error(), "client capability "+tc.wantNames) || !tc.check(mc.Required) {
 				t.Errorf("error %q (required %+v), want it to name %s", mc.Error(), mc.Required, tc.wantNames)

@@ -11,10 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/baton-mcp/baton/client"
-	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
@@ -144,7 +143,7 @@ func TestBridgeSuspendsPromptsAndResources(t *testing.T) {
 			}
 			return nil, req.Suspend()
 		}
-		return &server.PromptResult{Messages: []server.PromptMessage{{Role: content.RoleUser, Content: content.Text(fmt.Sprintf("%s in round %d", word, req.Round()))}}}, nil
+		return &server.PromptResult{Messages: []server.PromptMessage{{Role: mcp.RoleUser, Content: mcp.Text(fmt.Sprintf("%s in round %d", word, req.Round()))}}}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +157,7 @@ func TestBridgeSuspendsPromptsAndResources(t *testing.T) {
 			}
 			return nil, req.Suspend()
 		}
-		return &server.ResourceResult{Contents: []content.ResourceContents{content.TextContents(req.URI, "text/plain", fmt.Sprintf("%s in round %d", word, req.Round()))}}, nil
+		return &server.ResourceResult{Contents: []mcp.ResourceContents{mcp.TextContents(req.URI, "text/plain", fmt.Sprintf("%s in round %d", word, req.Round()))}}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -411,7 +410,7 @@ func TestURLElicitationRequired(t *testing.T) {
 				continue
 			}
 			var data struct {
-				RequiredCapabilities client.Capabilities `json:"requiredCapabilities"`
+				RequiredCapabilities mcp.ClientCapabilities `json:"requiredCapabilities"`
 			}
 			if err := json.Unmarshal(m.Error.Data, &data); err != nil || !data.RequiredCapabilities.CanElicitURL() {
 				t.Errorf("caps %s: data = %s, want requiredCapabilities.elicitation.url", caps, m.Error.Data)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/baton-mcp/baton/client"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // Settle returns once h has handed every change its server published
@@ -23,7 +23,7 @@ func (h *Handler) Settle(ctx context.Context) error {
 	uri := randomID("baton-test-settle:")
 	arrived := make(chan struct{})
 	var once sync.Once
-	probe := newSession(h, randomID("settle-"), &initializeParams{ProtocolVersion: versions[0], Capabilities: &client.Capabilities{}},
+	probe := newSession(h, randomID("settle-"), &initializeParams{ProtocolVersion: versions[0], Capabilities: &mcp.ClientCapabilities{}},
 		func(msg []byte) error {
 			if strings.Contains(string(msg), uri) {
 				once.Do(func() { close(arrived) })

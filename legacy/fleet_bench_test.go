@@ -7,7 +7,7 @@ import (
 
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/legacy"
-	"github.com/baton-mcp/baton/redissessions"
+	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -54,7 +54,7 @@ func BenchmarkBlockingRoundTrip(b *testing.B) {
 	})
 	b.Run("two instances, redis store", func(b *testing.B) {
 		rs := testredis.Start(b)
-		ti := newTwoInstances(b, redissessions.New(rs.Client(b), "bench:"), legacy.Options{}, register)
+		ti := newTwoInstances(b, redisfleet.New(rs.Client(b), redisfleet.Options{Prefix: "bench:"}).Sessions(), legacy.Options{}, register)
 		run(b, ti.a, ti.b)
 	})
 }

@@ -13,8 +13,7 @@ import (
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/legacy"
-	"github.com/baton-mcp/baton/mrtr"
-	"github.com/baton-mcp/baton/redissessions"
+	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -38,7 +37,7 @@ func sharedStores(t *testing.T, test func(t *testing.T, newStore func(t *testing
 	t.Run("redis", func(t *testing.T) {
 		rs := testredis.Start(t)
 		test(t, func(t *testing.T) legacy.Store {
-			return redissessions.New(rs.Client(t), "test:"+t.Name()+":")
+			return redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "test:" + t.Name() + ":"}).Sessions()
 		})
 	})
 }
@@ -333,7 +332,7 @@ func testSessionsAcrossInstances(t *testing.T, newStore func(t *testing.T) legac
 		auth := func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if sub := r.Header.Get("X-Test-Subject"); sub != "" {
-					r = r.WithContext(mrtr.ContextWithPrincipal(r.Context(), sub))
+					r = r.WithContext(server.ContextWithPrincipal(r.Context(), sub))
 				}
 				next.ServeHTTP(w, r)
 			})

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -68,7 +68,7 @@ func TestGETStream(t *testing.T) {
 		}
 		notification("notifications/tools/list_changed")
 		if err := srv.AddPrompt(server.Prompt{Name: "p"}, func(ctx context.Context, req *server.PromptRequest) (*server.PromptResult, error) {
-			return &server.PromptResult{Messages: []server.PromptMessage{{Role: content.RoleUser, Content: content.Text("p")}}}, nil
+			return &server.PromptResult{Messages: []server.PromptMessage{{Role: mcp.RoleUser, Content: mcp.Text("p")}}}, nil
 		}); err != nil {
 			t.Fatal(err)
 		}

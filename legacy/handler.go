@@ -17,14 +17,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
-	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -72,7 +71,7 @@ type Options struct {
 	// the soonest of the open sessions expires if it is not used again.
 	MaxSessions int
 	// MaxSessionsPerClient bounds the open HTTP sessions of one principal
-	// (mrtr.PrincipalFromContext) or, for anonymous callers, of one client
+	// (server.PrincipalFromContext) or, for anonymous callers, of one client
 	// address, as TrustedProxies says how to read it (default 100;
 	// negative for no limit). One more initialize is refused with HTTP 429
 	// and -32600, and Retry-After: the seconds until that client's soonest
@@ -93,13 +92,13 @@ type Options struct {
 	TrustedProxies []netip.Prefix
 	// Store keeps the HTTP sessions. nil means a MemoryStore of this
 	// Handler, for one process. Give every instance of a fleet the same
-	// shared store (package redissessions): a session made on one instance
+	// shared store (redisfleet.Fleet.Sessions): a session made on one instance
 	// is then served by any, and a client's answer to a server request,
 	// POSTed to any instance, reaches the call waiting for it.
 	Store Store
 	// Now is the clock of the default store and of the Handler's own
 	// bookkeeping (nil: the wall clock). A shared store keeps its own
-	// clock (redissessions reads the Redis server's).
+	// clock (redisfleet's store reads the Redis server's).
 	Now func() time.Time
 }
 
@@ -379,7 +378,7 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 			rec, err = h.store.Get(r.Context(), sid)
 		}
 	}
-	if err == nil && rec.Principal != mrtr.PrincipalFromContext(r.Context()) {
+	if err == nil && rec.Principal != server.PrincipalFromContext(r.Context()) {
 		err = ErrNotFound // another subject's session does not exist for this one
 	}
 	switch {
@@ -443,9 +442,9 @@ func (h *Handler) storeFailed(w http.ResponseWriter, id jsonrpc.ID, what string,
 }
 
 type initializeParams struct {
-	ProtocolVersion string                 `json:"protocolVersion"`
-	Capabilities    *client.Capabilities   `json:"capabilities"`
-	ClientInfo      *server.Implementation `json:"clientInfo"`
+	ProtocolVersion string                  `json:"protocolVersion"`
+	Capabilities    *mcp.ClientCapabilities `json:"capabilities"`
+	ClientInfo      *server.Implementation  `json:"clientInfo"`
 }
 
 type initializeResult struct {
@@ -508,7 +507,7 @@ func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *rp
 	}
 	rec := &Record{
 		ID: id, ProtocolVersion: p.ProtocolVersion, Capabilities: *p.Capabilities, ClientInfo: p.ClientInfo,
-		Principal: mrtr.PrincipalFromContext(r.Context()), Owner: h.owner(r),
+		Principal: server.PrincipalFromContext(r.Context()), Owner: h.owner(r),
 		LogLevel: server.LevelInfo, CreatedAt: h.now(),
 	}
 	err = h.store.Create(r.Context(), rec, Limits{Idle: h.opts.SessionIdle, MaxSessions: h.opts.MaxSessions, MaxPerOwner: h.opts.MaxSessionsPerClient})

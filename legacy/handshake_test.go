@@ -13,7 +13,6 @@ import (
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
-	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -442,7 +441,7 @@ func TestLegacyURLElicitationNeedsID(t *testing.T) {
 func TestSessionBelongsToItsPrincipal(t *testing.T) {
 	srv := newServer(t)
 	addTool(t, srv, "who", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		return server.TextResult(mrtr.PrincipalFromContext(ctx)), nil
+		return server.TextResult(server.PrincipalFromContext(ctx)), nil
 	})
 	askTools(t, srv, nil)
 	suspendTools(t, srv)
@@ -451,7 +450,7 @@ func TestSessionBelongsToItsPrincipal(t *testing.T) {
 	auth := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if sub := r.Header.Get("X-Test-Subject"); sub != "" {
-				r = r.WithContext(mrtr.ContextWithPrincipal(r.Context(), sub))
+				r = r.WithContext(server.ContextWithPrincipal(r.Context(), sub))
 			}
 			next.ServeHTTP(w, r)
 		})

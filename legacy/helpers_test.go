@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
@@ -147,7 +147,7 @@ func newFixtureWith(tb testing.TB, srv *server.Server, wrap func(http.Handler) h
 		tb.Fatal("newFixture: the server was not made by newServer or newLegacyServer")
 	}
 	h := v.(*legacy.Handler)
-	var handler = srv.Handler()
+	var handler http.Handler = srv
 	if wrap != nil {
 		handler = wrap(handler)
 	}
@@ -668,7 +668,7 @@ func modernPost(tb testing.TB, f *fixture, id any, method string, p map[string]a
 func textResource(tb testing.TB, srv *server.Server, uri, text string) {
 	tb.Helper()
 	err := srv.AddResource(server.Resource{URI: uri, Name: uri}, func(ctx context.Context, req *server.ResourceRequest) (*server.ResourceResult, error) {
-		return &server.ResourceResult{Contents: []content.ResourceContents{content.TextContents(uri, "text/plain", text)}}, nil
+		return &server.ResourceResult{Contents: []mcp.ResourceContents{mcp.TextContents(uri, "text/plain", text)}}, nil
 	})
 	if err != nil {
 		tb.Fatalf("AddResource: %v", err)

@@ -3,10 +3,10 @@ package legacy_test
 import (
 	"testing"
 
-	"github.com/baton-mcp/baton/internal/sessionstoretest"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/legacy/legacytest"
 )
 
 func TestMemoryStore(t *testing.T) {
-	sessionstoretest.Run(t, func(t *testing.T) legacy.Store { return legacy.NewMemoryStore() })
+	legacytest.Run(t, func(t *testing.T) legacy.Store { return legacy.NewMemoryStore() })
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -126,19 +126,19 @@ func TestLogLevelFiltersToolLogs(t *testing.T) {
 func TestResultsHaveLegacyShape(t *testing.T) {
 	srv := newServer(t)
 	addTool(t, srv, "hello", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		return &server.ToolResult{Content: []content.Block{content.Text("hello")}, StructuredContent: map[string]any{"n": 1}}, nil
+		return &server.ToolResult{Content: []mcp.Block{mcp.Text("hello")}, StructuredContent: map[string]any{"n": 1}}, nil
 	})
 	addTool(t, srv, "broken", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 		return server.ErrorResult("it broke"), nil
 	})
 	textResource(t, srv, "test://static", "static text")
 	if err := srv.AddResourceTemplate(server.ResourceTemplate{URITemplate: "test://item/{id}", Name: "item"}, func(ctx context.Context, req *server.ResourceRequest) (*server.ResourceResult, error) {
-		return &server.ResourceResult{Contents: []content.ResourceContents{content.TextContents(req.URI, "text/plain", "item "+req.Params["id"])}}, nil
+		return &server.ResourceResult{Contents: []mcp.ResourceContents{mcp.TextContents(req.URI, "text/plain", "item "+req.Params["id"])}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	if err := srv.AddPrompt(server.Prompt{Name: "greet", Description: "greets", Arguments: []server.PromptArgument{{Name: "who", Required: true}}}, func(ctx context.Context, req *server.PromptRequest) (*server.PromptResult, error) {
-		return &server.PromptResult{Messages: []server.PromptMessage{{Role: content.RoleUser, Content: content.Text("hi " + req.Arguments["who"])}}}, nil
+		return &server.PromptResult{Messages: []server.PromptMessage{{Role: mcp.RoleUser, Content: mcp.Text("hi " + req.Arguments["who"])}}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -4,14 +4,14 @@ import (
 	"net/http"
 
 	"github.com/baton-mcp/baton/internal/clientaddr"
-	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server"
 )
 
 // owner returns whom a new session counts against for
 // Options.MaxSessionsPerClient: its principal when authenticated, otherwise
 // the client's address.
 func (h *Handler) owner(r *http.Request) string {
-	if p := mrtr.PrincipalFromContext(r.Context()); p != "" {
+	if p := server.PrincipalFromContext(r.Context()); p != "" {
 		return "principal:" + p
 	}
 	return "address:" + clientAddress(r, h.opts.TrustedProxies).String()

@@ -15,7 +15,6 @@ import (
 
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/server"
 )
@@ -32,17 +31,20 @@ type peer struct {
 	s *session
 	w wire
 
-	mu       sync.Mutex          // held while a notification is admitted and sent
-	progress map[string]float64  // progress token (JSON text) → last value sent
-	sent     map[seal.Digest]int // notification → most copies sent in one run
-	seen     map[seal.Digest]int // notification → copies in the current run
-	asked    map[int]askedBatch  // blocking call position → its answers
-	pos      int                 // next blocking call position in this run
+	mu       sync.Mutex         // held while a notification is admitted and sent
+	progress map[string]float64 // progress token (JSON text) → last value sent
+	sent     map[digest]int     // notification → most copies sent in one run
+	seen     map[digest]int     // notification → copies in the current run
+	asked    map[int]askedBatch // blocking call position → its answers
+	pos      int                // next blocking call position in this run
 }
+
+// digest is a SHA-256 of a notification or of a blocking call's requests.
+type digest [32]byte
 
 // askedBatch is a blocking call already answered in an earlier run.
 type askedBatch struct {
-	digest  seal.Digest
+	digest  digest
 	answers []json.RawMessage
 }
 
@@ -90,9 +92,9 @@ func (p *peer) admit(method string, msg []byte) bool {
 		}
 	}
 	if p.sent == nil {
-		p.sent, p.seen = make(map[seal.Digest]int), make(map[seal.Digest]int)
+		p.sent, p.seen = make(map[digest]int), make(map[digest]int)
 	}
-	d := seal.Digest(sha256.Sum256(msg))
+	d := digest(sha256.Sum256(msg))
 	if _, known := p.sent[d]; !known && len(p.sent) >= maxRemembered {
 		return true
 	}
@@ -146,7 +148,7 @@ func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time
 		fmt.Fprintf(h, "%d:%s%d:", len(r.Method), r.Method, len(out[i].params))
 		h.Write(out[i].params)
 	}
-	var d seal.Digest
+	var d digest
 	h.Sum(d[:0])
 	p.mu.Lock()
 	pos := p.pos

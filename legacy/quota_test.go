@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/legacy"
-	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -57,7 +56,7 @@ func inProcess(tb testing.TB, h http.Handler, sid, client, principal string, msg
 		r.Header.Set("X-Forwarded-For", client)
 	}
 	if principal != "" {
-		r = r.WithContext(mrtr.ContextWithPrincipal(r.Context(), principal))
+		r = r.WithContext(server.ContextWithPrincipal(r.Context(), principal))
 	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
@@ -93,7 +92,7 @@ func TestSessionFlood(t *testing.T) {
 	}, nil)
 	h := handlerOf(t, srv)
 	t.Cleanup(h.Close)
-	handler := srv.Handler()
+	handler := srv
 
 	const flood = 10000
 	created, refused := 0, 0
@@ -200,7 +199,7 @@ func TestPingIsNotUse(t *testing.T) {
 	})
 	h := handlerOf(t, srv)
 	t.Cleanup(h.Close)
-	handler := srv.Handler()
+	handler := srv
 	open := func() string {
 		w := inProcess(t, handler, "", "", "", initMsg())
 		if w.Code != http.StatusOK {
@@ -246,7 +245,7 @@ func TestSessionFloodDefaults(t *testing.T) {
 	srv := newLegacyServer(t, &legacy.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix(proxyAddr + "/32")}}, nil)
 	h := handlerOf(t, srv)
 	t.Cleanup(h.Close)
-	handler := srv.Handler()
+	handler := srv
 	codes := map[int]int{}
 	retry := ""
 	for range 10000 {
@@ -273,7 +272,7 @@ func TestInitializeParamsAreBounded(t *testing.T) {
 	t.Cleanup(h.Close)
 	p := initParams(legacyVersion, `{}`)
 	p["clientInfo"] = map[string]any{"name": strings.Repeat("x", 70<<10), "version": "1"}
-	w := inProcess(t, srv.Handler(), "", "", "", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": p})
+	w := inProcess(t, srv, "", "", "", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": p})
 	if w.Code != http.StatusBadRequest || w.Header().Get(server.HeaderSessionID) != "" {
 		t.Fatalf("initialize with a 70 KiB clientInfo: HTTP %d, session %q; want 400 and none", w.Code, w.Header().Get(server.HeaderSessionID))
 	}

@@ -9,13 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -41,7 +41,7 @@ type session struct {
 	h          *Handler
 	id         string
 	version    string
-	caps       client.Capabilities
+	caps       mcp.ClientCapabilities
 	clientInfo *server.Implementation
 	principal  string // the authenticated subject that opened the session
 	http       bool   // an HTTP session, kept in the store

@@ -12,7 +12,7 @@ import (
 // Shutdown returns once no call is in progress.
 func TestShutdownRefusesNewSessions(t *testing.T) {
 	srv := newServer(t)
-	h := srv.Handler()
+	h := http.Handler(srv)
 	if w := inProcess(t, h, "", "", "", initMsg()); w.Code != http.StatusOK {
 		t.Fatalf("initialize before the shutdown: HTTP %d %s", w.Code, w.Body.Bytes())
 	}

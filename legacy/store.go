@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -22,7 +22,7 @@ type Record struct {
 	// ProtocolVersion is the negotiated version.
 	ProtocolVersion string `json:"protocolVersion"`
 	// Capabilities are the client capabilities declared in initialize.
-	Capabilities client.Capabilities `json:"capabilities"`
+	Capabilities mcp.ClientCapabilities `json:"capabilities"`
 	// ClientInfo is the clientInfo of initialize, if any.
 	ClientInfo *server.Implementation `json:"clientInfo,omitempty"`
 	// Principal is the authenticated subject that opened the session; to
@@ -110,7 +110,7 @@ var (
 // the endpoint must share one, so that a session made on one instance is
 // served by any other, and a message for the instance holding a call (a
 // client's answer to one of its requests, a cancellation) reaches it. The
-// default is a MemoryStore of one Handler; package redissessions keeps
+// default is a MemoryStore of one Handler; package redisfleet keeps
 // them in Redis for a fleet.
 //
 // A store expires a session by itself once Limits.Idle has passed since it

@@ -10,9 +10,9 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/strictjson"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // ProtocolVersion is the protocol revision every request declares.
@@ -58,16 +58,16 @@ type Options struct {
 	// callbacks: elicitation (form and url) when Elicitation is set,
 	// sampling when Sampling is set, roots when Roots is set; none at all
 	// is {}.
-	Capabilities *client.Capabilities
+	Capabilities *mcp.ClientCapabilities
 	// Elicitation answers the elicitation/create requests of an
 	// input_required result. It may decline or cancel; an error ends the
 	// call with that error. The answer is sent as returned, unchecked, so
 	// a test can send one the server must refuse.
 	Elicitation func(ctx context.Context, req *elicit.Request) (*elicit.Result, error)
 	// Sampling answers sampling/createMessage requests.
-	Sampling func(ctx context.Context, req *client.CreateMessageParams) (*client.CreateMessageResult, error)
+	Sampling func(ctx context.Context, req *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
 	// Roots answers roots/list requests.
-	Roots func(ctx context.Context) (*client.ListRootsResult, error)
+	Roots func(ctx context.Context) (*mcp.ListRootsResult, error)
 	// OnNotification sees each notification of a response stream as it
 	// arrives, before the response; it runs on the calling goroutine. The
 	// notifications are also recorded (Response.Notifications,
@@ -95,7 +95,7 @@ type Client struct {
 	opts   Options
 	caps   json.RawMessage
 	// declared is what caps says, for checking the server's requests.
-	declared client.Capabilities
+	declared mcp.ClientCapabilities
 	info     json.RawMessage
 	nextID   atomic.Int64
 }
@@ -126,15 +126,15 @@ func New(target Target, opts *Options) (*Client, error) {
 	}
 	caps := c.opts.Capabilities
 	if caps == nil {
-		caps = &client.Capabilities{}
+		caps = &mcp.ClientCapabilities{}
 		if c.opts.Elicitation != nil {
-			caps.Elicitation = &client.ElicitationCapability{Form: &client.Empty{}, URL: &client.Empty{}}
+			caps.Elicitation = &mcp.ElicitationCapability{Form: &mcp.Empty{}, URL: &mcp.Empty{}}
 		}
 		if c.opts.Sampling != nil {
-			caps.Sampling = &client.SamplingCapability{}
+			caps.Sampling = &mcp.SamplingCapability{}
 		}
 		if c.opts.Roots != nil {
-			caps.Roots = &client.RootsCapability{}
+			caps.Roots = &mcp.RootsCapability{}
 		}
 	}
 	c.declared = *caps

@@ -14,9 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
-	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
@@ -115,7 +114,7 @@ func newServer(t testing.TB, key mrtr.Key) *server.Server {
 			return stop, err
 		}
 		b, _ := json.Marshal(a)
-		return &server.ToolResult{Content: []content.Block{content.Text(string(b))}, StructuredContent: a}, nil
+		return &server.ToolResult{Content: []mcp.Block{mcp.Text(string(b))}, StructuredContent: a}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -139,8 +138,8 @@ func newServer(t testing.TB, key mrtr.Key) *server.Server {
 		return server.TextResult("Hello, " + a.Name), nil
 	})
 	add("sample", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		out, err := req.CreateMessage(ctx, &client.CreateMessageParams{
-			Messages:  []client.SamplingMessage{client.UserText("Capital of France?")},
+		out, err := req.CreateMessage(ctx, &mcp.CreateMessageParams{
+			Messages:  []mcp.SamplingMessage{mcp.UserText("Capital of France?")},
 			MaxTokens: 10,
 		})
 		if err != nil {
@@ -170,7 +169,7 @@ func newServer(t testing.TB, key mrtr.Key) *server.Server {
 				return nil, err
 			}
 			return &server.PromptResult{Description: "intro", Messages: []server.PromptMessage{
-				{Role: content.RoleUser, Content: content.Text("I am " + a.Name + ", topic " + req.Arguments["topic"])},
+				{Role: mcp.RoleUser, Content: mcp.Text("I am " + a.Name + ", topic " + req.Arguments["topic"])},
 			}}, nil
 		}); err != nil {
 		t.Fatal(err)
@@ -185,7 +184,7 @@ func newServer(t testing.TB, key mrtr.Key) *server.Server {
 			if res.Action != elicit.ActionAccept || res.Decode(&a) != nil || !a.Sure {
 				return nil, server.ResourceNotFound(req.URI)
 			}
-			return &server.ResourceResult{Contents: []content.ResourceContents{content.TextContents(req.URI, "text/plain", "the secret")}}, nil
+			return &server.ResourceResult{Contents: []mcp.ResourceContents{mcp.TextContents(req.URI, "text/plain", "the secret")}}, nil
 		}); err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +471,7 @@ func TestMaxRounds(t *testing.T) {
 func TestMissingCallbackAndCapability(t *testing.T) {
 	srv := newServer(t, sharedKey)
 	ctx := testContext(t)
-	declared := newClient(t, mcptest.Handler(srv), &mcptest.Options{Capabilities: &client.Capabilities{Elicitation: &client.ElicitationCapability{}}})
+	declared := newClient(t, mcptest.Handler(srv), &mcptest.Options{Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}})
 	_, err := declared.CallTool(ctx, "ask_one", nil)
 	if !errors.Is(err, mcptest.ErrNoCallback) || !strings.Contains(err.Error(), "Options.Elicitation") {
 		t.Fatalf("declared without callback: %v", err)
@@ -484,7 +483,7 @@ func TestMissingCallbackAndCapability(t *testing.T) {
 		t.Fatalf("undeclared: %v", err)
 	}
 	var data struct {
-		RequiredCapabilities client.Capabilities `json:"requiredCapabilities"`
+		RequiredCapabilities mcp.ClientCapabilities `json:"requiredCapabilities"`
 	}
 	if err := json.Unmarshal(rpcErr.Data, &data); err != nil || data.RequiredCapabilities.Elicitation == nil {
 		t.Fatalf("data %s: %v", rpcErr.Data, err)
@@ -500,15 +499,15 @@ func TestMissingCallbackAndCapability(t *testing.T) {
 func TestSamplingAndRoots(t *testing.T) {
 	var sawKey string
 	c := newClient(t, mcptest.Handler(newServer(t, sharedKey)), &mcptest.Options{
-		Sampling: func(ctx context.Context, p *client.CreateMessageParams) (*client.CreateMessageResult, error) {
+		Sampling: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 			sawKey = mcptest.InputKey(ctx)
 			if p.MaxTokens != 10 || len(p.Messages) != 1 {
 				return nil, fmt.Errorf("unexpected request %+v", p)
 			}
-			return &client.CreateMessageResult{Role: content.RoleAssistant, Content: []content.Block{content.Text("Paris")}, Model: "test-model"}, nil
+			return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Content: []mcp.Block{mcp.Text("Paris")}, Model: "test-model"}, nil
 		},
-		Roots: func(context.Context) (*client.ListRootsResult, error) {
-			return &client.ListRootsResult{Roots: []client.Root{{URI: "file:///src", Name: "src"}, {URI: "file:///docs"}}}, nil
+		Roots: func(context.Context) (*mcp.ListRootsResult, error) {
+			return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///src", Name: "src"}, {URI: "file:///docs"}}}, nil
 		},
 	})
 	ctx := testContext(t)
@@ -538,7 +537,7 @@ func TestPromptAndResourceRounds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(p.Messages) != 1 || p.Messages[0].Content.Text != "I am Alice, topic Go" || p.Messages[0].Role != content.RoleUser || len(p.Exchange.Rounds) != 2 {
+			if len(p.Messages) != 1 || p.Messages[0].Content.Text != "I am Alice, topic Go" || p.Messages[0].Role != mcp.RoleUser || len(p.Exchange.Rounds) != 2 {
 				t.Fatalf("prompt %+v", p)
 			}
 			r, err := c.ReadResource(ctx, "file:///vault/secret.txt")

@@ -9,10 +9,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/baton-mcp/baton/client"
-	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/strictjson"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
@@ -43,7 +42,7 @@ type InputRequest struct {
 	// Elicitation is the decoded request of an elicitation/create.
 	Elicitation *elicit.Request
 	// Sampling is the decoded request of a sampling/createMessage.
-	Sampling *client.CreateMessageParams
+	Sampling *mcp.CreateMessageParams
 }
 
 // Round records one request of a multi-round call and its response.
@@ -108,7 +107,7 @@ func (e *Exchange) Logs() []LogMessage {
 // ToolResult is the complete result of a tools/call.
 type ToolResult struct {
 	// Content holds the content blocks.
-	Content []content.Block
+	Content []mcp.Block
 	// StructuredContent is the structuredContent member as sent, or nil.
 	StructuredContent json.RawMessage
 	// IsError reports a tool execution failure (a result, not a protocol
@@ -135,10 +134,10 @@ func (r *ToolResult) Decode(v any) error {
 	return nil
 }
 
-func joinText(blocks []content.Block) string {
+func joinText(blocks []mcp.Block) string {
 	var parts []string
 	for _, b := range blocks {
-		if b.Type == content.TypeText {
+		if b.Type == mcp.BlockText {
 			parts = append(parts, b.Text)
 		}
 	}
@@ -148,9 +147,9 @@ func joinText(blocks []content.Block) string {
 // PromptMessage is one message of a prompt.
 type PromptMessage struct {
 	// Role is user or assistant.
-	Role content.Role `json:"role"`
+	Role mcp.Role `json:"role"`
 	// Content is the message's content block.
-	Content content.Block `json:"content"`
+	Content mcp.Block `json:"content"`
 }
 
 // PromptResult is the complete result of a prompts/get.
@@ -168,7 +167,7 @@ type PromptResult struct {
 // ResourceResult is the complete result of a resources/read.
 type ResourceResult struct {
 	// Contents are the resource's contents.
-	Contents []content.ResourceContents
+	Contents []mcp.ResourceContents
 	// Meta is the result's _meta, by key.
 	Meta map[string]json.RawMessage
 	// Exchange records the rounds that led to the result.
@@ -244,7 +243,7 @@ func (c *Client) ReadResource(ctx context.Context, uri string, opts ...CallOptio
 		return nil, err
 	}
 	var r struct {
-		Contents []content.ResourceContents `json:"contents"`
+		Contents []mcp.ResourceContents     `json:"contents"`
 		Meta     map[string]json.RawMessage `json:"_meta"`
 	}
 	if err := strictjson.Unmarshal(res, &r); err != nil || r.Contents == nil {
@@ -406,7 +405,7 @@ func parseInputRequest(key string, raw json.RawMessage) (InputRequest, error) {
 		}
 		ir.Elicitation = &er
 	case methodSample:
-		var sp client.CreateMessageParams
+		var sp mcp.CreateMessageParams
 		if err := strictjson.Unmarshal(r.Params, &sp); err != nil {
 			return ir, protocolError("inputRequests[%q]: invalid sampling request: %v", key, err)
 		}
@@ -467,7 +466,7 @@ func (c *Client) answer(ctx context.Context, round int, reqs []InputRequest) (ma
 			if c.opts.Sampling == nil {
 				return nil, fmt.Errorf("%w: %q is a sampling request and Options.Sampling is nil", ErrNoCallback, ir.Key)
 			}
-			var res *client.CreateMessageResult
+			var res *mcp.CreateMessageResult
 			if res, err = c.opts.Sampling(cctx, ir.Sampling); err == nil && res == nil {
 				err = errors.New("the callback returned no result")
 			}
@@ -479,7 +478,7 @@ func (c *Client) answer(ctx context.Context, round int, reqs []InputRequest) (ma
 			if c.opts.Roots == nil {
 				return nil, fmt.Errorf("%w: %q is a roots request and Options.Roots is nil", ErrNoCallback, ir.Key)
 			}
-			var res *client.ListRootsResult
+			var res *mcp.ListRootsResult
 			if res, err = c.opts.Roots(cctx); err == nil && res == nil {
 				err = errors.New("the callback returned no result")
 			}

@@ -14,8 +14,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
@@ -140,12 +140,12 @@ func TestCapabilitiesFollowCallbacks(t *testing.T) {
 	}{
 		{"none", nil, `{}`},
 		{"sampling and roots", &mcptest.Options{
-			Sampling: func(context.Context, *client.CreateMessageParams) (*client.CreateMessageResult, error) {
+			Sampling: func(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 				return nil, nil
 			},
-			Roots: func(context.Context) (*client.ListRootsResult, error) { return nil, nil },
+			Roots: func(context.Context) (*mcp.ListRootsResult, error) { return nil, nil },
 		}, `{"sampling":{},"roots":{}}`},
-		{"explicit", &mcptest.Options{Capabilities: &client.Capabilities{Elicitation: &client.ElicitationCapability{}}, Elicitation: user}, `{"elicitation":{}}`},
+		{"explicit", &mcptest.Options{Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}, Elicitation: user}, `{"elicitation":{}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recorder{next: newServer(t, sharedKey)}
@@ -365,12 +365,12 @@ func TestProtocolViolations(t *testing.T) {
 		{"empty input_required", [][2]string{jsonBody(`{"resultType":"input_required"}`)}, nil, "needs inputRequests or requestState"},
 		{"undeclared elicitation", [][2]string{jsonBody(askName)}, nil, "did not declare"},
 		{"url elicitation on form only", [][2]string{jsonBody(`{"resultType":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{"mode":"url","message":"Open","url":"https://example.com/"}}}}`)},
-			&mcptest.Options{Capabilities: &client.Capabilities{Elicitation: &client.ElicitationCapability{}}, Elicitation: user}, "url elicitation"},
+			&mcptest.Options{Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}, Elicitation: user}, "url elicitation"},
 		{"legacy elicitationId", [][2]string{jsonBody(`{"resultType":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{"mode":"url","message":"Open","url":"https://example.com/","elicitationId":"e1"}}}}`)},
 			&mcptest.Options{Elicitation: user}, "elicitationId"},
 		{"unknown input method", [][2]string{jsonBody(`{"resultType":"input_required","inputRequests":{"k":{"method":"ping"}}}`)}, &mcptest.Options{Elicitation: user}, `method "ping"`},
 		{"duplicate keys", [][2]string{jsonBody(`{"resultType":"input_required","inputRequests":{"k":{"method":"roots/list"},"k":{"method":"roots/list"}}}`)},
-			&mcptest.Options{Roots: func(context.Context) (*client.ListRootsResult, error) { return &client.ListRootsResult{}, nil }}, `repeats the key "k"`},
+			&mcptest.Options{Roots: func(context.Context) (*mcp.ListRootsResult, error) { return &mcp.ListRootsResult{}, nil }}, `repeats the key "k"`},
 		{"invalid schema", [][2]string{jsonBody(`{"resultType":"input_required","inputRequests":{"k":{"method":"elicitation/create","params":{"message":"x","requestedSchema":{"type":"object","properties":{"a":{"type":"object"}}}}}}}`)},
 			&mcptest.Options{Elicitation: user}, "invalid elicitation"},
 		{"wrong id", [][2]string{{"application/json", `{"jsonrpc":"2.0","id":999,"result":{"resultType":"complete","content":[]}}`}}, nil, "id 999"},
@@ -405,8 +405,8 @@ func TestStateOnlyRetryAndSSEFraming(t *testing.T) {
 			"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"after/the/end\"}\n\n",
 		),
 	)}
-	c := newClient(t, mcptest.Handler(rec), &mcptest.Options{Roots: func(context.Context) (*client.ListRootsResult, error) {
-		return &client.ListRootsResult{Roots: []client.Root{}}, nil
+	c := newClient(t, mcptest.Handler(rec), &mcptest.Options{Roots: func(context.Context) (*mcp.ListRootsResult, error) {
+		return &mcp.ListRootsResult{Roots: []mcp.Root{}}, nil
 	}})
 	res, err := c.CallTool(testContext(t), "t", nil)
 	if err != nil {
@@ -437,8 +437,8 @@ func TestErrorInLaterRound(t *testing.T) {
 		jsonBody(`{"resultType":"input_required","inputRequests":{"r":{"method":"roots/list"}},"requestState":"s1"}`),
 		[2]string{"application/json", `{"jsonrpc":"2.0","id":$ID,"error":{"code":-32603,"message":"boom","data":{"why":"test"}}}`},
 	)
-	c := newClient(t, mcptest.Handler(h), &mcptest.Options{Roots: func(context.Context) (*client.ListRootsResult, error) {
-		return &client.ListRootsResult{Roots: []client.Root{}}, nil
+	c := newClient(t, mcptest.Handler(h), &mcptest.Options{Roots: func(context.Context) (*mcp.ListRootsResult, error) {
+		return &mcp.ListRootsResult{Roots: []mcp.Root{}}, nil
 	}})
 	_, err := c.CallTool(testContext(t), "t", nil)
 	var rpcErr *mcptest.Error
@@ -590,7 +590,7 @@ func TestTaskMethodsCarryMcpName(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := &recorder{next: srv}
-	c := newClient(t, mcptest.Handler(rec), &mcptest.Options{Capabilities: &client.Capabilities{
+	c := newClient(t, mcptest.Handler(rec), &mcptest.Options{Capabilities: &mcp.ClientCapabilities{
 		Extensions: map[string]json.RawMessage{server.TasksExtension: json.RawMessage(`{}`)},
 	}})
 	ctx := testContext(t)

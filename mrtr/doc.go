@@ -10,18 +10,19 @@
 //     the server answers input_required.
 //   - KeyRing and Key: the keys that sign and encrypt the requestState, so
 //     that any instance holding them finishes a flow another began.
-//   - Ledger and MemoryLedger: single-use confirmations (server.Call.Redeem;
-//     package redisledger shares one across instances).
-//   - ContextWithPrincipal and PrincipalFromContext: the authenticated
-//     subject a state is bound to.
+//   - DefaultStateTTL, DefaultStateLeeway, DefaultMaxStateSize: the
+//     defaults of the state's lifetime, clock leeway and size.
+//
+// The single-use ledger (server.Ledger) and the principal a state is bound
+// to (server.ContextWithPrincipal) belong to package server.
 //
 // The requestState itself is a JWT (HS256 only, keys chosen by "kid" so
 // keys can rotate) over AES-256-GCM encrypted content that binds the
 // method, the target, a digest of the canonical arguments, every question
 // issued and every answer given so far, the principal, the round and an
-// expiry; the server seals and verifies it (internal/seal, internal/round)
-// and refuses a retry whose state fails any check before the handler runs.
+// expiry; the server seals and verifies it (server/internal/seal,
+// server/internal/round) and refuses a retry whose state fails any check
+// before the handler runs.
 //
-// Import direction: mrtr uses client, elicit, content and jsonrpc; server
-// uses mrtr.
+// Import direction: mrtr imports mcp and elicit; server imports mrtr.
 package mrtr

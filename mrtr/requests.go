@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/strictjson"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // The methods an input request may carry.
@@ -24,7 +24,7 @@ const (
 type InputRequest struct {
 	method string
 	elicit *elicit.Request
-	sample *client.CreateMessageParams
+	sample *mcp.CreateMessageParams
 	key    string
 }
 
@@ -48,7 +48,7 @@ func ElicitRequest(r *elicit.Request) InputRequest {
 }
 
 // SampleRequest wraps a sampling request.
-func SampleRequest(p *client.CreateMessageParams) InputRequest {
+func SampleRequest(p *mcp.CreateMessageParams) InputRequest {
 	return InputRequest{method: MethodSample, sample: p}
 }
 
@@ -62,7 +62,7 @@ func (r InputRequest) Method() string { return r.method }
 func (r InputRequest) Elicitation() *elicit.Request { return r.elicit }
 
 // Sampling returns the sampling request, or nil.
-func (r InputRequest) Sampling() *client.CreateMessageParams { return r.sample }
+func (r InputRequest) Sampling() *mcp.CreateMessageParams { return r.sample }
 
 // Params returns the request's params, ready to marshal (nil for roots).
 func (r InputRequest) Params() any {
@@ -118,9 +118,9 @@ func elicitWhat(mode string) string {
 	return "an elicitation/create input request in " + mode + " mode"
 }
 
-// CheckCapabilities returns a *client.MissingCapabilityError when caps do not
+// CheckCapabilities returns a *mcp.MissingCapabilityError when caps do not
 // declare what the request needs.
-func (r InputRequest) CheckCapabilities(caps client.Capabilities) error {
+func (r InputRequest) CheckCapabilities(caps mcp.ClientCapabilities) error {
 	switch r.method {
 	case MethodElicit:
 		mode := r.elicit.Mode
@@ -133,14 +133,14 @@ func (r InputRequest) CheckCapabilities(caps client.Capabilities) error {
 			return err
 		}
 		if (len(r.sample.Tools) > 0 || r.sample.ToolChoice != nil) && caps.Sampling.Tools == nil {
-			return &client.MissingCapabilityError{
-				Required: client.Capabilities{Sampling: &client.SamplingCapability{Tools: &client.Empty{}}},
+			return &mcp.MissingCapabilityError{
+				Required: mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{Tools: &mcp.Empty{}}},
 				What:     "a sampling request with tools",
 			}
 		}
 		if ic := r.sample.IncludeContext; ic != "" && ic != "none" && caps.Sampling.Context == nil {
-			return &client.MissingCapabilityError{
-				Required: client.Capabilities{Sampling: &client.SamplingCapability{Context: &client.Empty{}}},
+			return &mcp.MissingCapabilityError{
+				Required: mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{Context: &mcp.Empty{}}},
 				What:     "a sampling request with includeContext " + ic,
 			}
 		}
@@ -174,7 +174,7 @@ func (r *InputRequest) UnmarshalJSON(data []byte) error {
 			return fmt.Errorf("elicitation request params: %w", err)
 		}
 	case MethodSample:
-		out.sample = new(client.CreateMessageParams)
+		out.sample = new(mcp.CreateMessageParams)
 		if err := strictjson.Unmarshal(w.Params, out.sample); err != nil {
 			return fmt.Errorf("sampling request params: %w", err)
 		}

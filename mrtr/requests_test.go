@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 func TestInputRequestJSONRoundTrip(t *testing.T) {
 	form := confirmForm(t, "ok?")
-	sample := &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("hi")}, MaxTokens: 5}
+	sample := &mcp.CreateMessageParams{Messages: []mcp.SamplingMessage{mcp.UserText("hi")}, MaxTokens: 5}
 	for _, ir := range []InputRequest{ElicitRequest(form), SampleRequest(sample), RootsRequest()} {
 		b, err := json.Marshal(ir)
 		if err != nil {
@@ -77,24 +77,24 @@ func TestMissingCapabilityMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sample := &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("hi")}, MaxTokens: 10}
+	sample := &mcp.CreateMessageParams{Messages: []mcp.SamplingMessage{mcp.UserText("hi")}, MaxTokens: 10}
 	for _, tc := range []struct {
 		ir   InputRequest
-		caps client.Capabilities
+		caps mcp.ClientCapabilities
 		want string
 	}{
-		{ElicitRequest(confirmForm(t, "x")), client.Capabilities{}, "an elicitation/create input request in form mode needs the client capability elicitation, which this request did not declare"},
-		{ElicitRequest(urlReq), client.Capabilities{Elicitation: &client.ElicitationCapability{}}, "an elicitation/create input request in url mode needs the client capability elicitation.url, which this request did not declare"},
-		{SampleRequest(sample), client.Capabilities{}, "a sampling/createMessage input request needs the client capability sampling, which this request did not declare"},
-		{RootsRequest(), client.Capabilities{}, "a roots/list input request needs the client capability roots, which this request did not declare"},
+		{ElicitRequest(confirmForm(t, "x")), mcp.ClientCapabilities{}, "an elicitation/create input request in form mode needs the client capability elicitation, which this request did not declare"},
+		{ElicitRequest(urlReq), mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}, "an elicitation/create input request in url mode needs the client capability elicitation.url, which this request did not declare"},
+		{SampleRequest(sample), mcp.ClientCapabilities{}, "a sampling/createMessage input request needs the client capability sampling, which this request did not declare"},
+		{RootsRequest(), mcp.ClientCapabilities{}, "a roots/list input request needs the client capability roots, which this request did not declare"},
 	} {
 		err := tc.ir.CheckCapabilities(tc.caps)
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s: error %v, want %q", tc.ir.Method(), err, tc.want)
 		}
-		var mc *client.MissingCapabilityError
+		var mc *mcp.MissingCapabilityError
 		if !errors.As(err, &mc) {
-			t.Errorf("%s: error %T, want *client.MissingCapabilityError", tc.ir.Method(), err)
+			t.Errorf("%s: error %T, want *mcp.MissingCapabilityError", tc.ir.Method(), err)
 		} else if rpc := mc.RPCError(); rpc.Message != "Missing required client capability: "+tc.want {
 			t.Errorf("%s: wire message %q", tc.ir.Method(), rpc.Message)
 		}

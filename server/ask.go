@@ -8,12 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
-	"github.com/baton-mcp/baton/internal/round"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/round"
 )
 
 // AskOption tunes one question (or one AskAll).
@@ -54,15 +54,15 @@ type Answer struct {
 	// was sent when accepted).
 	Elicit *elicit.Result
 	// Sample answers a sampling request.
-	Sample *client.CreateMessageResult
+	Sample *mcp.CreateMessageResult
 	// Roots answers a roots listing.
-	Roots *client.ListRootsResult
+	Roots *mcp.ListRootsResult
 }
 
 // Elicit asks the client to elicit req from the user and returns the
 // answer, validated against the schema that was sent. Decline and cancel
 // are results (Action), not errors. It fails with a
-// *client.MissingCapabilityError (and asks nothing) when the client did
+// *mcp.MissingCapabilityError (and asks nothing) when the client did
 // not declare the mode; see "Asking the client" above for the rest.
 func (c *Call) Elicit(ctx context.Context, req *elicit.Request, opts ...AskOption) (*elicit.Result, error) {
 	if req == nil {
@@ -94,7 +94,7 @@ func (c *Call) CreateURLElicitation(ctx context.Context, elicitationID, message,
 
 // CreateMessage asks the client to sample its model; see Elicit for the
 // failures.
-func (c *Call) CreateMessage(ctx context.Context, p *client.CreateMessageParams, opts ...AskOption) (*client.CreateMessageResult, error) {
+func (c *Call) CreateMessage(ctx context.Context, p *mcp.CreateMessageParams, opts ...AskOption) (*mcp.CreateMessageResult, error) {
 	if p == nil {
 		return nil, errors.New("create message: nil params")
 	}
@@ -107,7 +107,7 @@ func (c *Call) CreateMessage(ctx context.Context, p *client.CreateMessageParams,
 }
 
 // ListRoots asks the client for its roots; see Elicit for the failures.
-func (c *Call) ListRoots(ctx context.Context, opts ...AskOption) (*client.ListRootsResult, error) {
+func (c *Call) ListRoots(ctx context.Context, opts ...AskOption) (*mcp.ListRootsResult, error) {
 	o := collect(opts)
 	ans, err := c.askAll(ctx, []mrtr.InputRequest{mrtr.RootsRequest().Keyed(o.key)}, o)
 	if err != nil {
@@ -181,7 +181,7 @@ func (c *Call) Suspend() error {
 
 // Redeem makes this retry single-use: it marks the verified requestState
 // the request resumes as used in l, so that replaying the same retry (the
-// same state and answers) fails with mrtr.ErrAlreadyRedeemed, on this
+// same state and answers) fails with ErrAlreadyRedeemed, on this
 // instance or any other sharing the ledger. Call it once the confirmation
 // is known and before acting on it. A failure of the ledger itself fails
 // closed, marked internal (the client sees a generic message). It fails
@@ -190,7 +190,7 @@ func (c *Call) Suspend() error {
 // exchange and the handler runs once, there is no retry to replay, and
 // Redeem succeeds without a ledger entry. The ledger's call is bounded by
 // Options.StoreTimeout.
-func (c *Call) Redeem(ctx context.Context, l mrtr.Ledger) error {
+func (c *Call) Redeem(ctx context.Context, l Ledger) error {
 	if c.waiter() != nil {
 		return nil // answers from a live exchange: no retry to replay
 	}
@@ -202,7 +202,7 @@ func (c *Call) Redeem(ctx context.Context, l mrtr.Ledger) error {
 		ctx, cancel = context.WithTimeout(ctx, c.storeTimeout)
 		defer cancel()
 	}
-	return c.round.Redeem(ctx, l)
+	return c.round.Redeem(ctx, l, ErrAlreadyRedeemed)
 }
 
 // Round is the request's round on the stateless protocol: 1 for a first
@@ -218,12 +218,12 @@ func (c *Call) Round() int {
 }
 
 // Principal is the authenticated subject the request was made for
-// (mrtr.PrincipalFromContext), or "" when anonymous.
+// (PrincipalFromContext), or "" when anonymous.
 func (c *Call) Principal() string { return c.principal }
 
 // Capabilities are the client capabilities declared on this request (on a
 // 2025-11-25 session, at initialize).
-func (c *Call) Capabilities() client.Capabilities { return c.Meta.ClientCapabilities }
+func (c *Call) Capabilities() mcp.ClientCapabilities { return c.Meta.ClientCapabilities }
 
 // asker is a backend of the questions that waits for the real answers: a
 // 2025-11-25 session's Peer (a round trip per call), or a running task
@@ -314,9 +314,9 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 		case mrtr.MethodElicit:
 			out[i].Elicit, err = ir.Elicitation().CheckResult(raw)
 		case mrtr.MethodSample:
-			out[i].Sample, err = client.ParseCreateMessageResult(raw)
+			out[i].Sample, err = mcp.ParseCreateMessageResult(raw)
 		case mrtr.MethodListRoots:
-			out[i].Roots, err = client.ParseListRootsResult(raw)
+			out[i].Roots, err = mcp.ParseListRootsResult(raw)
 		}
 		return err
 	}

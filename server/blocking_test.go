@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 )
@@ -78,7 +78,7 @@ func TestBlockingAskAll(t *testing.T) {
 func TestBlockingCallsNeedCapabilities(t *testing.T) {
 	s := newTestServer(t, nil)
 	mustAddTool(t, s, Tool{Name: "sample"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
-		_, err := req.CreateMessage(ctx, &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("hi")}, MaxTokens: 5})
+		_, err := req.CreateMessage(ctx, &mcp.CreateMessageParams{Messages: []mcp.SamplingMessage{mcp.UserText("hi")}, MaxTokens: 5})
 		return nil, err
 	})
 	e := wantError(t, sendTool(t, newClient(t, s, formCaps), "sample", nil), 400, jsonrpc.MissingRequiredClientCapability)

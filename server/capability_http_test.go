@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -31,14 +31,14 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 		t.Fatal(err)
 	}
 	signIn.ElicitationID = "login-1"
-	sample := &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("Capital of France?")}, MaxTokens: 10}
+	sample := &mcp.CreateMessageParams{Messages: []mcp.SamplingMessage{mcp.UserText("Capital of France?")}, MaxTokens: 10}
 	var requiresRan atomic.Int32
 	done := TextResult("done")
 
 	mustAddTool(t, s, Tool{Name: "requires"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		requiresRan.Add(1)
 		return done, nil
-	}, RequireCapabilities(client.Capabilities{Sampling: &client.SamplingCapability{}}))
+	}, RequireCapabilities(mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{}}))
 	mustAddTool(t, s, Tool{Name: "round_elicit"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		if _, err := req.Elicit(ctx, form, WithKey("name")); err != nil {
 			return nil, err
@@ -96,7 +96,7 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 		return done, nil
 	}
 	mustAddTool(t, s, Tool{Name: "progress_then_ask"}, progressThenAsk)
-	mustAddTool(t, s, Tool{Name: "progress_then_ask_requires"}, progressThenAsk, RequireCapabilities(client.Capabilities{Elicitation: &client.ElicitationCapability{}}))
+	mustAddTool(t, s, Tool{Name: "progress_then_ask_requires"}, progressThenAsk, RequireCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}))
 	if err := s.AddPrompt(Prompt{Name: "prompt_asks"}, func(ctx context.Context, req *PromptRequest) (*PromptResult, error) {
 		if _, err := req.Elicit(ctx, form, WithKey("name")); err != nil {
 			return nil, err

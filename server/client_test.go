@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -40,9 +40,9 @@ func newClientOpts(tb testing.TB, target mcptest.Target, opts *mcptest.Options) 
 }
 
 // capsOf decodes client capabilities from JSON text ("" is none).
-func capsOf(tb testing.TB, js string) *client.Capabilities {
+func capsOf(tb testing.TB, js string) *mcp.ClientCapabilities {
 	tb.Helper()
-	caps := &client.Capabilities{}
+	caps := &mcp.ClientCapabilities{}
 	if js == "" {
 		return caps
 	}

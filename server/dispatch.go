@@ -15,17 +15,16 @@ import (
 
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/baton-mcp/baton/client"
-	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/jsonw"
-	"github.com/baton-mcp/baton/internal/round"
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/round"
+	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
 // _meta keys.
@@ -44,11 +43,11 @@ var ErrNoResponse = &jsonrpc.Error{Code: jsonrpc.RequestCancelled, Message: "req
 var errNoResponse = ErrNoResponse
 
 type metaIn struct {
-	ProtocolVersion    *string              `json:"io.modelcontextprotocol/protocolVersion"`
-	ClientCapabilities *client.Capabilities `json:"io.modelcontextprotocol/clientCapabilities"`
-	ClientInfo         *Implementation      `json:"io.modelcontextprotocol/clientInfo"`
-	LogLevel           *string              `json:"io.modelcontextprotocol/logLevel"`
-	ProgressToken      json.RawMessage      `json:"progressToken"`
+	ProtocolVersion    *string                 `json:"io.modelcontextprotocol/protocolVersion"`
+	ClientCapabilities *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+	ClientInfo         *Implementation         `json:"io.modelcontextprotocol/clientInfo"`
+	LogLevel           *string                 `json:"io.modelcontextprotocol/logLevel"`
+	ProgressToken      json.RawMessage         `json:"progressToken"`
 }
 
 // paramsIn is the union of the params of every modern method, decoded once.
@@ -557,7 +556,7 @@ func (mc *mrtrCall) knownArgs() (seal.Digest, bool) {
 // the method, target and principal are compared, and only then are the
 // arguments canonicalised and compared. A refused state is -32602.
 func (s *Server) openRound(ctx context.Context, r *request, target string, args json.RawMessage, opts round.Options) (*mrtrCall, *jsonrpc.Error) {
-	mc := &mrtrCall{method: r.method, target: target, args: args, principal: mrtr.PrincipalFromContext(ctx)}
+	mc := &mrtrCall{method: r.method, target: target, args: args, principal: PrincipalFromContext(ctx)}
 	var st *seal.State
 	if r.p.RequestState != nil {
 		var err error
@@ -674,7 +673,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 		return nil, invalidParams("unknown tool %s", clip.Quote(name))
 	}
 	if missing, ok := r.meta.ClientCapabilities.Missing(e.opts.Requires); ok {
-		return nil, (&client.MissingCapabilityError{Required: missing, What: "tool " + name}).RPCError()
+		return nil, (&mcp.MissingCapabilityError{Required: missing, What: "tool " + name}).RPCError()
 	}
 	asTask := false
 	if e.opts.Task != TaskForbidden {
@@ -682,7 +681,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 		// tool refuses every other request before its handler runs.
 		asTask = !r.legacy && r.meta.ClientCapabilities.HasExtension(TasksExtension)
 		if !asTask && e.opts.Task == TaskRequired {
-			err := client.Capabilities{}.RequireExtension("tool "+name+" (it runs only as a task)", TasksExtension)
+			err := mcp.ClientCapabilities{}.RequireExtension("tool "+name+" (it runs only as a task)", TasksExtension)
 			re, _ := asRPCError(err)
 			return nil, re
 		}
@@ -906,11 +905,11 @@ func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.Ra
 }
 
 type readResultWire struct {
-	ResultType string                     `json:"resultType,omitempty"`
-	Contents   []content.ResourceContents `json:"contents"`
-	TTL        *int64                     `json:"ttlMs,omitempty"`
-	Scope      string                     `json:"cacheScope,omitempty"`
-	Meta       json.RawMessage            `json:"_meta,omitempty"`
+	ResultType string                 `json:"resultType,omitempty"`
+	Contents   []mcp.ResourceContents `json:"contents"`
+	TTL        *int64                 `json:"ttlMs,omitempty"`
+	Scope      string                 `json:"cacheScope,omitempty"`
+	Meta       json.RawMessage        `json:"_meta,omitempty"`
 }
 
 func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
@@ -972,7 +971,7 @@ func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json
 	}
 	contents := res.Contents
 	if contents == nil {
-		contents = []content.ResourceContents{}
+		contents = []mcp.ResourceContents{}
 	}
 	w := readResultWire{ResultType: r.resultType(), Contents: contents, Meta: s.resultMeta(r, res.Meta)}
 	w.TTL, w.Scope = cacheHint(r, cache)
@@ -1007,7 +1006,7 @@ func (s *Server) complete(ctx context.Context, r *request, n Notifier) (json.Raw
 	default:
 		return nil, invalidParams("unknown ref type %s", clip.Quote(r.p.Ref.Type))
 	}
-	req := &CompletionRequest{Call: newCall(r.id, r.method, r.meta, nil, mrtr.PrincipalFromContext(ctx), n), Ref: *r.p.Ref, Argument: *r.p.Argument}
+	req := &CompletionRequest{Call: newCall(r.id, r.method, r.meta, nil, PrincipalFromContext(ctx), n), Ref: *r.p.Ref, Argument: *r.p.Argument}
 	req.peer = r.peer
 	if r.p.Context != nil {
 		req.Context = r.p.Context.Arguments

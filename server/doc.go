@@ -1,6 +1,7 @@
 // Package server is Baton's MCP server: the registry of tools, prompts,
 // resources and completions, the stateless 2026-07-28 dispatch, and the
-// transports (Streamable HTTP on echo, mountable on net/http, and stdio).
+// transports (Streamable HTTP as a net/http Handler, and stdio; package
+// mcpecho mounts it on echo).
 //
 // One request travels like this: the HTTP layer checks Origin and Host, the
 // body size and the JSON nesting depth; the message is decoded and its

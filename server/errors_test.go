@@ -16,7 +16,6 @@ import (
 
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcptest"
-	"github.com/baton-mcp/baton/mrtr"
 )
 
 // failingLedger fails every redemption the way a ledger whose store is
@@ -95,7 +94,7 @@ func TestLedgerFailureIsInternal(t *testing.T) {
 			return nil, err
 		}
 		if err := req.Redeem(ctx, ledger); err != nil {
-			if errors.Is(err, mrtr.ErrAlreadyRedeemed) {
+			if errors.Is(err, ErrAlreadyRedeemed) {
 				return ErrorResult("already used"), nil
 			}
 			return nil, err

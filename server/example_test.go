@@ -8,10 +8,9 @@ import (
 	"net/http"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/labstack/echo/v4"
 
-	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
@@ -99,7 +98,7 @@ func ExampleServer_AddPrompt() {
 				return nil, err
 			}
 			return &server.PromptResult{Messages: []server.PromptMessage{
-				{Role: content.RoleUser, Content: content.Text("Brainstorm ideas about " + in.Topic)},
+				{Role: mcp.RoleUser, Content: mcp.Text("Brainstorm ideas about " + in.Topic)},
 			}}, nil
 		})
 
@@ -115,25 +114,6 @@ func ExampleServer_AddPrompt() {
 	// Output:
 	// asked baton:0: What topic?
 	// Brainstorm ideas about tea
-}
-
-// Mounting the MCP endpoint at a path of an existing echo application,
-// with middleware of its own.
-func ExampleServer_Mount() {
-	srv := newExampleServer()
-	_ = srv.AddTool(server.Tool{Name: "ping_me"}, func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		return server.TextResult("pong"), nil
-	})
-	e := echo.New()
-	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
-	srv.Mount(e, "/mcp")
-
-	res, err := client(e, nil).CallTool(context.Background(), "ping_me", nil)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(res.Text())
-	// Output: pong
 }
 
 // The server is an http.Handler: it mounts on a plain net/http mux.

@@ -8,7 +8,7 @@ import (
 // Fanout carries list and resource changes between the instances of a
 // deployment, so that a subscriptions/listen stream (or a legacy GET
 // stream) on any instance hears about a tool, prompt or resource change
-// made on any other. Package redisfanout provides one on Redis pub/sub.
+// made on any other. Package redisfleet provides one on Redis pub/sub (Fleet.Fanout).
 type Fanout interface {
 	// Publish sends a change made on this instance to the other instances.
 	// It must not deliver the change back to this instance's Receive.

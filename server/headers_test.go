@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -25,10 +25,10 @@ func headerServer(t *testing.T) *Server {
 	s := newTestServer(t, nil)
 	textTool(s, t, "hello", "ok")
 	prompt := func(context.Context, *PromptRequest) (*PromptResult, error) {
-		return &PromptResult{Messages: []PromptMessage{{Role: content.RoleUser, Content: content.Text("ok")}}}, nil
+		return &PromptResult{Messages: []PromptMessage{{Role: mcp.RoleUser, Content: mcp.Text("ok")}}}, nil
 	}
 	resource := func(_ context.Context, r *ResourceRequest) (*ResourceResult, error) {
-		return &ResourceResult{Contents: []content.ResourceContents{content.TextContents(r.URI, "text/plain", "ok")}}, nil
+		return &ResourceResult{Contents: []mcp.ResourceContents{mcp.TextContents(r.URI, "text/plain", "ok")}}, nil
 	}
 	for _, name := range []string{"greet", "héllo wörld"} {
 		if err := s.AddPrompt(Prompt{Name: name}, prompt); err != nil {

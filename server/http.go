@@ -16,8 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/baton-mcp/baton/internal/clientaddr"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/rpcwire"
@@ -26,31 +24,11 @@ import (
 	"github.com/baton-mcp/baton/jsonrpc"
 )
 
-// Handler returns the server as an http.Handler built on echo. It serves
-// the MCP endpoint at every path; use Mount to serve it at one path of an
-// existing echo application.
-func (s *Server) Handler() http.Handler {
-	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	s.Mount(e, "/*")
-	return e
-}
-
-// Mount registers the MCP endpoint on e at path for POST, GET and DELETE
-// (GET and DELETE serve legacy sessions, and are otherwise 405). Middleware
-// given here runs before the endpoint, for example authentication.
-func (s *Server) Mount(e *echo.Echo, path string, m ...echo.MiddlewareFunc) {
-	h := func(c echo.Context) error {
-		s.ServeHTTP(c.Response(), c.Request())
-		return nil
-	}
-	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
-		e.Add(method, path, h, m...)
-	}
-}
-
-// ServeHTTP serves one request of the Streamable HTTP transport. It makes
-// the Server itself an http.Handler for plain net/http muxes.
+// ServeHTTP serves one request of the Streamable HTTP transport: the Server
+// is an http.Handler, served at every path it is given (mount it on an
+// http.ServeMux at one, or on echo with package mcpecho). It answers POST,
+// and GET and DELETE of a 2025-11-25 session when Options.Legacy is set;
+// any other method is 405.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if status, msg := s.checkOrigin(r); status != 0 {
 		writeError(w, status, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: msg})

@@ -20,7 +20,6 @@ import (
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/mcptest"
-	"github.com/baton-mcp/baton/mrtr"
 )
 
 // memStats is what a memory test reports: the live heap after a
@@ -239,7 +238,7 @@ func principalFromHeader(s *Server) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		if u := r.Header.Get("X-User"); u != "" {
-			ctx = mrtr.ContextWithPrincipal(ctx, u)
+			ctx = ContextWithPrincipal(ctx, u)
 		}
 		s.ServeHTTP(w, r.WithContext(ctx))
 	})

@@ -10,7 +10,6 @@ import (
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
-	"github.com/baton-mcp/baton/mrtr"
 )
 
 // agreeFilter checks a subscriptions/listen request and returns the subset
@@ -72,7 +71,7 @@ const maxSubscriptionBytes = 256 << 10
 // otherwise the client address (addr, the peer's IP; behind a proxy, the
 // proxy's, so anonymous callers behind one proxy share one quota).
 func listenOwner(ctx context.Context, addr string) string {
-	if p := mrtr.PrincipalFromContext(ctx); p != "" {
+	if p := PrincipalFromContext(ctx); p != "" {
 		return "principal:" + p
 	}
 	if host, _, err := net.SplitHostPort(addr); err == nil {

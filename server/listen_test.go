@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -112,7 +112,7 @@ func noopPrompt(context.Context, *PromptRequest) (*PromptResult, error) {
 }
 
 func noopResource(_ context.Context, r *ResourceRequest) (*ResourceResult, error) {
-	return &ResourceResult{Contents: []content.ResourceContents{content.TextContents(r.URI, "", "")}}, nil
+	return &ResourceResult{Contents: []mcp.ResourceContents{mcp.TextContents(r.URI, "", "")}}, nil
 }
 
 func TestListenHTTP(t *testing.T) {

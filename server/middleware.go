@@ -7,9 +7,8 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/clip"
-	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/jsonrpc"
-	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
 // MethodRequest is what middleware sees of a request.
@@ -27,7 +26,7 @@ type MethodRequest struct {
 	// verification leaves it 0 and the request is refused). It is 0 for
 	// other methods.
 	Round int
-	// Principal is the authenticated subject (mrtr.PrincipalFromContext),
+	// Principal is the authenticated subject (PrincipalFromContext),
 	// or "" when anonymous.
 	Principal string
 	// Meta is the request's envelope: protocol version, client
@@ -126,7 +125,7 @@ func (s *Server) intercept(ctx context.Context, mr *MethodRequest, serve func(ct
 // request carries beyond the linear pre-scan) so that Round is known, and
 // keeps it for openRound.
 func (s *Server) methodRequest(ctx context.Context, r *request) *MethodRequest {
-	mr := &MethodRequest{ID: r.id, Method: r.method, Principal: mrtr.PrincipalFromContext(ctx), Meta: r.meta, Legacy: r.legacy, srv: s}
+	mr := &MethodRequest{ID: r.id, Method: r.method, Principal: PrincipalFromContext(ctx), Meta: r.meta, Legacy: r.legacy, srv: s}
 	switch r.method {
 	case "tools/call", "prompts/get":
 		if r.p.Name != nil {

@@ -187,7 +187,7 @@ func TestMiddlewareRefuses(t *testing.T) {
 		t.Fatalf("the handler ran %d times", ran)
 	}
 	// With the principal, the same request goes through.
-	ctxAdmin := mrtr.ContextWithPrincipal(ctx, "admin")
+	ctxAdmin := server.ContextWithPrincipal(ctx, "admin")
 	h := srvWithPrincipal(srv, "admin")
 	c2, err := mcptest.New(mcptest.Handler(h), nil)
 	if err != nil {
@@ -262,7 +262,7 @@ func newServer(t *testing.T, opts *server.Options) *server.Server {
 // in front of it would.
 func srvWithPrincipal(srv *server.Server, principal string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		srv.ServeHTTP(w, r.WithContext(mrtr.ContextWithPrincipal(r.Context(), principal)))
+		srv.ServeHTTP(w, r.WithContext(server.ContextWithPrincipal(r.Context(), principal)))
 	})
 }
 

@@ -14,12 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
-	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/internal/seal"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
 const elicitCaps = `{"elicitation":{}}`
@@ -71,7 +70,7 @@ func newMRTRFixture(t *testing.T) *mrtrFixture {
 	mustAddTool(t, f.s, Tool{Name: "transfer2", InputSchema: transferSchema}, transfer)
 	mustAddTool(t, f.s, Tool{Name: "transfer_free", InputSchema: transferSchema}, transfer, AnswersWithoutState())
 
-	capital := &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("Capital of France?")}, MaxTokens: 10}
+	capital := &mcp.CreateMessageParams{Messages: []mcp.SamplingMessage{mcp.UserText("Capital of France?")}, MaxTokens: 10}
 	mustAddTool(t, f.s, Tool{Name: "sampler"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 		f.calls.Add(1)
 		res, err := req.CreateMessage(ctx, capital, WithKey("capital"))
@@ -124,7 +123,7 @@ func newMRTRFixture(t *testing.T) *mrtrFixture {
 		if err != nil {
 			return nil, err
 		}
-		return &PromptResult{Description: "survey", Messages: []PromptMessage{{Role: content.RoleUser, Content: content.Text("topic " + req.Arguments["topic"] + " " + string(res.Action))}}}, nil
+		return &PromptResult{Description: "survey", Messages: []PromptMessage{{Role: mcp.RoleUser, Content: mcp.Text("topic " + req.Arguments["topic"] + " " + string(res.Action))}}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +133,7 @@ func newMRTRFixture(t *testing.T) *mrtrFixture {
 		if err != nil {
 			return nil, err
 		}
-		return &ResourceResult{Contents: []content.ResourceContents{content.TextContents(req.URI, "text/plain", "secret "+string(res.Action))}}, nil
+		return &ResourceResult{Contents: []mcp.ResourceContents{mcp.TextContents(req.URI, "text/plain", "secret "+string(res.Action))}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +437,7 @@ func TestMRTRPrincipal(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		if u := r.Header.Get("X-User"); u != "" {
-			ctx = mrtr.ContextWithPrincipal(ctx, u)
+			ctx = ContextWithPrincipal(ctx, u)
 		}
 		f.s.ServeHTTP(w, r.WithContext(ctx))
 	})
@@ -593,11 +592,11 @@ func TestMRTRCapabilities(t *testing.T) {
 	})
 	t.Run("the client drives sampling and roots", func(t *testing.T) {
 		c := newClientOpts(t, mcptest.Handler(f.s), &mcptest.Options{
-			Sampling: func(ctx context.Context, p *client.CreateMessageParams) (*client.CreateMessageResult, error) {
-				return &client.CreateMessageResult{Role: content.RoleAssistant, Content: []content.Block{content.Text("Paris")}, Model: "m"}, nil
+			Sampling: func(ctx context.Context, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+				return &mcp.CreateMessageResult{Role: mcp.RoleAssistant, Content: []mcp.Block{mcp.Text("Paris")}, Model: "m"}, nil
 			},
-			Roots: func(ctx context.Context) (*client.ListRootsResult, error) {
-				return &client.ListRootsResult{Roots: []client.Root{{URI: "file:///p"}}}, nil
+			Roots: func(ctx context.Context) (*mcp.ListRootsResult, error) {
+				return &mcp.ListRootsResult{Roots: []mcp.Root{{URI: "file:///p"}}}, nil
 			},
 		})
 		for tool, want := range map[string]string{"sampler": "model says Paris", "roots": "1 roots"} {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/baton-mcp/baton/client"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // A RegisterOption tunes how a tool, prompt or resource is served. Pass
@@ -35,7 +35,7 @@ const (
 type regOptions struct {
 	AnswersWithoutState bool
 	SkipInputValidation bool
-	Requires            client.Capabilities
+	Requires            mcp.ClientCapabilities
 	Task                TaskSupport
 	DeferTask           bool
 	RefineSchemas       func(in, out *jsonschema.Schema) error
@@ -96,7 +96,7 @@ func SkipInputValidation() RegisterOption {
 // without: a call that does not declare them is refused with -32021 (and
 // their list) before the handler runs, and on HTTP with status 400 before
 // anything is streamed. It applies to tools.
-func RequireCapabilities(c client.Capabilities) RegisterOption {
+func RequireCapabilities(c mcp.ClientCapabilities) RegisterOption {
 	return RegisterOption{name: "RequireCapabilities", kinds: forTools, apply: func(o *regOptions) { o.Requires = c }}
 }
 

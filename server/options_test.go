@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/client"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // An option given where it does not apply fails the registration, naming
@@ -22,7 +22,7 @@ func TestRegisterOptionsApplyWhereTheySay(t *testing.T) {
 	}{
 		{"skip validation on a prompt", func() error { return s.AddPrompt(Prompt{Name: "p"}, prompt, SkipInputValidation()) }, "option SkipInputValidation does not apply here (it applies to tools)"},
 		{"requirements on a resource", func() error {
-			return s.AddResource(Resource{URI: "test://r", Name: "r"}, resource, RequireCapabilities(client.Capabilities{Roots: &client.RootsCapability{}}))
+			return s.AddResource(Resource{URI: "test://r", Name: "r"}, resource, RequireCapabilities(mcp.ClientCapabilities{Roots: &mcp.RootsCapability{}}))
 		}, "option RequireCapabilities does not apply here"},
 		{"a task on a template", func() error {
 			return s.AddResourceTemplate(ResourceTemplate{URITemplate: "test://{x}", Name: "t"}, resource, RunAsTask(TaskOptional))

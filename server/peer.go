@@ -83,7 +83,7 @@ func (s *Server) urlRequired(r *request, mc *mrtrCall, e *URLElicitationRequired
 		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
 	}
 	if err := r.meta.ClientCapabilities.RequireElicitation("URL elicitation", elicit.ModeURL); err != nil {
-		re, _ := asRPCError(err) // a *client.MissingCapabilityError: -32021
+		re, _ := asRPCError(err) // a *mcp.MissingCapabilityError: -32021
 		return nil, re
 	}
 	if r.legacy {

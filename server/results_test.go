@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -20,18 +20,18 @@ func catalogServer(t *testing.T, opts *Options, n int) *Server {
 	for i := range n {
 		textTool(s, t, fmt.Sprintf("tool%d", i), "hi")
 		if err := s.AddPrompt(Prompt{Name: fmt.Sprintf("prompt%d", i)}, func(context.Context, *PromptRequest) (*PromptResult, error) {
-			return &PromptResult{Messages: []PromptMessage{{Role: content.RoleUser, Content: content.Text("p")}}}, nil
+			return &PromptResult{Messages: []PromptMessage{{Role: mcp.RoleUser, Content: mcp.Text("p")}}}, nil
 		}); err != nil {
 			t.Fatal(err)
 		}
 		uri := fmt.Sprintf("file:///r%d.txt", i)
 		if err := s.AddResource(Resource{URI: uri, Name: fmt.Sprintf("r%d", i)}, func(_ context.Context, r *ResourceRequest) (*ResourceResult, error) {
-			return &ResourceResult{Contents: []content.ResourceContents{content.TextContents(r.URI, "text/plain", "body")}}, nil
+			return &ResourceResult{Contents: []mcp.ResourceContents{mcp.TextContents(r.URI, "text/plain", "body")}}, nil
 		}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.AddResourceTemplate(ResourceTemplate{URITemplate: fmt.Sprintf("file:///t%d/{name}", i), Name: fmt.Sprintf("t%d", i)}, func(_ context.Context, r *ResourceRequest) (*ResourceResult, error) {
-			return &ResourceResult{Contents: []content.ResourceContents{content.TextContents(r.URI, "text/plain", r.Params["name"])}}, nil
+			return &ResourceResult{Contents: []mcp.ResourceContents{mcp.TextContents(r.URI, "text/plain", r.Params["name"])}}, nil
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -166,7 +166,7 @@ func TestReadCacheOverride(t *testing.T) {
 	s := newTestServer(t, nil)
 	add := func(uri string, c *CachePolicy) {
 		if err := s.AddResource(Resource{URI: uri, Name: uri}, func(_ context.Context, r *ResourceRequest) (*ResourceResult, error) {
-			return &ResourceResult{Contents: []content.ResourceContents{content.BlobContents(r.URI, "application/octet-stream", []byte{1, 2})}, Cache: c}, nil
+			return &ResourceResult{Contents: []mcp.ResourceContents{mcp.BlobContents(r.URI, "application/octet-stream", []byte{1, 2})}, Cache: c}, nil
 		}); err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/baton-mcp/baton/internal/clip"
-	"github.com/baton-mcp/baton/internal/seal"
+	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
 // compileSchema compiles a JSON Schema (2020-12 unless it names another

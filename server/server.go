@@ -16,9 +16,9 @@ import (
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
 // DefaultBodyReadTimeout is Options.BodyReadTimeout when it is zero.
@@ -113,7 +113,7 @@ type Options struct {
 	// is refused with HTTP 503 and -32603 until one closes.
 	MaxListenStreams int
 	// MaxListenStreamsPerPrincipal bounds the streams open at once for one
-	// principal (mrtr.PrincipalFromContext), or, for anonymous callers,
+	// principal (PrincipalFromContext), or, for anonymous callers,
 	// for one client address: the peer's IP as net/http reports it (behind
 	// a proxy that is the proxy's address, so all anonymous callers behind
 	// it share one quota; authenticate them to count each on its own).
@@ -168,7 +168,7 @@ type Options struct {
 
 	// Tasks configures the tasks extension, served for tools registered
 	// with RunAsTask. The zero value keeps tasks in memory, for
-	// this process only; a fleet shares a store (redistasks).
+	// this process only; a fleet shares a store (redisfleet.Fleet.Tasks).
 	Tasks TaskOptions
 
 	// Logger receives the server's own diagnostics (nil: slog to stderr).

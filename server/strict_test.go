@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/internal/seal"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcptest"
+	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
 // Case variants of a member name must never fill a field (the message

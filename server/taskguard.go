@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/jsonrpc"
-	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/tasks"
 )
 
@@ -63,7 +62,7 @@ type storedTask struct {
 // taskOwner is whom a task counts against for the quotas: its principal
 // when authenticated, otherwise the client's address.
 func taskOwner(ctx context.Context, addr netip.Addr) string {
-	if p := mrtr.PrincipalFromContext(ctx); p != "" {
+	if p := PrincipalFromContext(ctx); p != "" {
 		return "principal:" + p
 	}
 	return "address:" + addr.String()

@@ -13,7 +13,6 @@ import (
 
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcptest"
-	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/tasks"
 )
 
@@ -156,7 +155,7 @@ func TestTaskQuotas(t *testing.T) {
 	mustAddTool(t, s, Tool{Name: "quick"}, func(context.Context, *ToolRequest) (*ToolResult, error) { return TextResult("ok"), nil }, RunAsTask(TaskOptional))
 	as := func(p string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			s.ServeHTTP(w, r.WithContext(mrtr.ContextWithPrincipal(r.Context(), p)))
+			s.ServeHTTP(w, r.WithContext(ContextWithPrincipal(r.Context(), p)))
 		})
 	}
 	createTask(t, as("alice"), "job", nil, tasksCaps)

@@ -13,11 +13,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/jsonw"
-	"github.com/baton-mcp/baton/internal/round"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/round"
 	"github.com/baton-mcp/baton/tasks"
 )
 
@@ -41,7 +41,7 @@ import (
 // closes). Nothing is replayed: the code before a question runs once.
 //
 // The work runs on the instance that created the task; the record lives in
-// the TaskOptions.Store, so with a shared store (package redistasks) any
+// the TaskOptions.Store, so with a shared store (redisfleet.Fleet.Tasks) any
 // instance answers tasks/get, and tasks/update and tasks/cancel reach the
 // running instance through the store's signals. The running instance
 // renews a lease on the task; if it dies, the lease lapses and the next
@@ -75,7 +75,7 @@ const (
 // MemoryStore for this process and the defaults below.
 type TaskOptions struct {
 	// Store keeps the tasks. nil means a tasks.MemoryStore for this
-	// process; a fleet shares one (redistasks.New).
+	// process; a fleet shares one (redisfleet.Fleet.Tasks).
 	Store tasks.Store
 	// TTL is how long a task lives from its creation (default 1 hour): its
 	// status and result can be read until then, and work still running
@@ -373,7 +373,7 @@ func (run *taskRun) start() error {
 	now := h.s.now()
 	rec := &tasks.Record{
 		ID:             id,
-		Principal:      mrtr.PrincipalFromContext(run.ctx),
+		Principal:      PrincipalFromContext(run.ctx),
 		Owner:          h.instance,
 		Status:         tasks.StatusWorking,
 		CreatedAt:      now,
@@ -1047,7 +1047,7 @@ func (s *Server) handleTask(ctx context.Context, r *request) (_ json.RawMessage,
 			r.refuse(http.StatusServiceUnavailable, time.Second)
 		}
 	}()
-	rec, e := h.load(ctx, *r.p.TaskID, mrtr.PrincipalFromContext(ctx))
+	rec, e := h.load(ctx, *r.p.TaskID, PrincipalFromContext(ctx))
 	if e != nil {
 		return nil, e
 	}
@@ -1213,9 +1213,9 @@ func checkAnswer(request, raw json.RawMessage) error {
 	case mrtr.MethodElicit:
 		_, err = ir.Elicitation().CheckResult(raw)
 	case mrtr.MethodSample:
-		_, err = client.ParseCreateMessageResult(raw)
+		_, err = mcp.ParseCreateMessageResult(raw)
 	case mrtr.MethodListRoots:
-		_, err = client.ParseListRootsResult(raw)
+		_, err = mcp.ParseListRootsResult(raw)
 	default:
 		err = fmt.Errorf("unknown request method %q", ir.Method())
 	}

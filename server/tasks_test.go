@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
-	"github.com/baton-mcp/baton/internal/round"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/round"
 	"github.com/baton-mcp/baton/tasks"
 )
 
@@ -279,7 +279,7 @@ func TestTaskGating(t *testing.T) {
 	plain := newClient(t, s, "")
 	e := wantError(t, sendTool(t, plain, "required", nil), http.StatusBadRequest, jsonrpc.MissingRequiredClientCapability)
 	var data struct {
-		RequiredCapabilities client.Capabilities `json:"requiredCapabilities"`
+		RequiredCapabilities mcp.ClientCapabilities `json:"requiredCapabilities"`
 	}
 	if err := json.Unmarshal(e.Data, &data); err != nil || !data.RequiredCapabilities.HasExtension(TasksExtension) {
 		t.Errorf("task-required tool without the extension: data = %s, want requiredCapabilities.extensions[%q]", e.Data, TasksExtension)
@@ -566,7 +566,7 @@ func TestTaskPrincipal(t *testing.T) {
 	mustAddTool(t, s, Tool{Name: "job"}, g.handler, RunAsTask(TaskOptional))
 	as := func(p string) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			s.ServeHTTP(w, r.WithContext(mrtr.ContextWithPrincipal(r.Context(), p)))
+			s.ServeHTTP(w, r.WithContext(ContextWithPrincipal(r.Context(), p)))
 		})
 	}
 	id := createTask(t, as("alice"), "job", nil, tasksCaps)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 func TestParseURITemplate(t *testing.T) {
@@ -114,7 +114,7 @@ func TestResourceTemplates(t *testing.T) {
 					b.WriteString(" " + k + "=" + v)
 				}
 			}
-			return &ResourceResult{Contents: []content.ResourceContents{content.TextContents(r.URI, "", b.String())}}, nil
+			return &ResourceResult{Contents: []mcp.ResourceContents{mcp.TextContents(r.URI, "", b.String())}}, nil
 		}
 	}
 	for _, tt := range []ResourceTemplate{

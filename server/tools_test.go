@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // routeSchema is a 2020-12 schema with $defs, $ref and
@@ -285,7 +285,7 @@ func TestToolRequires(t *testing.T) {
 	mustAddTool(t, s, Tool{Name: "needs"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
 		calls++
 		return TextResult("ok"), nil
-	}, RequireCapabilities(client.Capabilities{Sampling: &client.SamplingCapability{}, Roots: &client.RootsCapability{}}))
+	}, RequireCapabilities(mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{}, Roots: &mcp.RootsCapability{}}))
 	for _, tt := range []struct{ caps, data string }{
 		{`{}`, `{"requiredCapabilities":{"sampling":{},"roots":{}}}`},
 		{`{"sampling":{}}`, `{"requiredCapabilities":{"roots":{}}}`},

@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // ToolHandlerFor handles tools/call for a typed tool (see AddTool): in
@@ -199,7 +199,7 @@ func (tt *typedTool[In, Out]) handle(ctx context.Context, req *ToolRequest) (*To
 	if string(b) == "null" {
 		return nil, tt.internal("it returned no result", errors.New("nil Out and nil error"))
 	}
-	return &ToolResult{Content: []content.Block{content.Text(string(b))}, StructuredContent: json.RawMessage(b)}, nil
+	return &ToolResult{Content: []mcp.Block{mcp.Text(string(b))}, StructuredContent: json.RawMessage(b)}, nil
 }
 
 // internal logs why a typed tool's result cannot be sent and returns the

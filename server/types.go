@@ -8,13 +8,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
-	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
-	"github.com/baton-mcp/baton/internal/round"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
+	"github.com/baton-mcp/baton/server/internal/round"
 )
 
 // ProtocolVersion is the protocol revision the modern dispatch serves.
@@ -39,7 +38,7 @@ type Implementation struct {
 	WebsiteURL string `json:"websiteUrl,omitempty"`
 	// Icons are images a client may show for the program ("icons");
 	// omitted when empty.
-	Icons []content.Icon `json:"icons,omitempty"`
+	Icons []mcp.Icon `json:"icons,omitempty"`
 }
 
 // Tool describes a tool. InputSchema and OutputSchema are sent as given
@@ -69,7 +68,7 @@ type Tool struct {
 	Annotations *ToolAnnotations `json:"annotations,omitempty"`
 	// Icons are images a client may show for the tool ("icons"); omitted
 	// when empty.
-	Icons []content.Icon `json:"icons,omitempty"`
+	Icons []mcp.Icon `json:"icons,omitempty"`
 	// Meta is the tool's "_meta" object, sent as given; omitted when
 	// empty.
 	Meta map[string]any `json:"_meta,omitempty"`
@@ -105,7 +104,7 @@ type ToolAnnotations struct {
 type ToolResult struct {
 	// Content holds the result's content blocks ("content", always sent:
 	// [] when nil).
-	Content []content.Block
+	Content []mcp.Block
 	// StructuredContent is the result as a JSON value, sent as
 	// "structuredContent" (encoded with encoding/json; a json.RawMessage
 	// is sent as is); omitted when nil. A tool with an OutputSchema must
@@ -124,13 +123,13 @@ type ToolResult struct {
 
 // TextResult returns a result holding one text block.
 func TextResult(text string) *ToolResult {
-	return &ToolResult{Content: []content.Block{content.Text(text)}}
+	return &ToolResult{Content: []mcp.Block{mcp.Text(text)}}
 }
 
 // ErrorResult returns an isError result holding one text block: a tool
 // execution failure the model can see, not a protocol error.
 func ErrorResult(text string) *ToolResult {
-	return &ToolResult{Content: []content.Block{content.Text(text)}, IsError: true}
+	return &ToolResult{Content: []mcp.Block{mcp.Text(text)}, IsError: true}
 }
 
 // Prompt describes a prompt, as prompts/list lists it.
@@ -148,7 +147,7 @@ type Prompt struct {
 	Arguments []PromptArgument `json:"arguments,omitempty"`
 	// Icons are images a client may show for the prompt ("icons");
 	// omitted when empty.
-	Icons []content.Icon `json:"icons,omitempty"`
+	Icons []mcp.Icon `json:"icons,omitempty"`
 	// Meta is the prompt's "_meta" object, sent as given; omitted when
 	// empty.
 	Meta map[string]any `json:"_meta,omitempty"`
@@ -173,9 +172,9 @@ type PromptArgument struct {
 // PromptMessage is one message of a prompt.
 type PromptMessage struct {
 	// Role is who speaks the message: "user" or "assistant" ("role").
-	Role content.Role `json:"role"`
+	Role mcp.Role `json:"role"`
 	// Content is the message's single content block ("content").
-	Content content.Block `json:"content"`
+	Content mcp.Block `json:"content"`
 }
 
 // PromptResult is the complete result of a prompts/get. It is sent as
@@ -213,10 +212,10 @@ type Resource struct {
 	Size *int64 `json:"size,omitempty"`
 	// Annotations are hints about the resource's audience, priority and
 	// age ("annotations"); omitted when nil.
-	Annotations *content.Annotations `json:"annotations,omitempty"`
+	Annotations *mcp.Annotations `json:"annotations,omitempty"`
 	// Icons are images a client may show for the resource ("icons");
 	// omitted when empty.
-	Icons []content.Icon `json:"icons,omitempty"`
+	Icons []mcp.Icon `json:"icons,omitempty"`
 	// Meta is the resource's "_meta" object, sent as given; omitted when
 	// empty.
 	Meta map[string]any `json:"_meta,omitempty"`
@@ -241,10 +240,10 @@ type ResourceTemplate struct {
 	MimeType string `json:"mimeType,omitempty"`
 	// Annotations are hints about the resources' audience, priority and
 	// age ("annotations"); omitted when nil.
-	Annotations *content.Annotations `json:"annotations,omitempty"`
+	Annotations *mcp.Annotations `json:"annotations,omitempty"`
 	// Icons are images a client may show for the resources ("icons");
 	// omitted when empty.
-	Icons []content.Icon `json:"icons,omitempty"`
+	Icons []mcp.Icon `json:"icons,omitempty"`
 	// Meta is the template's "_meta" object, sent as given; omitted when
 	// empty.
 	Meta map[string]any `json:"_meta,omitempty"`
@@ -256,7 +255,7 @@ type ResourceTemplate struct {
 type ResourceResult struct {
 	// Contents are the resource's contents ("contents"): usually one
 	// entry, more when the URI names several (a directory, say).
-	Contents []content.ResourceContents
+	Contents []mcp.ResourceContents
 	// Cache overrides the server's caching hint for this read
 	// (Options.ReadCache): it sets "ttlMs" and "cacheScope". Not sent
 	// itself.
@@ -308,7 +307,7 @@ type RequestMeta struct {
 	// ClientCapabilities are the capabilities declared on this request,
 	// from "io.modelcontextprotocol/clientCapabilities" (required; {}
 	// declares none). They hold for this request only.
-	ClientCapabilities client.Capabilities
+	ClientCapabilities mcp.ClientCapabilities
 	// ClientInfo is the self-reported client identity, from
 	// "io.modelcontextprotocol/clientInfo", or nil when not sent. Do not
 	// base decisions on it.

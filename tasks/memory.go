@@ -10,7 +10,7 @@ import (
 // MemoryStore is a Store for one process: the default of a server that is
 // given none. Its tasks are lost when the process ends, and another
 // process cannot see them, so a fleet needs a shared store (package
-// redistasks). It is safe for concurrent use and forgets tasks once they
+// redisfleet.Fleet.Tasks). It is safe for concurrent use and forgets tasks once they
 // expire.
 type MemoryStore struct {
 	now func() time.Time

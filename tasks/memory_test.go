@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/internal/taskstoretest"
 	"github.com/baton-mcp/baton/tasks"
+	"github.com/baton-mcp/baton/tasks/taskstest"
 )
 
 func TestMemoryStore(t *testing.T) {
-	taskstoretest.Run(t, func(*testing.T) tasks.Store { return tasks.NewMemoryStore() })
+	taskstest.Run(t, func(*testing.T) tasks.Store { return tasks.NewMemoryStore() })
 }
 
 // The memory store tells expiry by the clock it is given, and sweeps
@@ -20,7 +20,7 @@ func TestMemoryStoreClock(t *testing.T) {
 	now := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
 	s := tasks.NewMemoryStoreWithClock(func() time.Time { return now })
 	ctx := context.Background()
-	r := taskstoretest.Record(time.Minute)
+	r := taskstest.Record(time.Minute)
 	r.CreatedAt, r.ExpiresAt = now, now.Add(time.Minute)
 	if err := s.Create(ctx, r); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,7 @@
 // (io.modelcontextprotocol/tasks, SEP-2663): the record of one task, the
 // Store interface every instance of a deployment reads and writes them
 // through, and MemoryStore, the store of a single process. Package
-// redistasks provides a Store on Redis for a fleet.
+// redisfleet provides a Store on Redis for a fleet (Fleet.Tasks).
 //
 // A store is deliberately dumb: it keeps records, applies an update
 // atomically (Update re-runs the caller's function until its write does not
@@ -209,7 +209,7 @@ type Store interface {
 // owner is still alive before declaring the task lost. One write per
 // instance vouches for all its tasks, and it tells "the instance is gone"
 // from "the store was unreachable for a while". MemoryStore and
-// redistasks.Store implement it.
+// redisfleet.TaskStore implement it.
 type Heartbeats interface {
 	// Beat records that instance is alive until until.
 	Beat(ctx context.Context, instance string, until time.Time) error

@@ -16,8 +16,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -110,7 +110,7 @@ func sampling(ctx context.Context, req *server.ToolRequest) (*server.ToolResult,
 	if err := req.Bind(&in); err != nil {
 		return nil, err
 	}
-	res, err := req.CreateMessage(ctx, &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText(in.Prompt)}, MaxTokens: 100})
+	res, err := req.CreateMessage(ctx, &mcp.CreateMessageParams{Messages: []mcp.SamplingMessage{mcp.UserText(in.Prompt)}, MaxTokens: 100})
 	if err != nil {
 		return nil, err
 	}

@@ -52,10 +52,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcpecho"
 	"github.com/baton-mcp/baton/mrtr"
-	"github.com/baton-mcp/baton/redisledger"
-	"github.com/baton-mcp/baton/redissessions"
-	"github.com/baton-mcp/baton/redistasks"
+	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
 	"github.com/baton-mcp/baton/tasks"
 )
@@ -87,17 +86,17 @@ func run() error {
 	if keys != nil {
 		log.Info("requestState keys", "signing", keys.SigningKeyID(), "verifying", strings.Join(keys.IDs(), ","))
 	}
-	ledger, err := ledgerFromEnv(os.Getenv("BATON_REDIS_URL"))
+	fleet, err := fleetFromEnv(os.Getenv("BATON_REDIS_URL"))
 	if err != nil {
 		return err
 	}
-	store, err := taskStoreFromEnv(os.Getenv("BATON_REDIS_URL"))
-	if err != nil {
-		return err
-	}
-	sessions, err := sessionStoreFromEnv(os.Getenv("BATON_REDIS_URL"))
-	if err != nil {
-		return err
+	var (
+		ledger   server.Ledger
+		store    tasks.Store
+		sessions legacy.Store
+	)
+	if fleet != nil {
+		ledger, store, sessions = fleet.Ledger(), fleet.Tasks(), fleet.Sessions()
 	}
 	proxies, err := parsePrefixes(*trusted)
 	if err != nil {
@@ -118,11 +117,12 @@ func run() error {
 	return serveHTTP(ctx, srv, *addr, *drainTimeout, log)
 }
 
-// ledgerFromEnv returns a Redis ledger when BATON_REDIS_URL is set
-// (redis://host:port/db or unix:///path), so that a confirmation is
-// redeemed once across all the instances that share it; otherwise nil (a
-// ledger for this process only).
-func ledgerFromEnv(url string) (mrtr.Ledger, error) {
+// fleetFromEnv returns the Redis-backed parts of a fleet when
+// BATON_REDIS_URL is set (redis://host:port/db or unix:///path): a ledger,
+// so that a confirmation is redeemed once across all the instances that
+// share it, and the task and 2025-11-25 session stores they share.
+// Otherwise it returns nil: each process keeps its own.
+func fleetFromEnv(url string) (*redisfleet.Fleet, error) {
 	if url == "" {
 		return nil, nil
 	}
@@ -131,36 +131,7 @@ func ledgerFromEnv(url string) (mrtr.Ledger, error) {
 		return nil, fmt.Errorf("BATON_REDIS_URL: %w", err)
 	}
 	opts.ContextTimeoutEnabled = true // Options.StoreTimeout bounds each call
-	return redisledger.New(redis.NewClient(opts), "baton:redeemed:"), nil
-}
-
-// taskStoreFromEnv returns a Redis task store when BATON_REDIS_URL is set,
-// shared by every instance; otherwise nil (tasks kept in this process).
-func taskStoreFromEnv(url string) (tasks.Store, error) {
-	if url == "" {
-		return nil, nil
-	}
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("BATON_REDIS_URL: %w", err)
-	}
-	opts.ContextTimeoutEnabled = true
-	return redistasks.New(redis.NewClient(opts), "baton:tasks:"), nil
-}
-
-// sessionStoreFromEnv returns a Redis store for 2025-11-25 sessions when
-// BATON_REDIS_URL is set, shared by every instance; otherwise nil (the
-// sessions of this process, in its memory).
-func sessionStoreFromEnv(url string) (legacy.Store, error) {
-	if url == "" {
-		return nil, nil
-	}
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("BATON_REDIS_URL: %w", err)
-	}
-	opts.ContextTimeoutEnabled = true
-	return redissessions.New(redis.NewClient(opts), "baton:sessions:"), nil
+	return redisfleet.New(redis.NewClient(opts), redisfleet.Options{Prefix: "baton:"}), nil
 }
 
 // parsePrefixes reads comma-separated CIDR prefixes (a bare address is
@@ -250,7 +221,7 @@ func stateKey(secret string) mrtr.Key {
 func serveHTTP(ctx context.Context, srv *server.Server, addr string, drain time.Duration, log *slog.Logger) error {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	srv.Mount(e, "/mcp")
+	mcpecho.Mount(e, "/mcp", srv)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)

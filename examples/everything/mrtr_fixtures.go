@@ -21,9 +21,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/baton-mcp/baton/client"
-	"github.com/baton-mcp/baton/content"
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
@@ -37,14 +36,14 @@ type mrtrFixtures struct {
 	context *elicit.Request // the prompt's question, {context}
 	note    *elicit.Request // streaming_elicitation's question, {note}
 
-	capital  *client.CreateMessageParams // "What is the capital of France?", 100 tokens
-	greeting *client.CreateMessageParams // "Generate a greeting", 50 tokens
+	capital  *mcp.CreateMessageParams // "What is the capital of France?", 100 tokens
+	greeting *mcp.CreateMessageParams // "Generate a greeting", 50 tokens
 }
 
 func newMRTRFixtures() (*mrtrFixtures, error) {
 	f := &mrtrFixtures{
-		capital:  &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("What is the capital of France?")}, MaxTokens: 100},
-		greeting: &client.CreateMessageParams{Messages: []client.SamplingMessage{client.UserText("Generate a greeting")}, MaxTokens: 50},
+		capital:  &mcp.CreateMessageParams{Messages: []mcp.SamplingMessage{mcp.UserText("What is the capital of France?")}, MaxTokens: 100},
+		greeting: &mcp.CreateMessageParams{Messages: []mcp.SamplingMessage{mcp.UserText("Generate a greeting")}, MaxTokens: 50},
 	}
 	var errs [6]error
 	f.name, errs[0] = askText("What is your name?", "name")
@@ -75,7 +74,7 @@ func addMRTRFixtures(srv *server.Server) error {
 		{noArgs("test_input_required_result_capabilities", "Asks only what the client can answer"), f.capabilities, nil},
 		{noArgs("test_missing_capability", "Needs sampling"), f.missingCapability, nil},
 		{noArgs("test_streaming_elicitation", "Streams progress, then asks through input_required"), f.streamingElicitation,
-			[]server.RegisterOption{server.RequireCapabilities(client.Capabilities{Elicitation: &client.ElicitationCapability{}})}},
+			[]server.RegisterOption{server.RequireCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}})}},
 	})
 	if err != nil {
 		return err
@@ -239,7 +238,7 @@ func (f *mrtrFixtures) capabilities(ctx context.Context, req *server.ToolRequest
 
 // missingCapability is test_missing_capability (server-stateless): it
 // needs sampling; called without sampling in the envelope, the ask fails
-// with a *client.MissingCapabilityError, which the server answers -32021
+// with a *mcp.MissingCapabilityError, which the server answers -32021
 // with data.requiredCapabilities {sampling: {}} and HTTP 400.
 func (f *mrtrFixtures) missingCapability(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 	res, err := req.CreateMessage(ctx, f.capital, server.WithKey("sample_request"))
@@ -289,7 +288,7 @@ func (f *mrtrFixtures) prompt(ctx context.Context, req *server.PromptRequest) (*
 		return nil, err
 	}
 	c, _ := acceptedString(res, "context")
-	return &server.PromptResult{Messages: []server.PromptMessage{{Role: content.RoleUser, Content: content.Text("Context: " + c)}}}, nil
+	return &server.PromptResult{Messages: []server.PromptMessage{{Role: mcp.RoleUser, Content: mcp.Text("Context: " + c)}}}, nil
 }
 
 // askText returns a form asking for one required string field.
@@ -311,7 +310,7 @@ func acceptedString(res *elicit.Result, field string) (string, bool) {
 }
 
 // rootURIs lists the roots' URIs, comma-separated.
-func rootURIs(res *client.ListRootsResult) string {
+func rootURIs(res *mcp.ListRootsResult) string {
 	uris := make([]string, len(res.Roots))
 	for i, r := range res.Roots {
 		uris[i] = r.URI

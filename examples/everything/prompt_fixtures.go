@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -62,7 +62,7 @@ func promptWithArguments(ctx context.Context, req *server.PromptRequest) (*serve
 // the given URI, then a text message.
 func promptWithEmbeddedResource(ctx context.Context, req *server.PromptRequest) (*server.PromptResult, error) {
 	return &server.PromptResult{Messages: []server.PromptMessage{
-		{Role: content.RoleUser, Content: content.Embedded(content.TextContents(req.Arguments["resourceUri"], "text/plain", "Embedded resource content for testing."))},
+		{Role: mcp.RoleUser, Content: mcp.Embedded(mcp.TextContents(req.Arguments["resourceUri"], "text/plain", "Embedded resource content for testing."))},
 		textMessage("Please process the embedded resource above."),
 	}}, nil
 }
@@ -71,14 +71,14 @@ func promptWithEmbeddedResource(ctx context.Context, req *server.PromptRequest) 
 // message holding the PNG, then a text message.
 func promptWithImage(ctx context.Context, req *server.PromptRequest) (*server.PromptResult, error) {
 	return &server.PromptResult{Messages: []server.PromptMessage{
-		{Role: content.RoleUser, Content: pngBlock},
+		{Role: mcp.RoleUser, Content: pngBlock},
 		textMessage("Please analyze the image above."),
 	}}, nil
 }
 
 // textMessage is a user message holding text.
 func textMessage(text string) server.PromptMessage {
-	return server.PromptMessage{Role: content.RoleUser, Content: content.Text(text)}
+	return server.PromptMessage{Role: mcp.RoleUser, Content: mcp.Text(text)}
 }
 
 // complete answers completion/complete (completion-complete): for

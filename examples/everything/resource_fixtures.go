@@ -9,7 +9,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -39,13 +39,13 @@ func addResourceFixtures(srv *server.Server) error {
 // staticText serves a text/plain resource at uri.
 func staticText(uri, text string) server.ResourceHandler {
 	return func(ctx context.Context, req *server.ResourceRequest) (*server.ResourceResult, error) {
-		return &server.ResourceResult{Contents: []content.ResourceContents{content.TextContents(uri, "text/plain", text)}}, nil
+		return &server.ResourceResult{Contents: []mcp.ResourceContents{mcp.TextContents(uri, "text/plain", text)}}, nil
 	}
 }
 
 // staticPNG serves test://static-binary: the 1×1 PNG, base64.
 func staticPNG(ctx context.Context, req *server.ResourceRequest) (*server.ResourceResult, error) {
-	return &server.ResourceResult{Contents: []content.ResourceContents{{URI: "test://static-binary", MimeType: "image/png", Blob: pngBase64, IsBlob: true}}}, nil
+	return &server.ResourceResult{Contents: []mcp.ResourceContents{{URI: "test://static-binary", MimeType: "image/png", Blob: pngBase64, IsBlob: true}}}, nil
 }
 
 // templateData serves test://template/{id}/data (resources-templates-read):
@@ -56,5 +56,5 @@ func templateData(ctx context.Context, req *server.ResourceRequest) (*server.Res
 	if err != nil {
 		return nil, err
 	}
-	return &server.ResourceResult{Contents: []content.ResourceContents{content.TextContents(req.URI, "application/json", string(body))}}, nil
+	return &server.ResourceResult{Contents: []mcp.ResourceContents{mcp.TextContents(req.URI, "application/json", string(body))}}, nil
 }

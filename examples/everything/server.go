@@ -36,7 +36,7 @@ func newServer(keys *mrtr.KeyRing, ttl time.Duration, log *slog.Logger) (*server
 // newServerWithLedger is newServer with the ledger that redeems
 // confirmations once (nil: one for this process; share one, such as
 // Redis, across instances).
-func newServerWithLedger(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, log *slog.Logger) (*server.Server, error) {
+func newServerWithLedger(keys *mrtr.KeyRing, ttl time.Duration, ledger server.Ledger, log *slog.Logger) (*server.Server, error) {
 	return newServerWith(keys, ttl, ledger, server.TaskOptions{}, nil, log)
 }
 
@@ -44,9 +44,9 @@ func newServerWithLedger(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledg
 // extension: the store that keeps tasks (nil: this process's memory; share
 // one, such as Redis, across instances), their TTL and lease; more adjust
 // the server's options (the store timeout, the trusted proxies).
-func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger mrtr.Ledger, taskOpts server.TaskOptions, legacyOpts *legacy.Options, log *slog.Logger, more ...func(*server.Options)) (*server.Server, error) {
+func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger server.Ledger, taskOpts server.TaskOptions, legacyOpts *legacy.Options, log *slog.Logger, more ...func(*server.Options)) (*server.Server, error) {
 	if ledger == nil {
-		ledger = mrtr.NewMemoryLedger()
+		ledger = server.NewMemoryLedger()
 	}
 	opts := &server.Options{
 		Instructions: "Baton's example server: the conformance fixtures and a transfer that asks for confirmation.",

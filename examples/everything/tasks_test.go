@@ -82,10 +82,11 @@ func TestTasksSharedThroughRedis(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		store, err := taskStoreFromEnv("unix://" + rs.Socket)
+		fleet, err := fleetFromEnv("unix://" + rs.Socket)
 		if err != nil {
 			t.Fatal(err)
 		}
+		store := fleet.Tasks()
 		srv, err := newServerWith(keys, time.Minute, nil, server.TaskOptions{Store: store}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)

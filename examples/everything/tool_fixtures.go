@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/baton-mcp/baton/content"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -25,8 +25,8 @@ const (
 )
 
 var (
-	pngBlock = content.Block{Type: content.TypeImage, Data: pngBase64, MimeType: "image/png"}
-	wavBlock = content.Block{Type: content.TypeAudio, Data: wavBase64, MimeType: "audio/wav"}
+	pngBlock = mcp.Block{Type: mcp.BlockImage, Data: pngBase64, MimeType: "image/png"}
+	wavBlock = mcp.Block{Type: mcp.BlockAudio, Data: wavBase64, MimeType: "audio/wav"}
 )
 
 func addToolFixtures(srv *server.Server) error {
@@ -62,21 +62,21 @@ func simpleText(ctx context.Context, req *server.ToolRequest) (*server.ToolResul
 // imageContent is test_image_content (tools-call-image): the 1×1 PNG,
 // base64, image/png.
 func imageContent(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-	return &server.ToolResult{Content: []content.Block{pngBlock}}, nil
+	return &server.ToolResult{Content: []mcp.Block{pngBlock}}, nil
 }
 
 // audioContent is test_audio_content (tools-call-audio): the minimal WAV,
 // base64, audio/wav.
 func audioContent(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-	return &server.ToolResult{Content: []content.Block{wavBlock}}, nil
+	return &server.ToolResult{Content: []mcp.Block{wavBlock}}, nil
 }
 
 // embeddedResource is test_embedded_resource
 // (tools-call-embedded-resource): an embedded text/plain resource at
 // test://embedded-resource.
 func embeddedResource(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-	return &server.ToolResult{Content: []content.Block{
-		content.Embedded(content.TextContents("test://embedded-resource", "text/plain", "This is an embedded resource content.")),
+	return &server.ToolResult{Content: []mcp.Block{
+		mcp.Embedded(mcp.TextContents("test://embedded-resource", "text/plain", "This is an embedded resource content.")),
 	}}, nil
 }
 
@@ -84,10 +84,10 @@ func embeddedResource(ctx context.Context, req *server.ToolRequest) (*server.Too
 // text, the PNG, and an embedded JSON resource at
 // test://mixed-content-resource, in that order.
 func mixedContent(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-	return &server.ToolResult{Content: []content.Block{
-		content.Text("Multiple content types test:"),
+	return &server.ToolResult{Content: []mcp.Block{
+		mcp.Text("Multiple content types test:"),
 		pngBlock,
-		content.Embedded(content.TextContents("test://mixed-content-resource", "application/json", `{"test":"data","value":123}`)),
+		mcp.Embedded(mcp.TextContents("test://mixed-content-resource", "application/json", `{"test":"data","value":123}`)),
 	}}, nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"strconv"
 
 	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -19,7 +18,7 @@ import (
 // is this process's memory, and another instance would transfer again.
 // When the ledger cannot be reached the transfer fails closed, and the
 // client reads a generic error (the detail is in the log).
-func addTransfer(srv *server.Server, ledger mrtr.Ledger) error {
+func addTransfer(srv *server.Server, ledger server.Ledger) error {
 	tool := server.Tool{
 		Name:        "confirm_transfer",
 		Description: "Transfers an amount to a recipient after the user confirms",
@@ -53,7 +52,7 @@ func addTransfer(srv *server.Server, ledger mrtr.Ledger) error {
 		// and the handler runs once: Redeem has no retry to guard and
 		// succeeds.
 		if err := req.Redeem(ctx, ledger); err != nil {
-			if errors.Is(err, mrtr.ErrAlreadyRedeemed) {
+			if errors.Is(err, server.ErrAlreadyRedeemed) {
 				return server.ErrorResult("This confirmation was already used; nothing transferred"), nil
 			}
 			return nil, err

@@ -18,7 +18,7 @@ import (
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/mcptest"
-	"github.com/baton-mcp/baton/redisledger"
+	"github.com/baton-mcp/baton/redisfleet"
 )
 
 // client returns a test client for target that answers the example's
@@ -168,7 +168,7 @@ func TestReplayedConfirmationOtherInstance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := newServerWithLedger(keys, time.Minute, redisledger.New(rs.Client(t), "baton:redeemed:"), slog.New(slog.NewTextHandler(io.Discard, nil)))
+		srv, err := newServerWithLedger(keys, time.Minute, redisfleet.New(rs.Client(t), redisfleet.Options{}).Ledger(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +209,7 @@ func TestLedgerDownMidFlow(t *testing.T) {
 	opts.MaxRetries, opts.DialerRetries = -1, 1
 	client := redis.NewClient(opts)
 	t.Cleanup(func() { _ = client.Close() })
-	srv, err := newServerWithLedger(keys, time.Minute, redisledger.New(client, "baton:redeemed:"), slog.New(slog.NewTextHandler(logs, nil)))
+	srv, err := newServerWithLedger(keys, time.Minute, redisfleet.New(client, redisfleet.Options{}).Ledger(), slog.New(slog.NewTextHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

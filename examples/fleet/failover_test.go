@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // The tasks extension and 2025-11-25 sessions on the fleet: work that
@@ -31,8 +31,8 @@ import (
 const taskLease = 3 * time.Second
 
 // taskCaps declares elicitation and the tasks extension.
-var taskCaps = &client.Capabilities{
-	Elicitation: &client.ElicitationCapability{},
+var taskCaps = &mcp.ClientCapabilities{
+	Elicitation: &mcp.ElicitationCapability{},
 	Extensions:  map[string]json.RawMessage{"io.modelcontextprotocol/tasks": json.RawMessage("{}")},
 }
 

@@ -28,8 +28,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/client"
 	"github.com/baton-mcp/baton/internal/testredis"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -415,12 +415,12 @@ func callTool(ctx context.Context, url, tool string, args map[string]any, state 
 		opts = append(opts, mcptest.Resume(state, responses))
 	}
 	return post(ctx, url, "tools/call", map[string]any{"name": tool, "arguments": args},
-		&client.Capabilities{Elicitation: &client.ElicitationCapability{}}, opts...)
+		&mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}, opts...)
 }
 
 // post sends one 2026-07-28 request through mcptest, declaring caps, and
 // returns its reply (a JSON-RPC error is r.err, not an error).
-func post(ctx context.Context, url, method string, params map[string]any, caps *client.Capabilities, opts ...mcptest.CallOption) (*reply, error) {
+func post(ctx context.Context, url, method string, params map[string]any, caps *mcp.ClientCapabilities, opts ...mcptest.CallOption) (*reply, error) {
 	c, err := mcptest.New(mcptest.URL(url, httpClient), &mcptest.Options{Capabilities: caps})
 	if err != nil {
 		return nil, err

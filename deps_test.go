@@ -1,0 +1,222 @@
+package baton_test
+
+// The layering test, as go/build's deps_test holds the standard library's:
+// every package of the module sits in one layer, and imports only from the
+// layers below its own. README.md's "Packages" section shows the same
+// list; this test is its source of truth and fails when the two differ.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/baton-mcp/baton"
+
+// layers are the module's packages, lowest first. A package may import a
+// package of any layer below its own, and none of its own layer or above.
+var layers = [][]string{
+	{"internal/clientaddr", "internal/clip", "internal/jsonw", "internal/sse", "internal/testredis"},
+	{"internal/jsonscan"},
+	{"internal/strictjson"},
+	{"jsonrpc"},
+	{"internal/rpcwire"},
+	{"internal/era"},
+	{"mcp", "elicit", "tasks"},
+	{"mrtr", "tasks/taskstest"},
+	{"server/internal/seal", "mcptest"},
+	{"server/internal/round"},
+	{"server"},
+	{"legacy"},
+	{"legacy/legacytest", "auth", "mcpecho", "lambda"},
+	{"redisfleet"},
+}
+
+// thirdParty says which packages may import a module outside the standard
+// library and Baton, by module path prefix. Anything else imports only the
+// standard library and Baton.
+var thirdParty = map[string][]string{
+	"github.com/labstack/echo/":              {"mcpecho"},
+	"github.com/redis/go-redis/":             {"redisfleet", "internal/testredis"},
+	"github.com/aws/aws-lambda-go/":          {"lambda"},
+	"github.com/golang-jwt/jwt/":             {"server/internal/seal", "auth"},
+	"github.com/google/jsonschema-go/":       {"server"},
+	"github.com/santhosh-tekuri/jsonschema/": {"server", "elicit"},
+	"github.com/segmentio/encoding/":         {"internal/strictjson"},
+	"golang.org/x/text/":                     {"server", "elicit"},
+}
+
+type listed struct {
+	ImportPath string
+	Imports    []string
+	Standard   bool
+}
+
+// list returns the module's packages (tests excluded), by path relative
+// to the module.
+func list(t *testing.T) map[string]*listed {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-e", "-json=ImportPath,Imports,Standard", "./...").Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs := map[string]*listed{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listed
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		rel, ok := strings.CutPrefix(p.ImportPath, module+"/")
+		if !ok {
+			continue
+		}
+		pkgs[rel] = &p
+	}
+	return pkgs
+}
+
+// outsideTheLayers are the module's programs: nothing imports them.
+func outsideTheLayers(rel string) bool {
+	return strings.HasPrefix(rel, "examples/") || strings.HasPrefix(rel, "scripts/")
+}
+
+func TestLayers(t *testing.T) {
+	layerOf := map[string]int{}
+	for i, l := range layers {
+		for _, p := range l {
+			if _, dup := layerOf[p]; dup {
+				t.Fatalf("%s is in two layers", p)
+			}
+			layerOf[p] = i
+		}
+	}
+	pkgs := list(t)
+	for rel := range layerOf {
+		if pkgs[rel] == nil {
+			t.Errorf("layer package %s does not exist: remove it from the layers", rel)
+		}
+	}
+	for rel, p := range pkgs {
+		if outsideTheLayers(rel) {
+			continue
+		}
+		from, ok := layerOf[rel]
+		if !ok {
+			t.Errorf("package %s is in no layer: add it to the layers here and in README.md", rel)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if dep, ok := strings.CutPrefix(imp, module+"/"); ok {
+				if to, ok := layerOf[dep]; ok && to >= from {
+					t.Errorf("%s imports %s: that import runs back up the layering (layer %d imports layer %d)", rel, dep, from+1, to+1)
+				}
+				continue
+			}
+			if !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+				continue // the standard library
+			}
+			allowed := false
+			for prefix, users := range thirdParty {
+				if strings.HasPrefix(imp+"/", prefix) {
+					for _, u := range users {
+						allowed = allowed || u == rel
+					}
+				}
+			}
+			if !allowed {
+				t.Errorf("%s imports %s, which only the packages listed in thirdParty may", rel, imp)
+			}
+		}
+	}
+}
+
+// Examples are written against the public API only.
+func TestExamplesImportNoInternalPackage(t *testing.T) {
+	for rel, p := range list(t) {
+		if !strings.HasPrefix(rel, "examples/") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if dep, ok := strings.CutPrefix(imp, module+"/"); ok && (strings.HasPrefix(dep, "internal/") || strings.Contains(dep, "/internal/")) {
+				t.Errorf("%s imports %s: examples use only the public API", rel, dep)
+			}
+		}
+	}
+}
+
+// README.md shows the layers exactly as this test holds them: the code
+// block that follows the sentence naming deps_test.go.
+func TestREADMELayers(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := bytes.Cut(readme, []byte("`deps_test.go` holds the same list"))
+	if !ok {
+		t.Fatal("README.md no longer names deps_test.go before its list of layers")
+	}
+	_, block, ok := bytes.Cut(after, []byte("```\n"))
+	if !ok {
+		t.Fatal("README.md: no code block after the sentence naming deps_test.go")
+	}
+	block, _, _ = bytes.Cut(block, []byte("```"))
+	var want []string
+	for _, l := range layers {
+		want = append(want, strings.Join(l, " "))
+	}
+	got := strings.Split(strings.TrimSpace(string(block)), "\n")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("README.md's layers differ from deps_test.go's:\nREADME:\n%s\n\ndeps_test.go:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// README.md's "Packages" block names every public package, and no other.
+func TestREADMEPackages(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := bytes.Cut(readme, []byte("\n## Packages\n"))
+	if !ok {
+		t.Fatal(`README.md has no "## Packages" section`)
+	}
+	_, block, ok := bytes.Cut(section, []byte("```\n"))
+	if !ok {
+		t.Fatal("README.md's Packages section has no code block")
+	}
+	block, _, _ = bytes.Cut(block, []byte("```"))
+	named := map[string]bool{}
+	for _, line := range strings.Split(string(block), "\n") {
+		if line == "" || line[0] == ' ' {
+			continue
+		}
+		named[strings.Fields(line)[0]] = true
+	}
+	for rel := range list(t) {
+		if outsideTheLayers(rel) || strings.HasPrefix(rel, "internal/") || strings.Contains(rel, "/internal/") {
+			continue
+		}
+		if !named[rel] {
+			t.Errorf("README.md's Packages section does not name package %s", rel)
+		}
+		delete(named, rel)
+	}
+	for _, extra := range []string{"internal/", "examples", "bench"} {
+		delete(named, extra)
+	}
+	for p := range named {
+		t.Errorf("README.md's Packages section names %s, which is not a public package", p)
+	}
+}

@@ -1,0 +1,22 @@
+// Package mcp is the wire vocabulary that servers and clients share.
+//
+// Content: text, image and audio blocks, resource links and embedded
+// resources (Block), and the resource contents a resources/read returns
+// (ResourceContents), with their Role, Annotations and Icon. A Block is a
+// plain struct whose Type says which fields count; the constructors (Text,
+// Image, Audio, Link, Embedded) fill the right ones, and MarshalJSON writes
+// exactly the members that type defines, so a text block with empty text
+// still carries "text":"".
+//
+// The client as a server sees it: the capabilities it declares on each
+// request (ClientCapabilities), and the two kinds of question besides
+// elicitation that a server may ask it: sampling its model
+// (CreateMessageParams, answered by a CreateMessageResult) and listing its
+// roots (answered by a ListRootsResult). Elicitation, the third, has its own
+// package, elicit.
+//
+// On the 2026-07-28 protocol these questions travel inside an
+// input_required result; on a 2025-11-25 session they are real requests to
+// the client. Handlers ask them through the methods of server.Call either
+// way; this package holds the vocabulary both share.
+package mcp

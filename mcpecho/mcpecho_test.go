@@ -1,0 +1,123 @@
+package mcpecho_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/labstack/echo/v4"
+
+	"github.com/baton-mcp/baton/auth"
+	"github.com/baton-mcp/baton/mcpecho"
+	"github.com/baton-mcp/baton/mcptest"
+	"github.com/baton-mcp/baton/server"
+)
+
+func newServer(t *testing.T) *server.Server {
+	t.Helper()
+	srv, err := server.New(server.Implementation{Name: "t", Version: "1"}, &server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	err = server.AddTool(srv, server.Tool{Name: "whoami"}, func(ctx context.Context, req *server.ToolRequest, _ struct{}) (*server.ToolResult, error) {
+		return server.TextResult("principal=" + req.Principal()), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+func callText(t *testing.T, target mcptest.Target, opts *mcptest.Options) string {
+	t.Helper()
+	c, err := mcptest.New(target, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.CallTool(t.Context(), "whoami", map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Text()
+}
+
+// Mount serves the endpoint at its path, behind the middleware given;
+// the server answers GET without a session 405 with a JSON-RPC body; other
+// paths and methods are echo's.
+func TestMount(t *testing.T) {
+	e := echo.New()
+	var saw string
+	mcpecho.Mount(e, "/mcp", newServer(t), func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			saw = c.Request().Header.Get(server.HeaderMethod)
+			return next(c)
+		}
+	})
+	if got := callText(t, mcptest.HandlerAt("http://localhost/mcp", e), nil); got != "principal=" {
+		t.Fatalf("whoami = %q", got)
+	}
+	if saw != "tools/call" {
+		t.Errorf("middleware saw method %q, want tools/call", saw)
+	}
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		jsonrpc      bool
+	}{
+		{http.MethodGet, "/mcp", http.StatusMethodNotAllowed, true},
+		{http.MethodDelete, "/mcp", http.StatusMethodNotAllowed, true},
+		{http.MethodPut, "/mcp", http.StatusMethodNotAllowed, false},
+		{http.MethodPost, "/other", http.StatusNotFound, false},
+	} {
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, strings.NewReader("{}")))
+		if rec.Code != tc.status {
+			t.Errorf("%s %s: status %d, want %d", tc.method, tc.path, rec.Code, tc.status)
+		}
+		if got := strings.Contains(rec.Body.String(), `"jsonrpc":"2.0"`); got != tc.jsonrpc {
+			t.Errorf("%s %s: JSON-RPC body %v, want %v: %s", tc.method, tc.path, got, tc.jsonrpc, rec.Body)
+		}
+	}
+}
+
+// auth's net/http middleware, wrapped by echo.WrapMiddleware, binds the
+// token's subject as the principal the server sees, and refuses a request
+// without a token before the server runs.
+func TestMountWithAuth(t *testing.T) {
+	secret := []byte(strings.Repeat("k", 32))
+	v, err := auth.New(auth.Config{
+		Keyfunc:  func(*jwt.Token) (any, error) { return secret, nil },
+		Methods:  []string{"HS256"},
+		Issuer:   "https://issuer",
+		Audience: "baton",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := echo.New()
+	mcpecho.Mount(e, "/mcp", newServer(t), echo.WrapMiddleware(v.Middleware))
+
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
+		"sub": "alice", "iss": "https://issuer", "aud": "baton", "exp": time.Now().Add(time.Minute).Unix(),
+	}).SignedString(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := callText(t, mcptest.HandlerAt("http://localhost/mcp", e), &mcptest.Options{Header: http.Header{"Authorization": {"Bearer " + tok}}})
+	if got != "principal=alice" {
+		t.Fatalf("whoami = %q, want principal=alice", got)
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	e.ServeHTTP(rec, req)
+	if rec.Code != http.StatusUnauthorized || rec.Header().Get("WWW-Authenticate") == "" {
+		t.Fatalf("without a token: status %d, WWW-Authenticate %q", rec.Code, rec.Header().Get("WWW-Authenticate"))
+	}
+}

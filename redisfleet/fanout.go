@@ -1,0 +1,71 @@
+package redisfleet
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/baton-mcp/baton/server"
+)
+
+// Fanout is a server.Fanout on Redis pub/sub: a tool, prompt or resource
+// change made on one instance reaches the subscriptions/listen streams (and
+// legacy GET streams) open on every instance. It publishes and receives
+// changes on one Redis channel.
+//
+// Pub/sub is fire-and-forget: an instance that is disconnected when a
+// change is published misses it. List-changed notifications are hints that
+// a client re-lists, so a missed one costs freshness, not correctness.
+type Fanout struct {
+	client  redis.UniversalClient
+	channel string
+	origin  string // this instance, to drop its own messages
+}
+
+// Fanout returns the fleet's server.Fanout, on the channel named the
+// fleet's prefix + "changes". Each call returns a new instance's fan-out:
+// call it once per server.
+func (f *Fleet) Fanout() *Fanout {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // crypto/rand never fails
+	return &Fanout{client: f.client, channel: f.prefix + "changes", origin: base64.RawURLEncoding.EncodeToString(b)}
+}
+
+type message struct {
+	Origin string `json:"o"`
+	Kind   string `json:"k"`
+	URI    string `json:"u,omitempty"`
+}
+
+// Publish implements server.Fanout.
+func (f *Fanout) Publish(ctx context.Context, c server.Change) error {
+	b, err := json.Marshal(message{Origin: f.origin, Kind: c.Kind.String(), URI: c.URI})
+	if err != nil {
+		return fmt.Errorf("redis fan-out: %w", err)
+	}
+	if err := f.client.Publish(ctx, f.channel, b).Err(); err != nil {
+		return fmt.Errorf("redis fan-out: publish: %w", err)
+	}
+	return nil
+}
+
+// Receive implements server.Fanout.
+func (f *Fanout) Receive(ctx context.Context, deliver func(server.Change)) error {
+	return receive(ctx, f.client, "redis fan-out", []string{f.channel}, func(payload string) {
+		var m message
+		if json.Unmarshal([]byte(payload), &m) != nil || m.Origin == f.origin {
+			return // malformed, or our own
+		}
+		kind, ok := server.ParseChangeKind(m.Kind)
+		if !ok {
+			return
+		}
+		deliver(server.Change{Kind: kind, URI: m.URI})
+	})
+}
+
+var _ server.Fanout = (*Fanout)(nil)

@@ -1,0 +1,66 @@
+// Package redisfleet holds the Redis-backed parts a fleet of instances
+// shares, all on one Redis client and one key prefix:
+//
+//   - Ledger, a server.Ledger: a confirmation is redeemable once across the
+//     fleet (server.Call.Redeem);
+//   - Fanout, a server.Fanout: a list change made on one instance reaches
+//     the listeners of every instance;
+//   - TaskStore, a tasks.Store: the fleet shares its tasks;
+//   - SessionStore, a legacy.Store: the fleet shares its 2025-11-25
+//     sessions.
+//
+// Make one Fleet per process and take from it what the server uses:
+//
+//	rdb := redis.NewClient(opts)
+//	f := redisfleet.New(rdb, redisfleet.Options{Prefix: "baton:"})
+//	srv, err := server.New(info, &server.Options{
+//		Fanout: f.Fanout(),
+//		Tasks:  server.TaskOptions{Store: f.Tasks()},
+//		Legacy: legacy.New(&legacy.Options{Store: f.Sessions()}),
+//	})
+//	// and req.Redeem(ctx, f.Ledger()) in a handler
+//
+// It lives in its own package so that the core packages do not depend on
+// the Redis client. The client is a redis.UniversalClient; the session
+// store's scripts touch several keys of one session, so it needs one Redis
+// server (with replicas or Sentinel if you like), not Redis Cluster.
+package redisfleet
+
+import "github.com/redis/go-redis/v9"
+
+// DefaultPrefix is the key prefix of a Fleet whose Options.Prefix is
+// empty.
+const DefaultPrefix = "baton:"
+
+// maxRetries bounds the optimistic transaction of one update: a record is
+// written by its owner, its client and (once a task's lease lapsed) its
+// readers, so losing this many races in a row means something is wrong.
+const maxRetries = 32
+
+// Options configure a Fleet.
+type Options struct {
+	// Prefix starts every key and channel the fleet's parts use
+	// (DefaultPrefix when empty): the ledger's under Prefix+"redeemed:",
+	// the fan-out's channel Prefix+"changes", the tasks' under
+	// Prefix+"tasks:" and the sessions' under Prefix+"sessions:". Every
+	// instance of a deployment uses the same prefix; deployments sharing a
+	// Redis use different ones.
+	Prefix string
+}
+
+// Fleet makes the Redis-backed parts of a fleet, on one client and one
+// key prefix.
+type Fleet struct {
+	client redis.UniversalClient
+	prefix string
+}
+
+// New returns a Fleet on client. The client is shared by every part; close
+// it when the server is done.
+func New(client redis.UniversalClient, opts Options) *Fleet {
+	prefix := opts.Prefix
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	return &Fleet{client: client, prefix: prefix}
+}

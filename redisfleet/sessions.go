@@ -1,0 +1,323 @@
+package redisfleet
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/baton-mcp/baton/legacy"
+)
+
+// SessionStore is a legacy.Store on Redis, so that the instances
+// of a fleet share their 2025-11-25 sessions: a session made on one
+// instance is served by any other, and a client's answer to a
+// server-to-client request (elicitation, sampling, roots), POSTed to any
+// instance, reaches the call waiting for it on the instance that holds it.
+//
+// Layout, for a prefix P (the fleet's prefix + "sessions:"):
+//
+//   - P+"s:"+id is a hash: "rec", the session's record as JSON; "owner",
+//     the key of its owner's set; "used", when it was last used (Unix
+//     milliseconds). It expires (PEXPIRE) after the session's idle time
+//     and every use pushes that back, so Redis forgets an idle session by
+//     itself: no instance sweeps.
+//   - P+"all" is a sorted set of the session ids, each scored with when it
+//     goes idle (Unix milliseconds), for the total limit and Count.
+//   - P+"owner:"+h, where h is a digest of the owner (a principal or a
+//     client address), is the same for one owner's sessions, for its
+//     quota; it expires with the owner's last session.
+//   - P+"to:"+instance is the pub/sub channel of one instance (answers to
+//     its calls, the takeover of a GET stream it holds, a notification for
+//     it); P+"all-instances" is the channel every instance listens on
+//     (cancellations, deletions, changes of a session).
+//
+// Sessions expire by the Redis server's clock, read in the scripts (TIME),
+// so the instances' clocks do not matter. Creating a session (the quota
+// and total checks and the writes), touching one and deleting one are
+// single Lua scripts; updating a record is an optimistic transaction
+// (WATCH, read, change, MULTI, write if still there, EXEC), retried when
+// another instance wrote in between. The scripts touch keys named in the
+// session's hash, so the store needs one Redis server (with replicas or
+// Sentinel if you like), not Redis Cluster.
+//
+// It is safe for concurrent use.
+type SessionStore struct {
+	client redis.UniversalClient
+	prefix string
+}
+
+// Sessions returns the fleet's legacy.Store, whose keys start with the
+// fleet's prefix + "sessions:".
+func (f *Fleet) Sessions() *SessionStore {
+	return &SessionStore{client: f.client, prefix: f.prefix + "sessions:"}
+}
+
+func (s *SessionStore) key(id string) string { return s.prefix + "s:" + id }
+func (s *SessionStore) all() string          { return s.prefix + "all" }
+func (s *SessionStore) ownerKey(owner string) string {
+	sum := sha256.Sum256([]byte(owner))
+	return s.prefix + "owner:" + hex.EncodeToString(sum[:16])
+}
+func (s *SessionStore) channel(instance string) string {
+	if instance == "" {
+		return s.prefix + "all-instances"
+	}
+	return s.prefix + "to:" + instance
+}
+
+// nowMs reads the Redis server's clock in a script, in milliseconds.
+const nowMs = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`
+
+// createScript: KEYS = session, all, owner set; ARGV = record, id, idle
+// ms, total limit, owner limit. Returns {0, now} when created, {1, ms} or
+// {2, ms} when the owner's quota or the total refuses it (ms until its
+// soonest session goes idle), {3, 0} when the id is taken.
+var createScript = redis.NewScript(nowMs + `
+local idle = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local perOwner = tonumber(ARGV[5])
+if perOwner > 0 and redis.call('ZCARD', KEYS[3]) >= perOwner then
+  local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+  return {1, tonumber(first[2]) - now}
+end
+local total = tonumber(ARGV[4])
+if total > 0 and redis.call('ZCARD', KEYS[2]) >= total then
+  local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+  return {2, tonumber(first[2]) - now}
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return {3, 0}
+end
+redis.call('HSET', KEYS[1], 'rec', ARGV[1], 'owner', KEYS[3], 'used', now)
+redis.call('PEXPIRE', KEYS[1], idle)
+redis.call('ZADD', KEYS[2], now + idle, ARGV[2])
+redis.call('ZADD', KEYS[3], now + idle, ARGV[2])
+if redis.call('PTTL', KEYS[3]) < idle then
+  redis.call('PEXPIRE', KEYS[3], idle)
+end
+return {0, now}
+`)
+
+// touchScript: KEYS = session, all; ARGV = id, idle ms. Returns {record,
+// now}, or nil when the session is gone.
+var touchScript = redis.NewScript(nowMs + `
+local v = redis.call('HMGET', KEYS[1], 'rec', 'owner')
+if not v[1] then
+  return false
+end
+local idle = tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], 'used', now)
+redis.call('PEXPIRE', KEYS[1], idle)
+redis.call('ZADD', KEYS[2], now + idle, ARGV[1])
+if v[2] then
+  redis.call('ZADD', v[2], now + idle, ARGV[1])
+  if redis.call('PTTL', v[2]) < idle then
+    redis.call('PEXPIRE', v[2], idle)
+  end
+end
+return {v[1], now}
+`)
+
+// deleteScript: KEYS = session, all; ARGV = id. Returns 1 if it existed.
+var deleteScript = redis.NewScript(`
+local owner = redis.call('HGET', KEYS[1], 'owner')
+local n = redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+if owner then
+  redis.call('ZREM', owner, ARGV[1])
+end
+return n
+`)
+
+// countScript: KEYS = all. Drops the ids gone idle and counts the rest.
+var countScript = redis.NewScript(nowMs + `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZCARD', KEYS[1])
+`)
+
+// writeScript: KEYS = session; ARGV = record. Writes the record only if
+// the session is still there (an update never brings back a session that
+// expired meanwhile). Returns 1, or -1 when it is gone.
+var writeScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return -1
+end
+redis.call('HSET', KEYS[1], 'rec', ARGV[1])
+return 1
+`)
+
+func encodeSession(r *legacy.Record) ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("redis sessions: encode session: %w", err)
+	}
+	return b, nil
+}
+
+func decodeSession(b []byte, used int64) (*legacy.Record, error) {
+	var r legacy.Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("redis sessions: decode session: %w", err)
+	}
+	r.LastUsed = time.UnixMilli(used)
+	return &r, nil
+}
+
+// fields are the hash fields Get and Update read, in decodeFields' order.
+var fields = []string{"rec", "used"}
+
+// decodeFields decodes the reply to HMGET fields: the record and its
+// last use, or legacy.ErrNotFound when the session is gone.
+func decodeFields(v []any) (*legacy.Record, error) {
+	rec, ok := v[0].(string)
+	if !ok {
+		return nil, legacy.ErrNotFound
+	}
+	var used int64
+	if u, ok := v[1].(string); ok {
+		_, _ = fmt.Sscan(u, &used)
+	}
+	return decodeSession([]byte(rec), used)
+}
+
+// Create implements legacy.Store.
+func (s *SessionStore) Create(ctx context.Context, r *legacy.Record, lim legacy.Limits) error {
+	b, err := encodeSession(r)
+	if err != nil {
+		return err
+	}
+	res, err := createScript.Run(ctx, s.client, []string{s.key(r.ID), s.all(), s.ownerKey(r.Owner)},
+		b, r.ID, lim.Idle.Milliseconds(), lim.MaxSessions, lim.MaxPerOwner).Int64Slice()
+	if err != nil {
+		return fmt.Errorf("redis sessions: create session: %w", err)
+	}
+	if len(res) != 2 {
+		return fmt.Errorf("redis sessions: create session: unexpected reply %v", res)
+	}
+	retry := time.Duration(res[1]) * time.Millisecond
+	switch res[0] {
+	case 0:
+		return nil
+	case 1:
+		return &legacy.LimitError{PerOwner: true, Limit: lim.MaxPerOwner, RetryAfter: retry}
+	case 2:
+		return &legacy.LimitError{Limit: lim.MaxSessions, RetryAfter: retry}
+	default:
+		return legacy.ErrExists
+	}
+}
+
+// Get implements legacy.Store.
+func (s *SessionStore) Get(ctx context.Context, id string) (*legacy.Record, error) {
+	v, err := s.client.HMGet(ctx, s.key(id), fields...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis sessions: get session: %w", err)
+	}
+	return decodeFields(v)
+}
+
+// Touch implements legacy.Store.
+func (s *SessionStore) Touch(ctx context.Context, id string, idle time.Duration) (*legacy.Record, error) {
+	res, err := touchScript.Run(ctx, s.client, []string{s.key(id), s.all()}, id, idle.Milliseconds()).Slice()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return nil, legacy.ErrNotFound
+	case err != nil:
+		return nil, fmt.Errorf("redis sessions: touch session: %w", err)
+	}
+	rec, ok1 := res[0].(string)
+	used, ok2 := res[1].(int64)
+	if len(res) != 2 || !ok1 || !ok2 {
+		return nil, fmt.Errorf("redis sessions: touch session: unexpected reply %v", res)
+	}
+	return decodeSession([]byte(rec), used)
+}
+
+// Update implements legacy.Store with an optimistic transaction.
+func (s *SessionStore) Update(ctx context.Context, id string, fn func(*legacy.Record) error) (*legacy.Record, error) {
+	key := s.key(id)
+	var out *legacy.Record
+	txf := func(tx *redis.Tx) error {
+		v, err := tx.HMGet(ctx, key, fields...).Result()
+		if err != nil {
+			return fmt.Errorf("redis sessions: update session: read: %w", err)
+		}
+		cur, err := decodeFields(v)
+		if err != nil {
+			return err
+		}
+		next := cur.Clone()
+		if err := fn(next); errors.Is(err, legacy.ErrNoUpdate) {
+			out = cur
+			return nil
+		} else if err != nil {
+			return err
+		}
+		next.ID, next.Owner, next.Principal, next.LastUsed, next.Rev = cur.ID, cur.Owner, cur.Principal, cur.LastUsed, cur.Rev+1
+		b, err := encodeSession(next)
+		if err != nil {
+			return err
+		}
+		var wrote *redis.Cmd
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			wrote = writeScript.Eval(ctx, p, []string{key}, b)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if n, _ := wrote.Int64(); n != 1 {
+			return legacy.ErrNotFound
+		}
+		out = next
+		return nil
+	}
+	if err := watch(ctx, s.client, key, maxRetries, "redis sessions: update session", txf); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Delete implements legacy.Store.
+func (s *SessionStore) Delete(ctx context.Context, id string) (bool, error) {
+	n, err := deleteScript.Run(ctx, s.client, []string{s.key(id), s.all()}, id).Int64()
+	if err != nil {
+		return false, fmt.Errorf("redis sessions: delete session: %w", err)
+	}
+	return n == 1, nil
+}
+
+// Count implements legacy.Store.
+func (s *SessionStore) Count(ctx context.Context) (int, error) {
+	n, err := countScript.Run(ctx, s.client, []string{s.all()}).Int64()
+	if err != nil {
+		return 0, fmt.Errorf("redis sessions: count sessions: %w", err)
+	}
+	return int(n), nil
+}
+
+// Publish implements legacy.Store with PUBLISH.
+func (s *SessionStore) Publish(ctx context.Context, instance string, msg []byte) error {
+	if err := s.client.Publish(ctx, s.channel(instance), msg).Err(); err != nil {
+		return fmt.Errorf("redis sessions: publish: %w", err)
+	}
+	return nil
+}
+
+// Receive implements legacy.Store with SUBSCRIBE to the instance's channel
+// and the one of every instance.
+func (s *SessionStore) Receive(ctx context.Context, instance string, deliver func(msg []byte)) error {
+	return receive(ctx, s.client, "redis sessions", []string{s.channel(instance), s.channel("")},
+		func(payload string) { deliver([]byte(payload)) })
+}
+
+var _ legacy.Store = (*SessionStore)(nil)

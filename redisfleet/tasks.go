@@ -1,0 +1,225 @@
+package redisfleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/baton-mcp/baton/tasks"
+)
+
+// TaskStore is a tasks.Store on Redis, so that the instances of a
+// fleet share their tasks (the MCP tasks extension): a task created on one
+// instance is read with tasks/get on any other, and a tasks/update or
+// tasks/cancel received anywhere reaches the instance running the task.
+//
+// Layout, for a prefix P (the fleet's prefix + "tasks:"):
+//
+//   - P+"task:"+id is a string holding the task's record as JSON. It
+//     expires (PXAT) at the task's ExpiresAt, its creation time plus its
+//     time to live, so Redis forgets every task by itself.
+//   - P+"wake:"+owner is the pub/sub channel of one instance: a message is
+//     the id of one of its tasks that got an answer or a cancellation.
+//   - P+"beat:"+owner is the heartbeat of one instance (tasks.Heartbeats):
+//     the Unix milliseconds until which it vouches for its tasks, kept a
+//     day past that so that a reader can tell how long it has been silent.
+//
+// Every operation touches one key, so the store works on Redis Cluster as
+// it is (pub/sub messages reach every node's subscribers); the ledger's
+// keys are single keys too. A prefix with a hash tag ("{baton}:tasks:")
+// puts them all in one slot, which a cluster does not need.
+//
+// Updates are optimistic transactions (WATCH the key, read, compute, MULTI
+// SET EXEC), retried when another instance wrote in between, so two
+// instances never overwrite each other's change: the one that loses the
+// race reruns its update on the record the winner stored. Pub/sub is only
+// a wake-up: what was answered or cancelled is in the record, and the
+// running instance rereads its tasks periodically, so a lost message delays
+// a task, never loses its input.
+//
+// It is safe for concurrent use.
+type TaskStore struct {
+	client redis.UniversalClient
+	prefix string
+}
+
+// Tasks returns the fleet's tasks.Store, whose keys start with the
+// fleet's prefix + "tasks:".
+func (f *Fleet) Tasks() *TaskStore {
+	return &TaskStore{client: f.client, prefix: f.prefix + "tasks:"}
+}
+
+func (s *TaskStore) key(id string) string        { return s.prefix + "task:" + id }
+func (s *TaskStore) channel(owner string) string { return s.prefix + "wake:" + owner }
+func (s *TaskStore) beat(owner string) string    { return s.prefix + "beat:" + owner }
+
+// beatMemory is how long a heartbeat is kept past its until.
+const beatMemory = 24 * time.Hour
+
+// Beat implements tasks.Heartbeats with SET PXAT.
+func (s *TaskStore) Beat(ctx context.Context, instance string, until time.Time) error {
+	ms := until.UnixMilli()
+	err := s.client.SetArgs(ctx, s.beat(instance), strconv.FormatInt(ms, 10), redis.SetArgs{ExpireAt: until.Add(beatMemory)}).Err()
+	if err != nil {
+		return fmt.Errorf("redis tasks: heartbeat: %w", err)
+	}
+	return nil
+}
+
+// LastBeat implements tasks.Heartbeats.
+func (s *TaskStore) LastBeat(ctx context.Context, instance string) (time.Time, error) {
+	v, err := s.client.Get(ctx, s.beat(instance)).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return time.Time{}, nil
+	case err != nil:
+		return time.Time{}, fmt.Errorf("redis tasks: read heartbeat: %w", err)
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("redis tasks: read heartbeat: %w", err)
+	}
+	return time.UnixMilli(ms), nil
+}
+
+func encodeTask(r *tasks.Record) ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("redis tasks: encode task: %w", err)
+	}
+	return b, nil
+}
+
+func decodeTask(b []byte) (*tasks.Record, error) {
+	var r tasks.Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("redis tasks: decode task: %w", err)
+	}
+	return &r, nil
+}
+
+// expiry is the PXAT of a record: its ExpiresAt, to the millisecond.
+func expiry(r *tasks.Record) redis.SetArgs {
+	return redis.SetArgs{ExpireAt: r.ExpiresAt.Truncate(time.Millisecond)}
+}
+
+// createTaskScript is SET NX PXAT that does nothing once the caller's
+// deadline (ARGV[3], Unix ms; 0 for none) has passed by Redis's clock: a
+// request refused because Redis stalled (a paused server runs the
+// commands queued for it when it resumes) leaves no task behind. It
+// returns 1 when set, 0 when the key exists, -1 when too late.
+var createTaskScript = redis.NewScript(`
+if tonumber(ARGV[3]) > 0 then
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3]) then
+    return -1
+  end
+end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PXAT', ARGV[2]) then
+  return 1
+end
+return 0
+`)
+
+// Create implements tasks.Store with SET NX PXAT, in a script that skips
+// the write once ctx's deadline has passed (by Redis's clock: keep the
+// clocks of the instances and Redis in step, as docs/deployment.md says).
+func (s *TaskStore) Create(ctx context.Context, r *tasks.Record) error {
+	b, err := encodeTask(r)
+	if err != nil {
+		return err
+	}
+	var deadline int64
+	if d, ok := ctx.Deadline(); ok {
+		deadline = d.UnixMilli()
+	}
+	n, err := createTaskScript.Run(ctx, s.client, []string{s.key(r.ID)}, b, r.ExpiresAt.UnixMilli(), deadline).Int()
+	switch {
+	case err != nil:
+		return fmt.Errorf("redis tasks: create task: %w", err)
+	case n == 0:
+		return tasks.ErrExists
+	case n < 0:
+		return fmt.Errorf("redis tasks: create task: Redis ran it after the deadline, and wrote nothing: %w", context.DeadlineExceeded)
+	}
+	return nil
+}
+
+// Get implements tasks.Store.
+func (s *TaskStore) Get(ctx context.Context, id string) (*tasks.Record, error) {
+	b, err := s.client.Get(ctx, s.key(id)).Bytes()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return nil, tasks.ErrNotFound
+	case err != nil:
+		return nil, fmt.Errorf("redis tasks: get task: %w", err)
+	}
+	return decodeTask(b)
+}
+
+// Update implements tasks.Store with an optimistic transaction.
+func (s *TaskStore) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
+	key := s.key(id)
+	var out *tasks.Record
+	txf := func(tx *redis.Tx) error {
+		b, err := tx.Get(ctx, key).Bytes()
+		if errors.Is(err, redis.Nil) {
+			return tasks.ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("redis tasks: update task: read: %w", err)
+		}
+		cur, err := decodeTask(b)
+		if err != nil {
+			return err
+		}
+		next := cur.Clone()
+		if err := fn(next); errors.Is(err, tasks.ErrNoUpdate) {
+			out = cur
+			return nil
+		} else if err != nil {
+			return err
+		}
+		next.ID, next.ExpiresAt = cur.ID, cur.ExpiresAt
+		nb, err := encodeTask(next)
+		if err != nil {
+			return err
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.SetArgs(ctx, key, nb, expiry(next))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		out = next
+		return nil
+	}
+	if err := watch(ctx, s.client, key, maxRetries, "redis tasks: update task", txf); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Signal implements tasks.Store with PUBLISH.
+func (s *TaskStore) Signal(ctx context.Context, owner, id string) error {
+	if err := s.client.Publish(ctx, s.channel(owner), id).Err(); err != nil {
+		return fmt.Errorf("redis tasks: signal: %w", err)
+	}
+	return nil
+}
+
+// Signals implements tasks.Store with SUBSCRIBE.
+func (s *TaskStore) Signals(ctx context.Context, owner string, deliver func(id string)) error {
+	return receive(ctx, s.client, "redis tasks", []string{s.channel(owner)}, deliver)
+}
+
+var (
+	_ tasks.Store      = (*TaskStore)(nil)
+	_ tasks.Heartbeats = (*TaskStore)(nil)
+)

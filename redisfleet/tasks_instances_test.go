@@ -1,0 +1,311 @@
+package redisfleet_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/internal/testredis"
+	"github.com/baton-mcp/baton/mcp"
+	"github.com/baton-mcp/baton/mcptest"
+	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/redisfleet"
+	"github.com/baton-mcp/baton/server"
+	"github.com/baton-mcp/baton/tasks"
+)
+
+// waitLimit bounds every wait for something the test expects to happen.
+const waitLimit = 10 * time.Second
+
+const taskCaps = `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{}}}`
+
+// killable is a store an instance loses at once when killed: from then on
+// every operation fails, as if the process were gone (it renews nothing).
+type killable struct {
+	tasks.Store
+	dead       atomic.Bool
+	dropSignal atomic.Bool // lose every Signal (pub/sub messages go missing)
+}
+
+var errDead = errors.New("this instance is dead")
+
+func (k *killable) Create(ctx context.Context, r *tasks.Record) error {
+	if k.dead.Load() {
+		return errDead
+	}
+	return k.Store.Create(ctx, r)
+}
+
+func (k *killable) Get(ctx context.Context, id string) (*tasks.Record, error) {
+	if k.dead.Load() {
+		return nil, errDead
+	}
+	return k.Store.Get(ctx, id)
+}
+
+func (k *killable) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
+	if k.dead.Load() {
+		return nil, errDead
+	}
+	return k.Store.Update(ctx, id, fn)
+}
+
+func (k *killable) Beat(ctx context.Context, instance string, until time.Time) error {
+	if k.dead.Load() {
+		return errDead
+	}
+	return k.Store.(tasks.Heartbeats).Beat(ctx, instance, until)
+}
+
+func (k *killable) LastBeat(ctx context.Context, instance string) (time.Time, error) {
+	if k.dead.Load() {
+		return time.Time{}, errDead
+	}
+	return k.Store.(tasks.Heartbeats).LastBeat(ctx, instance)
+}
+
+func (k *killable) Signal(ctx context.Context, owner, id string) error {
+	if k.dead.Load() {
+		return errDead
+	}
+	if k.dropSignal.Load() {
+		return nil
+	}
+	return k.Store.Signal(ctx, owner, id)
+}
+
+// instance is one server of a fleet sharing a Redis task store.
+type instance struct {
+	srv   *server.Server
+	store *killable
+	ran   atomic.Int32 // handler runs on this instance
+}
+
+func newInstance(t testing.TB, rs *testredis.Server, lease time.Duration) *instance {
+	t.Helper()
+	ring, err := mrtr.NewKeyRing(mrtr.Key{ID: "k", Secret: []byte(strings.Repeat("s", 32))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &instance{store: &killable{Store: redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "fleet:tasks:"}).Tasks()}}
+	in.srv, err = server.New(server.Implementation{Name: "fleet", Version: "1"}, &server.Options{
+		StateKeys: ring,
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Tasks:     server.TaskOptions{Store: in.store, Lease: lease, Leeway: lease / 5, LostGrace: lease},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = in.srv.Close() })
+	form, err := elicit.NewForm("Proceed?", elicit.Boolean("ok").Required())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = in.srv.AddTool(server.Tool{Name: "ask"}, func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		in.ran.Add(1)
+		res, err := req.Elicit(ctx, form)
+		if err != nil {
+			return nil, err
+		}
+		return server.TextResult("answered " + string(res.Action)), nil
+	}, server.RunAsTask(server.TaskRequired))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// send serves one request on s in process, through mcptest, from a
+// client declaring taskCaps; it returns the result or the error code.
+func send(t testing.TB, s http.Handler, method string, params map[string]any) (map[string]any, int) {
+	t.Helper()
+	var caps mcp.ClientCapabilities
+	if err := json.Unmarshal([]byte(taskCaps), &caps); err != nil {
+		t.Fatal(err)
+	}
+	c, err := mcptest.New(mcptest.Handler(s), &mcptest.Options{Capabilities: &caps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Do(context.Background(), method, params)
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	if r.Error != nil {
+		return nil, r.Error.Code
+	}
+	var res map[string]any
+	if err := json.Unmarshal(r.Result, &res); err != nil {
+		t.Fatalf("%s: result is not an object: %s", method, r.Body)
+	}
+	return res, 0
+}
+
+func create(t testing.TB, in *instance) string {
+	t.Helper()
+	res, code := send(t, in.srv, "tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}})
+	id, _ := res["taskId"].(string)
+	if code != 0 || res["resultType"] != "task" || id == "" {
+		t.Fatalf("tools/call = %v (error %d), want a CreateTaskResult", res, code)
+	}
+	return id
+}
+
+func get(t testing.TB, in *instance, id string) map[string]any {
+	t.Helper()
+	res, code := send(t, in.srv, "tasks/get", map[string]any{"taskId": id})
+	if code != 0 {
+		t.Fatalf("tasks/get: error %d", code)
+	}
+	return res
+}
+
+// waitStatus polls tasks/get on in until the status is want.
+func waitStatus(t testing.TB, in *instance, id string, want tasks.Status) map[string]any {
+	t.Helper()
+	return pollStatus(t, in, id, want, 10*time.Millisecond)
+}
+
+// pollStatus is waitStatus pausing pause between polls (0: yield the
+// processor, for benchmarks).
+func pollStatus(t testing.TB, in *instance, id string, want tasks.Status, pause time.Duration) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for {
+		res := get(t, in, id)
+		if res["status"] == string(want) {
+			return res
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %s is %v, want %s", id, res["status"], want)
+		}
+		if pause == 0 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(pause)
+		}
+	}
+}
+
+func resultText(res map[string]any) string {
+	r, _ := res["result"].(map[string]any)
+	blocks, _ := r["content"].([]any)
+	if len(blocks) == 0 {
+		return ""
+	}
+	b, _ := blocks[0].(map[string]any)
+	s, _ := b["text"].(string)
+	return s
+}
+
+var answer = map[string]any{"baton:1": map[string]any{"action": "accept", "content": map[string]any{"ok": true}}}
+
+// A task created on one instance is read, answered and cancelled through
+// another: the answer and the cancellation reach the instance running it
+// over Redis pub/sub.
+func TestTasksAcrossInstances(t *testing.T) {
+	rs := testredis.Start(t)
+	a, b := newInstance(t, rs, 15*time.Second), newInstance(t, rs, 15*time.Second)
+
+	id := create(t, a)
+	waitStatus(t, b, id, tasks.StatusInputRequired)
+	if _, code := send(t, b.srv, "tasks/update", map[string]any{"taskId": id, "inputResponses": answer}); code != 0 {
+		t.Fatalf("tasks/update on b: error %d", code)
+	}
+	res := waitStatus(t, b, id, tasks.StatusCompleted)
+	if text := resultText(res); text != "answered accept" || a.ran.Load() != 1 || b.ran.Load() != 0 {
+		t.Errorf("result %q, runs a=%d b=%d; want answered accept, run once on a", text, a.ran.Load(), b.ran.Load())
+	}
+
+	id = create(t, a)
+	waitStatus(t, b, id, tasks.StatusInputRequired)
+	if _, code := send(t, b.srv, "tasks/cancel", map[string]any{"taskId": id}); code != 0 {
+		t.Fatalf("tasks/cancel on b: error %d", code)
+	}
+	waitStatus(t, a, id, tasks.StatusCancelled)
+	// Another principal, on any instance, does not see the task.
+	as := func(p string, s *server.Server) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			s.ServeHTTP(w, r.WithContext(server.ContextWithPrincipal(r.Context(), p)))
+		})
+	}
+	if _, code := send(t, as("mallory", b.srv), "tasks/get", map[string]any{"taskId": id}); code != -32602 {
+		t.Errorf("another principal's tasks/get: error %d, want -32602", code)
+	}
+}
+
+// Pub/sub is only a wake-up: when the message is lost, the running
+// instance still finds the answer when it rereads the task (every
+// lease/3).
+func TestTasksLostSignal(t *testing.T) {
+	rs := testredis.Start(t)
+	a, b := newInstance(t, rs, 600*time.Millisecond), newInstance(t, rs, 600*time.Millisecond)
+	b.store.dropSignal.Store(true)
+	id := create(t, a)
+	waitStatus(t, b, id, tasks.StatusInputRequired)
+	if _, code := send(t, b.srv, "tasks/update", map[string]any{"taskId": id, "inputResponses": answer}); code != 0 {
+		t.Fatalf("tasks/update: error %d", code)
+	}
+	if res := waitStatus(t, b, id, tasks.StatusCompleted); resultText(res) != "answered accept" {
+		t.Errorf("result %v", res["result"])
+	}
+}
+
+// An instance that dies stops renewing the leases of its tasks and its
+// heartbeat; once a lease lapses and the owner stays silent for the grace,
+// the next instance to read the task marks it failed, with an error
+// saying so, instead of leaving it working forever.
+func TestTasksInstanceDies(t *testing.T) {
+	rs := testredis.Start(t)
+	const lease = time.Second
+	a, b := newInstance(t, rs, lease), newInstance(t, rs, lease)
+	id := create(t, a)
+	waitStatus(t, b, id, tasks.StatusInputRequired)
+	a.store.dead.Store(true)
+	killed := time.Now()
+	res := waitStatus(t, b, id, tasks.StatusFailed)
+	// The last renewal was at most lease/3 before the death, so the lease
+	// ran at least 2/3 of it past the death (plus the leeway).
+	if since := time.Since(killed); since < 2*lease/3 {
+		t.Errorf("failed %v after the instance died, before its lease could have lapsed", since)
+	}
+	e, _ := res["error"].(map[string]any)
+	if msg, _ := e["message"].(string); e["code"] != float64(-32603) || !strings.Contains(msg, "lease") || res["result"] != nil {
+		t.Errorf("task of the dead instance = %v, want failed with -32603 naming the lease", res)
+	}
+	// Answers and cancellations to it are acknowledged and change nothing.
+	for _, m := range []string{"tasks/update", "tasks/cancel"} {
+		if _, code := send(t, b.srv, m, map[string]any{"taskId": id, "inputResponses": answer}); code != 0 {
+			t.Errorf("%s on the failed task: error %d, want an ack", m, code)
+		}
+	}
+	if res := get(t, b, id); res["status"] != "failed" {
+		t.Errorf("after update and cancel: %v", res["status"])
+	}
+}
+
+// BenchmarkTaskAcrossInstances runs one task through Redis: created on a,
+// polled on b until input_required, answered on b, polled on b until
+// completed (the answer reaches a over pub/sub).
+func BenchmarkTaskAcrossInstances(b *testing.B) {
+	rs := testredis.Start(b)
+	a, o := newInstance(b, rs, 15*time.Second), newInstance(b, rs, 15*time.Second)
+	b.ReportAllocs()
+	for b.Loop() {
+		id := create(b, a)
+		pollStatus(b, o, id, tasks.StatusInputRequired, 0)
+		if _, code := send(b, o.srv, "tasks/update", map[string]any{"taskId": id, "inputResponses": answer}); code != 0 {
+			b.Fatalf("tasks/update: error %d", code)
+		}
+		pollStatus(b, o, id, tasks.StatusCompleted, 0)
+	}
+}

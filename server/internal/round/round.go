@@ -1,0 +1,557 @@
+// Package round is one request's view of a multi round-trip exchange on
+// the stateless protocol: the client's capabilities, the answers the
+// request carries, the verified state it resumes, and the questions the
+// handler asks. Package server drives it; handlers reach it only through
+// the methods of server.Call.
+//
+// A handler runs again from the top on every round and asks its questions
+// in sequence. Each question has a key: the handler's own (server.WithKey,
+// mrtr.InputRequest.Keyed) or one the server makes from the question's
+// position, "baton:0", "baton:1", …. Ask hands a question the answer the
+// previous rounds recorded for its key, or the answer this request carries
+// for a question the verified state issued under that key, and otherwise
+// records it for the next input_required result. Every answer handed over
+// is sealed (encrypted) into the next state, so later rounds replay it.
+package round
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/baton-mcp/baton/internal/clip"
+	"github.com/baton-mcp/baton/internal/jsonscan"
+	"github.com/baton-mcp/baton/internal/strictjson"
+	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
+	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/seal"
+)
+
+// AutoKeyPrefix begins the keys the server gives questions asked without
+// one; user keys may not begin with it.
+const AutoKeyPrefix = "baton:"
+
+// AutoKey returns the key of the question asked at pos without a key of
+// its own.
+func AutoKey(pos int) string { return AutoKeyPrefix + strconv.Itoa(pos) }
+
+// autoPos returns the position an AutoKey names.
+func autoPos(key string) (int, bool) {
+	rest, ok := strings.CutPrefix(key, AutoKeyPrefix)
+	if !ok || len(rest) == 0 || len(rest) > 7 {
+		return 0, false
+	}
+	p, err := strconv.Atoi(rest)
+	if err != nil || AutoKey(p) != key {
+		return 0, false
+	}
+	return p, true
+}
+
+// inputRequiredError names the question that was not answered yet.
+type inputRequiredError struct{ key string }
+
+func (e *inputRequiredError) Error() string {
+	return "input required: " + clip.Quote(e.key)
+}
+
+func (e *inputRequiredError) Is(target error) bool { return target == mrtr.ErrInputRequired }
+
+// InvalidResponseError reports an answer that is malformed or does not fit
+// the question (for example form content that fails the schema). The server
+// answers it with -32602.
+type InvalidResponseError struct {
+	// Key is the inputResponses key of the answer.
+	Key string
+	// Err says what is wrong with it.
+	Err error
+}
+
+// Error names the key and the problem.
+func (e *InvalidResponseError) Error() string {
+	return fmt.Sprintf("input response %s: %v", clip.Quote(e.Key), e.Err)
+}
+
+// Unwrap returns the underlying problem.
+func (e *InvalidResponseError) Unwrap() error { return e.Err }
+
+// RPCError converts the error to its wire form.
+func (e *InvalidResponseError) RPCError() *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: e.Error()}
+}
+
+// ParseResponses reads the inputResponses member of a retry. Absent means
+// none; anything but a JSON object (null included) is an error.
+func ParseResponses(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || t[0] != '{' {
+		return nil, errors.New("inputResponses must be a JSON object")
+	}
+	members, err := jsonscan.SplitObject(t, "inputResponses")
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]json.RawMessage, len(members))
+	for _, mb := range members {
+		m[mb.Key] = mb.Value
+	}
+	return m, nil
+}
+
+// MaxKeyLength bounds input request keys.
+const MaxKeyLength = 128
+
+// CheckKey checks an input request key: 1 to MaxKeyLength bytes, no
+// control characters.
+func CheckKey(key string) error {
+	if key == "" {
+		return errors.New("input request key is empty")
+	}
+	if len(key) > MaxKeyLength {
+		return fmt.Errorf("input request key %s is longer than %d bytes", clip.Quote(key), MaxKeyLength)
+	}
+	if strings.ContainsFunc(key, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return fmt.Errorf("input request key %s contains control characters", clip.Quote(key))
+	}
+	return nil
+}
+
+// Digest returns a digest of a question's method and params. The same
+// question has the same digest in every process, so a retry can prove that
+// an answer is for exactly the question that was issued.
+func Digest(r mrtr.InputRequest) (seal.Digest, error) {
+	// Hashed in one call over a buffer on the stack for an elicitation
+	// (this runs for every question of every round); the bytes are those
+	// the digest has always covered.
+	var buf [64]byte
+	b := append(buf[:0], r.Method()...)
+	b = append(b, 0)
+	switch r.Method() {
+	case mrtr.MethodElicit:
+		d := r.Elicitation().Digest()
+		b = append(b, d[:]...)
+	case mrtr.MethodSample:
+		j, err := json.Marshal(r.Sampling())
+		if err != nil {
+			return seal.Digest{}, fmt.Errorf("digest sampling request: %w", err)
+		}
+		b = append(b, j...)
+	}
+	return sha256.Sum256(b), nil
+}
+
+// Options configure a Round.
+type Options struct {
+	// AnswersWithoutState lets answers count when the retry carries no
+	// requestState at all: an answer is then matched to a question by key
+	// alone. By default such answers are ignored and the question is asked
+	// again, so only answers to questions a verified state issued reach the
+	// handler.
+	AnswersWithoutState bool
+}
+
+// Round is one request's view of a multi round-trip exchange. It is safe
+// for concurrent use.
+type Round struct {
+	caps      mcp.ClientCapabilities
+	responses map[string]json.RawMessage
+	state     *seal.State
+	opts      Options
+	recorded  map[string]seal.Recorded // the state's answers by key
+
+	mu       sync.Mutex // guards everything below
+	next     json.RawMessage
+	suspend  bool
+	pending  mrtr.InputRequests
+	issued   map[string]seal.Digest // pending questions by key
+	asked    map[string]asked       // every question of this run by key
+	answered []seal.Recorded        // answers handed over in this run, in order
+	// diverged is set once this run asks, under a key, another question
+	// than the one recorded or issued under it: the run has left the
+	// script the recorded answers belong to, and no more are handed over.
+	diverged bool
+
+	// Order of the questions asked without a key (matched by position):
+	// the positions of the previous run, which of them this run has met,
+	// the highest met, and the failure once the run reached two of them in
+	// the opposite order.
+	script   map[int]seal.Digest
+	met      map[int]bool
+	lastMet  int
+	orderErr error
+}
+
+// asked is one question of this run and what became of it.
+type asked struct {
+	digest seal.Digest
+	answer json.RawMessage // nil while pending
+}
+
+// New returns a Round for a request with capabilities caps, answers
+// responses (from ParseResponses) and state (from seal.Sealer.Open, or nil
+// when the request carried none).
+func New(caps mcp.ClientCapabilities, responses map[string]json.RawMessage, state *seal.State, opts Options) *Round {
+	r := &Round{caps: caps, responses: responses, state: state, opts: opts}
+	if state != nil && len(state.Answers) > 0 {
+		r.recorded = make(map[string]seal.Recorded, len(state.Answers))
+		for _, a := range state.Answers {
+			r.recorded[a.Key] = a
+		}
+	}
+	return r
+}
+
+// Capabilities returns the client capabilities declared on this request.
+func (r *Round) Capabilities() mcp.ClientCapabilities { return r.caps }
+
+// Number is the request's round: 1 without a state, and one more than the
+// round that issued the state otherwise.
+func (r *Round) Number() int {
+	if r.state == nil {
+		return 1
+	}
+	return r.state.Round + 1
+}
+
+// Resumed reports whether the request carried a verified requestState.
+func (r *Round) Resumed() bool { return r.state != nil }
+
+// LoadState decodes the payload the previous round stored with SaveState
+// into v. It reports false, leaving v alone, when there is none.
+func (r *Round) LoadState(v any) (bool, error) {
+	if r.state == nil || len(r.state.Payload) == 0 {
+		return false, nil
+	}
+	if err := strictjson.Unmarshal(r.state.Payload, v); err != nil {
+		return false, fmt.Errorf("decode requestState payload into %T: %w", v, err)
+	}
+	return true, nil
+}
+
+// SaveState stores v (as JSON) to be sealed into the requestState of the
+// input_required result this round ends with.
+func (r *Round) SaveState(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode requestState payload %T: %w", v, err)
+	}
+	r.mu.Lock()
+	r.next = b
+	r.mu.Unlock()
+	return nil
+}
+
+// Suspend ends the round with an input_required result that carries only a
+// requestState. It returns an error wrapping mrtr.ErrInputRequired.
+func (r *Round) Suspend() error {
+	r.mu.Lock()
+	r.suspend = true
+	r.mu.Unlock()
+	return fmt.Errorf("suspend: %w", mrtr.ErrInputRequired)
+}
+
+// Ask serves the question req asked at position pos under key (for a
+// question without a key of its own, key is AutoKey(pos)):
+//
+//   - if an earlier round recorded an answer under key for the same
+//     question, and this run has not left the recording, that answer is
+//     handed over again;
+//   - otherwise, if this request answers the question the verified state
+//     issued under key (the same question), that answer is checked with
+//     check, recorded and handed over;
+//   - otherwise the question is recorded for the next round and an error
+//     wrapping mrtr.ErrInputRequired is returned.
+//
+// A question that differs from the one recorded or issued under its key is
+// asked again rather than handed an answer meant for another question, and
+// the recordings of the questions after it are dropped (they may depend on
+// the changed one). Asking one key twice in a run with different questions
+// is an error; asking the same question twice gets the same outcome.
+//
+// Questions without a key are matched by position, so their order is part
+// of their meaning: a run that reaches two of the previous run's positions
+// in the opposite order (as two goroutines racing to ask may) fails with an
+// error wrapping ErrReplayOrder, and the failure sticks.
+func (r *Round) Ask(pos int, key string, req mrtr.InputRequest, check func(json.RawMessage) error) (json.RawMessage, error) {
+	if err := CheckKey(key); err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
+		return nil, fmt.Errorf("input request %s: %w", clip.Quote(key), err)
+	}
+	if err := req.CheckCapabilities(r.caps); err != nil {
+		return nil, err
+	}
+	d, err := Digest(req)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.orderErr != nil {
+		return nil, r.orderErr
+	}
+	if prev, dup := r.asked[key]; dup {
+		if prev.digest != d {
+			return nil, fmt.Errorf("input request key %s was asked twice with different requests", clip.Quote(key))
+		}
+		if prev.answer == nil {
+			return nil, &inputRequiredError{key: key}
+		}
+		return prev.answer, nil
+	}
+	if _, ok := autoPos(key); ok && key == AutoKey(pos) {
+		if err := r.keepOrder(pos, d); err != nil {
+			return nil, err
+		}
+	}
+	if r.asked == nil {
+		r.asked = make(map[string]asked)
+	}
+	if rec, ok := r.recorded[key]; ok && !r.diverged {
+		if rec.Digest == d {
+			if err := check(rec.Answer); err != nil {
+				return nil, &InvalidResponseError{Key: key, Err: err}
+			}
+			r.answered = append(r.answered, rec)
+			r.asked[key] = asked{digest: d, answer: rec.Answer}
+			return rec.Answer, nil
+		}
+		r.diverged = true // the handler asks something else now
+	}
+	if r.state != nil {
+		if issued, ok := r.state.Issued[key]; ok && issued != d {
+			r.diverged = true // the question issued under key was another one
+		}
+	}
+	if raw, ok := r.answer(key, d); ok {
+		if err := check(raw); err != nil {
+			return nil, &InvalidResponseError{Key: key, Err: err}
+		}
+		r.answered = append(r.answered, seal.Recorded{Key: key, Digest: d, Answer: raw})
+		r.asked[key] = asked{digest: d, answer: raw}
+		return raw, nil
+	}
+	r.issue(key, req, d)
+	return nil, &inputRequiredError{key: key}
+}
+
+// Require records req under key as a question of the next round whatever
+// answer this request carries for it: the handler has looked at the answer
+// (for a URL elicitation, accept means only consent) and must ask again.
+// It returns an error wrapping mrtr.ErrInputRequired, or the failures of
+// Ask.
+func (r *Round) Require(key string, req mrtr.InputRequest) error {
+	if err := CheckKey(key); err != nil {
+		return err
+	}
+	if err := req.Validate(); err != nil {
+		return fmt.Errorf("input request %s: %w", clip.Quote(key), err)
+	}
+	if err := req.CheckCapabilities(r.caps); err != nil {
+		return err
+	}
+	d, err := Digest(req)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if prev, dup := r.asked[key]; dup && prev.digest != d {
+		return fmt.Errorf("input request key %s was asked twice with different requests", clip.Quote(key))
+	}
+	if r.asked == nil {
+		r.asked = make(map[string]asked)
+	}
+	if _, dup := r.issued[key]; !dup {
+		r.issue(key, req, d)
+	}
+	return &inputRequiredError{key: key}
+}
+
+// issue records a pending question. r.mu is held.
+func (r *Round) issue(key string, req mrtr.InputRequest, d seal.Digest) {
+	if r.issued == nil {
+		r.issued = make(map[string]seal.Digest)
+	}
+	r.issued[key] = d
+	r.asked[key] = asked{digest: d}
+	r.pending = append(r.pending, mrtr.KeyedRequest{Key: key, Request: req})
+}
+
+// answer returns the raw answer under key if it may be handed over: it
+// answers a question the verified state issued with the same digest, or
+// there is no state and AnswersWithoutState is set.
+func (r *Round) answer(key string, d seal.Digest) (json.RawMessage, bool) {
+	raw, ok := r.responses[key]
+	if !ok {
+		return nil, false
+	}
+	if r.state == nil {
+		if !r.opts.AnswersWithoutState {
+			return nil, false
+		}
+	} else if issued, ok := r.state.Issued[key]; !ok || issued != d {
+		return nil, false
+	}
+	return bytes.TrimSpace(raw), true
+}
+
+// Pending returns the questions asked and not answered in this round, in
+// the order they were asked.
+func (r *Round) Pending() mrtr.InputRequests {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.pending)
+}
+
+// Suspension is a suspended call: the questions to ask and the sealed
+// state to echo.
+type Suspension struct {
+	// Questions are the input requests to send, in the order asked.
+	Questions mrtr.InputRequests
+	// RequestState is the sealed state to send with them.
+	RequestState string
+}
+
+// Suspended builds the input_required result that ends this round: it
+// seals a state bound to b that records the issued questions, every answer
+// handed over in this run, the round's number and the payload from
+// SaveState. It fails if the handler neither asked anything nor called
+// Suspend, and with the ordering error if its questions without keys were
+// asked out of order (whatever the handler did with that error).
+func (r *Round) Suspended(s *seal.Sealer, b seal.Binding) (*Suspension, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.orderErr != nil {
+		return nil, r.orderErr
+	}
+	if len(r.pending) == 0 && !r.suspend {
+		return nil, errors.New("handler returned ErrInputRequired without asking for input")
+	}
+	st := &seal.State{Binding: b, Payload: r.next, Issued: r.issued, Answers: r.answered, Round: r.Number()}
+	tok, err := s.Seal(st)
+	if err != nil {
+		return nil, err
+	}
+	return &Suspension{Questions: slices.Clone(r.pending), RequestState: tok}, nil
+}
+
+// ErrReplayOrder is wrapped by the error of a question without a key asked
+// in another order than in the previous round. It is a fault of the
+// handler; the server answers it with -32603.
+var ErrReplayOrder = errors.New("questions asked in a different order than in the previous round")
+
+// replayOrderError names the two questions met in the opposite order.
+type replayOrderError struct {
+	pos, was, after int
+}
+
+func (e *replayOrderError) Error() string {
+	return fmt.Sprintf("question %d asks what question %d of the previous round asked, but this run already reached that round's question %d: "+
+		"the handler asks in a different order than before (from several goroutines at once, or in an order that depends on "+
+		"map iteration or changing data); on the 2026-07-28 protocol questions without a key are matched by position, so ask "+
+		"them in one fixed order, give each its own key (server.WithKey), or ask them together (Call.AskAll)", e.pos, e.was, e.after)
+}
+
+func (e *replayOrderError) Is(target error) bool { return target == ErrReplayOrder }
+
+// RPCError converts the error to its wire form.
+func (e *replayOrderError) RPCError() *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + e.Error()}
+}
+
+// keepOrder matches the question at pos (digest d) with a position of the
+// previous run holding the same question: the first not met yet after the
+// last one met. When the only such positions come before the last one met,
+// this run reaches two questions in the opposite order, and the failure is
+// kept. Added and dropped questions never cause it. r.mu is held.
+func (r *Round) keepOrder(pos int, d seal.Digest) error {
+	if r.state == nil {
+		return nil
+	}
+	if r.script == nil {
+		r.script = make(map[int]seal.Digest, len(r.state.Answers)+len(r.state.Issued))
+		for _, rec := range r.state.Answers {
+			if p, ok := autoPos(rec.Key); ok {
+				r.script[p] = rec.Digest
+			}
+		}
+		for key, dg := range r.state.Issued {
+			if p, ok := autoPos(key); ok {
+				r.script[p] = dg
+			}
+		}
+		r.met = make(map[int]bool, len(r.script))
+		r.lastMet = -1
+	}
+	next, before := -1, -1
+	for p, dg := range r.script {
+		switch {
+		case dg != d || r.met[p]:
+		case p > r.lastMet:
+			if next < 0 || p < next {
+				next = p
+			}
+		default:
+			before = max(before, p)
+		}
+	}
+	switch {
+	case next >= 0:
+		r.met[next] = true
+		r.lastMet = next
+	case before >= 0:
+		r.orderErr = &replayOrderError{pos: pos, was: before, after: r.lastMet}
+		return r.orderErr
+	}
+	return nil
+}
+
+// Ledger is the method set of server.Ledger, which sits above this
+// package.
+type Ledger interface {
+	Redeem(ctx context.Context, id string, expires time.Time) error
+}
+
+// Redeem marks the verified state this request resumes as used, so that
+// replaying the same retry fails with the ledger's error replayed
+// (server.ErrAlreadyRedeemed), on this instance or any other sharing the
+// ledger. A failure of the ledger itself (any other error) fails closed:
+// it is returned wrapped in an error whose Internal method reports true,
+// so the client gets a generic message and the server log the detail.
+func (r *Round) Redeem(ctx context.Context, l Ledger, replayed error) error {
+	if r.state == nil {
+		return errors.New("redeem: the request carries no verified requestState")
+	}
+	// Expiry is exact on each instance's own clock, so an instance behind
+	// this one accepts the state after this clock has passed its exp; the
+	// entry outlives exp by the leeway (the skew the fleet tolerates).
+	err := l.Redeem(ctx, "baton:state:"+r.state.ID, r.state.ExpiresAt.Add(r.state.Leeway))
+	if err != nil && !errors.Is(err, replayed) {
+		return &ledgerError{err}
+	}
+	return err
+}
+
+// ledgerError is a failure of the ledger itself, not a replay: the
+// deployment's trouble (Redis down), whose text names hosts and addresses.
+// Its Internal method tells package server to show the client a generic
+// message and keep the detail in its log.
+type ledgerError struct{ err error }
+
+func (e *ledgerError) Error() string  { return "redeem: " + e.err.Error() }
+func (e *ledgerError) Unwrap() error  { return e.err }
+func (e *ledgerError) Internal() bool { return true }

@@ -1,0 +1,378 @@
+// Package taskstest checks that a tasks.Store keeps the contract the
+// server relies on, as testing/fstest checks an fs.FS. Every store's tests
+// run it (the memory store's in package tasks, the Redis store's in package
+// redisfleet), so the stores behave the same; run it on yours:
+//
+//	func TestStore(t *testing.T) {
+//		taskstest.Run(t, func(t *testing.T) tasks.Store { return newMyStore(t) })
+//	}
+//
+// Run gives each check its own subtest and its own empty store; Test runs
+// the same checks without a *testing.T and returns what failed.
+package taskstest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/tasks"
+)
+
+// waitLimit bounds every wait for something the test expects to happen.
+const waitLimit = 10 * time.Second
+
+// Run runs the contract against stores made by newStore. The stores read
+// the wall clock; expiry is checked with records that expire a moment after
+// they are created.
+func Run(t *testing.T, newStore func(t *testing.T) tasks.Store) {
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) { c.run(t, newStore(t)) })
+	}
+}
+
+// Test runs the contract against stores made by newStore, each empty, and
+// returns an error describing every failure, or nil. Unlike Run it needs
+// no *testing.T, so a program (or an Example) can check a store.
+func Test(newStore func() (tasks.Store, error)) error {
+	var errs []error
+	for _, c := range checks {
+		s, err := newStore()
+		if err != nil {
+			return fmt.Errorf("taskstest: %s: new store: %w", c.name, err)
+		}
+		r := &recorder{name: c.name}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			c.run(r, s)
+		}()
+		<-done
+		errs = append(errs, r.errs...)
+	}
+	return errors.Join(errs...)
+}
+
+// checks are the contract, one check per entry, each on an empty store.
+var checks = []struct {
+	name string
+	run  func(tb, tasks.Store)
+}{
+	{"CreateGet", testCreateGet},
+	{"Copies", testCopies},
+	{"Update", testUpdate},
+	{"ConcurrentUpdates", testConcurrentUpdates},
+	{"Expiry", testExpiry},
+	{"Signals", testSignals},
+	{"Heartbeats", testHeartbeats},
+}
+
+// tb is what the checks use of a *testing.T; Test gives them a recorder.
+type tb interface {
+	Helper()
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// recorder collects a check's failures for Test. Fatal and Fatalf end the
+// check's goroutine, as they end a test.
+type recorder struct {
+	name string
+	mu   sync.Mutex
+	errs []error
+}
+
+func (r *recorder) Helper() {}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errs = append(r.errs, fmt.Errorf("%s: %s", r.name, fmt.Sprintf(format, args...)))
+}
+
+func (r *recorder) Fatal(args ...any) {
+	r.Errorf("%s", fmt.Sprint(args...))
+	runtime.Goexit()
+}
+
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+// testHeartbeats: a store that keeps heartbeats returns the latest until
+// of each instance (to the millisecond), and the zero time for one that
+// never beat; SuspectSince survives a round trip.
+func testHeartbeats(t tb, s tasks.Store) {
+	hb, ok := s.(tasks.Heartbeats)
+	if !ok {
+		return // the store keeps no heartbeats
+	}
+	ctx := context.Background()
+	if last, err := hb.LastBeat(ctx, "nobody"); err != nil || !last.IsZero() {
+		t.Errorf("LastBeat of an instance that never beat = %v, %v; want the zero time", last, err)
+	}
+	until := time.Now().Add(time.Minute).Truncate(time.Millisecond)
+	for _, u := range []time.Time{until.Add(-time.Second), until} {
+		if err := hb.Beat(ctx, "a", u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if last, err := hb.LastBeat(ctx, "a"); err != nil || !last.Equal(until) {
+		t.Errorf("LastBeat = %v, %v; want %v", last, err, until)
+	}
+	r := Record(time.Minute)
+	r.SuspectSince = time.Now().Truncate(time.Millisecond)
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, r.ID)
+	if err != nil || !got.SuspectSince.Equal(r.SuspectSince) {
+		t.Errorf("SuspectSince after a round trip = %v, %v; want %v", got.SuspectSince, err, r.SuspectSince)
+	}
+}
+
+var idSeq struct {
+	mu sync.Mutex
+	n  int
+}
+
+// Record returns a working record with a fresh id that expires ttl from
+// now.
+func Record(ttl time.Duration) *tasks.Record {
+	idSeq.mu.Lock()
+	idSeq.n++
+	n := idSeq.n
+	idSeq.mu.Unlock()
+	now := time.Now().Truncate(time.Millisecond)
+	return &tasks.Record{
+		ID:             fmt.Sprintf("test-task-%d-%d", now.UnixNano(), n),
+		Principal:      "alice",
+		Owner:          "instance-a",
+		Status:         tasks.StatusWorking,
+		CreatedAt:      now,
+		UpdatedAt:      now,
+		TTLMs:          ttl.Milliseconds(),
+		ExpiresAt:      now.Add(ttl),
+		LeaseUntil:     now.Add(15 * time.Second),
+		PollIntervalMs: 1000,
+	}
+}
+
+func testCreateGet(t tb, s tasks.Store) {
+	ctx := context.Background()
+	r := Record(time.Minute)
+	r.Inputs = []tasks.Input{{Key: "baton:1", Request: json.RawMessage(`{"method":"roots/list","params":{}}`)}}
+	r.Error = &jsonrpc.Error{Code: -32603, Message: "boom", Data: map[string]any{"why": "test"}}
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	if err := s.Create(ctx, r); !errors.Is(err, tasks.ErrExists) {
+		t.Errorf("second Create with the same id: %v, want ErrExists", err)
+	}
+	got, err := s.Get(ctx, r.ID)
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	if got.ID != r.ID || got.Principal != "alice" || got.Owner != "instance-a" || got.Status != tasks.StatusWorking ||
+		!got.CreatedAt.Equal(r.CreatedAt) || !got.ExpiresAt.Equal(r.ExpiresAt) || !got.LeaseUntil.Equal(r.LeaseUntil) ||
+		got.PollIntervalMs != 1000 || len(got.Inputs) != 1 || got.Inputs[0].Key != "baton:1" ||
+		string(got.Inputs[0].Request) != `{"method":"roots/list","params":{}}` || got.Error == nil || got.Error.Code != -32603 {
+		t.Errorf("Get returned %+v, want what was created (%+v)", got, r)
+	}
+	if _, err := s.Get(ctx, "no-such-task"); !errors.Is(err, tasks.ErrNotFound) {
+		t.Errorf("Get of an unknown id: %v, want ErrNotFound", err)
+	}
+	if _, err := s.Update(ctx, "no-such-task", func(*tasks.Record) error { return nil }); !errors.Is(err, tasks.ErrNotFound) {
+		t.Errorf("Update of an unknown id: %v, want ErrNotFound", err)
+	}
+}
+
+// A record handed out, or passed to an update function that then fails,
+// is the caller's: changing it changes nothing stored.
+func testCopies(t tb, s tasks.Store) {
+	ctx := context.Background()
+	r := Record(time.Minute)
+	r.Inputs = []tasks.Input{{Key: "k", Request: json.RawMessage(`{"method":"roots/list"}`)}}
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	r.Status = tasks.StatusFailed
+	r.Inputs[0].Key = "changed"
+	got, err := s.Get(ctx, r.ID)
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	got.Status = tasks.StatusCancelled
+	got.Inputs[0].Request[0] = 'X'
+	boom := errors.New("boom")
+	if _, err := s.Update(ctx, r.ID, func(rec *tasks.Record) error {
+		rec.Status = tasks.StatusCompleted
+		rec.Inputs[0].Answer = json.RawMessage(`{}`)
+		return boom
+	}); !errors.Is(err, boom) {
+		t.Errorf("Update whose function fails: %v, want its error", err)
+	}
+	again, err := s.Get(ctx, r.ID)
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	if again.Status != tasks.StatusWorking || again.Inputs[0].Key != "k" || again.Inputs[0].Request[0] != '{' || again.Inputs[0].Answer != nil {
+		t.Errorf("stored record changed through a copy or a failed update: %+v", again)
+	}
+}
+
+func testUpdate(t tb, s tasks.Store) {
+	ctx := context.Background()
+	r := Record(time.Minute)
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	out, err := s.Update(ctx, r.ID, func(rec *tasks.Record) error {
+		rec.Status = tasks.StatusCompleted
+		rec.Result = json.RawMessage(`{"content":[]}`)
+		rec.ID = "hijacked"
+		rec.ExpiresAt = rec.ExpiresAt.Add(time.Hour)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+	if out.Status != tasks.StatusCompleted || out.ID != r.ID || !out.ExpiresAt.Equal(r.ExpiresAt) {
+		t.Errorf("Update returned %+v: want completed, with ID and ExpiresAt unchanged", out)
+	}
+	got, err := s.Get(ctx, r.ID)
+	if err != nil || got.Status != tasks.StatusCompleted || string(got.Result) != `{"content":[]}` {
+		t.Errorf("after Update, Get = %+v, %v", got, err)
+	}
+	if _, err := s.Get(ctx, "hijacked"); !errors.Is(err, tasks.ErrNotFound) {
+		t.Errorf("an update function moved the record to another id: %v", err)
+	}
+	// ErrNoUpdate writes nothing and returns the record as read.
+	same, err := s.Update(ctx, r.ID, func(rec *tasks.Record) error {
+		rec.Status = tasks.StatusFailed
+		return tasks.ErrNoUpdate
+	})
+	if err != nil || same.Status != tasks.StatusCompleted {
+		t.Errorf("Update with ErrNoUpdate = %+v, %v; want the stored record, nil", same, err)
+	}
+	if got, _ := s.Get(ctx, r.ID); got == nil || got.Status != tasks.StatusCompleted {
+		t.Errorf("ErrNoUpdate wrote: %+v", got)
+	}
+}
+
+// Concurrent updates never lose one another: each increments Keys once.
+func testConcurrentUpdates(t tb, s tasks.Store) {
+	ctx := context.Background()
+	r := Record(time.Minute)
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	const n = 16
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for range n {
+		wg.Go(func() {
+			_, err := s.Update(ctx, r.ID, func(rec *tasks.Record) error {
+				rec.Keys++
+				return nil
+			})
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("concurrent Update: %v", err)
+		}
+	}
+	got, err := s.Get(ctx, r.ID)
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	if got.Keys != n {
+		t.Errorf("after %d concurrent increments Keys = %d: updates were lost", n, got.Keys)
+	}
+}
+
+// A record is gone once it expires.
+func testExpiry(t tb, s tasks.Store) {
+	ctx := context.Background()
+	r := Record(150 * time.Millisecond)
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	if _, err := s.Get(ctx, r.ID); err != nil {
+		t.Fatalf("Get before expiry: %v", err)
+	}
+	deadline := time.Now().Add(waitLimit)
+	for {
+		_, err := s.Get(ctx, r.ID)
+		if errors.Is(err, tasks.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("Get: %v", err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the record outlived its expiry by %v", waitLimit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := s.Update(ctx, r.ID, func(*tasks.Record) error { return nil }); !errors.Is(err, tasks.ErrNotFound) {
+		t.Errorf("Update after expiry: %v, want ErrNotFound", err)
+	}
+}
+
+// Signals reach the owner's receiver, and only it.
+func testSignals(t tb, s tasks.Store) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := map[string]chan string{"a": make(chan string, 8), "b": make(chan string, 8)}
+	done := make(chan error, 2)
+	for owner, ch := range got {
+		go func() { done <- s.Signals(ctx, owner, func(id string) { ch <- id }) }()
+	}
+	// A receiver may take a moment to subscribe: signal until one arrives.
+	deadline := time.Now().Add(waitLimit)
+	for arrived := false; !arrived; {
+		if err := s.Signal(ctx, "a", "task-1"); err != nil {
+			t.Fatalf("Signal: %v", err)
+		}
+		select {
+		case id := <-got["a"]:
+			if id != "task-1" {
+				t.Fatalf("owner a got %q, want task-1", id)
+			}
+			arrived = true
+		case <-time.After(20 * time.Millisecond):
+			if time.Now().After(deadline) {
+				t.Fatal("no signal reached owner a")
+			}
+		}
+	}
+	select {
+	case id := <-got["b"]:
+		t.Errorf("owner b got a signal meant for a: %q", id)
+	case <-time.After(50 * time.Millisecond):
+	}
+	cancel()
+	for range 2 {
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("Signals after its context ended: %v, want context.Canceled", err)
+			}
+		case <-time.After(waitLimit):
+			t.Fatal("Signals did not return when its context ended")
+		}
+	}
+}
