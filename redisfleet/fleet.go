@@ -28,10 +28,6 @@ package redisfleet
 
 import "github.com/redis/go-redis/v9"
 
-// DefaultPrefix is the key prefix of a Fleet whose Options.Prefix is
-// empty.
-const DefaultPrefix = "baton:"
-
 // maxRetries bounds the optimistic transaction of one update: a record is
 // written by its owner, its client and (once a task's lease lapsed) its
 // readers, so losing this many races in a row means something is wrong.
@@ -39,8 +35,8 @@ const maxRetries = 32
 
 // Options configure a Fleet.
 type Options struct {
-	// Prefix starts every key and channel the fleet's parts use
-	// (DefaultPrefix when empty): the ledger's under Prefix+"redeemed:",
+	// Prefix starts every key and channel the fleet's parts use ("baton:"
+	// when empty): the ledger's under Prefix+"redeemed:",
 	// the fan-out's channel Prefix+"changes", the tasks' under
 	// Prefix+"tasks:" and the sessions' under Prefix+"sessions:". Every
 	// instance of a deployment uses the same prefix; deployments sharing a
@@ -60,7 +56,7 @@ type Fleet struct {
 func New(client redis.UniversalClient, opts Options) *Fleet {
 	prefix := opts.Prefix
 	if prefix == "" {
-		prefix = DefaultPrefix
+		prefix = "baton:"
 	}
 	return &Fleet{client: client, prefix: prefix}
 }

@@ -114,6 +114,20 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	needsSampling := RequireCapabilities(mcp.ClientCapabilities{Sampling: &mcp.SamplingCapability{}})
+	if err := s.AddPrompt(Prompt{Name: "prompt_requires"}, func(ctx context.Context, req *PromptRequest) (*PromptResult, error) {
+		requiresRan.Add(1)
+		return UserPrompt("done"), nil
+	}, needsSampling); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddResourceTemplate(ResourceTemplate{URITemplate: "test://requires/{x}", Name: "requires"}, func(ctx context.Context, req *ResourceRequest) (*ResourceResult, error) {
+		requiresRan.Add(1)
+		return TextResource(req.URI, "", "done"), nil
+	}, needsSampling); err != nil {
+		t.Fatal(err)
+	}
+
 	tap := newBodyTap(s)
 	ts := httptest.NewServer(tap)
 	defer ts.Close()
@@ -154,6 +168,12 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 		{"resources/read", func() *mcptest.Response {
 			return send(t, over(""), "resources/read", map[string]any{"uri": "test://asks"})
 		}, needRoots},
+		{"RequireCapabilities on a prompt", func() *mcptest.Response {
+			return send(t, over(`{"elicitation":{}}`), "prompts/get", map[string]any{"name": "prompt_requires"})
+		}, needSampling},
+		{"RequireCapabilities on a resource template", func() *mcptest.Response {
+			return send(t, over(""), "resources/read", map[string]any{"uri": "test://requires/1"})
+		}, needSampling},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			served++

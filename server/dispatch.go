@@ -860,6 +860,9 @@ func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.Ra
 	if e == nil {
 		return nil, invalidParams("unknown prompt %s", clip.Quote(name))
 	}
+	if missing, ok := r.meta.ClientCapabilities.Missing(e.opts.Requires); ok {
+		return nil, (&mcp.MissingCapabilityError{Required: missing, What: "prompt " + name}).RPCError()
+	}
 	var args map[string]string
 	if t := bytes.TrimSpace(r.p.Arguments); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
 		if err := strictjson.Unmarshal(t, &args); err != nil {
@@ -936,6 +939,9 @@ func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json
 	s.mu.RUnlock()
 	if h == nil {
 		return nil, ResourceNotFound(uri)
+	}
+	if missing, ok := r.meta.ClientCapabilities.Missing(opts.Requires); ok {
+		return nil, (&mcp.MissingCapabilityError{Required: missing, What: "resource " + clip.String(uri)}).RPCError()
 	}
 	mc, re := s.openRound(ctx, r, uri, nil, round.Options{AnswersWithoutState: opts.AnswersWithoutState})
 	if re != nil {

@@ -24,8 +24,10 @@
 // client may lack declares the need in RequireCapabilities: the call is
 // then refused with 400 before the handler runs.
 //
-// Import direction: server uses client, elicit, content, mrtr, jsonrpc,
-// tasks and its internal packages (seal, round, era, ...). The legacy
+// Import direction: server uses mcp, elicit, mrtr, jsonrpc, tasks, its
+// own engine (server/internal/seal, server/internal/round) and the
+// plumbing of the module's internal packages (era, rpcwire, ...); never
+// echo (package mcpecho mounts a server on echo). The legacy
 // package (2025-11-25 sessions) plugs in through Options.Legacy (a
 // LegacyAdapter, whose contract lives in internal/era), so server never
 // imports it.

@@ -56,7 +56,7 @@ func newTestServer(tb testing.TB, opts *Options) *Server {
 }
 
 // mustAddTool registers a tool or fails the test.
-func mustAddTool(tb testing.TB, s *Server, t Tool, h ToolHandler, opts ...RegisterOption) {
+func mustAddTool(tb testing.TB, s *Server, t Tool, h ToolHandler, opts ...ToolOption) {
 	tb.Helper()
 	if err := s.AddTool(t, h, opts...); err != nil {
 		tb.Fatalf("AddTool(%s): %v", t.Name, err)

@@ -68,8 +68,9 @@ func (m *MemoryLedger) Redeem(ctx context.Context, id string, expires time.Time)
 }
 
 // wallClock returns now, or the wall clock when now is nil. It is the one
-// place package mrtr reads the wall clock: a MemoryLedger keeps the clock
-// it was given, so a test or a simulation can give each its own.
+// place package server reads the wall clock (New, for Options.Now, and
+// NewMemoryLedgerWithClock): a server or a MemoryLedger keeps the clock it
+// was given, so a test or a simulation can give each its own.
 func wallClock(now func() time.Time) func() time.Time {
 	if now != nil {
 		return now

@@ -2,34 +2,77 @@ package server
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/baton-mcp/baton/mcp"
 )
 
-// A RegisterOption tunes how a tool, prompt or resource is served. Pass
-// options to AddTool (both forms), AddPrompt, AddResource and
-// AddResourceTemplate; each option says what it applies to, and one given
-// where it does not apply makes the Add call fail, never silently ignored.
-type RegisterOption struct {
-	name  string
-	kinds regKind
-	apply func(*regOptions)
+// Registration options are checked by the compiler, one interface per
+// kind of registration: an option that does not apply to a kind does not
+// implement its interface, so giving it there does not compile.
+//
+//	Server.AddTool                          ToolOption
+//	AddTool (typed, the package-level one)  TypedToolOption
+//	AddPrompt                               PromptOption
+//	AddResource, AddResourceTemplate        ResourceOption
+//
+// Option applies to all of them, ToolOption to tools of both forms.
+// For example, SkipInputValidation returns a ToolOption, so
+//
+//	srv.AddPrompt(p, h, server.SkipInputValidation())
+//
+// fails to compile: ToolOption does not implement PromptOption.
+
+// TypedToolOption tunes a typed tool (the package-level AddTool). Every
+// ToolOption is one; RefineSchemas is one only.
+type TypedToolOption interface {
+	applyTypedTool(*regOptions)
 }
 
-// regKind is a set of registration kinds.
-type regKind uint8
+// ToolOption tunes a tool, of either form (Server.AddTool and the
+// package-level AddTool).
+type ToolOption interface {
+	TypedToolOption
+	applyTool(*regOptions)
+}
 
-const (
-	forTool regKind = 1 << iota // Server.AddTool
-	forTypedTool
-	forPrompt
-	forResource // AddResource and AddResourceTemplate
-	forTools    = forTool | forTypedTool
-	forAll      = forTools | forPrompt | forResource
-)
+// PromptOption tunes a prompt (AddPrompt).
+type PromptOption interface {
+	applyPrompt(*regOptions)
+}
+
+// ResourceOption tunes a resource or resource template (AddResource and
+// AddResourceTemplate).
+type ResourceOption interface {
+	applyResource(*regOptions)
+}
+
+// Option tunes a registration of any kind.
+type Option interface {
+	ToolOption
+	PromptOption
+	ResourceOption
+}
+
+// anyOption applies to every kind.
+type anyOption func(*regOptions)
+
+func (f anyOption) applyTypedTool(o *regOptions) { f(o) }
+func (f anyOption) applyTool(o *regOptions)      { f(o) }
+func (f anyOption) applyPrompt(o *regOptions)    { f(o) }
+func (f anyOption) applyResource(o *regOptions)  { f(o) }
+
+// toolOption applies to tools of both forms.
+type toolOption func(*regOptions)
+
+func (f toolOption) applyTypedTool(o *regOptions) { f(o) }
+func (f toolOption) applyTool(o *regOptions)      { f(o) }
+
+// typedToolOption applies to typed tools only.
+type typedToolOption func(*regOptions)
+
+func (f typedToolOption) applyTypedTool(o *regOptions) { f(o) }
 
 // regOptions are the options of one registration.
 type regOptions struct {
@@ -41,39 +84,19 @@ type regOptions struct {
 	RefineSchemas       func(in, out *jsonschema.Schema) error
 }
 
-// collectOptions applies opts for a registration of kind what, named for
-// errors.
-func collectOptions(kind regKind, what string, opts []RegisterOption) (regOptions, error) {
+// collectOptions applies opts for the registration what (named for
+// errors) with apply. A nil option, which only a nil interface value can
+// be, is an error.
+func collectOptions[O comparable](what string, opts []O, apply func(O, *regOptions)) (regOptions, error) {
 	var o regOptions
-	for _, opt := range opts {
-		if opt.apply == nil {
-			return o, fmt.Errorf("%s: a zero RegisterOption (use the functions that return one)", what)
+	var zero O
+	for i, opt := range opts {
+		if opt == zero {
+			return o, fmt.Errorf("%s: option %d is nil", what, i+1)
 		}
-		if opt.kinds&kind == 0 {
-			return o, fmt.Errorf("%s: option %s does not apply here (it applies to %s)", what, opt.name, opt.kinds)
-		}
-		opt.apply(&o)
+		apply(opt, &o)
 	}
 	return o, nil
-}
-
-func (k regKind) String() string {
-	var parts []string
-	switch {
-	case k&forTools == forTools:
-		parts = append(parts, "tools")
-	case k&forTypedTool != 0:
-		parts = append(parts, "typed tools (the package-level AddTool)")
-	case k&forTool != 0:
-		parts = append(parts, "Server.AddTool")
-	}
-	if k&forPrompt != 0 {
-		parts = append(parts, "prompts")
-	}
-	if k&forResource != 0 {
-		parts = append(parts, "resources and resource templates")
-	}
-	return strings.Join(parts, ", ")
 }
 
 // AnswersWithoutState lets a retry that carries inputResponses but no
@@ -82,22 +105,22 @@ func (k regKind) String() string {
 // answers to questions a verified state issued reach the handler. Use it
 // only where an answer grants nothing a client could not get by answering
 // when asked. It applies to tools, prompts and resources.
-func AnswersWithoutState() RegisterOption {
-	return RegisterOption{name: "AnswersWithoutState", kinds: forAll, apply: func(o *regOptions) { o.AnswersWithoutState = true }}
+func AnswersWithoutState() Option {
+	return anyOption(func(o *regOptions) { o.AnswersWithoutState = true })
 }
 
 // SkipInputValidation turns off validating a tool's arguments against its
 // input schema. It applies to tools.
-func SkipInputValidation() RegisterOption {
-	return RegisterOption{name: "SkipInputValidation", kinds: forTools, apply: func(o *regOptions) { o.SkipInputValidation = true }}
+func SkipInputValidation() ToolOption {
+	return toolOption(func(o *regOptions) { o.SkipInputValidation = true })
 }
 
-// RequireCapabilities lists client capabilities a tool cannot work
-// without: a call that does not declare them is refused with -32021 (and
-// their list) before the handler runs, and on HTTP with status 400 before
-// anything is streamed. It applies to tools.
-func RequireCapabilities(c mcp.ClientCapabilities) RegisterOption {
-	return RegisterOption{name: "RequireCapabilities", kinds: forTools, apply: func(o *regOptions) { o.Requires = c }}
+// RequireCapabilities lists client capabilities a tool, prompt or resource
+// cannot work without: a request that does not declare them is refused
+// with -32021 (and their list) before the handler runs, and on HTTP with
+// status 400 before anything is streamed. It applies to every kind.
+func RequireCapabilities(c mcp.ClientCapabilities) Option {
+	return anyOption(func(o *regOptions) { o.Requires = c })
 }
 
 // RunAsTask says whether calls of a tool may run as tasks (the tasks
@@ -105,8 +128,8 @@ func RequireCapabilities(c mcp.ClientCapabilities) RegisterOption {
 // advertises the extension, and a call that declares it is answered with
 // a task (see StartTask and Options.Tasks). The handler is the same code
 // either way. It applies to tools.
-func RunAsTask(s TaskSupport) RegisterOption {
-	return RegisterOption{name: "RunAsTask", kinds: forTools, apply: func(o *regOptions) { o.Task = s }}
+func RunAsTask(s TaskSupport) ToolOption {
+	return toolOption(func(o *regOptions) { o.Task = s })
 }
 
 // DeferTask, with RunAsTask, lets the handler decide when the call becomes
@@ -114,8 +137,8 @@ func RunAsTask(s TaskSupport) RegisterOption {
 // its questions over input_required rounds first, as SEP-2663 recommends,
 // or answer at once). Without it the task starts before the handler runs.
 // It applies to tools.
-func DeferTask() RegisterOption {
-	return RegisterOption{name: "DeferTask", kinds: forTools, apply: func(o *regOptions) { o.DeferTask = true }}
+func DeferTask() ToolOption {
+	return toolOption(func(o *regOptions) { o.DeferTask = true })
 }
 
 // RefineSchemas edits the schemas a typed tool (the package-level
@@ -129,6 +152,6 @@ func DeferTask() RegisterOption {
 // error f returns fails the registration. in or out is nil when that
 // schema was not inferred (set in Tool, or Out is *ToolResult). It applies
 // to typed tools only.
-func RefineSchemas(f func(in, out *jsonschema.Schema) error) RegisterOption {
-	return RegisterOption{name: "RefineSchemas", kinds: forTypedTool, apply: func(o *regOptions) { o.RefineSchemas = f }}
+func RefineSchemas(f func(in, out *jsonschema.Schema) error) TypedToolOption {
+	return typedToolOption(func(o *regOptions) { o.RefineSchemas = f })
 }

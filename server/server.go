@@ -180,7 +180,8 @@ type Options struct {
 }
 
 // Server is an MCP server. Create one with New, register tools, prompts and
-// resources, and serve it with Handler, Mount or ServeStdio. All methods
+// resources, and serve it as an http.Handler (ServeHTTP; mcpecho.Mount
+// puts it on echo) or with ServeStdio. All methods
 // are safe for concurrent use; tools and prompts may be added and removed
 // while serving, and listeners are told.
 type Server struct {
@@ -272,10 +273,7 @@ func New(info Implementation, opts *Options) (*Server, error) {
 	if o.PageSize < 0 {
 		return nil, fmt.Errorf("server: negative PageSize %d", o.PageSize)
 	}
-	now := o.Now
-	if now == nil {
-		now = time.Now // the server's one reading of the wall clock
-	}
+	now := wallClock(o.Now)
 	base := o.Logger
 	if base == nil {
 		base = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -374,8 +372,8 @@ type toolEntry struct {
 // or the call fails with -32603 (a server bug, logged) rather than send an
 // invalid result. For schemas inferred from Go types, see the package-level
 // AddTool.
-func (s *Server) AddTool(t Tool, h ToolHandler, opts ...RegisterOption) error {
-	o, err := collectOptions(forTool, fmt.Sprintf("add tool %q", t.Name), opts)
+func (s *Server) AddTool(t Tool, h ToolHandler, opts ...ToolOption) error {
+	o, err := collectOptions(fmt.Sprintf("add tool %q", t.Name), opts, ToolOption.applyTool)
 	if err != nil {
 		return err
 	}
@@ -431,7 +429,7 @@ type promptEntry struct {
 }
 
 // AddPrompt registers a prompt, replacing any prompt of the same name.
-func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...RegisterOption) error {
+func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...PromptOption) error {
 	if p.Name == "" {
 		return errors.New("add prompt: empty name")
 	}
@@ -445,7 +443,7 @@ func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...RegisterOption) er
 		}
 		seen[a.Name] = true
 	}
-	o, err := collectOptions(forPrompt, fmt.Sprintf("add prompt %q", p.Name), opts)
+	o, err := collectOptions(fmt.Sprintf("add prompt %q", p.Name), opts, PromptOption.applyPrompt)
 	if err != nil {
 		return err
 	}
@@ -478,14 +476,14 @@ type templateEntry struct {
 }
 
 // AddResource registers a static resource, replacing any with the same URI.
-func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...RegisterOption) error {
+func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...ResourceOption) error {
 	if r.URI == "" || r.Name == "" {
 		return errors.New("add resource: URI and name are required")
 	}
 	if h == nil {
 		return fmt.Errorf("add resource %q: nil handler", r.URI)
 	}
-	o, err := collectOptions(forResource, fmt.Sprintf("add resource %q", r.URI), opts)
+	o, err := collectOptions(fmt.Sprintf("add resource %q", r.URI), opts, ResourceOption.applyResource)
 	if err != nil {
 		return err
 	}
@@ -525,7 +523,7 @@ func unregister[E any](s *Server, r *registry[E], name string, kind ChangeKind) 
 // AddResourceTemplate registers a URI template. A resources/read whose URI
 // matches no static resource is matched against templates in the order they
 // were added.
-func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler, opts ...RegisterOption) error {
+func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler, opts ...ResourceOption) error {
 	if t.URITemplate == "" || t.Name == "" {
 		return errors.New("add resource template: URI template and name are required")
 	}
@@ -536,7 +534,7 @@ func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler, opts
 	if err != nil {
 		return fmt.Errorf("add resource template: %w", err)
 	}
-	o, err := collectOptions(forResource, fmt.Sprintf("add resource template %q", t.URITemplate), opts)
+	o, err := collectOptions(fmt.Sprintf("add resource template %q", t.URITemplate), opts, ResourceOption.applyResource)
 	if err != nil {
 		return err
 	}

@@ -66,14 +66,14 @@ type ToolHandlerFor[In, Out any] func(ctx context.Context, req *ToolRequest, in 
 // The options are those of Server.AddTool, and RefineSchemas. Registration fails, and registers
 // nothing, when a type cannot be inferred or is not an object, or when a
 // schema does not compile.
-func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out], opts ...RegisterOption) error {
+func AddTool[In, Out any](s *Server, t Tool, h ToolHandlerFor[In, Out], opts ...TypedToolOption) error {
 	if s == nil {
 		return fmt.Errorf("add tool %q: nil server", t.Name)
 	}
 	if h == nil {
 		return fmt.Errorf("add tool %q: nil handler", t.Name)
 	}
-	o, err := collectOptions(forTypedTool, fmt.Sprintf("add tool %q", t.Name), opts)
+	o, err := collectOptions(fmt.Sprintf("add tool %q", t.Name), opts, TypedToolOption.applyTypedTool)
 	if err != nil {
 		return err
 	}

@@ -103,7 +103,7 @@ func propsOf(tb testing.TB, sch map[string]any) map[string]any {
 	return p
 }
 
-func addBook(tb testing.TB, s *Server, h ToolHandlerFor[bookArgs, booking], opts ...RegisterOption) {
+func addBook(tb testing.TB, s *Server, h ToolHandlerFor[bookArgs, booking], opts ...TypedToolOption) {
 	tb.Helper()
 	if err := AddTool(s, Tool{Name: "book", Description: "Books a table"}, h, opts...); err != nil {
 		tb.Fatalf("AddTool: %v", err)
@@ -400,7 +400,7 @@ func TestTypedToolPointerAndMapTypes(t *testing.T) {
 func TestTypedToolRegistrationErrors(t *testing.T) {
 	s := newTestServer(t, nil)
 	type noJSON struct{ C chan int }
-	refine := func(want error) RegisterOption {
+	refine := func(want error) TypedToolOption {
 		return RefineSchemas(func(in, out *jsonschema.Schema) error { return want })
 	}
 	cases := []struct {
@@ -445,15 +445,13 @@ func TestTypedToolRegistrationErrors(t *testing.T) {
 				return nil
 			}))
 		}, `"type": "object"`},
-		{"an option for prompts only", func() error {
-			return AddTool(s, Tool{Name: "t"}, echoBooking, RegisterOption{})
-		}, "zero RegisterOption"},
+		{"a nil option", func() error {
+			var nilOption ToolOption
+			return AddTool(s, Tool{Name: "t"}, echoBooking, nilOption)
+		}, "option 1 is nil"},
 		{"deferred task without a task", func() error { return AddTool(s, Tool{Name: "t"}, echoBooking, DeferTask()) }, "DeferTask needs RunAsTask"},
 		{"nil handler", func() error { return AddTool[geo, booking](s, Tool{Name: "t"}, nil) }, "nil handler"},
 		{"bad name", func() error { return AddTool(s, Tool{Name: "a b"}, echoBooking) }, "may contain only"},
-		{"refine on a raw tool", func() error {
-			return s.AddTool(Tool{Name: "t"}, func(context.Context, *ToolRequest) (*ToolResult, error) { return nil, nil }, refine(nil))
-		}, "applies to typed tools"},
 	}
 	for _, tc := range cases {
 		err := tc.add()

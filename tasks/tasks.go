@@ -10,8 +10,10 @@
 // task. What the statuses mean, and who may move a task from one to another,
 // is decided by package server, once, for every store.
 //
-// Serving tasks is package server's job (server.Options.Tasks,
-// server.ToolOptions.Task); most programs only choose a store.
+// Serving tasks is package server's job (server.Options.Tasks for the
+// store and the timings, server.RunAsTask for a tool); most programs only
+// choose a store. Package tasks/taskstest checks a new store against the
+// contract.
 package tasks
 
 import (

@@ -64,7 +64,7 @@ func addMRTRFixtures(srv *server.Server) error {
 		return err
 	}
 	err = addTools(srv, []toolFixture{
-		{noArgs("test_input_required_result_elicitation", "Asks for a name, then greets"), f.elicitation, []server.RegisterOption{server.AnswersWithoutState()}},
+		{noArgs("test_input_required_result_elicitation", "Asks for a name, then greets"), f.elicitation, []server.ToolOption{server.AnswersWithoutState()}},
 		{noArgs("test_input_required_result_sampling", "Asks the client's model a question"), f.sampling, nil},
 		{noArgs("test_input_required_result_list_roots", "Asks for the client's roots"), f.listRoots, nil},
 		{noArgs("test_input_required_result_request_state", "Round-trips a requestState"), f.requestState, nil},
@@ -74,7 +74,7 @@ func addMRTRFixtures(srv *server.Server) error {
 		{noArgs("test_input_required_result_capabilities", "Asks only what the client can answer"), f.capabilities, nil},
 		{noArgs("test_missing_capability", "Needs sampling"), f.missingCapability, nil},
 		{noArgs("test_streaming_elicitation", "Streams progress, then asks through input_required"), f.streamingElicitation,
-			[]server.RegisterOption{server.RequireCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}})}},
+			[]server.ToolOption{server.RequireCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}})}},
 	})
 	if err != nil {
 		return err

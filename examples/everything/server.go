@@ -91,7 +91,7 @@ func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger server.Ledger, 
 type toolFixture struct {
 	tool    server.Tool
 	handler server.ToolHandler
-	opts    []server.RegisterOption
+	opts    []server.ToolOption
 }
 
 // addTools registers tools in order, stopping at the first failure.

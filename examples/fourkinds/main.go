@@ -13,7 +13,6 @@ import (
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
-	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -83,16 +82,12 @@ func newServer() (*server.Server, error) {
 		srv.AddPrompt(server.Prompt{Name: "packing_list", Description: "Asks for a packing list",
 			Arguments: []server.PromptArgument{{Name: "city", Required: true}}},
 			func(ctx context.Context, req *server.PromptRequest) (*server.PromptResult, error) {
-				return &server.PromptResult{Messages: []server.PromptMessage{
-					{Role: mcp.RoleUser, Content: mcp.Text("What should I pack for " + req.Arguments["city"] + "?")},
-				}}, nil
+				return server.UserPrompt("What should I pack for " + req.Arguments["city"] + "?"), nil
 			}),
 		// A resource.
 		srv.AddResource(server.Resource{URI: "trips://cities", Name: "cities", MimeType: "text/plain"},
 			func(ctx context.Context, req *server.ResourceRequest) (*server.ResourceResult, error) {
-				return &server.ResourceResult{Contents: []mcp.ResourceContents{
-					mcp.TextContents(req.URI, "text/plain", "Lisbon\nKyoto\nQuito"),
-				}}, nil
+				return server.TextResource(req.URI, "text/plain", "Lisbon\nKyoto\nQuito"), nil
 			}),
 		// A tool that runs as a task for callers that declare the tasks
 		// extension, and synchronously for the others.
