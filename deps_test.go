@@ -33,7 +33,7 @@ var layers = [][]string{
 	{"server/internal/round"},
 	{"server"},
 	{"legacy"},
-	{"legacy/legacytest", "auth", "mcpecho", "lambda"},
+	{"legacy/legacytest", "auth", "mcpecho", "lambda", "urlflow"},
 	{"redisfleet"},
 }
 

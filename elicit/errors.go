@@ -7,10 +7,29 @@ import (
 	"github.com/baton-mcp/baton/internal/clip"
 )
 
-// ErrNotAccepted is returned by [Result.Decode] when the user did not
-// accept the elicitation (the action is decline or cancel), so there is no
-// content to decode.
+// ErrNotAccepted is matched (errors.Is) by the error [Result.Decode]
+// returns when the user did not accept the elicitation (the action is
+// decline or cancel), so there is no content to decode. To tell the two
+// apart, match [ErrDeclined] or [ErrCancelled].
 var ErrNotAccepted = errors.New("elicit: result was not accepted")
+
+// ErrDeclined is returned by [Result.Decode] when the user explicitly
+// declined (action "decline"). It also matches [ErrNotAccepted].
+var ErrDeclined error = &notAccepted{"elicit: the user declined (action \"decline\"): there is no content to decode"}
+
+// ErrCancelled is returned by [Result.Decode] when the user dismissed the
+// request without choosing (action "cancel"). It also matches
+// [ErrNotAccepted].
+var ErrCancelled error = &notAccepted{"elicit: the user cancelled (action \"cancel\"): there is no content to decode"}
+
+// notAccepted is ErrDeclined or ErrCancelled: each is itself and
+// ErrNotAccepted for errors.Is.
+type notAccepted struct{ msg string }
+
+func (e *notAccepted) Error() string { return e.msg }
+
+// Is reports that the error is also ErrNotAccepted.
+func (e *notAccepted) Is(target error) bool { return target == ErrNotAccepted }
 
 // SchemaError reports a rule violation in a form schema, found while
 // building it with the [Field] builders or while parsing it from JSON.

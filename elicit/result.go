@@ -104,13 +104,20 @@ func parseResult(data []byte) (*Result, map[string]any, []string, error) {
 // a field silently zero, Decode fails when a key matches a field only if
 // case is ignored, with an error naming the key, the field and the fix
 // (the tag `json:"name"`). Keys that match no field are ignored. It
-// returns an error wrapping [ErrNotAccepted] for decline and cancel. An
-// accepted result without content decodes as an empty object.
+// returns [ErrDeclined] for decline and [ErrCancelled] for cancel (both
+// match [ErrNotAccepted] with errors.Is). An accepted result without
+// content decodes as an empty object.
 func (r *Result) Decode(v any) error {
 	if r == nil {
 		return errors.New("elicit: Decode on a nil result")
 	}
-	if r.Action != ActionAccept {
+	switch r.Action {
+	case ActionAccept:
+	case ActionDecline:
+		return ErrDeclined
+	case ActionCancel:
+		return ErrCancelled
+	default:
 		return fmt.Errorf("elicit: cannot decode a %q result: %w", r.Action, ErrNotAccepted)
 	}
 	content := r.Content

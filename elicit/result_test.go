@@ -122,10 +122,21 @@ func TestResultDecode(t *testing.T) {
 	if err := empty.Decode(&m); err != nil || len(m) != 0 {
 		t.Errorf("accept without content: %v %v", m, err)
 	}
-	for _, a := range []Action{ActionDecline, ActionCancel} {
-		if err := (&Result{Action: a}).Decode(&m); !errors.Is(err, ErrNotAccepted) {
-			t.Errorf("%s: got %v, want ErrNotAccepted", a, err)
+	for _, tc := range []struct {
+		a          Action
+		want, not  error
+		saysAction string
+	}{
+		{ActionDecline, ErrDeclined, ErrCancelled, `"decline"`},
+		{ActionCancel, ErrCancelled, ErrDeclined, `"cancel"`},
+	} {
+		err := (&Result{Action: tc.a}).Decode(&m)
+		if !errors.Is(err, ErrNotAccepted) || !errors.Is(err, tc.want) || errors.Is(err, tc.not) || !strings.Contains(err.Error(), tc.saysAction) {
+			t.Errorf("%s: got %v, want %v (and ErrNotAccepted, not %v)", tc.a, err, tc.want, tc.not)
 		}
+	}
+	if errors.Is(ErrNotAccepted, ErrDeclined) {
+		t.Error("ErrNotAccepted matches ErrDeclined")
 	}
 	if err := (*Result)(nil).Decode(&m); err == nil {
 		t.Error("nil result decoded")

@@ -214,7 +214,7 @@ func TestAskOneQuestion(t *testing.T) {
 			t.Errorf("result = %q (isError %v), want %q", text, isErr, want)
 		}
 		if rest := s.end(); len(rest) > 0 {
-			t.Errorf("messages after the result: %s", rest[0].raw)
+			t.Errorf("messages after the result: %s", rest[0].Raw)
 		}
 	}
 	if n := st.ran("ask_one"); n != 2 {
@@ -270,8 +270,8 @@ func TestAskAllThreeKindsKeyed(t *testing.T) {
 	got := map[string]message{}
 	for range 3 {
 		m := s.next()
-		if !m.isRequest() {
-			t.Fatalf("want a server request, got %s", m.raw)
+		if !m.IsRequest() {
+			t.Fatalf("want a server request, got %s", m.Raw)
 		}
 		var id int64
 		if err := json.Unmarshal(m.ID, &id); err != nil {
@@ -318,8 +318,8 @@ func threeRequests(t *testing.T, s *stream) map[string]message {
 	got := map[string]message{}
 	for range 3 {
 		m := s.next()
-		if !m.isRequest() {
-			t.Fatalf("want a server request, got %s", m.raw)
+		if !m.IsRequest() {
+			t.Fatalf("want a server request, got %s", m.Raw)
 		}
 		got[m.Method] = m
 	}
@@ -337,14 +337,14 @@ func cancelledUntilResponse(t *testing.T, s *stream, id string) (map[string]stri
 	cancelled := map[string]string{}
 	for {
 		m := s.next()
-		if m.isResponse() {
+		if m.IsResponse() {
 			if string(m.ID) != id {
-				t.Fatalf("want the response to %s, got %s", id, m.raw)
+				t.Fatalf("want the response to %s, got %s", id, m.Raw)
 			}
 			return cancelled, m
 		}
 		if m.Method != "notifications/cancelled" || m.ID != nil {
-			t.Fatalf("unexpected %s", m.raw)
+			t.Fatalf("unexpected %s", m.Raw)
 		}
 		p := params(t, m)
 		cancelled[string(mustJSON(t, p["requestId"]))] = fmt.Sprint(p["reason"])
@@ -381,7 +381,7 @@ func TestAskClientErrorAndInvalidAnswer(t *testing.T) {
 			}
 		}
 		if final.Error != nil {
-			t.Fatalf("final = %s, want a tool result", final.raw)
+			t.Fatalf("final = %s, want a tool result", final.Raw)
 		}
 		if text, isErr := toolText(t, final.Result); !isErr || !strings.Contains(text, "sampling refused") {
 			t.Errorf("result = %q (isError %v), want isError naming the client's error", text, isErr)
@@ -513,12 +513,12 @@ func TestAskTimeout(t *testing.T) {
 				}
 			}
 			if final.Error != nil {
-				t.Fatalf("final = %s, want a tool result", final.raw)
+				t.Fatalf("final = %s, want a tool result", final.Raw)
 			}
 			if text, isErr := toolText(t, final.Result); !isErr || !strings.Contains(text, "timed out") {
 				t.Errorf("result = %q (isError %v)", text, isErr)
 			}
-			if s.comments.Load() == 0 {
+			if s.comments() == 0 {
 				t.Error("no keep-alive comment while waiting (KeepAlive 10ms)")
 			}
 			// Late answers are accepted and go nowhere.
@@ -587,13 +587,13 @@ func TestAskCancelled(t *testing.T) {
 		}
 		withdrawn := map[string]bool{}
 		for _, m := range s.end() {
-			if m.isResponse() {
-				t.Errorf("a response was written for the cancelled call: %s", m.raw)
+			if m.IsResponse() {
+				t.Errorf("a response was written for the cancelled call: %s", m.Raw)
 				continue
 			}
 			id := string(mustJSON(t, params(t, m)["requestId"]))
 			if m.Method != "notifications/cancelled" || !want[id] || withdrawn[id] {
-				t.Errorf("unexpected %s", m.raw)
+				t.Errorf("unexpected %s", m.Raw)
 			}
 			withdrawn[id] = true
 		}
@@ -743,7 +743,7 @@ func TestRedeemOnLegacySession(t *testing.T) {
 		RequestState string `json:"requestState"`
 	}
 	if err := json.Unmarshal(m.Result, &ir); status != http.StatusOK || err != nil || ir.ResultType != "input_required" || ir.RequestState == "" {
-		t.Fatalf("modern first round: HTTP %d %s", status, m.raw)
+		t.Fatalf("modern first round: HTTP %d %s", status, m.Raw)
 	}
 	retry := func(id int) message {
 		p := toolCall("transfer", nil)
@@ -753,7 +753,7 @@ func TestRedeemOnLegacySession(t *testing.T) {
 		return m
 	}
 	if m := retry(2); m.Error != nil || !strings.Contains(string(m.Result), "transfer 4 in round 2") {
-		t.Errorf("modern retry = %s", m.raw)
+		t.Errorf("modern retry = %s", m.Raw)
 	}
 	if err := recv(t, redeemed, "Redeem"); err != nil {
 		t.Errorf("modern Redeem = %v", err)

@@ -105,7 +105,7 @@ func TestBlockingElicitation(t *testing.T) {
 			t.Errorf("result = %q (isError %v)", text, isErr)
 		}
 		if rest := s.end(); len(rest) > 0 {
-			t.Errorf("messages after the result: %s", rest[0].raw)
+			t.Errorf("messages after the result: %s", rest[0].Raw)
 		}
 	})
 
@@ -172,7 +172,7 @@ func TestBlockingElicitation(t *testing.T) {
 		}
 		done := s.next()
 		if done.Method != "notifications/elicitation/complete" || params(t, done)["elicitationId"] != "el-42" {
-			t.Errorf("want notifications/elicitation/complete for el-42, got %s", done.raw)
+			t.Errorf("want notifications/elicitation/complete for el-42, got %s", done.Raw)
 		}
 		if text, _ := toolText(t, s.result(`"url"`)); text != "url accept" {
 			t.Errorf("result = %q", text)
@@ -219,7 +219,7 @@ func TestBlockingSamplingAndRoots(t *testing.T) {
 	t.Run("roots", func(t *testing.T) {
 		s := c.request(3, "tools/call", toolCall("roots", nil))
 		req := s.nextRequest("roots/list")
-		t.Logf("roots/list request on the wire: %s", req.raw)
+		t.Logf("roots/list request on the wire: %s", req.Raw)
 		c.answer(req, map[string]any{"roots": []any{map[string]any{"uri": "file:///a", "name": "a"}, map[string]any{"uri": "file:///b"}}})
 		if o := recv(t, out, "the handler"); o.err != nil {
 			t.Fatalf("handler error: %v", o.err)
@@ -326,7 +326,7 @@ func TestBlockingTimeout(t *testing.T) {
 				// same stream, before the final result.
 				m := s.next()
 				if m.Method != "notifications/cancelled" || m.ID != nil {
-					t.Fatalf("%s: want notifications/cancelled, got %s", tool.name, m.raw)
+					t.Fatalf("%s: want notifications/cancelled, got %s", tool.name, m.Raw)
 				}
 				p := params(t, m)
 				if string(mustJSON(t, p["requestId"])) != string(req.ID) || !strings.Contains(fmt.Sprint(p["reason"]), "timed out") {
@@ -335,7 +335,7 @@ func TestBlockingTimeout(t *testing.T) {
 				if _, isErr := toolText(t, s.result(fmt.Sprint(i))); !isErr {
 					t.Errorf("%s: result not isError", tool.name)
 				}
-				if s.comments.Load() == 0 {
+				if s.comments() == 0 {
 					t.Errorf("%s: no keep-alive comment while waiting (KeepAlive 10ms)", tool.name)
 				}
 				// A late answer is accepted and goes nowhere.
@@ -374,8 +374,8 @@ func TestCancelOriginalRequest(t *testing.T) {
 		// Nothing answers orig-1; the nested request is withdrawn.
 		rest := s.end()
 		for _, m := range rest {
-			if m.isResponse() {
-				t.Errorf("a response was written for the cancelled request: %s", m.raw)
+			if m.IsResponse() {
+				t.Errorf("a response was written for the cancelled request: %s", m.Raw)
 			}
 		}
 		if len(rest) != 1 || rest[0].Method != "notifications/cancelled" || string(mustJSON(t, params(t, rest[0])["requestId"])) != string(req.ID) {
@@ -455,7 +455,7 @@ func TestMissingCapability(t *testing.T) {
 				t.Errorf("code = %d, want -32021", e.Code)
 			}
 			if rest := s.end(); len(rest) > 0 {
-				t.Errorf("more messages: %s", rest[0].raw)
+				t.Errorf("more messages: %s", rest[0].Raw)
 			}
 			get.none("GET stream after a refused client request")
 		})

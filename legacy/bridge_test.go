@@ -99,11 +99,11 @@ func suspendTools(t *testing.T, srv *server.Server) map[string]*runLog {
 func onlyResponse(t *testing.T, s *stream, id string) message {
 	t.Helper()
 	m := s.next()
-	if !m.isResponse() || string(m.ID) != id {
-		t.Fatalf("want only the response to %s, got %s", id, m.raw)
+	if !m.IsResponse() || string(m.ID) != id {
+		t.Fatalf("want only the response to %s, got %s", id, m.Raw)
 	}
 	if rest := s.end(); len(rest) > 0 {
-		t.Errorf("messages after the response: %s", rest[0].raw)
+		t.Errorf("messages after the response: %s", rest[0].Raw)
 	}
 	return m
 }
@@ -116,7 +116,7 @@ func TestBridgeSuspendOnceThenComplete(t *testing.T) {
 
 	m := onlyResponse(t, c.request(1, "tools/call", toolCall("suspend_once", nil)), "1")
 	if m.Error != nil {
-		t.Fatalf("response = %s", m.raw)
+		t.Fatalf("response = %s", m.Raw)
 	}
 	legacyShape(t, "tools/call", m.Result)
 	if text, isErr := toolText(t, m.Result); text != `n=42 round=2 principal=""` || isErr {
@@ -167,12 +167,12 @@ func TestBridgeSuspendsPromptsAndResources(t *testing.T) {
 
 	m := onlyResponse(t, c.request(1, "prompts/get", map[string]any{"name": "p_once"}), "1")
 	if m.Error != nil || !strings.Contains(string(m.Result), "resumed in round 2") {
-		t.Errorf("prompts/get = %s", m.raw)
+		t.Errorf("prompts/get = %s", m.Raw)
 	}
 	legacyShape(t, "prompts/get", m.Result)
 	m = onlyResponse(t, c.request(2, "resources/read", map[string]any{"uri": "test://once"}), "2")
 	if m.Error != nil || !strings.Contains(string(m.Result), "resumed in round 2") {
-		t.Errorf("resources/read = %s", m.raw)
+		t.Errorf("resources/read = %s", m.Raw)
 	}
 	legacyShape(t, "resources/read", m.Result)
 	if p, r := promptRuns.Load(), resourceRuns.Load(); p != 2 || r != 2 {
@@ -197,7 +197,7 @@ func TestBridgeMaxRounds(t *testing.T) {
 			c := connect(t, f, allCaps)
 			final := onlyResponse(t, c.request(1, "tools/call", toolCall("suspend_forever", nil)), "1")
 			if final.Error == nil || final.Error.Code != -32603 || !strings.Contains(final.Error.Message, fmt.Sprintf("more than %d times", tc.want)) {
-				t.Errorf("final = %s, want -32603 naming the limit %d", final.raw, tc.want)
+				t.Errorf("final = %s, want -32603 naming the limit %d", final.Raw, tc.want)
 			}
 			// The first run and tc.want re-runs, each resuming the state of
 			// the one before.
@@ -225,7 +225,7 @@ func TestBridgeBareInputRequired(t *testing.T) {
 	c := connect(t, f, allCaps)
 	final := onlyResponse(t, c.request(1, "tools/call", toolCall("bare_input_required", nil)), "1")
 	if final.Error == nil || final.Error.Code != -32603 || !strings.Contains(final.Error.Message, "without asking for input") {
-		t.Errorf("final = %s, want -32603 saying nothing was asked", final.raw)
+		t.Errorf("final = %s, want -32603 saying nothing was asked", final.Raw)
 	}
 	if rounds, _, _ := logs["bare_input_required"].get(); !slices.Equal(rounds, []int{1}) {
 		t.Errorf("runs in rounds %v, want one", rounds)
@@ -367,7 +367,7 @@ func TestURLElicitationRequired(t *testing.T) {
 	t.Run("modern client gets input_required", func(t *testing.T) {
 		status, m := modernPost(t, f, 1, "tools/call", toolCall("needs_login", nil), `{"elicitation":{"form":{},"url":{}}}`)
 		if status != http.StatusOK || m.Error != nil {
-			t.Fatalf("HTTP %d %s", status, m.raw)
+			t.Fatalf("HTTP %d %s", status, m.Raw)
 		}
 		var res struct {
 			ResultType    string                     `json:"resultType"`
@@ -397,8 +397,8 @@ func TestURLElicitationRequired(t *testing.T) {
 		if _, ok := r.Params["elicitationId"]; ok || len(r.Params) != 3 {
 			t.Errorf("modern url elicitation must be exactly mode, message, url: %s", ir)
 		}
-		if strings.Contains(string(m.raw), "-32042") {
-			t.Errorf("modern response mentions -32042: %s", m.raw)
+		if strings.Contains(string(m.Raw), "-32042") {
+			t.Errorf("modern response mentions -32042: %s", m.Raw)
 		}
 	})
 
@@ -406,7 +406,7 @@ func TestURLElicitationRequired(t *testing.T) {
 		for _, caps := range []string{`{}`, `{"elicitation":{}}`, `{"elicitation":{"form":{}}}`} {
 			status, m := modernPost(t, f, 2, "tools/call", toolCall("needs_login", nil), caps)
 			if status != http.StatusBadRequest || m.Error == nil || m.Error.Code != -32021 {
-				t.Errorf("caps %s: HTTP %d %s, want 400 -32021", caps, status, m.raw)
+				t.Errorf("caps %s: HTTP %d %s, want 400 -32021", caps, status, m.Raw)
 				continue
 			}
 			var data struct {

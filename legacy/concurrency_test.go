@@ -55,8 +55,8 @@ func TestConcurrentBlockingCalls(t *testing.T) {
 		var seen []string
 		for range 3 {
 			m := s.next()
-			if !m.isRequest() {
-				t.Fatalf("want a request, got %s", m.raw)
+			if !m.IsRequest() {
+				t.Fatalf("want a request, got %s", m.Raw)
 			}
 			reqs = append(reqs, m)
 			what := m.Method
@@ -131,8 +131,8 @@ func TestStdioBlockedStdoutHoldsUpNoChange(t *testing.T) {
 		}
 	}
 	send(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initParams(legacyVersion, allCaps)})
-	if m := readLine(); !m.isResponse() || m.Error != nil {
-		t.Fatalf("initialize: %s", m.raw)
+	if m := readLine(); !m.IsResponse() || m.Error != nil {
+		t.Fatalf("initialize: %s", m.Raw)
 	}
 	send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 
@@ -160,6 +160,6 @@ func TestStdioBlockedStdoutHoldsUpNoChange(t *testing.T) {
 	}
 	// The client reads again: the notification comes out.
 	if m := readLine(); m.Method != "notifications/tools/list_changed" {
-		t.Fatalf("want tools/list_changed, got %s", m.raw)
+		t.Fatalf("want tools/list_changed, got %s", m.Raw)
 	}
 }

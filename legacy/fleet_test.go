@@ -196,14 +196,14 @@ func testSessionsAcrossInstances(t *testing.T, newStore func(t *testing.T) legac
 		c := connect(t, ti.a, `{}`)
 		call := c.on(ti.a).request(7, "tools/call", toolCall("wait", nil))
 		if m := call.next(); m.Method != "notifications/message" {
-			t.Fatalf("want the tool's log line, got %s", m.raw)
+			t.Fatalf("want the tool's log line, got %s", m.Raw)
 		}
 		c.on(ti.b).notify("notifications/cancelled", map[string]any{"requestId": 7, "reason": "changed my mind"})
 		if err := recv(t, handlerErr, "the cancellation"); err == nil || !strings.Contains(err.Error(), "changed my mind") {
 			t.Errorf("cause = %v, want the client's reason", err)
 		}
 		if rest := call.end(); len(rest) != 0 {
-			t.Errorf("a cancelled call was answered: %s", rest[0].raw)
+			t.Errorf("a cancelled call was answered: %s", rest[0].Raw)
 		}
 	})
 
@@ -231,7 +231,7 @@ func testSessionsAcrossInstances(t *testing.T, newStore func(t *testing.T) legac
 		c.on(ti.b).call(1, "logging/setLevel", map[string]any{"level": "debug"})
 		call := c.on(ti.a).request(2, "tools/call", toolCall("debug_log", nil))
 		if m := call.next(); m.Method != "notifications/message" {
-			t.Errorf("the debug line after setLevel on B: got %s", m.raw)
+			t.Errorf("the debug line after setLevel on B: got %s", m.Raw)
 		}
 		call.result("2")
 		c.on(ti.b).call(3, "resources/subscribe", map[string]any{"uri": "test://a"})
@@ -243,7 +243,7 @@ func testSessionsAcrossInstances(t *testing.T, newStore func(t *testing.T) legac
 			select {
 			case m := <-get.msgs:
 				if m.Method != "notifications/resources/updated" {
-					t.Fatalf("GET on A: %s", m.raw)
+					t.Fatalf("GET on A: %s", m.Raw)
 				}
 			case <-time.After(20 * time.Millisecond):
 				if time.Now().Before(deadline) {
@@ -270,7 +270,7 @@ func testSessionsAcrossInstances(t *testing.T, newStore func(t *testing.T) legac
 		getA.end()
 		addTool(t, ti.srvB, "marker", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) { return nil, nil })
 		if m := getB.next(); m.Method != "notifications/tools/list_changed" {
-			t.Errorf("GET on B: %s", m.raw)
+			t.Errorf("GET on B: %s", m.Raw)
 		}
 		// And back: A takes it again, B's ends, A's lives on.
 		getA = c.on(ti.a).get("text/event-stream")
@@ -280,7 +280,7 @@ func testSessionsAcrossInstances(t *testing.T, newStore func(t *testing.T) legac
 		getB.end()
 		addTool(t, ti.srvA, "marker2", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) { return nil, nil })
 		if m := getA.next(); m.Method != "notifications/tools/list_changed" {
-			t.Errorf("GET on A again: %s", m.raw)
+			t.Errorf("GET on A again: %s", m.Raw)
 		}
 		getA.close()
 		// B holds it for the late notification below.
@@ -290,7 +290,7 @@ func testSessionsAcrossInstances(t *testing.T, newStore func(t *testing.T) legac
 		}
 		addTool(t, ti.srvB, "marker3", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) { return nil, nil })
 		if m := getB.next(); m.Method != "notifications/tools/list_changed" {
-			t.Errorf("GET on B again: %s", m.raw)
+			t.Errorf("GET on B again: %s", m.Raw)
 		}
 		// A notification a call on A sends after its stream closed goes to
 		// B, which holds the GET stream now.
@@ -303,7 +303,7 @@ func testSessionsAcrossInstances(t *testing.T, newStore func(t *testing.T) legac
 		}
 		m := getB.next()
 		if m.Method != "notifications/elicitation/complete" || !strings.Contains(string(m.Params), "el-later") {
-			t.Errorf("GET on B: %s, want the elicitation/complete sent on A", m.raw)
+			t.Errorf("GET on B: %s, want the elicitation/complete sent on A", m.Raw)
 		}
 	})
 
@@ -343,17 +343,12 @@ func testSessionsAcrossInstances(t *testing.T, newStore func(t *testing.T) legac
 			register(srv)
 			fs[i] = newFixtureWith(t, srv, auth)
 		}
-		c := newClient(t, fs[0])
-		s := c.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initParams(legacyVersion, `{}`)}),
-			map[string]string{"X-Test-Subject": "alice"})
-		s.result("0")
-		c.sid, c.version = s.resp.Header.Get(server.HeaderSessionID), legacyVersion
+		c := connectWith(t, fs[0], `{}`, map[string]string{"X-Test-Subject": "alice"})
 		for i, f := range fs {
-			ping := mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "ping"})
-			if s := c.on(f).do(http.MethodPost, ping, map[string]string{"X-Test-Subject": "mallory"}); s.status != http.StatusNotFound {
+			if s := c.on(f).requestWith(1, "ping", nil, map[string]string{"X-Test-Subject": "mallory"}); s.status != http.StatusNotFound {
 				t.Errorf("mallory on instance %d: HTTP %d, want 404", i, s.status)
 			}
-			if s := c.on(f).do(http.MethodPost, ping, map[string]string{"X-Test-Subject": "alice"}); s.status != http.StatusOK {
+			if s := c.on(f).requestWith(1, "ping", nil, map[string]string{"X-Test-Subject": "alice"}); s.status != http.StatusOK {
 				t.Errorf("alice on instance %d: HTTP %d", i, s.status)
 			}
 		}
@@ -373,7 +368,7 @@ func TestSessionQuotaAcrossInstances(t *testing.T) {
 			}
 			s := c.request(0, "initialize", initParams(legacyVersion, `{}`))
 			got[s.status]++
-			if s.status == http.StatusTooManyRequests && s.resp.Header.Get("Retry-After") == "" {
+			if s.status == http.StatusTooManyRequests && s.header.Get("Retry-After") == "" {
 				t.Error("429 without Retry-After")
 			}
 		}

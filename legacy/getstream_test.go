@@ -33,7 +33,7 @@ func TestGETStream(t *testing.T) {
 	if get.status != http.StatusOK || get.ctype != "text/event-stream" {
 		t.Fatalf("GET: HTTP %d %q, want 200 text/event-stream", get.status, get.ctype)
 	}
-	if v := get.resp.Header.Get("X-Accel-Buffering"); v != "no" {
+	if v := get.header.Get("X-Accel-Buffering"); v != "no" {
 		t.Errorf("X-Accel-Buffering = %q, want no", v)
 	}
 
@@ -52,8 +52,8 @@ func TestGETStream(t *testing.T) {
 	notification := func(method string) map[string]any {
 		t.Helper()
 		m := get.next()
-		if !m.isNotification() || m.Method != method {
-			t.Fatalf("GET stream: want %s, got %s", method, m.raw)
+		if !m.IsNotification() || m.Method != method {
+			t.Fatalf("GET stream: want %s, got %s", method, m.Raw)
 		}
 		return params(t, m)
 	}
@@ -105,7 +105,7 @@ func TestGETStream(t *testing.T) {
 		addTool(t, srv, "marker2", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) { return nil, nil })
 		notification("notifications/tools/list_changed")
 		if m := otherGet.next(); m.Method != "notifications/tools/list_changed" {
-			t.Errorf("unsubscribed session got %s", m.raw)
+			t.Errorf("unsubscribed session got %s", m.Raw)
 		}
 
 		if got := c.call(2, "resources/unsubscribe", map[string]any{"uri": "test://a"}); string(got) != "{}" {
@@ -140,7 +140,7 @@ func TestGETStream(t *testing.T) {
 		}
 		srv.RemoveTool("marker1")
 		if m := again.next(); m.Method != "notifications/tools/list_changed" {
-			t.Errorf("new GET stream got %s", m.raw)
+			t.Errorf("new GET stream got %s", m.Raw)
 		}
 	})
 }
@@ -168,6 +168,6 @@ func TestGETStreamNeverCarriesRequests(t *testing.T) {
 	}
 	addTool(t, srv, "marker", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) { return nil, nil })
 	if m := get.next(); m.Method != "notifications/tools/list_changed" {
-		t.Errorf("GET stream carried %s", m.raw)
+		t.Errorf("GET stream carried %s", m.Raw)
 	}
 }

@@ -39,6 +39,8 @@ func TestInitializeNegotiatesVersion(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClient(t, f)
+			// The bytes are the point: the requested version and the
+			// header vary by case, which a client never sends so.
 			s := c.do(http.MethodPost, mustJSON(t, map[string]any{
 				"jsonrpc": "2.0", "id": 7, "method": "initialize",
 				"params": initParams(tc.requested, `{"sampling":{},"elicitation":{}}`),
@@ -68,7 +70,7 @@ func TestInitializeNegotiatesVersion(t *testing.T) {
 			if _, ok := caps["prompts"]; ok {
 				t.Errorf("capabilities.prompts advertised without prompts: %v", caps)
 			}
-			sid := s.resp.Header.Get(server.HeaderSessionID)
+			sid := s.header.Get(server.HeaderSessionID)
 			if len(sid) < 32 || !visibleASCII.MatchString(sid) {
 				t.Errorf("Mcp-Session-Id %q: want >= 32 visible ASCII characters", sid)
 			}
@@ -105,7 +107,7 @@ func TestInitializeErrors(t *testing.T) {
 		if e := s.rpcErr("1"); e.Code != -32600 || !strings.Contains(e.Message, server.HeaderSessionID) {
 			t.Errorf("error = %d %q, want -32600 naming %s", e.Code, e.Message, server.HeaderSessionID)
 		}
-		if s.resp.Header.Get(server.HeaderSessionID) != "" {
+		if s.header.Get(server.HeaderSessionID) != "" {
 			t.Error("a refused initialize minted a session")
 		}
 	})
@@ -143,7 +145,7 @@ func TestInitializeErrors(t *testing.T) {
 			if e := s.rpcErr(`"init"`); e.Code != -32602 {
 				t.Errorf("code = %d (%s), want -32602", e.Code, e.Message)
 			}
-			if s.resp.Header.Get(server.HeaderSessionID) != "" {
+			if s.header.Get(server.HeaderSessionID) != "" {
 				t.Error("malformed initialize minted a session")
 			}
 			if got := f.h.SessionCount(); got != before {
@@ -194,7 +196,7 @@ func TestRouting(t *testing.T) {
 	t.Run("modern request next to a legacy session", func(t *testing.T) {
 		status, m := modernPost(t, f, 1, "tools/call", toolCall("echo", nil), `{}`)
 		if status != http.StatusOK || m.Error != nil {
-			t.Fatalf("modern tools/call: HTTP %d %s", status, m.raw)
+			t.Fatalf("modern tools/call: HTTP %d %s", status, m.Raw)
 		}
 		res := decodeMap(t, m.Result)
 		if res["resultType"] != "complete" {
@@ -210,7 +212,7 @@ func TestRouting(t *testing.T) {
 
 		status, m = modernPost(t, f, 2, "server/discover", nil, `{}`)
 		if status != http.StatusOK || m.Error != nil {
-			t.Fatalf("server/discover: HTTP %d %s", status, m.raw)
+			t.Fatalf("server/discover: HTTP %d %s", status, m.Raw)
 		}
 		var d struct {
 			SupportedVersions []string `json:"supportedVersions"`
@@ -262,8 +264,7 @@ func TestRouting(t *testing.T) {
 	})
 
 	t.Run("protocol version header mismatch", func(t *testing.T) {
-		s := c.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 5, "method": "ping"}),
-			map[string]string{server.HeaderProtocolVersion: "2025-06-18"})
+		s := c.requestWith(5, "ping", nil, map[string]string{server.HeaderProtocolVersion: "2025-06-18"})
 		if s.status != http.StatusBadRequest {
 			t.Errorf("HTTP %d, want 400", s.status)
 		}
@@ -271,8 +272,7 @@ func TestRouting(t *testing.T) {
 			t.Errorf("error = %d %q", e.Code, e.Message)
 		}
 		// Without the header the session version is assumed.
-		s = c.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 6, "method": "ping"}),
-			map[string]string{server.HeaderProtocolVersion: ""})
+		s = c.requestWith(6, "ping", nil, map[string]string{server.HeaderProtocolVersion: ""})
 		if got := s.result("6"); string(got) != "{}" {
 			t.Errorf("ping without version header = %s", got)
 		}
@@ -348,8 +348,8 @@ func TestDeleteEndsWaits(t *testing.T) {
 		t.Error("the call's context is still live after DELETE")
 	}
 	for _, m := range s.end() {
-		if m.isResponse() {
-			t.Errorf("a response was written after DELETE: %s", m.raw)
+		if m.IsResponse() {
+			t.Errorf("a response was written after DELETE: %s", m.Raw)
 		}
 	}
 	get.end()
@@ -402,7 +402,7 @@ func TestIdleExpiry(t *testing.T) {
 	if n := f.h.SessionCount(); n != 2 {
 		t.Errorf("SessionCount = %d, want 2", n)
 	}
-	if get.comments.Load() == 0 {
+	if get.comments() == 0 {
 		t.Error("the quiet GET stream got no keep-alive comment")
 	}
 
@@ -457,15 +457,10 @@ func TestSessionBelongsToItsPrincipal(t *testing.T) {
 	}
 	f := newFixtureWith(t, srv, auth)
 
-	alice := newClient(t, f)
-	s := alice.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initParams(legacyVersion, allCaps)}),
-		map[string]string{"X-Test-Subject": "alice"})
-	s.result("0")
-	alice.sid, alice.version = s.resp.Header.Get(server.HeaderSessionID), legacyVersion
+	alice := connectWith(t, f, allCaps, map[string]string{"X-Test-Subject": "alice"})
 
 	as := func(sub string, id int) *stream {
-		return alice.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": toolCall("who", nil)}),
-			map[string]string{"X-Test-Subject": sub})
+		return alice.requestWith(id, "tools/call", toolCall("who", nil), map[string]string{"X-Test-Subject": sub})
 	}
 	if text, _ := toolText(t, as("alice", 1).result("1")); text != "alice" {
 		t.Errorf("alice's call ran as %q", text)
@@ -484,10 +479,9 @@ func TestSessionBelongsToItsPrincipal(t *testing.T) {
 		t.Errorf("mallory's DELETE: HTTP %d, want 404", d.status)
 	}
 	// The owner's questions are answered by the owner only.
-	st := alice.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": toolCall("ask_two", nil)}),
-		map[string]string{"X-Test-Subject": "alice"})
+	st := alice.requestWith(9, "tools/call", toolCall("ask_two", nil), map[string]string{"X-Test-Subject": "alice"})
 	answer := func(sub string, q message, result any) int {
-		return alice.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": q.ID, "result": result}), map[string]string{"X-Test-Subject": sub}).status
+		return alice.answerWith(q, result, map[string]string{"X-Test-Subject": sub})
 	}
 	q := st.nextRequest("elicitation/create")
 	if status := answer("mallory", q, map[string]any{"action": "accept", "content": map[string]any{"name": "Mallory"}}); status != http.StatusNotFound {
@@ -505,8 +499,7 @@ func TestSessionBelongsToItsPrincipal(t *testing.T) {
 	}
 	// The bridge works for the owner: the state sealed in the first run
 	// is bound to alice, and the re-run, made for alice, resumes it.
-	st = alice.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": toolCall("suspend_once", nil)}),
-		map[string]string{"X-Test-Subject": "alice"})
+	st = alice.requestWith(10, "tools/call", toolCall("suspend_once", nil), map[string]string{"X-Test-Subject": "alice"})
 	if text, _ := toolText(t, st.result("10")); text != `n=42 round=2 principal="alice"` {
 		t.Errorf("bridged result = %q", text)
 	}

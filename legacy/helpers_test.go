@@ -1,23 +1,23 @@
 package legacy_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/mcp"
+	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
@@ -160,39 +160,38 @@ func newFixtureWith(tb testing.TB, srv *server.Server, wrap func(http.Handler) h
 	return &fixture{srv: srv, h: h, ts: ts}
 }
 
-// rpcError is a JSON-RPC error object as received.
-type rpcError struct {
-	Code    int             `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data"`
-}
+// The wire client below is a thin layer over mcptest's 2025-11-25 client:
+// mcptest builds the requests, the session headers and the handshake, and
+// reads the streams; these helpers keep the tests' step-by-step shape
+// (next message, answer late, watch a stream stay quiet) and let a test
+// set the session id or version by hand where the bytes are the point.
 
-// message is any JSON-RPC message as received.
-type message struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *rpcError       `json:"error,omitempty"`
-	raw     []byte
-}
+// message is any JSON-RPC message as received; rpcError is an error
+// response's error.
+type (
+	message  = mcptest.Message
+	rpcError = mcptest.Error
+)
 
-func (m message) isRequest() bool      { return m.Method != "" && m.ID != nil }
-func (m message) isNotification() bool { return m.Method != "" && m.ID == nil }
-func (m message) isResponse() bool     { return m.Method == "" && (m.Result != nil || m.Error != nil) }
-
+// parseMessage reads a message from a transport mcptest does not speak
+// (stdio).
 func parseMessage(tb testing.TB, b []byte) message {
 	tb.Helper()
-	var m message
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params"`
+		Result  json.RawMessage `json:"result"`
+		Error   *mcptest.Error  `json:"error"`
+	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		tb.Fatalf("not a JSON-RPC message: %v\n%s", err, b)
 	}
 	if m.JSONRPC != "2.0" {
 		tb.Fatalf("jsonrpc = %q, want 2.0: %s", m.JSONRPC, b)
 	}
-	m.raw = append([]byte(nil), b...)
-	return m
+	return message{ID: m.ID, Method: m.Method, Params: m.Params, Result: m.Result, Error: m.Error, Raw: bytes.Clone(b)}
 }
 
 func decodeMap(tb testing.TB, b []byte) map[string]any {
@@ -213,7 +212,7 @@ func mustJSON(tb testing.TB, v any) []byte {
 	return b
 }
 
-// wireLog keeps every byte the test clients received from the server.
+// wireLog keeps every message the test clients received from the server.
 type wireLog struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
@@ -232,71 +231,42 @@ func (w *wireLog) String() string {
 }
 
 // stream is the response to one POST or GET: its messages in order, read
-// incrementally from SSE (or the single JSON body).
+// in the background from an mcptest.Stream.
 type stream struct {
-	tb       testing.TB
-	resp     *http.Response
-	status   int
-	ctype    string
-	msgs     chan message
-	comments atomic.Int32
-	cancel   context.CancelFunc
+	tb     testing.TB
+	ms     *mcptest.Stream
+	status int
+	ctype  string
+	header http.Header
+	msgs   chan message
 }
 
-// read parses the body in the background. SSE comments are counted; the
-// channel closes when the body ends.
+// read moves the messages into s.msgs (a malformed one as a message whose
+// Method says so), logging each; the channel closes when the body ends.
 func (s *stream) read(log io.Writer) {
 	s.msgs = make(chan message, 64)
-	body := io.TeeReader(s.resp.Body, log)
 	go func() {
 		defer close(s.msgs)
-		if !strings.HasPrefix(s.ctype, "text/event-stream") {
-			b, _ := io.ReadAll(body)
-			if len(bytes.TrimSpace(b)) > 0 {
-				var m message
-				if json.Unmarshal(b, &m) == nil {
-					m.raw = b
-					s.msgs <- m
-				}
-			}
-			return
-		}
-		br := bufio.NewReader(body)
-		var data []byte
-		event := ""
 		for {
-			line, err := br.ReadString('\n')
-			if err != nil {
-				return
-			}
-			line = strings.TrimRight(line, "\r\n")
+			m, err := s.ms.Next(context.Background())
 			switch {
-			case line == "":
-				if data != nil {
-					var m message
-					if event != "" && event != "message" {
-						m.Method = "<bad SSE event name " + event + ">"
-					} else if json.Unmarshal(data, &m) != nil {
-						m.Method = "<bad SSE data " + string(data) + ">"
-					}
-					m.raw = data
-					s.msgs <- m
+			case errors.Is(err, io.EOF):
+				return
+			case err != nil:
+				s.msgs <- message{Method: "<bad message: " + err.Error() + ">"}
+				if m == nil {
+					return
 				}
-				data, event = nil, ""
-			case strings.HasPrefix(line, ":"):
-				s.comments.Add(1)
-			case strings.HasPrefix(line, "event:"):
-				event = strings.TrimSpace(line[len("event:"):])
-			case strings.HasPrefix(line, "data:"):
-				d := strings.TrimPrefix(line[len("data:"):], " ")
-				if data != nil {
-					data = append(data, '\n')
-				}
-				data = append(data, d...)
+				continue
 			}
+			_, _ = log.Write(m.Raw)
+			s.msgs <- *m
 		}
 	}()
 }
+
+// comments returns how many SSE comments arrived so far.
+func (s *stream) comments() int { return s.ms.Comments() }
 
 // next returns the next message, failing when the stream ends or nothing
 // arrives within waitLimit.
@@ -322,8 +292,8 @@ func (s *stream) next() message {
 func (s *stream) nextRequest(method string) message {
 	s.tb.Helper()
 	m := s.next()
-	if !m.isRequest() || m.Method != method {
-		s.tb.Fatalf("want a %s request, got %s", method, m.raw)
+	if !m.IsRequest() || m.Method != method {
+		s.tb.Fatalf("want a %s request, got %s", method, m.Raw)
 	}
 	return m
 }
@@ -333,8 +303,8 @@ func (s *stream) nextRequest(method string) message {
 func (s *stream) result(id string) json.RawMessage {
 	s.tb.Helper()
 	m := s.next()
-	if !m.isResponse() || string(m.ID) != id {
-		s.tb.Fatalf("want the response to %s, got %s", id, m.raw)
+	if !m.IsResponse() || string(m.ID) != id {
+		s.tb.Fatalf("want the response to %s, got %s", id, m.Raw)
 	}
 	if m.Error != nil {
 		s.tb.Fatalf("response to %s is error %d: %s", id, m.Error.Code, m.Error.Message)
@@ -346,8 +316,8 @@ func (s *stream) result(id string) json.RawMessage {
 func (s *stream) rpcErr(id string) *rpcError {
 	s.tb.Helper()
 	m := s.next()
-	if !m.isResponse() || string(m.ID) != id || m.Error == nil {
-		s.tb.Fatalf("want an error response to %s, got %s", id, m.raw)
+	if !m.IsResponse() || string(m.ID) != id || m.Error == nil {
+		s.tb.Fatalf("want an error response to %s, got %s", id, m.Raw)
 	}
 	return m.Error
 }
@@ -378,25 +348,25 @@ func (s *stream) none(what string) {
 	select {
 	case m, ok := <-s.msgs:
 		if ok {
-			s.tb.Fatalf("%s: unexpected message %s", what, m.raw)
+			s.tb.Fatalf("%s: unexpected message %s", what, m.Raw)
 		}
 	case <-time.After(quiet):
 	}
 }
 
 // close abandons the stream (closes the connection).
-func (s *stream) close() {
-	s.cancel()
-	_ = s.resp.Body.Close()
-}
+func (s *stream) close() { _ = s.ms.Close() }
 
-// wireClient is a small 2025-11-25 Streamable HTTP client.
+// wireClient is a 2025-11-25 client on mcptest whose session id and
+// version a test may set by hand.
 type wireClient struct {
 	tb      testing.TB
 	url     string
 	sid     string
 	version string
+	caps    *mcp.ClientCapabilities
 	log     *wireLog
+	clients map[string]*mcptest.Client // by url
 }
 
 // newClient returns a client without a session. It settles the server
@@ -404,59 +374,109 @@ type wireClient struct {
 func newClient(tb testing.TB, f *fixture) *wireClient {
 	tb.Helper()
 	settle(tb, f.srv)
-	return &wireClient{tb: tb, url: f.ts.URL + "/mcp", log: &wireLog{}}
+	return &wireClient{tb: tb, url: f.ts.URL + "/mcp", log: &wireLog{}, clients: map[string]*mcptest.Client{}}
 }
 
-// do sends one HTTP request with the session headers (if any) and returns
-// the stream reading its response. Cleanup closes it.
-func (c *wireClient) do(method string, body []byte, hdr map[string]string) *stream {
+// mc returns the mcptest client for the current url.
+func (c *wireClient) mc() *mcptest.Client {
 	c.tb.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
+	if m := c.clients[c.url]; m != nil {
+		return m
 	}
-	r, err := http.NewRequestWithContext(ctx, method, c.url, rd)
+	caps := c.caps
+	if caps == nil {
+		caps = &mcp.ClientCapabilities{}
+	}
+	m, err := mcptest.New(mcptest.URL(c.url, nil), &mcptest.Options{
+		Protocol:     mcptest.LegacyProtocolVersion,
+		ClientInfo:   mcptest.Implementation{Name: "legacy-test-client", Version: "1.0.0"},
+		Capabilities: caps,
+	})
 	if err != nil {
-		cancel()
-		c.tb.Fatalf("NewRequest: %v", err)
+		c.tb.Fatalf("mcptest.New: %v", err)
 	}
-	if body != nil {
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-	}
+	c.clients[c.url] = m
+	return m
+}
+
+// headers returns the options that put the client's session id and
+// version on a request (or leave them out), then hdr's ("" removes).
+func (c *wireClient) headers(hdr map[string]string) []mcptest.CallOption {
+	var opts []mcptest.CallOption
 	if c.sid != "" {
-		r.Header.Set(server.HeaderSessionID, c.sid)
+		opts = append(opts, mcptest.WithHeader(server.HeaderSessionID, c.sid))
+	} else {
+		opts = append(opts, mcptest.WithoutHeader(server.HeaderSessionID))
 	}
 	if c.version != "" {
-		r.Header.Set(server.HeaderProtocolVersion, c.version)
+		opts = append(opts, mcptest.WithHeader(server.HeaderProtocolVersion, c.version))
+	} else {
+		opts = append(opts, mcptest.WithoutHeader(server.HeaderProtocolVersion))
 	}
 	for k, v := range hdr {
 		if v == "" {
-			r.Header.Del(k)
+			opts = append(opts, mcptest.WithoutHeader(k))
 		} else {
-			r.Header.Set(k, v)
+			opts = append(opts, mcptest.WithHeader(k, v))
 		}
 	}
-	resp, err := http.DefaultClient.Do(r)
+	return opts
+}
+
+// track wraps an mcptest stream; Cleanup closes it.
+func (c *wireClient) track(ms *mcptest.Stream, err error, what string) *stream {
+	c.tb.Helper()
 	if err != nil {
-		cancel()
-		c.tb.Fatalf("%s: %v", method, err)
+		c.tb.Fatalf("%s: %v", what, err)
 	}
-	s := &stream{tb: c.tb, resp: resp, status: resp.StatusCode, ctype: resp.Header.Get("Content-Type"), cancel: cancel}
+	s := &stream{tb: c.tb, ms: ms, status: ms.Status, ctype: ms.Header.Get("Content-Type"), header: ms.Header}
+	if mt, _, _ := strings.Cut(s.ctype, ";"); mt != "" {
+		s.ctype = mt
+	}
 	c.tb.Cleanup(s.close)
 	s.read(c.log)
 	return s
 }
 
-// request POSTs a JSON-RPC request; id is any JSON-marshalable id.
+// do sends one HTTP request with body exactly as given (nil for none) and
+// the session headers (if any): for DELETE, GET and other methods, and
+// for tests where the bytes are the point.
+func (c *wireClient) do(method string, body []byte, hdr map[string]string) *stream {
+	c.tb.Helper()
+	ms, err := c.mc().Send(context.Background(), method, body, c.headers(hdr)...)
+	return c.track(ms, err, method)
+}
+
+// request POSTs a JSON-RPC request; id is a string or an integer.
 func (c *wireClient) request(id any, method string, params any) *stream {
 	c.tb.Helper()
-	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
-	if params != nil {
-		msg["params"] = params
+	opts := append(c.headers(nil), mcptest.WithID(id))
+	ms, _, err := c.mc().Open(context.Background(), method, params, opts...)
+	return c.track(ms, err, method)
+}
+
+// requestWith is request with headers set (or, for "", removed).
+func (c *wireClient) requestWith(id any, method string, params any, hdr map[string]string) *stream {
+	c.tb.Helper()
+	opts := append(c.headers(hdr), mcptest.WithID(id))
+	ms, _, err := c.mc().Open(context.Background(), method, params, opts...)
+	return c.track(ms, err, method)
+}
+
+// answerWith POSTs the client's result for a server-to-client request
+// with headers hdr and returns the HTTP status (202 when accepted).
+func (c *wireClient) answerWith(req message, result any, hdr map[string]string) int {
+	c.tb.Helper()
+	err := c.mc().Respond(context.Background(), req.ID, result, c.headers(hdr)...)
+	var e *mcptest.Error
+	switch {
+	case err == nil:
+		return http.StatusAccepted
+	case errors.As(err, &e):
+		return e.Status
 	}
-	return c.do(http.MethodPost, mustJSON(c.tb, msg), nil)
+	c.tb.Fatal(err)
+	return 0
 }
 
 // call POSTs a request and returns the successful result of a plain or SSE
@@ -470,44 +490,34 @@ func (c *wireClient) call(id any, method string, params any) json.RawMessage {
 	return s.result(string(mustJSON(c.tb, id)))
 }
 
-// post202 POSTs a notification or a response and checks it is accepted
-// with 202 and an empty body.
-func (c *wireClient) post202(msg any) {
-	c.tb.Helper()
-	s := c.do(http.MethodPost, mustJSON(c.tb, msg), nil)
-	if s.status != http.StatusAccepted {
-		c.tb.Fatalf("POST %s: HTTP %d, want 202", mustJSON(c.tb, msg), s.status)
-	}
-	if rest := s.end(); len(rest) > 0 {
-		c.tb.Fatalf("202 with a body: %s", rest[0].raw)
-	}
-}
-
 func (c *wireClient) notify(method string, params any) {
 	c.tb.Helper()
-	msg := map[string]any{"jsonrpc": "2.0", "method": method}
-	if params != nil {
-		msg["params"] = params
+	if err := c.mc().Notify(context.Background(), method, params, c.headers(nil)...); err != nil {
+		c.tb.Fatal(err)
 	}
-	c.post202(msg)
 }
 
 // answer POSTs the client's result for a server-to-client request.
 func (c *wireClient) answer(req message, result any) {
 	c.tb.Helper()
-	c.post202(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
+	if err := c.mc().Respond(context.Background(), req.ID, result, c.headers(nil)...); err != nil {
+		c.tb.Fatal(err)
+	}
 }
 
 // answerError POSTs the client's error for a server-to-client request.
 func (c *wireClient) answerError(req message, code int, msg string) {
 	c.tb.Helper()
-	c.post202(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": map[string]any{"code": code, "message": msg}})
+	if err := c.mc().RespondError(context.Background(), req.ID, code, msg, c.headers(nil)...); err != nil {
+		c.tb.Fatal(err)
+	}
 }
 
 // get opens the session's GET stream.
 func (c *wireClient) get(accept string) *stream {
 	c.tb.Helper()
-	return c.do(http.MethodGet, nil, map[string]string{"Accept": accept})
+	ms, err := c.mc().OpenGetStream(context.Background(), c.headers(map[string]string{"Accept": accept})...)
+	return c.track(ms, err, "GET")
 }
 
 func initParams(version, caps string) map[string]any {
@@ -518,23 +528,32 @@ func initParams(version, caps string) map[string]any {
 	}
 }
 
-// connect performs the handshake (initialize without MCP-Protocol-Version,
-// then notifications/initialized) declaring caps, and returns the client
-// bound to the new session.
+// connect performs the handshake through mcptest (initialize without
+// MCP-Protocol-Version, then notifications/initialized) declaring caps,
+// and returns the client bound to the new session.
 func connect(tb testing.TB, f *fixture, caps string) *wireClient {
 	tb.Helper()
+	return connectWith(tb, f, caps, nil)
+}
+
+// connectWith is connect with headers on the handshake's requests (an
+// authenticated subject, say).
+func connectWith(tb testing.TB, f *fixture, caps string, hdr map[string]string) *wireClient {
+	tb.Helper()
 	c := newClient(tb, f)
-	s := c.request(0, "initialize", initParams(legacyVersion, caps))
-	if s.status != http.StatusOK {
-		tb.Fatalf("initialize: HTTP %d", s.status)
+	c.caps = &mcp.ClientCapabilities{}
+	if err := json.Unmarshal([]byte(caps), c.caps); err != nil {
+		tb.Fatalf("capabilities %s: %v", caps, err)
 	}
-	res := decodeMap(tb, s.result("0"))
-	c.sid = s.resp.Header.Get(server.HeaderSessionID)
-	if c.sid == "" {
-		tb.Fatal("initialize: no Mcp-Session-Id")
+	var opts []mcptest.CallOption
+	for k, v := range hdr {
+		opts = append(opts, mcptest.WithHeader(k, v))
 	}
-	c.version, _ = res["protocolVersion"].(string)
-	c.notify("notifications/initialized", nil)
+	init, err := c.mc().Connect(context.Background(), opts...)
+	if err != nil {
+		tb.Fatalf("connect: %v", err)
+	}
+	c.sid, c.version = init.SessionID, init.ProtocolVersion
 	return c
 }
 
@@ -629,39 +648,32 @@ func params(tb testing.TB, m message) map[string]any {
 	return decodeMap(tb, m.Params)
 }
 
-// modernPost sends a 2026-07-28 request (with the _meta envelope and the
-// MCP headers) to the fixture's endpoint and returns status and message.
+// modernPost sends a 2026-07-28 request (mcptest adds the _meta envelope
+// and the MCP headers) to the fixture's endpoint and returns status and
+// message.
 func modernPost(tb testing.TB, f *fixture, id any, method string, p map[string]any, caps string) (int, message) {
 	tb.Helper()
-	if p == nil {
-		p = map[string]any{}
+	var cc mcp.ClientCapabilities
+	if err := json.Unmarshal([]byte(caps), &cc); err != nil {
+		tb.Fatalf("capabilities %s: %v", caps, err)
 	}
-	p["_meta"] = map[string]any{metaVersion: modernVersion, metaCaps: json.RawMessage(caps)}
-	body := mustJSON(tb, map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": p})
-	r, err := http.NewRequest(http.MethodPost, f.ts.URL+"/mcp", bytes.NewReader(body))
+	mc, err := mcptest.New(mcptest.URL(f.ts.URL+"/mcp", nil), &mcptest.Options{Capabilities: &cc})
 	if err != nil {
-		tb.Fatalf("NewRequest: %v", err)
+		tb.Fatalf("mcptest.New: %v", err)
 	}
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set(server.HeaderProtocolVersion, modernVersion)
-	r.Header.Set(server.HeaderMethod, method)
-	if n, ok := p["name"].(string); ok {
-		r.Header.Set(server.HeaderName, n)
-	} else if u, ok := p["uri"].(string); ok {
-		r.Header.Set(server.HeaderName, u)
-	}
-	resp, err := http.DefaultClient.Do(r)
+	ms, _, err := mc.Open(context.Background(), method, p, mcptest.WithID(id))
 	if err != nil {
 		tb.Fatalf("POST: %v", err)
 	}
-	defer resp.Body.Close()
-	if resp.Header.Get(server.HeaderSessionID) != "" {
+	defer ms.Close()
+	if ms.Header.Get(server.HeaderSessionID) != "" {
 		tb.Errorf("a modern response carries %s", server.HeaderSessionID)
 	}
-	s := &stream{tb: tb, resp: resp, ctype: resp.Header.Get("Content-Type"), cancel: func() {}}
-	s.read(io.Discard)
-	return resp.StatusCode, s.next()
+	m, err := ms.Next(context.Background())
+	if err != nil {
+		tb.Fatalf("%s: %v", method, err)
+	}
+	return ms.Status, *m
 }
 
 // textResource registers a text resource.

@@ -78,15 +78,15 @@ func TestLogLevelFiltersToolLogs(t *testing.T) {
 		var levels []string
 		for {
 			m := s.next()
-			if m.isResponse() {
+			if m.IsResponse() {
 				if string(m.ID) != string(mustJSON(t, id)) || m.Error != nil {
-					t.Fatalf("response = %s", m.raw)
+					t.Fatalf("response = %s", m.Raw)
 				}
 				legacyShape(t, "tools/call", m.Result)
 				break
 			}
 			if m.Method != "notifications/message" {
-				t.Fatalf("unexpected message %s", m.raw)
+				t.Fatalf("unexpected message %s", m.Raw)
 			}
 			p := params(t, m)
 			if p["logger"] != "chatty" || p["data"] != "at "+p["level"].(string) {
@@ -115,7 +115,7 @@ func TestLogLevelFiltersToolLogs(t *testing.T) {
 	other := connect(t, f, `{}`)
 	s := other.request(6, "tools/call", toolCall("chatty", nil))
 	var levels []string
-	for m := s.next(); !m.isResponse(); m = s.next() {
+	for m := s.next(); !m.IsResponse(); m = s.next() {
 		levels = append(levels, params(t, m)["level"].(string))
 	}
 	if got := strings.Join(levels, ","); got != "info,warning" {
@@ -251,8 +251,7 @@ func TestPlainJSONWithoutSSE(t *testing.T) {
 	})
 	f := newFixture(t, srv)
 	c := connect(t, f, `{"elicitation":{}}`)
-	s := c.do(http.MethodPost, mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": toolCall("ask", nil)}),
-		map[string]string{"Accept": "application/json"})
+	s := c.requestWith(1, "tools/call", toolCall("ask", nil), map[string]string{"Accept": "application/json"})
 	if err := recv(t, out, "handler"); err == nil || !strings.Contains(err.Error(), "text/event-stream") {
 		t.Errorf("err = %v, want one naming text/event-stream", err)
 	}
@@ -308,7 +307,7 @@ func TestProgressOnTheCallStream(t *testing.T) {
 		m := s.next()
 		pp := params(t, m)
 		if m.Method != "notifications/progress" || pp["progressToken"] != "tok-7" || pp["progress"] != float64(i*50) || pp["total"] != float64(100) {
-			t.Errorf("event %d = %s", i, m.raw)
+			t.Errorf("event %d = %s", i, m.Raw)
 		}
 	}
 	if text, _ := toolText(t, s.result("1")); text != "done" {

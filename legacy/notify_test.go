@@ -30,7 +30,7 @@ func drive(t *testing.T, c *wireClient, s *stream, id string, answer func(m mess
 	for {
 		m := s.next()
 		switch {
-		case m.isRequest():
+		case m.IsRequest():
 			var p struct {
 				RequestedSchema struct {
 					Properties map[string]json.RawMessage `json:"properties"`
@@ -44,31 +44,31 @@ func drive(t *testing.T, c *wireClient, s *stream, id string, answer func(m mess
 			slices.Sort(props)
 			out.requests = append(out.requests, fmt.Sprint(m.Method, props))
 			c.answer(m, answer(m))
-		case m.isNotification() && m.Method == "notifications/progress":
+		case m.IsNotification() && m.Method == "notifications/progress":
 			var p struct {
 				Token    json.RawMessage `json:"progressToken"`
 				Progress float64         `json:"progress"`
 			}
 			if err := json.Unmarshal(m.Params, &p); err != nil || string(p.Token) != `"tok"` {
-				t.Fatalf("progress notification %s (%v), want token \"tok\"", m.raw, err)
+				t.Fatalf("progress notification %s (%v), want token \"tok\"", m.Raw, err)
 			}
 			out.progress = append(out.progress, p.Progress)
-		case m.isNotification() && m.Method == "notifications/message":
+		case m.IsNotification() && m.Method == "notifications/message":
 			var p struct {
 				Data string `json:"data"`
 			}
 			if err := json.Unmarshal(m.Params, &p); err != nil {
-				t.Fatalf("log notification %s: %v", m.raw, err)
+				t.Fatalf("log notification %s: %v", m.Raw, err)
 			}
 			out.logs = append(out.logs, p.Data)
-		case m.isResponse():
+		case m.IsResponse():
 			if string(m.ID) != id || m.Error != nil {
-				t.Fatalf("want the result of %s, got %s", id, m.raw)
+				t.Fatalf("want the result of %s, got %s", id, m.Raw)
 			}
 			out.result = m.Result
 			return out
 		default:
-			t.Fatalf("unexpected message %s", m.raw)
+			t.Fatalf("unexpected message %s", m.Raw)
 		}
 	}
 }

@@ -42,7 +42,10 @@ const proxyAddr = "192.0.2.1"
 
 // inProcess sends one legacy request straight to the server's handler, as
 // the proxy forwarding for client (X-Forwarded-For; "" for none), with the
-// principal if not "".
+// principal if not "". It is built by hand, not with mcptest, on purpose:
+// these tests choose the peer address and the forwarded one request by
+// request and send thousands of initializes, so the bytes and the address
+// are the point.
 func inProcess(tb testing.TB, h http.Handler, sid, client, principal string, msg any) *httptest.ResponseRecorder {
 	tb.Helper()
 	r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(mustJSON(tb, msg)))

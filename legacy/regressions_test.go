@@ -32,7 +32,7 @@ func TestRootsListHasNoNullParams(t *testing.T) {
 	s := c.request(1, "tools/call", toolCall("roots", nil))
 	req := s.nextRequest("roots/list")
 	if string(req.Params) != `{}` {
-		t.Errorf("blocking ListRoots sent %s, want \"params\":{}", req.raw)
+		t.Errorf("blocking ListRoots sent %s, want \"params\":{}", req.Raw)
 	}
 	c.answer(req, map[string]any{"roots": []any{}})
 	s.result("1")
@@ -43,7 +43,7 @@ func TestRootsListHasNoNullParams(t *testing.T) {
 		if m := s.next(); m.Method == "roots/list" {
 			roots++
 			if string(m.Params) != `{}` {
-				t.Errorf("a roots request in AskAll sent %s, want \"params\":{}", m.raw)
+				t.Errorf("a roots request in AskAll sent %s, want \"params\":{}", m.Raw)
 			}
 		}
 	}
@@ -68,7 +68,7 @@ func TestStdioSessionGetsChangeNotifications(t *testing.T) {
 	p.initialize(`{}`)
 	p.request(1, "resources/subscribe", map[string]any{"uri": "test://a"})
 	if m := p.response("1"); string(m.Result) != "{}" {
-		t.Fatalf("subscribe = %s", m.raw)
+		t.Fatalf("subscribe = %s", m.Raw)
 	}
 	srv.NotifyResourceUpdated("test://a")
 	addTool(t, srv, "late", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) { return nil, nil })
@@ -145,7 +145,7 @@ func TestNoResponseAfterCancel(t *testing.T) {
 	recv(t, returning, "the handler's return")
 	select {
 	case m := <-p.out:
-		t.Errorf("after the cancellation stdout carried %s", m.raw)
+		t.Errorf("after the cancellation stdout carried %s", m.Raw)
 	case <-time.After(quiet):
 	}
 	p.request("after", "ping", nil)
@@ -154,6 +154,6 @@ func TestNoResponseAfterCancel(t *testing.T) {
 		if string(m.ID) == `"after"` {
 			break
 		}
-		t.Errorf("after the cancellation stdout carried %s", m.raw)
+		t.Errorf("after the cancellation stdout carried %s", m.Raw)
 	}
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // stdioPeer drives srv.ServeStdio through pipes: it writes the client's
-// lines and reads the server's.
+// lines and reads the server's. It is not mcptest, which speaks HTTP: over
+// stdio the newline-delimited JSON lines themselves are what is tested.
 type stdioPeer struct {
 	tb   testing.TB
 	in   *io.PipeWriter
@@ -46,7 +47,7 @@ func startStdio(tb testing.TB, srv *server.Server) *stdioPeer {
 			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
 				m.Method = "<bad line " + sc.Text() + ">"
 			}
-			m.raw = append([]byte(nil), sc.Bytes()...)
+			m.Raw = append([]byte(nil), sc.Bytes()...)
 			p.out <- m
 		}
 	}()
@@ -99,8 +100,8 @@ func (p *stdioPeer) next() message {
 func (p *stdioPeer) response(id string) message {
 	p.tb.Helper()
 	m := p.next()
-	if !m.isResponse() || string(m.ID) != id {
-		p.tb.Fatalf("want the response to %s, got %s", id, m.raw)
+	if !m.IsResponse() || string(m.ID) != id {
+		p.tb.Fatalf("want the response to %s, got %s", id, m.Raw)
 	}
 	return m
 }
@@ -110,7 +111,7 @@ func (p *stdioPeer) initialize(caps string) map[string]any {
 	p.request(0, "initialize", initParams(legacyVersion, caps))
 	m := p.response("0")
 	if m.Error != nil {
-		p.tb.Fatalf("initialize: %s", m.raw)
+		p.tb.Fatalf("initialize: %s", m.Raw)
 	}
 	p.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	return decodeMap(p.tb, m.Result)
@@ -127,11 +128,11 @@ func TestStdioSwitchesToLegacy(t *testing.T) {
 	// malformed, and server/discover answers.
 	p.request(1, "tools/list", map[string]any{})
 	if m := p.response("1"); m.Error == nil || m.Error.Code != -32602 {
-		t.Errorf("tools/list without _meta before initialize = %s, want -32602", m.raw)
+		t.Errorf("tools/list without _meta before initialize = %s, want -32602", m.Raw)
 	}
 	p.request(2, "server/discover", map[string]any{"_meta": map[string]any{metaVersion: modernVersion, metaCaps: map[string]any{}}})
 	if m := p.response("2"); m.Error != nil || !strings.Contains(string(m.Result), `"supportedVersions"`) {
-		t.Errorf("server/discover = %s", m.raw)
+		t.Errorf("server/discover = %s", m.Raw)
 	}
 
 	res := p.initialize(`{}`)
@@ -143,7 +144,7 @@ func TestStdioSwitchesToLegacy(t *testing.T) {
 	// Now the legacy methods work without _meta.
 	p.request(3, "ping", nil)
 	if m := p.response("3"); string(m.Result) != "{}" {
-		t.Errorf("ping = %s", m.raw)
+		t.Errorf("ping = %s", m.Raw)
 	}
 	p.request(4, "tools/list", nil)
 	legacyShape(t, "tools/list", p.response("4").Result)
@@ -153,13 +154,13 @@ func TestStdioSwitchesToLegacy(t *testing.T) {
 	}
 	p.request(6, "initialize", initParams(legacyVersion, `{}`))
 	if m := p.response("6"); m.Error == nil || m.Error.Code != -32600 {
-		t.Errorf("second initialize = %s, want -32600", m.raw)
+		t.Errorf("second initialize = %s, want -32600", m.Raw)
 	}
 	// A modern request still takes the modern path.
 	p.request(7, "tools/call", map[string]any{"name": "echo", "_meta": map[string]any{metaVersion: modernVersion, metaCaps: map[string]any{}}})
 	m := p.response("7")
 	if text, _ := toolText(t, m.Result); text != "echo "+modernVersion || !strings.Contains(string(m.Result), `"resultType":"complete"`) {
-		t.Errorf("modern call in a legacy process = %s", m.raw)
+		t.Errorf("modern call in a legacy process = %s", m.Raw)
 	}
 }
 
@@ -169,11 +170,11 @@ func TestStdioNotInitialized(t *testing.T) {
 	// A legacy ping before initialize is a modern request without _meta.
 	p.request("p", "ping", nil)
 	if m := p.response(`"p"`); m.Error == nil {
-		t.Errorf("ping before initialize = %s, want an error", m.raw)
+		t.Errorf("ping before initialize = %s, want an error", m.Raw)
 	}
 	p.request("i", "initialize", map[string]any{"protocolVersion": legacyVersion})
 	if m := p.response(`"i"`); m.Error == nil || m.Error.Code != -32602 {
-		t.Errorf("initialize without capabilities = %s, want -32602", m.raw)
+		t.Errorf("initialize without capabilities = %s, want -32602", m.Raw)
 	}
 	p.initialize(`{}`)
 }
@@ -189,8 +190,8 @@ func TestStdioBlockingElicitation(t *testing.T) {
 
 	p.request("c1", "tools/call", toolCall("ask_name", nil))
 	req := p.next()
-	if !req.isRequest() || req.Method != "elicitation/create" || params(t, req)["message"] != "What is your name?" {
-		t.Fatalf("want elicitation/create, got %s", req.raw)
+	if !req.IsRequest() || req.Method != "elicitation/create" || params(t, req)["message"] != "What is your name?" {
+		t.Fatalf("want elicitation/create, got %s", req.Raw)
 	}
 	p.send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}})
 	if o := recv(t, out, "the handler"); o.err != nil {
@@ -198,7 +199,7 @@ func TestStdioBlockingElicitation(t *testing.T) {
 	}
 	m := p.response(`"c1"`)
 	if text, _ := toolText(t, m.Result); text != `action=accept content={"name":"Ada"}` {
-		t.Errorf("result = %s", m.raw)
+		t.Errorf("result = %s", m.Raw)
 	}
 
 	// Questions in sequence: the second goes out once the first is
@@ -206,12 +207,12 @@ func TestStdioBlockingElicitation(t *testing.T) {
 	p.request("c2", "tools/call", toolCall("ask_two", nil))
 	first := p.next()
 	if first.Method != "elicitation/create" || params(t, first)["message"] != "Your name?" {
-		t.Fatalf("first = %s", first.raw)
+		t.Fatalf("first = %s", first.Raw)
 	}
 	p.send(map[string]any{"jsonrpc": "2.0", "id": first.ID, "result": map[string]any{"action": "accept", "content": map[string]any{"name": "Linus"}}})
 	second := p.next()
 	if second.Method != "elicitation/create" || params(t, second)["message"] != "Your age?" {
-		t.Fatalf("second = %s", second.raw)
+		t.Fatalf("second = %s", second.Raw)
 	}
 	p.send(map[string]any{"jsonrpc": "2.0", "id": second.ID, "result": map[string]any{"action": "accept", "content": map[string]any{"age": 55}}})
 	if text, _ := toolText(t, p.response(`"c2"`).Result); text != "Linus is 55" {
@@ -249,12 +250,12 @@ func TestStdioCancel(t *testing.T) {
 	}
 	m := p.next()
 	if m.Method != "notifications/cancelled" || string(mustJSON(t, params(t, m)["requestId"])) != string(req.ID) {
-		t.Errorf("want notifications/cancelled for %s, got %s", req.ID, m.raw)
+		t.Errorf("want notifications/cancelled for %s, got %s", req.ID, m.Raw)
 	}
 	// The next line is the answer to a later request: nothing for "c".
 	p.request("after", "ping", nil)
 	if m := p.next(); string(m.ID) != `"after"` {
-		t.Errorf("after the cancel: %s", m.raw)
+		t.Errorf("after the cancel: %s", m.Raw)
 	}
 }
 

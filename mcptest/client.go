@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/strictjson"
@@ -80,6 +80,21 @@ type Options struct {
 	// header set here replaces the one the client would send; per-call
 	// options come last.
 	Header http.Header
+	// Tasks declares the tasks extension (SEP-2663) in the capabilities
+	// derived from the callbacks (it adds nothing when Capabilities is
+	// set). A tools/call the server runs as a task is then polled to its
+	// end by CallTool, answering the task's questions with the same
+	// callbacks; StartTask returns a handle instead.
+	Tasks bool
+	// PollInterval is the pause between two tasks/get of a task the client
+	// waits on. Zero honours the server's pollIntervalMs (50 ms when it
+	// sends none).
+	PollInterval time.Duration
+	// Protocol chooses the protocol revision: ProtocolVersion (the
+	// default, "") or LegacyProtocolVersion, with which the client
+	// opens a 2025-11-25 session (see Connect) and the high-level calls
+	// answer the server's requests with the same callbacks.
+	Protocol string
 	// MaxRounds bounds the requests of one CallTool, GetPrompt or
 	// ReadResource (default DefaultMaxRounds). A call still answered with
 	// input_required after that many fails with ErrTooManyRounds.
@@ -98,6 +113,9 @@ type Client struct {
 	declared mcp.ClientCapabilities
 	info     json.RawMessage
 	nextID   atomic.Int64
+	// legacy is set for a 2025-11-25 client; session is its session.
+	legacy  bool
+	session sessionState
 }
 
 // New returns a client for target. It fails on a target that cannot
@@ -121,6 +139,14 @@ func New(target Target, opts *Options) (*Client, error) {
 	if c.opts.MaxRounds == 0 {
 		c.opts.MaxRounds = DefaultMaxRounds
 	}
+	switch c.opts.Protocol {
+	case "", ProtocolVersion:
+		c.opts.Protocol = ProtocolVersion
+	case LegacyProtocolVersion:
+		c.legacy = true
+	default:
+		return nil, fmt.Errorf("mcptest: Protocol %q: want %q or %q", c.opts.Protocol, ProtocolVersion, LegacyProtocolVersion)
+	}
 	if c.opts.ClientInfo == (Implementation{}) {
 		c.opts.ClientInfo = Implementation{Name: "mcptest", Version: "1.0.0"}
 	}
@@ -135,6 +161,9 @@ func New(target Target, opts *Options) (*Client, error) {
 		}
 		if c.opts.Roots != nil {
 			caps.Roots = &mcp.RootsCapability{}
+		}
+		if c.opts.Tasks {
+			caps.Extensions = map[string]json.RawMessage{TasksExtension: json.RawMessage(`{}`)}
 		}
 	}
 	c.declared = *caps
@@ -300,11 +329,16 @@ func (c *Client) Do(ctx context.Context, method string, params any, opts ...Call
 	if err != nil {
 		return nil, err
 	}
+	if method != "initialize" {
+		if err := c.connected(ctx); err != nil {
+			return nil, err
+		}
+	}
 	p, err := encodeParams(params)
 	if err != nil {
 		return nil, fmt.Errorf("mcptest: %s: %w", method, err)
 	}
-	if _, ok := p["_meta"]; !ok {
+	if _, ok := p["_meta"]; !ok && !c.legacy {
 		if p["_meta"], err = c.meta(o); err != nil {
 			return nil, err
 		}
@@ -404,18 +438,9 @@ func targetName(method string, p map[string]json.RawMessage) *string {
 // send posts one request made of method and params (with its _meta) and
 // reads the response.
 func (c *Client) send(ctx context.Context, method string, params map[string]json.RawMessage, o *callOptions) (*Response, error) {
-	id := json.RawMessage(strconv.FormatInt(c.nextID.Add(1), 10))
-	if o.id != nil {
-		id, o.id = o.id, nil
-	}
-	body, err := json.Marshal(struct {
-		JSONRPC string                     `json:"jsonrpc"`
-		ID      json.RawMessage            `json:"id"`
-		Method  string                     `json:"method"`
-		Params  map[string]json.RawMessage `json:"params"`
-	}{"2.0", id, method, params})
+	id, body, err := c.encodeRequest(method, params, o)
 	if err != nil {
-		return nil, fmt.Errorf("mcptest: encoding the %s request: %w", method, err)
+		return nil, err
 	}
 	req, err := c.newRequest(ctx, body, method, targetName(method, params), o)
 	if err != nil {
@@ -433,12 +458,23 @@ func (c *Client) newRequest(ctx context.Context, body []byte, method string, nam
 	h := req.Header
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "application/json, text/event-stream")
-	h.Set(headerProtocolVersion, ProtocolVersion)
-	if method != "" {
-		h.Set(headerMethod, headerValue(method))
-	}
-	if name != nil {
-		h.Set(headerName, headerValue(*name))
+	if c.legacy {
+		// 2025-11-25: the negotiated version and the session, once
+		// initialize has answered; no Mcp-Method or Mcp-Name.
+		if v := c.session.version.Load(); v != nil {
+			h.Set(headerProtocolVersion, *v)
+		}
+		if sid := c.session.id.Load(); sid != nil {
+			h.Set(headerSessionID, *sid)
+		}
+	} else {
+		h.Set(headerProtocolVersion, ProtocolVersion)
+		if method != "" {
+			h.Set(headerMethod, headerValue(method))
+		}
+		if name != nil {
+			h.Set(headerName, headerValue(*name))
+		}
 	}
 	for k, vs := range c.opts.Header {
 		h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)

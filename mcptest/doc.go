@@ -1,5 +1,5 @@
 // Package mcptest is a test client for MCP servers on the stateless
-// 2026-07-28 protocol. It drives a server through multi round-trip
+// 2026-07-28 protocol (and, by option, 2025-11-25 sessions). It drives a server through multi round-trip
 // requests the way a real client would, so a test states what the user
 // answers and checks what the tool returns, without building envelopes,
 // headers or retries by hand.
@@ -31,6 +31,28 @@
 // (ErrTooManyRounds). The result's Exchange records every round: its input
 // requests, the answers sent, the requestState, and the notifications of
 // its stream.
+//
+// Tasks (the io.modelcontextprotocol/tasks extension, SEP-2663): with
+// Options.Tasks the client declares the extension, and a CallTool the
+// server answers with a task polls tasks/get until the task ends,
+// answering each question the task asks (status input_required) with the
+// same callbacks, through tasks/update, and returns the tool's result. A
+// test that wants control calls StartTask instead and gets a *Task: Get,
+// Update (answers as given), Answer (answers from the callbacks), Cancel
+// and Wait.
+//
+// 2025-11-25 sessions: with Options.Protocol set to LegacyProtocolVersion
+// the client speaks the older revision. Its first request opens the
+// session (Connect: initialize, then notifications/initialized) and every
+// later one carries Mcp-Session-Id and the negotiated
+// MCP-Protocol-Version. CallTool, GetPrompt and ReadResource read the
+// call's stream and answer the server's requests on it
+// (elicitation/create, sampling/createMessage, roots/list, ping) with the
+// same callbacks as input_required rounds; the Exchange then has one round
+// whose InputRequests are those requests, keyed by their JSON-RPC ids.
+// OpenGetStream opens the session's GET stream, EndSession sends DELETE,
+// and Open, PostRaw, Notify, Respond and RespondError drive a session step
+// by step, reading each response as a Stream of Messages.
 //
 // Errors are values: a JSON-RPC error response is a *Error carrying the
 // code, message, data, HTTP status and round; a request the client cannot

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"time"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/server"
 )
@@ -100,4 +102,117 @@ func ExampleClient_Do() {
 	fmt.Println(resp.Status, resp.Error.Code)
 	// Output:
 	// 400 -32020
+}
+
+// A task tool driven step by step: StartTask returns once the task
+// exists; Get shows its question, Answer answers it with the callbacks,
+// Wait polls to the result. (CallTool alone would do all of it.)
+func ExampleClient_StartTask() {
+	srv, err := server.New(server.Implementation{Name: "example", Version: "1.0.0"}, &server.Options{
+		Logger: slog.New(slog.DiscardHandler),
+		Tasks:  server.TaskOptions{PollInterval: 10 * time.Millisecond},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+	name, _ := elicit.NewForm("Your name?", elicit.String("name").Required())
+	err = srv.AddTool(server.Tool{Name: "report", Description: "Builds a long report"},
+		func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+			res, err := req.Elicit(ctx, name) // waits for tasks/update
+			if err != nil {
+				return nil, err
+			}
+			var a struct {
+				Name string `json:"name"`
+			}
+			if res.Decode(&a) != nil {
+				return server.ErrorResult("No report"), nil
+			}
+			return server.TextResult("Report for " + a.Name), nil
+		}, server.RunAsTask(server.TaskOptional))
+	if err != nil {
+		log.Fatal(err)
+	}
+	client, err := mcptest.New(mcptest.Handler(srv), &mcptest.Options{
+		Tasks: true, // declare the tasks extension
+		Elicitation: func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
+			return mcptest.Accept(map[string]any{"name": "Alice"})
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	task, err := client.StartTask(ctx, "report", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("created:", task.Created.Status)
+	for {
+		st, err := task.Get(ctx)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if st.Status == mcptest.TaskInputRequired {
+			fmt.Printf("asks %s: %q\n", st.InputRequests[0].Key, st.InputRequests[0].Elicitation.Message)
+			if _, err := task.Answer(ctx, st); err != nil {
+				log.Fatal(err)
+			}
+			break
+		}
+		time.Sleep(st.PollInterval)
+	}
+	res, err := task.Wait(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Text())
+	// Output:
+	// created: working
+	// asks baton:0: "Your name?"
+	// Report for Alice
+}
+
+// A 2025-11-25 client: the first call opens the session (initialize,
+// Mcp-Session-Id); the server's elicitation/create request on the call's
+// stream is answered by the same callback as an input_required round.
+func ExampleOptions_protocol() {
+	lh := legacy.New(nil)
+	srv, err := server.New(server.Implementation{Name: "example", Version: "1.0.0"}, &server.Options{
+		Logger: slog.New(slog.DiscardHandler), Legacy: lh,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lh.Close()
+	name, _ := elicit.NewForm("Your name?", elicit.String("name").Required())
+	err = srv.AddTool(server.Tool{Name: "greet"}, func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		res, err := req.Elicit(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		return server.TextResult("Hello, " + string(res.Action)), nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	client, err := mcptest.New(mcptest.Handler(srv), &mcptest.Options{
+		Protocol: mcptest.LegacyProtocolVersion,
+		Elicitation: func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
+			return mcptest.Decline()
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := client.CallTool(context.Background(), "greet", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Text(), client.SessionID() != "")
+	fmt.Println(res.Exchange.Rounds[0].InputRequests[0].Method)
+	// Output:
+	// Hello, decline true
+	// elicitation/create
 }

@@ -211,7 +211,7 @@ func (c *Client) complete(ctx context.Context, method string, params any, opts [
 	if err := resp.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
-	if rt := resp.ResultType(); rt != "complete" {
+	if rt := resp.ResultType(); rt != "complete" && !c.legacy {
 		return nil, fmt.Errorf("%s: %w", method, protocolError("resultType is %q; %s must complete", rt, method))
 	}
 	return resp.Result, nil

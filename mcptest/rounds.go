@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/baton-mcp/baton/elicit"
@@ -71,6 +72,8 @@ type Exchange struct {
 	// Rounds are the call's requests and responses, in order: the first
 	// round is the first request.
 	Rounds []Round
+	// task is the task a tools/call started, for CallTool to wait on.
+	task *Task
 }
 
 // Notifications returns the notifications of every round, in order.
@@ -180,7 +183,35 @@ type ResourceResult struct {
 // requestState, under a new id, up to Options.MaxRounds requests. args is
 // encoded once as the arguments (nil sends none). A tool failure is a
 // result with IsError set; a JSON-RPC error response is a *Error.
+//
+// When the server answers with a task (the client declared the tasks
+// extension with Options.Tasks, and the tool runs as a task), CallTool
+// waits for it as Task.Wait does, answering its questions with the same
+// callbacks; the result's Exchange then records the requests that started
+// the task. A 2025-11-25 client (Options.Protocol) sends one request and
+// answers the server's requests on its stream.
 func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...CallOption) (*ToolResult, error) {
+	p, err := toolParams(name, args)
+	if err != nil {
+		return nil, err
+	}
+	res, ex, err := c.drive(ctx, "tools/call", name, p, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	if ex.task != nil {
+		return ex.task.Wait(ctx)
+	}
+	out, err := parseToolResult(res)
+	if err != nil {
+		return nil, fmt.Errorf("mcptest: tools/call %s: %w", name, err)
+	}
+	out.Exchange = ex
+	return out, nil
+}
+
+// toolParams returns the params of a tools/call.
+func toolParams(name string, args any) (map[string]json.RawMessage, error) {
 	p := map[string]json.RawMessage{}
 	var err error
 	if p["name"], err = json.Marshal(name); err != nil {
@@ -191,24 +222,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args any, opts ...Ca
 			return nil, fmt.Errorf("mcptest: tools/call %s: encoding the arguments: %w", name, err)
 		}
 	}
-	res, ex, err := c.drive(ctx, "tools/call", name, p, opts)
-	if err != nil {
-		return nil, err
-	}
-	var r struct {
-		Content           json.RawMessage            `json:"content"`
-		StructuredContent json.RawMessage            `json:"structuredContent"`
-		IsError           bool                       `json:"isError"`
-		Meta              map[string]json.RawMessage `json:"_meta"`
-	}
-	if err := strictjson.Unmarshal(res, &r); err != nil {
-		return nil, fmt.Errorf("mcptest: tools/call %s: %w", name, protocolError("unreadable result: %v", err))
-	}
-	out := &ToolResult{StructuredContent: r.StructuredContent, IsError: r.IsError, Meta: r.Meta, Exchange: ex}
-	if r.Content == nil || strictjson.Unmarshal(r.Content, &out.Content) != nil || out.Content == nil {
-		return nil, fmt.Errorf("mcptest: tools/call %s: %w", name, protocolError("the result needs a content array of valid blocks: %q", clip(r.Content)))
-	}
-	return out, nil
+	return p, nil
 }
 
 // GetPrompt gets a prompt, driving rounds as CallTool does. args are the
@@ -219,7 +233,7 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 	if args != nil {
 		p["arguments"], _ = json.Marshal(args)
 	}
-	res, ex, err := c.drive(ctx, "prompts/get", name, p, opts)
+	res, ex, err := c.drive(ctx, "prompts/get", name, p, opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +252,7 @@ func (c *Client) GetPrompt(ctx context.Context, name string, args map[string]str
 func (c *Client) ReadResource(ctx context.Context, uri string, opts ...CallOption) (*ResourceResult, error) {
 	p := map[string]json.RawMessage{}
 	p["uri"], _ = json.Marshal(uri)
-	res, ex, err := c.drive(ctx, "resources/read", uri, p, opts)
+	res, ex, err := c.drive(ctx, "resources/read", uri, p, opts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -253,11 +267,15 @@ func (c *Client) ReadResource(ctx context.Context, uri string, opts ...CallOptio
 }
 
 // drive sends the request and its retries until a complete result, and
-// returns that result.
-func (c *Client) drive(ctx context.Context, method, target string, p map[string]json.RawMessage, opts []CallOption) (json.RawMessage, *Exchange, error) {
+// returns that result. A tools/call answered with a task returns the
+// CreateTaskResult, with ex.task set unless startOnly.
+func (c *Client) drive(ctx context.Context, method, target string, p map[string]json.RawMessage, opts []CallOption, startOnly bool) (json.RawMessage, *Exchange, error) {
 	o, err := collectOptions(opts)
 	if err != nil {
 		return nil, nil, err
+	}
+	if c.legacy {
+		return c.driveLegacy(ctx, method, target, p, o)
 	}
 	if p["_meta"], err = c.meta(o); err != nil {
 		return nil, nil, err
@@ -285,6 +303,19 @@ func (c *Client) drive(ctx context.Context, method, target string, p map[string]
 		case "complete":
 			return resp.Result, ex, nil
 		case "input_required":
+		case "task":
+			if method != "tools/call" {
+				return nil, ex, fmt.Errorf("%s: round %d: %w", what, round, protocolError("a %s answered with a task", method))
+			}
+			if startOnly {
+				return resp.Result, ex, nil
+			}
+			st, err := parseTaskStatus(resp.Result)
+			if err != nil {
+				return nil, ex, fmt.Errorf("%s: round %d: %w", what, round, err)
+			}
+			ex.task = &Task{c: c, ID: st.TaskID, Created: st, Exchange: ex, opts: opts}
+			return resp.Result, ex, nil
 		case "":
 			return nil, ex, fmt.Errorf("%s: round %d: %w", what, round, protocolError("the result has no resultType"))
 		default:
@@ -434,64 +465,79 @@ func (c *Client) answer(ctx context.Context, round int, reqs []InputRequest) (ma
 	if len(reqs) == 0 {
 		return nil, nil
 	}
-	caps := c.declared
 	out := make(map[string]json.RawMessage, len(reqs))
 	for _, ir := range reqs {
-		cctx := context.WithValue(ctx, inputKey{}, ir.Key)
-		var (
-			v   any
-			err error
-		)
-		switch ir.Method {
-		case methodElicit:
-			mode := ir.Elicitation.Mode
-			if mode == "" {
-				mode = elicit.ModeForm
-			}
-			if (mode == elicit.ModeURL && !caps.CanElicitURL()) || (mode == elicit.ModeForm && !caps.CanElicitForm()) {
-				return nil, protocolError("inputRequests[%q] is a %s elicitation, which this request did not declare", ir.Key, mode)
-			}
-			if c.opts.Elicitation == nil {
-				return nil, fmt.Errorf("%w: %q is an elicitation and Options.Elicitation is nil", ErrNoCallback, ir.Key)
-			}
-			var res *elicit.Result
-			if res, err = c.opts.Elicitation(cctx, ir.Elicitation); err == nil && res == nil {
-				err = errors.New("the callback returned no result")
-			}
-			v = res
-		case methodSample:
-			if !caps.CanSample() {
-				return nil, protocolError("inputRequests[%q] is a sampling request, which this request did not declare", ir.Key)
-			}
-			if c.opts.Sampling == nil {
-				return nil, fmt.Errorf("%w: %q is a sampling request and Options.Sampling is nil", ErrNoCallback, ir.Key)
-			}
-			var res *mcp.CreateMessageResult
-			if res, err = c.opts.Sampling(cctx, ir.Sampling); err == nil && res == nil {
-				err = errors.New("the callback returned no result")
-			}
-			v = res
-		case methodListRoots:
-			if !caps.CanListRoots() {
-				return nil, protocolError("inputRequests[%q] is a roots request, which this request did not declare", ir.Key)
-			}
-			if c.opts.Roots == nil {
-				return nil, fmt.Errorf("%w: %q is a roots request and Options.Roots is nil", ErrNoCallback, ir.Key)
-			}
-			var res *mcp.ListRootsResult
-			if res, err = c.opts.Roots(cctx); err == nil && res == nil {
-				err = errors.New("the callback returned no result")
-			}
-			v = res
-		}
+		b, err := c.answerOne(ctx, ir, "inputRequests["+strconv.Quote(ir.Key)+"]")
 		if err != nil {
-			return nil, fmt.Errorf("mcptest: answering %s %q: %w", ir.Method, ir.Key, err)
+			return nil, err
 		}
-		if out[ir.Key], err = json.Marshal(v); err != nil {
-			return nil, fmt.Errorf("mcptest: encoding the answer to %q: %w", ir.Key, err)
-		}
+		out[ir.Key] = b
 	}
 	return out, nil
+}
+
+// answerOne runs the callback for one input request (an embedded one, a
+// task's, or a 2025-11-25 server-to-client request: where names it in
+// errors) and returns the answer as encoded.
+func (c *Client) answerOne(ctx context.Context, ir InputRequest, where string) (json.RawMessage, error) {
+	caps := c.declared
+	cctx := context.WithValue(ctx, inputKey{}, ir.Key)
+	var (
+		v   any
+		err error
+	)
+	switch ir.Method {
+	case methodElicit:
+		mode := ir.Elicitation.Mode
+		if mode == "" {
+			mode = elicit.ModeForm
+		}
+		if (mode == elicit.ModeURL && !caps.CanElicitURL()) || (mode == elicit.ModeForm && !caps.CanElicitForm()) {
+			return nil, protocolError("%s is a %s elicitation, which this client did not declare", where, mode)
+		}
+		if c.opts.Elicitation == nil {
+			return nil, fmt.Errorf("%w: %q is an elicitation and Options.Elicitation is nil", ErrNoCallback, ir.Key)
+		}
+		var res *elicit.Result
+		if res, err = c.opts.Elicitation(cctx, ir.Elicitation); err == nil && res == nil {
+			err = errors.New("the callback returned no result")
+		}
+		v = res
+	case methodSample:
+		if !caps.CanSample() {
+			return nil, protocolError("%s is a sampling request, which this client did not declare", where)
+		}
+		if c.opts.Sampling == nil {
+			return nil, fmt.Errorf("%w: %q is a sampling request and Options.Sampling is nil", ErrNoCallback, ir.Key)
+		}
+		var res *mcp.CreateMessageResult
+		if res, err = c.opts.Sampling(cctx, ir.Sampling); err == nil && res == nil {
+			err = errors.New("the callback returned no result")
+		}
+		v = res
+	case methodListRoots:
+		if !caps.CanListRoots() {
+			return nil, protocolError("%s is a roots request, which this client did not declare", where)
+		}
+		if c.opts.Roots == nil {
+			return nil, fmt.Errorf("%w: %q is a roots request and Options.Roots is nil", ErrNoCallback, ir.Key)
+		}
+		var res *mcp.ListRootsResult
+		if res, err = c.opts.Roots(cctx); err == nil && res == nil {
+			err = errors.New("the callback returned no result")
+		}
+		v = res
+	default:
+		return nil, protocolError("%s has method %q; only %s, %s and %s may be asked", where, ir.Method, methodElicit, methodSample, methodListRoots)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mcptest: answering %s %q: %w", ir.Method, ir.Key, err)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("mcptest: encoding the answer to %q: %w", ir.Key, err)
+	}
+	return b, nil
 }
 
 // Accept returns an accepting elicitation answer whose content is v

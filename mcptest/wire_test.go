@@ -360,7 +360,8 @@ func TestProtocolViolations(t *testing.T) {
 		want      string
 	}{
 		{"no resultType", [][2]string{jsonBody(`{"content":[]}`)}, nil, "no resultType"},
-		{"unknown resultType", [][2]string{jsonBody(`{"resultType":"task","content":[]}`)}, nil, `unknown resultType "task"`},
+		{"unknown resultType", [][2]string{jsonBody(`{"resultType":"later","content":[]}`)}, nil, `unknown resultType "later"`},
+		{"a task without a taskId", [][2]string{jsonBody(`{"resultType":"task","content":[]}`)}, nil, `a task needs a taskId`},
 		{"no content", [][2]string{jsonBody(`{"resultType":"complete"}`)}, nil, "content array"},
 		{"empty input_required", [][2]string{jsonBody(`{"resultType":"input_required"}`)}, nil, "needs inputRequests or requestState"},
 		{"undeclared elicitation", [][2]string{jsonBody(askName)}, nil, "did not declare"},

@@ -207,7 +207,7 @@ func resultText(res map[string]any) string {
 	return s
 }
 
-var answer = map[string]any{"baton:1": map[string]any{"action": "accept", "content": map[string]any{"ok": true}}}
+var answer = map[string]any{"baton:0": map[string]any{"action": "accept", "content": map[string]any{"ok": true}}}
 
 // A task created on one instance is read, answered and cancelled through
 // another: the answer and the cancellation reach the instance running it

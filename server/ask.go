@@ -35,8 +35,10 @@ func WithTimeout(d time.Duration) AskOption { return func(o *askOptions) { o.tim
 // bytes without control characters, unique within the call, and may not
 // start with "baton:". A question with a key of its own keeps its answer
 // whatever order it is asked in. It is ignored by AskAll (name those
-// questions with mrtr.InputRequest.Keyed) and in a task, whose questions
-// get keys unique for the task's life.
+// questions with mrtr.InputRequest.Keyed). In a task the key must also be
+// new for the task's life (a task's keys are unique for its life); a
+// question without one is named by its position in the task, baton:0
+// first, as in rounds.
 func WithKey(key string) AskOption { return func(o *askOptions) { o.key = key } }
 
 func collect(opts []AskOption) askOptions {

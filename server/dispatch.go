@@ -597,6 +597,7 @@ func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *jsonrpc.Er
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
+	s.keyNeeded()
 	irr, err := mc.round.Suspended(s.sealer, b)
 	if err != nil {
 		if e, ok := asRPCError(err); ok {

@@ -110,6 +110,19 @@ func headerMismatch(format string, args ...any) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.HeaderMismatch, Message: "Header mismatch: " + fmt.Sprintf(format, args...)}
 }
 
+// nameSource says what Mcp-Name carries for method.
+func nameSource(method string) string {
+	switch method {
+	case "tools/call", "prompts/get":
+		return "params.name"
+	case "resources/read":
+		return "params.uri"
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		return "the task id (params.taskId)"
+	}
+	return "the request's target"
+}
+
 // checkStandardHeaders compares MCP-Protocol-Version, Mcp-Method and
 // Mcp-Name with the body.
 func checkStandardHeaders(h http.Header, method, version, name string, hasName bool) *jsonrpc.Error {
@@ -136,9 +149,9 @@ func checkStandardHeaders(h http.Header, method, version, name string, hasName b
 	case err != nil:
 		return headerMismatch("%v", err)
 	case hasName && !ok:
-		return headerMismatch("the %s header is required for %s", HeaderName, method)
+		return headerMismatch("the %s header is required for %s: set it to %s", HeaderName, method, nameSource(method))
 	case hasName && nv != name:
-		return headerMismatch("%s is %s but the body names %s", HeaderName, clip.Quote(nv), clip.Quote(name))
+		return headerMismatch("%s is %s but the body names %s; set it to %s", HeaderName, clip.Quote(nv), clip.Quote(name), nameSource(method))
 	case !hasName && ok:
 		return headerMismatch("%s is not expected for %s", HeaderName, method)
 	}

@@ -159,6 +159,7 @@ func (s *Server) methodRequest(ctx context.Context, r *request) *MethodRequest {
 // openState verifies the request's requestState, once.
 func (s *Server) openState(r *request) (*seal.State, error) {
 	if r.opened == nil && r.openErr == nil {
+		s.keyNeeded()
 		r.opened, r.openErr = s.sealer.Open(*r.p.RequestState)
 	}
 	return r.opened, r.openErr

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
@@ -33,8 +34,9 @@ type Options struct {
 	Instructions string
 
 	// StateKeys sign and verify requestState. When nil a random key is made
-	// for this process and a warning logged: flows then cannot move to
-	// another instance or survive a restart.
+	// for this process: flows then cannot move to another instance or
+	// survive a restart. A warning says so the first time a request needs
+	// a key, unless SetStateKeys has set keys by then.
 	StateKeys *mrtr.KeyRing
 	// StateTTL is how long a requestState stays valid (default 10 minutes).
 	StateTTL time.Duration
@@ -191,6 +193,12 @@ type Server struct {
 	log      *slog.Logger
 	infoMeta json.RawMessage // {"io.modelcontextprotocol/serverInfo":{...}}
 
+	// randomKey is set while the state keys are the random ones New made
+	// (no Options.StateKeys, no SetStateKeys yet); keyWarn warns of it
+	// once, when a request first needs a key.
+	randomKey atomic.Bool
+	keyWarn   sync.Once
+
 	mu         sync.RWMutex
 	tools      registry[*toolEntry]
 	prompts    registry[*promptEntry]
@@ -288,7 +296,6 @@ func New(info Implementation, opts *Options) (*Server, error) {
 		if ring, err = mrtr.NewKeyRing(k); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
 		}
-		log.Warn("no state key configured: using a random key for this process; input_required flows cannot move between instances or survive a restart")
 	}
 	sealer, err := seal.NewSealer(ring, seal.SealerOptions{TTL: o.StateTTL, Leeway: o.StateLeeway, Audience: o.StateAudience, MaxSize: o.MaxStateSize, Now: o.Now})
 	if err != nil {
@@ -305,6 +312,7 @@ func New(info Implementation, opts *Options) (*Server, error) {
 		log:      log,
 		infoMeta: infoJSON,
 	}
+	s.randomKey.Store(o.StateKeys == nil)
 	s.hub = newHub(log)
 	s.hub.maxStreams, s.hub.maxPerOwner = o.MaxListenStreams, o.MaxListenStreamsPerPrincipal
 	if s.tasks, err = newTaskHost(s, o.Tasks); err != nil {
@@ -347,7 +355,23 @@ func (s *Server) SetStateKeys(ring *mrtr.KeyRing) error {
 	if err := s.sealer.SetKeys(ring); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
+	s.randomKey.Store(false)
 	return nil
+}
+
+// keyNeeded is called when a request seals or opens a requestState: on
+// the random key New made (no Options.StateKeys and no SetStateKeys
+// since), it warns once, since such states die with the process.
+func (s *Server) keyNeeded() {
+	if !s.randomKey.Load() {
+		return
+	}
+	s.keyWarn.Do(func() {
+		if s.randomKey.Load() {
+			s.log.Warn("no state key configured: using a random key for this process; input_required flows cannot move between instances or survive a restart. " +
+				"Set server.Options.StateKeys (or call SetStateKeys) with a key ring every instance shares")
+		}
+	})
 }
 
 type toolEntry struct {

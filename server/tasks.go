@@ -9,10 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
@@ -692,9 +693,20 @@ func (run *taskRun) ask(ctx context.Context, irs []mrtr.InputRequest, timeout ti
 			return terminalError(r)
 		}
 		keys = keys[:0]
-		for _, q := range reqs {
+		// Questions are numbered by their position in the task, as
+		// rounds number them in the call (baton:0 first); one asked
+		// WithKey (or Keyed) keeps its key, which must be new for the
+		// task's life, since a client may remember the keys it answered.
+		for i, q := range reqs {
+			k := irs[i].Key()
+			if k == "" {
+				k = round.AutoKey(r.Keys)
+			} else if slices.Contains(r.Named, k) {
+				return fmt.Errorf("question key %s was already used in this task; a task's keys are unique for its life (SEP-2663), so choose a new one", clip.Quote(k))
+			} else {
+				r.Named = append(r.Named, k)
+			}
 			r.Keys++
-			k := "baton:" + strconv.Itoa(r.Keys)
 			keys = append(keys, k)
 			r.Inputs = append(r.Inputs, tasks.Input{Key: k, Request: q})
 		}

@@ -437,16 +437,16 @@ func TestTaskInputRequired(t *testing.T) {
 	id := createTask(t, s, "confirm", nil, taskElicitCaps)
 	res := waitTask(t, s, id, tasks.StatusInputRequired)
 	irs, _ := res["inputRequests"].(map[string]any)
-	q, _ := irs["baton:1"].(map[string]any)
+	q, _ := irs["baton:0"].(map[string]any)
 	if len(irs) != 1 || q["method"] != "elicitation/create" {
-		t.Fatalf("input_required task inputRequests = %v, want one elicitation under baton:1", res["inputRequests"])
+		t.Fatalf("input_required task inputRequests = %v, want one elicitation under baton:0", res["inputRequests"])
 	}
 	if p, _ := q["params"].(map[string]any); p["message"] != "Delete?" {
 		t.Errorf("the task asks %v, want the handler's form", q)
 	}
 	// An answer that does not fit the form is refused, and nothing moves.
-	bad := taskCall(t, s, "tasks/update", id, updates(map[string]any{"baton:1": map[string]any{"action": "accept", "content": map[string]any{"ok": "yes"}}}))
-	if e := wantError(t, bad, http.StatusBadRequest, jsonrpc.InvalidParams); !strings.Contains(e.Message, "baton:1") {
+	bad := taskCall(t, s, "tasks/update", id, updates(map[string]any{"baton:0": map[string]any{"action": "accept", "content": map[string]any{"ok": "yes"}}}))
+	if e := wantError(t, bad, http.StatusBadRequest, jsonrpc.InvalidParams); !strings.Contains(e.Message, "baton:0") {
 		t.Errorf("invalid answer error %q does not name the key", e.Message)
 	}
 	// Answers to keys that are not pending are ignored.
@@ -454,7 +454,7 @@ func TestTaskInputRequired(t *testing.T) {
 	if res := getTask(t, s, id); res["status"] != "input_required" {
 		t.Errorf("after an ignored answer: %v", res["status"])
 	}
-	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:1": accept(true)}))
+	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:0": accept(true)}))
 	res = waitTask(t, s, id, tasks.StatusCompleted)
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "deleted" {
 		t.Errorf("task result = %v, want deleted", res["result"])
@@ -497,25 +497,25 @@ func TestTaskPartialAnswersAndKeys(t *testing.T) {
 	id := createTask(t, s, "multi", nil, taskElicitCaps)
 	res := waitTask(t, s, id, tasks.StatusInputRequired)
 	irs, _ := res["inputRequests"].(map[string]any)
-	if len(irs) != 2 || irs["baton:1"] == nil || irs["baton:2"] == nil {
-		t.Fatalf("inputRequests = %v, want baton:1 and baton:2", irs)
+	if len(irs) != 2 || irs["baton:0"] == nil || irs["baton:1"] == nil {
+		t.Fatalf("inputRequests = %v, want baton:0 and baton:1", irs)
 	}
-	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:1": accept(true)}))
+	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:0": accept(true)}))
 	res = getTask(t, s, id)
 	irs, _ = res["inputRequests"].(map[string]any)
-	if res["status"] != "input_required" || len(irs) != 1 || irs["baton:2"] == nil {
-		t.Fatalf("after answering baton:1 only: %v, want input_required with baton:2 alone", res)
+	if res["status"] != "input_required" || len(irs) != 1 || irs["baton:1"] == nil {
+		t.Fatalf("after answering baton:0 only: %v, want input_required with baton:1 alone", res)
 	}
-	// Answering baton:1 again is ignored; baton:2 lets the handler go on.
-	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:1": map[string]any{"action": "decline"}, "baton:2": map[string]any{"action": "decline"}}))
+	// Answering baton:0 again is ignored; baton:1 lets the handler go on.
+	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:0": map[string]any{"action": "decline"}, "baton:1": map[string]any{"action": "decline"}}))
 	res = waitTask(t, s, id, tasks.StatusInputRequired)
-	for res["inputRequests"].(map[string]any)["baton:3"] == nil {
+	for res["inputRequests"].(map[string]any)["baton:2"] == nil {
 		res = waitTask(t, s, id, tasks.StatusInputRequired)
 	}
 	if irs := res["inputRequests"].(map[string]any); len(irs) != 1 {
-		t.Errorf("third question: inputRequests = %v, want baton:3 alone (a fresh key)", irs)
+		t.Errorf("third question: inputRequests = %v, want baton:2 alone (a fresh key)", irs)
 	}
-	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:3": map[string]any{"action": "cancel"}}))
+	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:2": map[string]any{"action": "cancel"}}))
 	res = waitTask(t, s, id, tasks.StatusCompleted)
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "accept,decline,cancel" {
 		t.Errorf("answers reached the handler as %q, want accept,decline,cancel", text)
@@ -663,7 +663,7 @@ func TestTaskAcrossInstances(t *testing.T) {
 	}
 	id := createTask(t, a, "ask", nil, taskElicitCaps)
 	waitTask(t, b, id, tasks.StatusInputRequired)
-	ackOf(t, b, "tasks/update", id, updates(map[string]any{"baton:1": accept(true)}))
+	ackOf(t, b, "tasks/update", id, updates(map[string]any{"baton:0": accept(true)}))
 	res := waitTask(t, b, id, tasks.StatusCompleted)
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "answered accept" || *ranOn.Load() != "a" {
 		t.Errorf("result %q, ran on %s; want answered accept, on a", text, *ranOn.Load())
@@ -774,7 +774,7 @@ func BenchmarkTaskInputRound(b *testing.B) {
 		}
 		return TextResult(string(res.Action)), nil
 	}, RunAsTask(TaskOptional))
-	tb := newTaskBench(b, s, "ask", taskElicitCaps, map[string]any{"baton:1": accept(true)})
+	tb := newTaskBench(b, s, "ask", taskElicitCaps, map[string]any{"baton:0": accept(true)})
 	b.ReportAllocs()
 	for b.Loop() {
 		id := tb.createTask(b)
@@ -821,7 +821,7 @@ func TestTaskOverStdio(t *testing.T) {
 		}
 	}
 	poll(tasks.StatusInputRequired)
-	st.request(3, "tasks/update", map[string]any{"taskId": created.TaskID, "inputResponses": map[string]any{"baton:1": accept(true)}}, caps)
+	st.request(3, "tasks/update", map[string]any{"taskId": created.TaskID, "inputResponses": map[string]any{"baton:0": accept(true)}}, caps)
 	if r := st.next(); r.Error != nil {
 		t.Fatalf("tasks/update: %+v", r.Error)
 	}

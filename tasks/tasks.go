@@ -122,6 +122,10 @@ type Record struct {
 	// Keys counts the input request keys issued so far, so that none is
 	// issued twice in the task's life.
 	Keys int `json:"keys,omitempty"`
+	// Named are the keys the handler chose itself (server.WithKey,
+	// mrtr.InputRequest.Keyed) issued so far, so that none is issued
+	// twice in the task's life.
+	Named []string `json:"named,omitempty"`
 
 	// Result is the encoded result of a completed task.
 	Result json.RawMessage `json:"result,omitempty"`
@@ -141,6 +145,7 @@ func (r *Record) Clone() *Record {
 			c.Inputs[i] = Input{Key: in.Key, Request: slices.Clone(in.Request), Answer: slices.Clone(in.Answer)}
 		}
 	}
+	c.Named = slices.Clone(r.Named)
 	c.Result = slices.Clone(r.Result)
 	if r.Error != nil {
 		e := *r.Error

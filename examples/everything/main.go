@@ -10,6 +10,9 @@
 //
 //	go run ./examples/everything [-addr 127.0.0.1:8080] [-state-ttl 10m] [-stdio]
 //	    [-task-ttl 1h] [-task-lease 15s] [-session-idle 30m] [-trusted-proxy CIDR,...]
+//	    [-store-timeout 5s] [-drain-timeout 25s]
+//
+// everything -h lists the flags and the environment variables (usage.go).
 //
 // It serves http://ADDR/mcp, or newline-delimited JSON-RPC on stdin and
 // stdout with -stdio. The requestState key comes from BATON_STATE_KEY (at
@@ -22,7 +25,10 @@
 // so are 2025-11-25 sessions, so that any instance serves a session and a
 // client's answer to a server request reaches the instance whose call asked
 // it. -trusted-proxy names the proxies whose X-Forwarded-For gives the
-// client address that anonymous 2025-11-25 clients' session quotas count.
+// client address that anonymous clients' session and task quotas count.
+// On SIGTERM the server drains (server.Shutdown: running tasks and parked
+// calls finish, listen streams close, new tasks and sessions go to other
+// instances) for up to -drain-timeout, then http.Server.Shutdown ends.
 //
 // To rotate the key, start each instance with the new key in
 // BATON_STATE_KEY and the previous ones, comma-separated, in
@@ -76,6 +82,7 @@ func run() error {
 	trusted := flag.String("trusted-proxy", "", "comma-separated CIDR prefixes of proxies whose X-Forwarded-For is believed for the quotas of anonymous clients (2025-11-25 sessions, tasks)")
 	storeTimeout := flag.Duration("store-timeout", server.DefaultStoreTimeout, "the longest one call to Redis (tasks, ledger, fan-out) may take before the request is refused with 503")
 	drainTimeout := flag.Duration("drain-timeout", 25*time.Second, "on SIGTERM, how long running tasks, parked 2025-11-25 calls and requests may take to finish before what remains is failed")
+	flag.Usage = func() { usage(flag.CommandLine.Output(), flag.CommandLine) }
 	flag.Parse()
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -109,12 +116,16 @@ func run() error {
 		return err
 	}
 	defer srv.Close()
+	mountAuthorize, err := setupAuthorize(srv, keys, os.Getenv, log)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *stdio {
 		return srv.ServeStdio(ctx, os.Stdin, os.Stdout)
 	}
-	return serveHTTP(ctx, srv, *addr, *drainTimeout, log)
+	return serveHTTP(ctx, srv, *addr, *drainTimeout, log, mountAuthorize)
 }
 
 // fleetFromEnv returns the Redis-backed parts of a fleet when
@@ -218,9 +229,14 @@ func stateKey(secret string) mrtr.Key {
 	return mrtr.Key{ID: "k-" + hex.EncodeToString(sum[:6]), Secret: []byte(secret)}
 }
 
-func serveHTTP(ctx context.Context, srv *server.Server, addr string, drain time.Duration, log *slog.Logger) error {
+func serveHTTP(ctx context.Context, srv *server.Server, addr string, drain time.Duration, log *slog.Logger, mounts ...func(*echo.Echo)) error {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
+	for _, m := range mounts {
+		if m != nil {
+			m(e)
+		}
+	}
 	mcpecho.Mount(e, "/mcp", srv)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

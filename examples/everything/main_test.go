@@ -1,15 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/baton-mcp/baton/mcp"
+	"github.com/baton-mcp/baton/mcptest"
 )
 
 const testKey = "0123456789abcdef0123456789abcdef-test"
@@ -43,35 +44,35 @@ func call(t *testing.T, url string, extra map[string]any) rpcResponse {
 	return callTool(t, url, "confirm_transfer", map[string]any{"to": "bob", "amount": 25.5}, extra)
 }
 
-// callTool sends a modern tools/call with optional retry fields.
+// callTool sends one modern tools/call through mcptest, without driving
+// rounds; extra may carry the retry's requestState and inputResponses.
 func callTool(t *testing.T, url, name string, args any, extra map[string]any) rpcResponse {
 	t.Helper()
-	params := map[string]any{
-		"name":      name,
-		"arguments": args,
-		"_meta": map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}},
-		},
-	}
-	for k, v := range extra {
-		params[k] = v
-	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", name)
-	resp, err := http.DefaultClient.Do(req)
+	c, err := mcptest.New(mcptest.URL(url, nil), &mcptest.Options{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	var out rpcResponse
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+	var opts []mcptest.CallOption
+	if extra != nil {
+		state, _ := extra["requestState"].(string)
+		opts = append(opts, mcptest.Resume(state, extra["inputResponses"]))
+	}
+	resp, err := c.Do(t.Context(), "tools/call", map[string]any{"name": name, "arguments": args}, opts...)
+	if err != nil {
 		t.Fatal(err)
+	}
+	var out rpcResponse
+	if resp.Error != nil {
+		out.Error = &struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		}{resp.Error.Code, resp.Error.Message}
+		return out
+	}
+	if err := json.Unmarshal(resp.Result, &out.Result); err != nil {
+		t.Fatalf("result %s: %v", resp.Result, err)
 	}
 	return out
 }
@@ -164,8 +165,10 @@ func TestStateKeyValidation(t *testing.T) {
 	}
 }
 
-// The helpers below build requests by hand for keys_test.go; the MRTR
-// flows of writeonce_test.go go through mcptest instead.
+// The helpers below read the single requests keys_test.go and
+// writeonce_test.go send with callTool (mcptest's Do): the rounds by hand,
+// since which instance gets which retry, and with which state, is the
+// point.
 
 // inputRequired returns the keys asked and the state of an input_required
 // result.

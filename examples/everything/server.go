@@ -26,6 +26,7 @@ import (
 //	transfer.go           confirm_transfer: a confirmation redeemed once
 //	onboard.go            onboard_user: two questions in sequence
 //	book_table.go         book_table: a typed tool, two questions, a structured result
+//	ask_fixtures.go       open_dashboard (a URL elicitation) and a resource that asks
 
 // newServer builds the example server with every fixture registered and a
 // confirmation ledger for this process.
@@ -76,6 +77,7 @@ func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger server.Ledger, 
 		addLegacyFixtures,
 		addTaskFixtures,
 		addBookTable,
+		addAskFixtures,
 	} {
 		if err := add(srv); err != nil {
 			srv.Close()

@@ -203,7 +203,9 @@ type fleet struct {
 	redis *testredis.Server
 	nginx *proc
 	inst  [3]*instance
-	front string // http://127.0.0.1:PORT/mcp
+	front string   // http://127.0.0.1:PORT/mcp
+	env   []string // more environment for the instances
+	port  int      // the front's port, when chosen before nginx starts
 }
 
 // newFleet starts a private redis-server (skipping the test, saying how
@@ -240,6 +242,7 @@ func (f *fleet) startInstance(i int, addr, key, old string) *instance {
 	t := f.t
 	t.Helper()
 	env := append(baseEnv(), "BATON_STATE_KEY="+key, "BATON_STATE_KEYS_OLD="+old, "BATON_REDIS_URL=unix://"+f.redis.Socket)
+	env = append(env, f.env...)
 	if raceBuild && os.Getenv("GORACE") == "" {
 		// The race runtime waits a second at exit by default; restarts
 		// need not.
@@ -320,7 +323,10 @@ func (f *fleet) startNginx(nginxBin string) {
 		t.Fatal(err)
 	}
 	for attempt := 1; ; attempt++ {
-		port := freePort(t)
+		port := f.port
+		if port == 0 {
+			port = freePort(t)
+		}
 		listen := "127.0.0.1:" + strconv.Itoa(port)
 		conf := strings.NewReplacer(
 			"@USER@", userDirective,

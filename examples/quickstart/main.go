@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"log"
+	"net"
 	"net/http"
 	"time"
 
@@ -51,8 +52,8 @@ func newServer() (*server.Server, error) {
 			var size struct {
 				Size string `json:"size"`
 			}
-			if res.Decode(&size) != nil { // declined or cancelled
-				return Receipt{}, errors.New("no coffee ordered")
+			if err := res.Decode(&size); err != nil {
+				return Receipt{}, noOrder(err)
 			}
 			res, err = req.CreateFormElicitation(ctx, "A "+size.Size+" "+in.Drink+". Whose name goes on the cup?", names)
 			if err != nil {
@@ -61,8 +62,8 @@ func newServer() (*server.Server, error) {
 			var name struct {
 				Name string `json:"name"`
 			}
-			if res.Decode(&name) != nil {
-				return Receipt{}, errors.New("no coffee ordered")
+			if err := res.Decode(&name); err != nil {
+				return Receipt{}, noOrder(err)
 			}
 			return Receipt{Drink: in.Drink, Size: size.Size, Name: name.Name}, nil
 		})
@@ -72,15 +73,39 @@ func newServer() (*server.Server, error) {
 	return srv, nil
 }
 
+// noOrder says why nothing was ordered: the user declined a question
+// (elicit.ErrDeclined) or dismissed it (elicit.ErrCancelled).
+func noOrder(err error) error {
+	switch {
+	case errors.Is(err, elicit.ErrDeclined):
+		return errors.New("no coffee ordered: you declined")
+	case errors.Is(err, elicit.ErrCancelled):
+		return errors.New("no coffee ordered: you cancelled")
+	}
+	return err
+}
+
+// newMux serves the MCP endpoint at /mcp and nothing else (404).
+func newMux(srv *server.Server) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv)
+	return mux
+}
+
 func main() {
 	srv, err := newServer()
 	if err != nil {
 		log.Fatal(err)
 	}
+	ln, err := net.Listen("tcp", "127.0.0.1:8081")
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("quickstart: MCP endpoint at http://%s/mcp", ln.Addr())
 	// Headers must arrive within 10 s and idle keep-alive connections
 	// close after 2 minutes. Bodies have their own deadline
 	// (server.Options.BodyReadTimeout); ReadTimeout and WriteTimeout stay
 	// unset, since they would cut long-lived SSE responses.
-	hs := &http.Server{Addr: "127.0.0.1:8081", Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	log.Fatal(hs.ListenAndServe())
+	hs := &http.Server{Handler: newMux(srv), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	log.Fatal(hs.Serve(ln))
 }

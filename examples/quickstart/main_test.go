@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -55,7 +56,7 @@ func TestREADMEShowsThisProgram(t *testing.T) {
 }
 
 // orderClient answers the size question with size and the name question
-// with name; an empty answer declines that question.
+// with name; "decline" or "cancel" refuses that question so.
 func orderClient(t *testing.T, size, name string) *mcptest.Client {
 	t.Helper()
 	srv, err := newServer()
@@ -67,15 +68,9 @@ func orderClient(t *testing.T, size, name string) *mcptest.Client {
 		Elicitation: func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
 			switch {
 			case strings.HasPrefix(req.Message, "What size of "):
-				if size == "" {
-					return mcptest.Decline()
-				}
-				return mcptest.Accept(map[string]any{"size": size})
+				return answer("size", size)
 			case strings.HasSuffix(req.Message, "Whose name goes on the cup?"):
-				if name == "" {
-					return mcptest.Decline()
-				}
-				return mcptest.Accept(map[string]any{"name": name})
+				return answer("name", name)
 			}
 			return nil, errors.New("unexpected question " + req.Message)
 		},
@@ -84,6 +79,17 @@ func orderClient(t *testing.T, size, name string) *mcptest.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// answer accepts value for field, or declines or cancels.
+func answer(field, value string) (*elicit.Result, error) {
+	switch value {
+	case "decline":
+		return mcptest.Decline()
+	case "cancel":
+		return mcptest.Cancel()
+	}
+	return mcptest.Accept(map[string]any{field: value})
 }
 
 func testContext(t *testing.T) context.Context {
@@ -112,20 +118,48 @@ func TestOrderCoffee(t *testing.T) {
 	}
 }
 
-func TestOrderCoffeeDeclined(t *testing.T) {
+// A declined question and a cancelled one end the order with different
+// texts (elicit.ErrDeclined, elicit.ErrCancelled).
+func TestOrderCoffeeDeclinedOrCancelled(t *testing.T) {
 	for _, tc := range []struct {
 		size, name string
 		requests   int
+		want       string
 	}{
-		{"", "Ada", 2},
-		{"small", "", 3},
+		{"decline", "Ada", 2, "no coffee ordered: you declined"},
+		{"cancel", "Ada", 2, "no coffee ordered: you cancelled"},
+		{"small", "decline", 3, "no coffee ordered: you declined"},
+		{"small", "cancel", 3, "no coffee ordered: you cancelled"},
 	} {
 		res, err := orderClient(t, tc.size, tc.name).CallTool(testContext(t), "order_coffee", map[string]any{"drink": "latte"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !res.IsError || res.Text() != "no coffee ordered" || len(res.Exchange.Rounds) != tc.requests {
-			t.Errorf("declining at request %d: %q (isError %v) after %d requests", tc.requests-1, res.Text(), res.IsError, len(res.Exchange.Rounds))
+		if !res.IsError || res.Text() != tc.want || len(res.Exchange.Rounds) != tc.requests {
+			t.Errorf("size %q, name %q: %q (isError %v) after %d requests, want %q after %d", tc.size, tc.name, res.Text(), res.IsError, len(res.Exchange.Rounds), tc.want, tc.requests)
+		}
+	}
+}
+
+// The program serves the endpoint at /mcp only: every other path is 404.
+func TestServesOnlyMCP(t *testing.T) {
+	srv, err := newServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	mux := newMux(srv)
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{{"/mcp", http.StatusOK}, {"/", http.StatusNotFound}, {"/anything", http.StatusNotFound}, {"/mcp/x", http.StatusNotFound}} {
+		c, err := mcptest.New(mcptest.HandlerAt("http://localhost"+tc.path, mux), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.Do(testContext(t), "tools/list", nil)
+		if err != nil || resp.Status != tc.status {
+			t.Errorf("%s: %v, HTTP %d, want %d", tc.path, err, resp.Status, tc.status)
 		}
 	}
 }
