@@ -4,6 +4,7 @@ package fleet_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
@@ -145,6 +146,18 @@ func (tk *task) settle(ctx context.Context, url string, retries *atomic.Int64, w
 	}
 }
 
+// confirmAll answers every question of an input_required task's tasks/get
+// result with confirm: true, under the keys the task gave them.
+func confirmAll(asked map[string]json.RawMessage) map[string]any {
+	var irs map[string]json.RawMessage
+	_ = json.Unmarshal(asked["inputRequests"], &irs)
+	responses := map[string]any{}
+	for key := range irs {
+		responses[key] = map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}
+	}
+	return responses
+}
+
 // rss returns the resident set size of instance i, in MiB.
 func (f *fleet) rss(i int) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", f.inst[i].p.cmd.Process.Pid))
@@ -271,8 +284,7 @@ func testRedisKilled(t *testing.T, ctx context.Context, fl *fleet) {
 		// the old server: it gets the same 503, and is retried.)
 		status, _, err := question.settle(ctx, fl.front, &retries, "input_required")
 		if err == nil && status == "input_required" {
-			responses := map[string]any{"baton:1": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}
-			if tr := retrying(ctx, fl.front, "", "tasks/update", map[string]any{"taskId": question.id, "inputResponses": responses}, &retries); tr.err != nil || tr.r.err != nil {
+			if tr := retrying(ctx, fl.front, "", "tasks/update", map[string]any{"taskId": question.id, "inputResponses": confirmAll(question.final)}, &retries); tr.err != nil || tr.r.err != nil {
 				err = fmt.Errorf("tasks/update: %v", tr)
 			}
 		}
@@ -546,8 +558,7 @@ func testRollingRestart(t *testing.T, ctx context.Context, fl *fleet) {
 				}
 				if err == nil && status == "input_required" {
 					asked.Add(1)
-					responses := map[string]any{"baton:1": map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}}
-					if tr := retrying(ctx, fl.front, "", "tasks/update", map[string]any{"taskId": tk.id, "inputResponses": responses}, &retries); tr.err != nil || tr.r.err != nil {
+					if tr := retrying(ctx, fl.front, "", "tasks/update", map[string]any{"taskId": tk.id, "inputResponses": confirmAll(tk.final)}, &retries); tr.err != nil || tr.r.err != nil {
 						err = fmt.Errorf("tasks/update %s: %v", tk.id, tr)
 					}
 				}
