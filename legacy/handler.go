@@ -135,6 +135,8 @@ type Handler struct {
 	now      func() time.Time
 	keep     time.Duration // how often sessions in use are touched
 	nextID   atomic.Int64  // server-to-client request ids
+	draining atomic.Bool   // Shutdown began: no new sessions
+	calls    atomic.Int64  // POSTed requests in progress on this instance
 
 	mu        sync.Mutex
 	live      map[string]*session   // HTTP sessions in use on this instance, by id
@@ -233,6 +235,25 @@ func (h *Handler) Bind(srv *server.Server, d era.Dispatcher[server.RequestMeta])
 	if _, mem := h.events.(*MemoryEventStore); !mem {
 		h.wg.Add(1)
 		go h.beater()
+	}
+	return nil
+}
+
+// Shutdown is called by server.Server.Shutdown; it is not for other use.
+// It stops taking new sessions (initialize is answered 503 with
+// Retry-After: 1) and waits until the requests in progress on this
+// instance (a call parked on the client's answer among them) have ended,
+// or ctx ends. server.Server.Shutdown then closes the Handler.
+func (h *Handler) Shutdown(ctx context.Context) error {
+	h.draining.Store(true)
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for h.calls.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("legacy: %d calls in progress: %w", h.calls.Load(), ctx.Err())
+		case <-t.C:
+		}
 	}
 	return nil
 }
@@ -438,6 +459,8 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 			h.clientNotification(sid, msg)
 			w.WriteHeader(http.StatusAccepted)
 		default:
+			h.calls.Add(1)
+			defer h.calls.Add(-1)
 			s := h.acquire(rec, use)
 			defer h.release(s, use)
 			// The call's events are kept for a client that resumes, and a
@@ -530,6 +553,12 @@ func (h *Handler) negotiate(msg *rpcwire.Message) (*initializeParams, []byte, *j
 }
 
 func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *rpcwire.Message) {
+	if h.draining.Load() {
+		w.Header().Set("Retry-After", "1")
+		writeJSONError(w, http.StatusServiceUnavailable, msg.ID, jsonrpc.Errorf(jsonrpc.InternalError,
+			"this server instance is shutting down and opens no new session; try again (another instance will serve it)"))
+		return
+	}
 	p, res, e := h.negotiate(msg)
 	if e != nil {
 		writeJSONError(w, http.StatusBadRequest, msg.ID, e)

@@ -1,18 +1,11 @@
 package legacy
 
 import (
-	"net"
 	"net/http"
-	"net/netip"
-	"strings"
 
+	"github.com/baton-mcp/baton/internal/clientaddr"
 	"github.com/baton-mcp/baton/server"
 )
-
-// maxForwardedHops bounds how many X-Forwarded-For entries are read, from
-// the right: a chain of trusted proxies is short, and the header is the
-// client's to fill.
-const maxForwardedHops = 16
 
 // owner returns whom a new session counts against for
 // Options.MaxSessionsPerClient: its principal when authenticated, otherwise
@@ -24,78 +17,12 @@ func (h *Handler) owner(r *http.Request) string {
 	return "address:" + clientAddress(r, h.opts.TrustedProxies).String()
 }
 
-// clientAddress returns the address of the client that sent r: the peer's
-// IP, or, when the peer is a trusted proxy, the address that proxy read in
-// X-Forwarded-For. Entries are read from the right (each proxy appends the
-// address it saw), skipping those of trusted proxies; the first address
-// that is not a trusted proxy's is the client. Anything left of it was
-// written by the client or an untrusted hop and is never believed. An
-// entry that does not parse ends the walk at the last trusted hop.
-func clientAddress(r *http.Request, trusted []netip.Prefix) netip.Addr {
-	addr := peerAddr(r.RemoteAddr)
-	if !isTrusted(addr, trusted) {
-		return addr
-	}
-	values := r.Header.Values("X-Forwarded-For")
-	hops := 0
-	for i := len(values) - 1; i >= 0; i-- {
-		v := values[i]
-		for v != "" && hops < maxForwardedHops {
-			var entry string
-			if j := strings.LastIndexByte(v, ','); j >= 0 {
-				entry, v = v[j+1:], v[:j]
-			} else {
-				entry, v = v, ""
-			}
-			entry = strings.TrimSpace(entry)
-			if entry == "" {
-				continue
-			}
-			hops++
-			a, ok := parseForwarded(entry)
-			if !ok {
-				return addr
-			}
-			addr = a
-			if !isTrusted(addr, trusted) {
-				return addr
-			}
-		}
-	}
-	return addr
-}
+// The client-address reading lives in internal/clientaddr, shared with
+// package server's task quotas.
+var (
+	clientAddress  = clientaddr.Of
+	peerAddr       = clientaddr.Peer
+	parseForwarded = clientaddr.ParseForwarded
+)
 
-// peerAddr parses net/http's RemoteAddr ("ip:port"); an address it cannot
-// read is the zero Addr, which is one address like any other.
-func peerAddr(remote string) netip.Addr {
-	host := remote
-	if h, _, err := net.SplitHostPort(remote); err == nil {
-		host = h
-	}
-	a, _ := netip.ParseAddr(host)
-	return a.Unmap()
-}
-
-// parseForwarded reads one X-Forwarded-For entry: an IP address, possibly
-// with a port ("1.2.3.4:5678", "[2001:db8::1]:443").
-func parseForwarded(s string) (netip.Addr, bool) {
-	if a, err := netip.ParseAddr(s); err == nil {
-		return a.Unmap(), true
-	}
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap.Addr().Unmap(), true
-	}
-	return netip.Addr{}, false
-}
-
-func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
-	if !a.IsValid() {
-		return false
-	}
-	for _, p := range trusted {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
+const maxForwardedHops = clientaddr.MaxHops

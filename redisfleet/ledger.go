@@ -2,7 +2,7 @@ package redisfleet
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -32,17 +32,40 @@ func (l *Ledger) Redeem(ctx context.Context, id string, expires time.Time) error
 		// entry anyway so that a racing duplicate still sees it.
 		expires = time.Now().Add(time.Second)
 	}
-	ok, err := l.client.SetArgs(ctx, l.prefix+id, "1", redis.SetArgs{Mode: "NX", ExpireAt: expires}).Result()
+	var deadline int64
+	if d, ok := ctx.Deadline(); ok {
+		deadline = d.UnixMilli()
+	}
+	n, err := redeemScript.Run(ctx, l.client, []string{l.prefix + id}, expires.UnixMilli(), deadline).Int()
 	switch {
-	case errors.Is(err, redis.Nil):
-		return server.ErrAlreadyRedeemed
 	case err != nil:
 		return &redisError{err}
-	case ok != "OK":
+	case n == 0:
 		return server.ErrAlreadyRedeemed
+	case n < 0:
+		return &redisError{fmt.Errorf("Redis ran the redemption after the deadline, and recorded nothing: %w", context.DeadlineExceeded)}
 	}
 	return nil
 }
+
+// redeemScript is SET NX PXAT that does nothing once the caller's
+// deadline (ARGV[2], Unix ms; 0 for none) has passed by Redis's clock: a
+// redemption the caller gave up on (Redis stalled, a paused server runs
+// the commands queued for it when it resumes) is not recorded, so the
+// client's retry is not refused as a replay. 1: redeemed now, 0: redeemed
+// before, -1: too late.
+var redeemScript = redis.NewScript(`
+if tonumber(ARGV[2]) > 0 then
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[2]) then
+    return -1
+  end
+end
+if redis.call('SET', KEYS[1], '1', 'NX', 'PXAT', ARGV[1]) then
+  return 1
+end
+return 0
+`)
 
 // redisError is a failure to reach or use Redis. Its Internal method marks
 // it as the deployment's trouble, which package server keeps from the

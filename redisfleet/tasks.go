@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,6 +25,14 @@ import (
 //     time to live, so Redis forgets every task by itself.
 //   - P+"wake:"+owner is the pub/sub channel of one instance: a message is
 //     the id of one of its tasks that got an answer or a cancellation.
+//   - P+"beat:"+owner is the heartbeat of one instance (tasks.Heartbeats):
+//     the Unix milliseconds until which it vouches for its tasks, kept a
+//     day past that so that a reader can tell how long it has been silent.
+//
+// Every operation touches one key, so the store works on Redis Cluster as
+// it is (pub/sub messages reach every node's subscribers); the ledger's
+// keys are single keys too. A prefix with a hash tag ("{baton}:tasks:")
+// puts them all in one slot, which a cluster does not need.
 //
 // Updates are optimistic transactions (WATCH the key, read, compute, MULTI
 // SET EXEC), retried when another instance wrote in between, so two
@@ -47,6 +56,36 @@ func (f *Fleet) Tasks() *TaskStore {
 
 func (s *TaskStore) key(id string) string        { return s.prefix + "task:" + id }
 func (s *TaskStore) channel(owner string) string { return s.prefix + "wake:" + owner }
+func (s *TaskStore) beat(owner string) string    { return s.prefix + "beat:" + owner }
+
+// beatMemory is how long a heartbeat is kept past its until.
+const beatMemory = 24 * time.Hour
+
+// Beat implements tasks.Heartbeats with SET PXAT.
+func (s *TaskStore) Beat(ctx context.Context, instance string, until time.Time) error {
+	ms := until.UnixMilli()
+	err := s.client.SetArgs(ctx, s.beat(instance), strconv.FormatInt(ms, 10), redis.SetArgs{ExpireAt: until.Add(beatMemory)}).Err()
+	if err != nil {
+		return fmt.Errorf("redis tasks: heartbeat: %w", err)
+	}
+	return nil
+}
+
+// LastBeat implements tasks.Heartbeats.
+func (s *TaskStore) LastBeat(ctx context.Context, instance string) (time.Time, error) {
+	v, err := s.client.Get(ctx, s.beat(instance)).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return time.Time{}, nil
+	case err != nil:
+		return time.Time{}, fmt.Errorf("redis tasks: read heartbeat: %w", err)
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("redis tasks: read heartbeat: %w", err)
+	}
+	return time.UnixMilli(ms), nil
+}
 
 func encodeTask(r *tasks.Record) ([]byte, error) {
 	b, err := json.Marshal(r)
@@ -69,20 +108,44 @@ func expiry(r *tasks.Record) redis.SetArgs {
 	return redis.SetArgs{ExpireAt: r.ExpiresAt.Truncate(time.Millisecond)}
 }
 
-// Create implements tasks.Store with SET NX PXAT.
+// createTaskScript is SET NX PXAT that does nothing once the caller's
+// deadline (ARGV[3], Unix ms; 0 for none) has passed by Redis's clock: a
+// request refused because Redis stalled (a paused server runs the
+// commands queued for it when it resumes) leaves no task behind. It
+// returns 1 when set, 0 when the key exists, -1 when too late.
+var createTaskScript = redis.NewScript(`
+if tonumber(ARGV[3]) > 0 then
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3]) then
+    return -1
+  end
+end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PXAT', ARGV[2]) then
+  return 1
+end
+return 0
+`)
+
+// Create implements tasks.Store with SET NX PXAT, in a script that skips
+// the write once ctx's deadline has passed (by Redis's clock: keep the
+// clocks of the instances and Redis in step, as docs/deployment.md says).
 func (s *TaskStore) Create(ctx context.Context, r *tasks.Record) error {
 	b, err := encodeTask(r)
 	if err != nil {
 		return err
 	}
-	args := expiry(r)
-	args.Mode = "NX"
-	err = s.client.SetArgs(ctx, s.key(r.ID), b, args).Err()
+	var deadline int64
+	if d, ok := ctx.Deadline(); ok {
+		deadline = d.UnixMilli()
+	}
+	n, err := createTaskScript.Run(ctx, s.client, []string{s.key(r.ID)}, b, r.ExpiresAt.UnixMilli(), deadline).Int()
 	switch {
-	case errors.Is(err, redis.Nil):
-		return tasks.ErrExists
 	case err != nil:
 		return fmt.Errorf("redis tasks: create task: %w", err)
+	case n == 0:
+		return tasks.ErrExists
+	case n < 0:
+		return fmt.Errorf("redis tasks: create task: Redis ran it after the deadline, and wrote nothing: %w", context.DeadlineExceeded)
 	}
 	return nil
 }
@@ -156,4 +219,7 @@ func (s *TaskStore) Signals(ctx context.Context, owner string, deliver func(id s
 	return receive(ctx, s.client, "redis tasks", []string{s.channel(owner)}, deliver)
 }
 
-var _ tasks.Store = (*TaskStore)(nil)
+var (
+	_ tasks.Store      = (*TaskStore)(nil)
+	_ tasks.Heartbeats = (*TaskStore)(nil)
+)

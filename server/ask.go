@@ -190,13 +190,19 @@ func (c *Call) Suspend() error {
 // when a stateless request resumes no state (a first round). On a
 // 2025-11-25 session and in a task, where the answers come from a live
 // exchange and the handler runs once, there is no retry to replay, and
-// Redeem succeeds without a ledger entry.
+// Redeem succeeds without a ledger entry. The ledger's call is bounded by
+// Options.StoreTimeout.
 func (c *Call) Redeem(ctx context.Context, l Ledger) error {
 	if c.waiter() != nil {
 		return nil // answers from a live exchange: no retry to replay
 	}
 	if c.round == nil {
 		return errors.New("redeem: the request carries no requestState")
+	}
+	if c.storeTimeout > 0 { // Options.StoreTimeout bounds the ledger's call
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.storeTimeout)
+		defer cancel()
 	}
 	return c.round.Redeem(ctx, l, ErrAlreadyRedeemed)
 }

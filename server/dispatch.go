@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strconv"
+	"time"
 
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -93,6 +95,18 @@ type request struct {
 	out     resultNote
 
 	scopes []string // the scopes the call was checked against (authz.go)
+	// client is the caller's address (HTTP), for the task quotas; status
+	// and retryAfter, when set, are the HTTP status and Retry-After of a
+	// refusal (a quota, a store that failed).
+	client     netip.Addr
+	status     int
+	retryAfter time.Duration
+}
+
+// refuse sets the HTTP status and Retry-After the request's error is
+// answered with.
+func (r *request) refuse(status int, after time.Duration) {
+	r.status, r.retryAfter = status, after
 }
 
 // resultType is "complete" for modern requests and omitted for legacy ones.
@@ -760,6 +774,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 		}
 	}
 	call := newCall(r.id, r.method, r.meta, mc.round, mc.principal, n)
+	call.storeTimeout = s.opts.StoreTimeout
 	call.peer = r.peer
 	req := &ToolRequest{Call: call, Name: name, Arguments: args, fields: &e.fields}
 	if asTask {
@@ -923,6 +938,7 @@ func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.Ra
 		return nil, re
 	}
 	call := newCall(r.id, r.method, r.meta, mc.round, mc.principal, n)
+	call.storeTimeout = s.opts.StoreTimeout
 	call.peer = r.peer
 	res, err := invoke(s, "prompt", name, func() (*PromptResult, error) {
 		return e.handler(ctx, &PromptRequest{Call: call, Name: name, Arguments: args})
@@ -987,6 +1003,7 @@ func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json
 		return nil, re
 	}
 	call := newCall(r.id, r.method, r.meta, mc.round, mc.principal, n)
+	call.storeTimeout = s.opts.StoreTimeout
 	call.peer = r.peer
 	res, err := invoke(s, "resource", uri, func() (*ResourceResult, error) {
 		return h(ctx, &ResourceRequest{Call: call, URI: uri, Params: params})

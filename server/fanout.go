@@ -61,15 +61,18 @@ func (s *Server) relay() {
 // task signal receiver) and fails the tasks still running on this
 // instance, so that their clients learn at once rather than when their
 // lease lapses. It does not close listeners or connections served by an
-// http.Server.
+// http.Server. Shutdown drains first and then closes; Close after it does
+// nothing more.
 func (s *Server) Close() error {
-	s.stop()
-	if s.fanout != nil {
-		<-s.relayDone
-	}
-	s.tasks.close()
-	if s.legacy != nil {
-		s.legacy.Close()
-	}
+	s.closeOnce.Do(func() {
+		s.stop()
+		if s.fanout != nil {
+			<-s.relayDone
+		}
+		s.tasks.close()
+		if s.legacy != nil {
+			s.legacy.Close()
+		}
+	})
 	return nil
 }

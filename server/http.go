@@ -11,10 +11,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/clientaddr"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/sse"
@@ -139,8 +141,17 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 		}
 		return
 	}
+	if req.method == "tools/call" {
+		req.client = clientaddr.Of(r, s.opts.TrustedProxies)
+	}
 	st := sse.New(w, r)
 	res, e := s.handle(r.Context(), req, streamNotifier{st})
+	if e != nil && e != errNoResponse && req.status != 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(retrySeconds(req.retryAfter), 10))
+		body, _ := rpcwire.AppendError(nil, req.id, e)
+		st.Finish(req.status, body)
+		return
+	}
 	finishStream(st, req.id, res, e)
 }
 
@@ -295,6 +306,9 @@ func (s *Server) listenHTTP(w http.ResponseWriter, r *http.Request, req *request
 	}
 	l, status, e := s.openListener(agreed, listenOwner(r.Context(), r.RemoteAddr))
 	if e != nil {
+		if status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "1")
+		}
 		return status, e
 	}
 	st := sse.New(w, r)

@@ -89,6 +89,10 @@ func listenOwner(ctx context.Context, addr string) string {
 // openListener registers a listener for f, or says which cap refused it:
 // the error and the HTTP status to answer with.
 func (s *Server) openListener(f SubscriptionFilter, owner string) (*listener, int, *jsonrpc.Error) {
+	if s.isDraining() {
+		return nil, http.StatusServiceUnavailable, jsonrpc.Errorf(jsonrpc.InternalError,
+			"This server instance is shutting down and opens no subscriptions/listen stream; try again (another instance will serve it)")
+	}
 	l, err := s.hub.add(f, owner)
 	switch {
 	case errors.Is(err, errTooManyListeners):
@@ -126,6 +130,9 @@ func (s *Server) listen(ctx context.Context, id jsonrpc.ID, f SubscriptionFilter
 	for {
 		select {
 		case <-ctx.Done():
+			return
+		case <-s.draining:
+			s.closeListen(id, send)
 			return
 		case <-tick:
 			if keepAlive() != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"slices"
 	"sync"
@@ -160,6 +161,24 @@ type Options struct {
 	// goroutine until Close.
 	Fanout Fanout
 
+	// StoreTimeout bounds every call the server makes to a shared store:
+	// the task store (each tasks/* request's store work together, a
+	// task's creation, a lease's renewal, one attempt at writing a
+	// result), the ledger of Call.Redeem, and a fan-out publish (default
+	// 5 seconds). A store that stalls (a paused Redis) so costs a request
+	// at most this long before it is refused with HTTP 503 and
+	// Retry-After, having written nothing. Give the Redis client
+	// ContextTimeoutEnabled so that it honours the deadline.
+	StoreTimeout time.Duration
+
+	// TrustedProxies lists the proxies (load balancers) whose
+	// X-Forwarded-For is believed when the address of an anonymous caller
+	// is read for the task quotas (TaskOptions.MaxRunningPerClient,
+	// MaxStoredPerClient), as legacy.Options.TrustedProxies does for
+	// sessions. Without it every anonymous caller behind a proxy shares
+	// the proxy's quota.
+	TrustedProxies []netip.Prefix
+
 	// Tasks configures the tasks extension, served for tools registered
 	// with RunAsTask. The zero value keeps tasks in memory, for
 	// this process only; a fleet shares a store (redisfleet.Fleet.Tasks).
@@ -206,6 +225,9 @@ type Server struct {
 	taskWatch taskListeners
 
 	fanout    Fanout
+	draining  chan struct{} // closed by Shutdown
+	drainOnce sync.Once
+	closeOnce sync.Once
 	life      context.Context // ends at Close
 	stop      context.CancelFunc
 	relayDone chan struct{}
@@ -247,6 +269,9 @@ func New(info Implementation, opts *Options) (*Server, error) {
 	}
 	if o.BodyReadTimeout == 0 {
 		o.BodyReadTimeout = DefaultBodyReadTimeout
+	}
+	if o.StoreTimeout <= 0 {
+		o.StoreTimeout = DefaultStoreTimeout
 	}
 	for _, lim := range []struct {
 		v   *int
@@ -314,6 +339,7 @@ func New(info Implementation, opts *Options) (*Server, error) {
 		s.legacy = o.Legacy
 	}
 	s.life, s.stop = context.WithCancel(context.Background())
+	s.draining = make(chan struct{})
 	if o.Fanout != nil {
 		s.fanout = o.Fanout
 		s.relayDone = make(chan struct{})

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -46,7 +47,12 @@ import (
 // running instance through the store's signals. The running instance
 // renews a lease on the task; if it dies, the lease lapses and the next
 // instance to read the task marks it failed, so no task is left working
-// forever.
+// forever. Liveness is not decided by a lapsed lease alone: the owner also
+// writes a heartbeat per instance, and a task is failed as lost only once
+// its owner has been silent for TaskOptions.LostGrace while the reader
+// could reach the store (see taskguard.go), so a store outage fails no
+// task of a live instance. A finished task's result is written until it
+// lands (or the task's time to live ends), the lease kept meanwhile.
 
 // TasksExtension is the identifier of the tasks extension in
 // capabilities.extensions.
@@ -90,12 +96,35 @@ type TaskOptions struct {
 	// a lease and one that reads it (default 5 seconds; negative for
 	// none).
 	Leeway time.Duration
-}
+	// LostGrace is how long a task's owner must stay silent (its lease
+	// lapsed beyond Leeway and its heartbeat stale), as seen by a reader
+	// that reached the store all that while, before the task is failed as
+	// lost (default: Lease plus 10 seconds). An instance that dies has its
+	// tasks failed about Lease + Leeway + LostGrace after its last renewal;
+	// a store outage of any length fails no task of a live instance (its
+	// renewals resume within a second of the store's return).
+	LostGrace time.Duration
 
-// storeTimeout bounds a store operation the server makes on its own
-// behalf (renewing a lease, writing a result), when no request's context
-// applies.
-const storeTimeout = 10 * time.Second
+	// Quotas. Anonymous callers are counted by client address
+	// (Options.TrustedProxies says how to read it), others by principal.
+	// A call over a client's quota is refused with HTTP 429 and -32600,
+	// over the server's with 503 and -32603, both with Retry-After, before
+	// anything is written. Zero means the default, negative no limit. The
+	// limits are this instance's: a fleet of n instances holds n times
+	// them.
+
+	// MaxRunning bounds the tasks running on this instance (default
+	// 1000: a running task costs about two goroutines and 15 KiB).
+	MaxRunning int
+	// MaxRunningPerClient bounds the tasks of one client running on this
+	// instance (default 32).
+	MaxRunningPerClient int
+	// MaxStored bounds the tasks this instance created that are still
+	// within their time to live (default 10,000).
+	MaxStored int
+	// MaxStoredPerClient bounds those of one client (default 1000).
+	MaxStoredPerClient int
+}
 
 // Why a running task's context ends.
 var (
@@ -109,23 +138,57 @@ var (
 // taskHost runs the tasks of one server and answers tasks/* for every
 // task in the store.
 type taskHost struct {
-	s        *Server
-	store    tasks.Store
-	ttl      time.Duration
-	poll     time.Duration
-	lease    time.Duration
-	leeway   time.Duration
-	instance string // names this instance in records and signals
+	s          *Server
+	store      tasks.Store
+	heartbeats tasks.Heartbeats // the store's heartbeats, if it keeps them (taken before store is wrapped)
+	ttl        time.Duration
+	poll       time.Duration
+	lease      time.Duration
+	leeway     time.Duration
+	grace      time.Duration // LostGrace
+	instance   string        // names this instance in records and signals
 
-	mu        sync.Mutex
-	runs      map[string]*taskRun // running here, by task id
-	receiving bool                // the signal receiver runs
-	closed    bool
-	wg        sync.WaitGroup // supervisors and the receiver
+	storeTimeout                                       time.Duration
+	maxRunning, maxRunningPer, maxStored, maxStoredPer int
+
+	mu           sync.Mutex
+	runs         map[string]*taskRun // running here, by task id
+	receiving    bool                // the signal receiver runs
+	beating      bool                // the heartbeat loop runs
+	okSince      time.Time           // the heartbeats succeed since (zero: failing, or none yet)
+	failing      bool                // the last heartbeat failed
+	closed       bool
+	draining     bool                   // Shutdown: no new tasks
+	running      map[string]int         // running tasks by quota owner
+	runningTotal int                    // tasks holding a running slot
+	idle         chan struct{}          // closed when runningTotal drops to 0
+	stored       []storedTask           // created here, until they expire, in order
+	storedHead   int                    // stored[:storedHead] expired
+	storedBy     map[string][]time.Time // expiries by quota owner, in order
+	wg           sync.WaitGroup         // supervisors, the receiver, the heartbeats
 }
 
 func newTaskHost(s *Server, o TaskOptions) (*taskHost, error) {
-	h := &taskHost{s: s, store: o.Store, ttl: o.TTL, poll: o.PollInterval, lease: o.Lease, leeway: o.Leeway, runs: make(map[string]*taskRun)}
+	h := &taskHost{s: s, store: o.Store, ttl: o.TTL, poll: o.PollInterval, lease: o.Lease, leeway: o.Leeway, grace: o.LostGrace,
+		runs: make(map[string]*taskRun), running: make(map[string]int), storedBy: make(map[string][]time.Time),
+		storeTimeout: s.opts.StoreTimeout}
+	for _, lim := range []struct {
+		v   *int
+		in  int
+		def int
+	}{
+		{&h.maxRunning, o.MaxRunning, DefaultMaxRunningTasks},
+		{&h.maxRunningPer, o.MaxRunningPerClient, DefaultMaxRunningTasksPerClient},
+		{&h.maxStored, o.MaxStored, DefaultMaxStoredTasks},
+		{&h.maxStoredPer, o.MaxStoredPerClient, DefaultMaxStoredTasksPerClient},
+	} {
+		switch {
+		case lim.in == 0:
+			*lim.v = lim.def
+		case lim.in > 0:
+			*lim.v = lim.in
+		} // negative: 0, no limit
+	}
 	for _, d := range []struct {
 		v    *time.Duration
 		def  time.Duration
@@ -150,9 +213,16 @@ func newTaskHost(s *Server, o TaskOptions) (*taskHost, error) {
 	case h.leeway < 0:
 		h.leeway = 0
 	}
+	switch {
+	case h.grace == 0:
+		h.grace = h.lease + 10*time.Second
+	case h.grace < 0:
+		return nil, fmt.Errorf("server: negative TaskOptions.LostGrace %v", h.grace)
+	}
 	if h.store == nil {
 		h.store = tasks.NewMemoryStoreWithClock(s.now)
 	}
+	h.heartbeats, _ = h.store.(tasks.Heartbeats) // the wrappers below hide it
 	if s.opts.Telemetry != nil {
 		h.store = timedStore{Store: h.store, s: s}
 	}
@@ -265,6 +335,10 @@ type taskRun struct {
 
 	// finish encodes the handler's outcome as the task's result.
 	finish func(res *ToolResult, err error) (json.RawMessage, *jsonrpc.Error)
+	// owner is whom the task counts against (quotas); refuse, if set,
+	// takes the HTTP status and Retry-After of a call a quota refused.
+	owner  string
+	refuse func(status int, after time.Duration)
 
 	mu      sync.Mutex
 	state   int
@@ -349,9 +423,14 @@ func (run *taskRun) start() error {
 		PollIntervalMs: h.poll.Milliseconds(),
 		Trace:          h.s.traceparent(run.ctx),
 	}
+	if err := h.reserve(run.owner); err != nil {
+		relink()
+		return err
+	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
+		h.unreserve(run.owner)
 		relink()
 		return fmt.Errorf("start task: %w", errServerClosed)
 	}
@@ -363,15 +442,18 @@ func (run *taskRun) start() error {
 		go h.receive()
 	}
 	h.mu.Unlock()
-	cctx, cancel := context.WithTimeout(run.ctx, storeTimeout)
+	h.startBeats()
+	cctx, cancel := context.WithTimeout(run.ctx, h.storeTimeout)
 	err = h.store.Create(cctx, rec)
 	cancel()
 	if err != nil {
 		h.forget(id)
+		h.unreserve(run.owner)
 		h.wg.Done()
 		relink()
 		return fmt.Errorf("start task: store: %w", err)
 	}
+	h.storedTask(run.owner, rec.ExpiresAt)
 	run.id, run.seed, run.state = id, rec, runStarted
 	h.s.taskStarted(run.ctx)
 	expire := time.AfterFunc(h.ttl, func() { run.stop(errTaskExpired) })
@@ -398,28 +480,61 @@ func (run *taskRun) handlerDone(res *ToolResult, err error) {
 		run.abandon(context.Cause(run.ctx)) // cancelled, expired or closed
 		return
 	}
+	run.storeResult(out, e)
+}
+
+// Retrying a result's write: the first pause, and the longest.
+const (
+	resultRetryFirst = 100 * time.Millisecond
+	resultRetryMax   = 2 * time.Second
+)
+
+// storeResult writes a finished task's result, again and again (the
+// supervisor keeping the lease meanwhile) until it lands, the task is
+// settled otherwise or gone, or the task's context ends: its time to live,
+// or the server closing.
+func (run *taskRun) storeResult(out json.RawMessage, e *jsonrpc.Error) {
 	h := run.host
-	now := h.s.now()
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	_, uerr := h.store.Update(ctx, run.id, func(r *tasks.Record) error {
-		if r.Status.Terminal() {
-			return tasks.ErrNoUpdate
+	pause := resultRetryFirst
+	for attempt := 0; ; attempt++ {
+		now := h.s.now()
+		ctx, cancel := context.WithTimeout(context.Background(), h.storeTimeout)
+		_, err := h.store.Update(ctx, run.id, func(r *tasks.Record) error {
+			if r.Status.Terminal() {
+				return tasks.ErrNoUpdate
+			}
+			if e != nil {
+				r.Status, r.Error, r.StatusMessage, r.Result = tasks.StatusFailed, e, e.Message, nil
+			} else {
+				r.Status, r.Result, r.Error, r.StatusMessage = tasks.StatusCompleted, out, nil, ""
+			}
+			r.Inputs, r.UpdatedAt, r.SuspectSince = nil, now, time.Time{}
+			return nil
+		})
+		cancel()
+		switch {
+		case err == nil:
+			status := tasks.StatusCompleted
+			if e != nil {
+				status = tasks.StatusFailed
+			}
+			h.s.record(context.Background(), Measurement{Kind: MeasureTaskStatus, Reason: string(status)})
+			if attempt > 0 {
+				h.s.log.Info("task: the result was stored after the task store came back", "task", run.id, "attempts", attempt+1)
+			}
+			return
+		case errors.Is(err, tasks.ErrNotFound):
+			return
+		case attempt == 0:
+			h.s.log.Warn("task: storing the result failed; retrying until it lands or the task's time to live ends", "task", run.id, "err", err)
 		}
-		if e != nil {
-			r.Status, r.Error, r.StatusMessage, r.Result = tasks.StatusFailed, e, e.Message, nil
-		} else {
-			r.Status, r.Result, r.Error, r.StatusMessage = tasks.StatusCompleted, out, nil, ""
+		select {
+		case <-run.ctx.Done():
+			h.s.log.Error("task: the result could not be stored before the task ended", "task", run.id, "cause", context.Cause(run.ctx), "err", err)
+			return
+		case <-time.After(pause):
 		}
-		r.Inputs, r.UpdatedAt = nil, now
-		return nil
-	})
-	if uerr != nil {
-		h.s.log.Error("task: storing the result failed; the task stays working until its lease lapses", "task", run.id, "err", uerr)
-	} else if e != nil {
-		h.s.record(ctx, Measurement{Kind: MeasureTaskStatus, Reason: string(tasks.StatusFailed)})
-	} else {
-		h.s.record(ctx, Measurement{Kind: MeasureTaskStatus, Reason: string(tasks.StatusCompleted)})
+		pause = min(pause*2, resultRetryMax)
 	}
 }
 
@@ -438,6 +553,7 @@ func (run *taskRun) supervise(expire *time.Timer, closed func() bool) {
 	h := run.host
 	defer h.wg.Done()
 	defer h.s.record(context.Background(), Measurement{Kind: MeasureTasksRunning, Delta: -1})
+	defer h.unreserve(run.owner)
 	defer h.forget(run.id)
 	defer closed()
 	defer expire.Stop()
@@ -462,14 +578,14 @@ func (run *taskRun) supervise(expire *time.Timer, closed func() bool) {
 // renew extends the lease and looks for a cancellation.
 func (run *taskRun) renew() {
 	h := run.host
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), run.host.storeTimeout)
 	defer cancel()
 	now := h.s.now()
 	rec, err := h.store.Update(ctx, run.id, func(r *tasks.Record) error {
 		if r.Status.Terminal() {
 			return tasks.ErrNoUpdate
 		}
-		r.LeaseUntil = now.Add(h.lease)
+		r.LeaseUntil, r.SuspectSince = now.Add(h.lease), time.Time{}
 		return nil
 	})
 	run.observe(rec, err)
@@ -477,7 +593,7 @@ func (run *taskRun) renew() {
 
 // check rereads the record after a signal.
 func (run *taskRun) check() {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), run.host.storeTimeout)
 	defer cancel()
 	rec, err := run.host.store.Get(ctx, run.id)
 	run.observe(rec, err)
@@ -522,13 +638,13 @@ func (run *taskRun) abandon(cause error) {
 	case errTaskExpired:
 		msg = "the task outlived its time to live (ttlMs) and was stopped"
 	case errServerClosed:
-		msg = "the server instance running the task shut down; call the tool again"
+		msg = "the server instance running the task shut down before it finished; its work is lost, call the tool again"
 	default:
 		return
 	}
 	h := run.host
 	now := h.s.now()
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), run.host.storeTimeout)
 	defer cancel()
 	_, err := h.store.Update(ctx, run.id, func(r *tasks.Record) error {
 		if r.Status.Terminal() {
@@ -616,7 +732,9 @@ func (run *taskRun) ask(ctx context.Context, irs []mrtr.InputRequest, timeout ti
 	}
 	var keys []string
 	now := h.s.now()
-	_, err := h.store.Update(ctx, run.id, func(r *tasks.Record) error {
+	actx, cancel := context.WithTimeout(ctx, h.storeTimeout)
+	defer cancel()
+	_, err := h.store.Update(actx, run.id, func(r *tasks.Record) error {
 		if r.Status.Terminal() {
 			return terminalError(r)
 		}
@@ -710,6 +828,8 @@ func isTerminal(err error) bool {
 func (run *taskRun) collect(ctx context.Context, keys []string) ([]json.RawMessage, error) {
 	var out []json.RawMessage
 	now := run.host.s.now()
+	ctx, cancel := context.WithTimeout(ctx, run.host.storeTimeout)
+	defer cancel()
 	_, err := run.host.store.Update(ctx, run.id, func(r *tasks.Record) error {
 		out = nil
 		if r.Status.Terminal() {
@@ -738,7 +858,7 @@ func (run *taskRun) collect(ctx context.Context, keys []string) ([]json.RawMessa
 
 // withdraw takes unanswered questions back out of the task.
 func (run *taskRun) withdraw(keys []string) {
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), run.host.storeTimeout)
 	defer cancel()
 	now := run.host.s.now()
 	_, err := run.host.store.Update(ctx, run.id, func(r *tasks.Record) error {
@@ -815,8 +935,18 @@ func (c *Call) StartTask() error {
 		return nil
 	}
 	if err := c.task.start(); err != nil {
+		var qe *quotaError
+		if errors.As(err, &qe) {
+			if c.task.refuse != nil {
+				c.task.refuse(qe.status, qe.after)
+			}
+			return qe.rpc()
+		}
 		c.task.host.s.log.Error("task: start failed", "err", err)
-		return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the task could not be created"}
+		if c.task.refuse != nil {
+			c.task.refuse(http.StatusServiceUnavailable, time.Second)
+		}
+		return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the task could not be created (the task store is unavailable); nothing was stored, try again"}
 	}
 	return nil
 }
@@ -833,6 +963,8 @@ func (c *Call) TaskID() string { return c.task.taskID() }
 // tool, say).
 func (s *Server) callToolAsTask(ctx context.Context, r *request, e *toolEntry, mc *mrtrCall, req *ToolRequest) (json.RawMessage, *jsonrpc.Error) {
 	run := s.tasks.newRun(ctx)
+	run.owner = taskOwner(ctx, r.client)
+	run.refuse = r.refuse
 	req.task = run
 	req.notifier = taskNotifier{next: req.notifier, run: run}
 	run.finish = func(res *ToolResult, err error) (json.RawMessage, *jsonrpc.Error) {
@@ -942,12 +1074,12 @@ func unknownTask(string) *jsonrpc.Error {
 // storeError logs a failure of the task store and hides its details.
 func (h *taskHost) storeError(op string, err error) *jsonrpc.Error {
 	h.s.log.Error("task store failed", "op", op, "err", err)
-	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the task store is unavailable"}
+	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: storeUnavailable}
 }
 
 // handleTask serves tasks/get, tasks/update and tasks/cancel, once the
 // extension API has checked that the extension is offered and declared.
-func (s *Server) handleTask(ctx context.Context, r *request) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) handleTask(ctx context.Context, r *request) (_ json.RawMessage, e *jsonrpc.Error) {
 	if r.p.TaskID == nil || *r.p.TaskID == "" {
 		return nil, invalidParams("%s needs a taskId", r.method)
 	}
@@ -962,6 +1094,15 @@ func (s *Server) handleTask(ctx context.Context, r *request) (json.RawMessage, *
 		}
 	}
 	h := s.tasks
+	// One deadline for the request's store work (Options.StoreTimeout);
+	// a store that fails it refuses the request with 503 and Retry-After.
+	ctx, cancel := context.WithTimeout(ctx, h.storeTimeout)
+	defer cancel()
+	defer func() {
+		if e != nil && e.Message == storeUnavailable {
+			r.refuse(http.StatusServiceUnavailable, time.Second)
+		}
+	}()
 	rec, e := h.load(ctx, *r.p.TaskID, PrincipalFromContext(ctx))
 	if e != nil {
 		return nil, e
@@ -1012,14 +1153,7 @@ func (h *taskHost) load(ctx context.Context, id, principal string) (*tasks.Recor
 	if lapsed := func(r *tasks.Record) bool {
 		return !r.Status.Terminal() && now.After(r.LeaseUntil.Add(h.leeway))
 	}; lapsed(rec) {
-		rec, err = h.store.Update(ctx, id, func(r *tasks.Record) error {
-			if !lapsed(r) {
-				return tasks.ErrNoUpdate
-			}
-			failTask(r, now, fmt.Sprintf("the server instance running this task stopped renewing its lease (due %s); its work is lost, call the tool again",
-				taskTime(r.LeaseUntil)))
-			return nil
-		})
+		rec, err = h.judgeLapsed(ctx, rec, now, lapsed)
 		switch {
 		case errors.Is(err, tasks.ErrNotFound):
 			return nil, unknownTask(id)

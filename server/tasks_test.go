@@ -637,7 +637,9 @@ func TestTaskServerClose(t *testing.T) {
 	if err := receive(t, g.ctxErr, "the handler's context to end"); !errors.Is(err, errServerClosed) {
 		t.Errorf("handler's context cause = %v, want the server closing", err)
 	}
-	wantError(t, sendTool(t, newClient(t, a, tasksCaps), "job", nil), http.StatusOK, jsonrpc.InternalError)
+	// A closed instance takes no new task: 503, for a balancer to retry
+	// elsewhere.
+	wantError(t, sendTool(t, newClient(t, a, tasksCaps), "job", nil), http.StatusServiceUnavailable, jsonrpc.InternalError)
 }
 
 // Two instances share a store: the task runs where it was created, any
@@ -694,11 +696,29 @@ func TestTaskLeaseLapse(t *testing.T) {
 	if res := getTask(t, b, id); res["status"] != "working" {
 		t.Fatalf("within the leeway: %v", res["status"])
 	}
+	// Past lease and leeway, with a's heartbeat stale too, b only suspects
+	// the task: it is failed once a stays silent for LostGrace (default
+	// lease + 10 s) more.
 	skew.Store(int64(32 * time.Second))
+	if res := getTask(t, b, id); res["status"] != "working" {
+		t.Fatalf("lease lapsed, within the grace: %v, want working", res["status"])
+	}
+	for b.tasks.storeHealthySince().IsZero() { // b judges once its own heartbeat landed
+		time.Sleep(time.Millisecond)
+	}
+	skew.Store(int64(33 * time.Second))
+	if res := getTask(t, b, id); res["status"] != "working" {
+		t.Fatalf("lease lapsed, suspected: %v, want working", res["status"])
+	}
+	skew.Store(int64(72 * time.Second))
+	if res := getTask(t, b, id); res["status"] != "working" {
+		t.Fatalf("lease lapsed, within the grace: %v, want working", res["status"])
+	}
+	skew.Store(int64(73*time.Second + 500*time.Millisecond))
 	res := getTask(t, b, id)
 	e, _ := res["error"].(map[string]any)
-	if res["status"] != "failed" || e["code"] != float64(jsonrpc.InternalError) || !strings.Contains(e["message"].(string), "lease") {
-		t.Fatalf("after the lease lapsed: %v, want failed with an error about the lease", res)
+	if res["status"] != "failed" || e["code"] != float64(jsonrpc.InternalError) || !strings.Contains(e["message"].(string), "lease") || !strings.Contains(e["message"].(string), "gone") {
+		t.Fatalf("after the lease lapsed and the grace passed: %v, want failed with an error about the instance gone", res)
 	}
 	// a notices when it next renews (every lease/3: here, signal it).
 	a.tasks.deliver(id)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"time"
 
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
@@ -418,6 +419,8 @@ type Call struct {
 	notifier  Notifier
 	peer      era.Peer
 	task      *taskRun // set when the call may run as a task
+
+	storeTimeout time.Duration // Options.StoreTimeout, for Redeem
 
 	mu  sync.Mutex // held through each replayed question
 	pos int        // the next question's position (replay)

@@ -18,6 +18,7 @@ type MemoryStore struct {
 	mu        sync.Mutex
 	recs      map[string]*Record
 	subs      map[string]map[*memorySub]struct{} // by owner
+	beats     map[string]time.Time               // by instance
 	lastSweep time.Time
 }
 
@@ -149,4 +150,41 @@ func (m *MemoryStore) Signals(ctx context.Context, owner string, deliver func(id
 	return ctx.Err()
 }
 
-var _ Store = (*MemoryStore)(nil)
+// Beat implements Heartbeats.
+func (m *MemoryStore) Beat(ctx context.Context, instance string, until time.Time) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.beats == nil {
+		m.beats = make(map[string]time.Time)
+	}
+	now := m.now()
+	for k, u := range m.beats { // forget instances silent for a day
+		if now.Sub(u) > beatMemory {
+			delete(m.beats, k)
+		}
+	}
+	m.beats[instance] = until
+	return nil
+}
+
+// LastBeat implements Heartbeats.
+func (m *MemoryStore) LastBeat(ctx context.Context, instance string) (time.Time, error) {
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.beats[instance], nil
+}
+
+// beatMemory is how long a store remembers the heartbeat of an instance
+// that stopped beating.
+const beatMemory = 24 * time.Hour
+
+var (
+	_ Store      = (*MemoryStore)(nil)
+	_ Heartbeats = (*MemoryStore)(nil)
+)

@@ -109,6 +109,13 @@ type Record struct {
 	LeaseUntil time.Time `json:"leaseUntil"`
 	// PollIntervalMs is the polling interval suggested to the client.
 	PollIntervalMs int64 `json:"pollIntervalMs"`
+	// SuspectSince is when a reader first found the lease lapsed and the
+	// owner's heartbeat stale (zero while the owner vouches for the task).
+	// A task is failed as lost only when that is still so a grace period
+	// later, so a store outage, which stops every instance's renewals at
+	// once, does not fail the tasks of instances that are alive. The owner
+	// clears it when it renews.
+	SuspectSince time.Time `json:"suspectSince,omitzero"`
 
 	// Inputs are the requests the task waits on, answered or not.
 	Inputs []Input `json:"inputs,omitempty"`
@@ -206,4 +213,19 @@ type Store interface {
 	// deliver must not block. The server runs it in one goroutine per
 	// instance and calls it again, after a pause, when it fails.
 	Signals(ctx context.Context, owner string, deliver func(id string)) error
+}
+
+// Heartbeats is implemented by a Store that also keeps a heartbeat per
+// instance: every instance running tasks writes its own every third of its
+// lease, and an instance that finds a task's lease lapsed asks whether the
+// owner is still alive before declaring the task lost. One write per
+// instance vouches for all its tasks, and it tells "the instance is gone"
+// from "the store was unreachable for a while". MemoryStore and
+// redisfleet.TaskStore implement it.
+type Heartbeats interface {
+	// Beat records that instance is alive until until.
+	Beat(ctx context.Context, instance string, until time.Time) error
+	// LastBeat returns the until of the instance's latest Beat, or the
+	// zero time when none is known (never beat, or forgotten).
+	LastBeat(ctx context.Context, instance string) (time.Time, error)
 }

@@ -10,6 +10,7 @@
 //
 //	go run ./examples/everything [-addr 127.0.0.1:8080] [-state-ttl 10m] [-stdio]
 //	    [-task-ttl 1h] [-task-lease 15s] [-session-idle 30m] [-trusted-proxy CIDR,...]
+//	    [-store-timeout 5s] [-drain-timeout 25s]
 //
 // everything -h lists the flags and the environment variables (usage.go).
 //
@@ -24,7 +25,10 @@
 // so are 2025-11-25 sessions, so that any instance serves a session and a
 // client's answer to a server request reaches the instance whose call asked
 // it. -trusted-proxy names the proxies whose X-Forwarded-For gives the
-// client address that anonymous 2025-11-25 clients' session quotas count.
+// client address that anonymous clients' session and task quotas count.
+// On SIGTERM the server drains (server.Shutdown: running tasks and parked
+// calls finish, listen streams close, new tasks and sessions go to other
+// instances) for up to -drain-timeout, then http.Server.Shutdown ends.
 //
 // To rotate the key, start each instance with the new key in
 // BATON_STATE_KEY and the previous ones, comma-separated, in
@@ -75,7 +79,9 @@ func run() error {
 	taskTTL := flag.Duration("task-ttl", time.Hour, "how long a task (the tasks extension) lives from its creation")
 	taskLease := flag.Duration("task-lease", 15*time.Second, "how long an instance vouches for its running tasks without renewing; a dead instance's tasks fail once it lapses")
 	sessionIdle := flag.Duration("session-idle", legacy.DefaultSessionIdle, "how long a 2025-11-25 session may go unused before it expires")
-	trusted := flag.String("trusted-proxy", "", "comma-separated CIDR prefixes of proxies whose X-Forwarded-For is believed for 2025-11-25 session quotas")
+	trusted := flag.String("trusted-proxy", "", "comma-separated CIDR prefixes of proxies whose X-Forwarded-For is believed for the quotas of anonymous clients (2025-11-25 sessions, tasks)")
+	storeTimeout := flag.Duration("store-timeout", server.DefaultStoreTimeout, "the longest one call to Redis (tasks, ledger, fan-out) may take before the request is refused with 503")
+	drainTimeout := flag.Duration("drain-timeout", 25*time.Second, "on SIGTERM, how long running tasks, parked 2025-11-25 calls and requests may take to finish before what remains is failed")
 	flag.Usage = func() { usage(flag.CommandLine.Output(), flag.CommandLine) }
 	flag.Parse()
 
@@ -104,7 +110,8 @@ func run() error {
 		return err
 	}
 	legacyOpts := &legacy.Options{Store: sessions, SessionIdle: *sessionIdle, TrustedProxies: proxies}
-	srv, err := newServerWith(keys, *ttl, ledger, server.TaskOptions{Store: store, TTL: *taskTTL, Lease: *taskLease}, legacyOpts, log)
+	srv, err := newServerWith(keys, *ttl, ledger, server.TaskOptions{Store: store, TTL: *taskTTL, Lease: *taskLease}, legacyOpts, log,
+		func(o *server.Options) { o.StoreTimeout, o.TrustedProxies = *storeTimeout, proxies })
 	if err != nil {
 		return err
 	}
@@ -118,7 +125,7 @@ func run() error {
 	if *stdio {
 		return srv.ServeStdio(ctx, os.Stdin, os.Stdout)
 	}
-	return serveHTTP(ctx, srv, *addr, log, mountAuthorize)
+	return serveHTTP(ctx, srv, *addr, *drainTimeout, log, mountAuthorize)
 }
 
 // fleetFromEnv returns the Redis-backed parts of a fleet when
@@ -134,6 +141,7 @@ func fleetFromEnv(url string) (*redisfleet.Fleet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("BATON_REDIS_URL: %w", err)
 	}
+	opts.ContextTimeoutEnabled = true // Options.StoreTimeout bounds each call
 	return redisfleet.New(redis.NewClient(opts), redisfleet.Options{Prefix: "baton:"}), nil
 }
 
@@ -221,7 +229,7 @@ func stateKey(secret string) mrtr.Key {
 	return mrtr.Key{ID: "k-" + hex.EncodeToString(sum[:6]), Secret: []byte(secret)}
 }
 
-func serveHTTP(ctx context.Context, srv *server.Server, addr string, log *slog.Logger, mounts ...func(*echo.Echo)) error {
+func serveHTTP(ctx context.Context, srv *server.Server, addr string, drain time.Duration, log *slog.Logger, mounts ...func(*echo.Echo)) error {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	for _, m := range mounts {
@@ -261,10 +269,27 @@ func serveHTTP(ctx context.Context, srv *server.Server, addr string, log *slog.L
 		return err
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// A graceful stop, in this order: the MCP server's drain first (no new
+	// tasks, sessions or listen streams, 503 with Retry-After; listen
+	// streams closed as the specification asks), so that the wait of
+	// http.Server.Shutdown for active connections is not a wait on streams
+	// that never end by themselves; then http.Server.Shutdown, which stops
+	// accepting connections and waits for the requests in progress. Both
+	// end by the drain deadline; then what remains is cut (srv.Shutdown
+	// has failed the tasks still running, saying the instance shut down).
+	log.Info("shutting down", "drain", drain)
+	shutdown, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
-	if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shutdown: %w", err)
+	drained := make(chan error, 1)
+	go func() { drained <- srv.Shutdown(shutdown) }()
+	herr := hs.Shutdown(shutdown)
+	serr := <-drained
+	if herr != nil {
+		_ = hs.Close()
 	}
+	if err := errors.Join(serr, herr); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("shutdown: the drain deadline passed; what remained was failed", "err", err)
+	}
+	log.Info("shut down")
 	return nil
 }

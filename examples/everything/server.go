@@ -43,12 +43,13 @@ func newServerWithLedger(keys *mrtr.KeyRing, ttl time.Duration, ledger server.Le
 
 // newServerWith is newServerWithLedger with the options of the tasks
 // extension: the store that keeps tasks (nil: this process's memory; share
-// one, such as Redis, across instances), their TTL and lease.
-func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger server.Ledger, taskOpts server.TaskOptions, legacyOpts *legacy.Options, log *slog.Logger) (*server.Server, error) {
+// one, such as Redis, across instances), their TTL and lease; more adjust
+// the server's options (the store timeout, the trusted proxies).
+func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger server.Ledger, taskOpts server.TaskOptions, legacyOpts *legacy.Options, log *slog.Logger, more ...func(*server.Options)) (*server.Server, error) {
 	if ledger == nil {
 		ledger = server.NewMemoryLedger()
 	}
-	srv, err := server.New(server.Implementation{Name: "baton-everything", Version: "0.1.0"}, &server.Options{
+	opts := &server.Options{
 		Instructions: "Baton's example server: the conformance fixtures and a transfer that asks for confirmation.",
 		StateKeys:    keys,
 		StateTTL:     ttl,
@@ -56,7 +57,11 @@ func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger server.Ledger, 
 		Logger:       log,
 		Tasks:        taskOpts,
 		Legacy:       legacy.New(legacyOpts), // 2025-11-25 clients on the same endpoint
-	})
+	}
+	for _, f := range more {
+		f(opts)
+	}
+	srv, err := server.New(server.Implementation{Name: "baton-everything", Version: "0.1.0"}, opts)
 	if err != nil {
 		return nil, err
 	}

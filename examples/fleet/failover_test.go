@@ -26,8 +26,8 @@ import (
 // what happens to it when an instance is killed.
 
 // taskLease is the -task-lease of the fleet's instances: a killed
-// instance's tasks turn failed about this plus the 5 s leeway after it
-// last renewed them.
+// instance's tasks turn failed about this plus the 5 s leeway plus the
+// grace (lease + 10 s) after it last renewed them.
 const taskLease = 3 * time.Second
 
 // taskCaps declares elicitation and the tasks extension.
@@ -587,8 +587,8 @@ func testKill(t *testing.T, ctx context.Context, fl *fleet) {
 			} `json:"error"`
 		}
 		_ = remarshal(final, &e)
-		if e.Error.Code != -32603 || !strings.Contains(e.Error.Message, "stopped renewing its lease") {
-			t.Errorf("task %s on the killed instance failed with %+v, want -32603 saying the instance stopped renewing its lease", tk.id, e.Error)
+		if e.Error.Code != -32603 || !strings.Contains(e.Error.Message, "is gone") || !strings.Contains(e.Error.Message, "lease") {
+			t.Errorf("task %s on the killed instance failed with %+v, want -32603 saying the instance is gone (lease and heartbeat not renewed)", tk.id, e.Error)
 		}
 		failed = append(failed, fmt.Sprintf("%s (%s): %q", tk.kind, tk.id[:6], e.Error.Message))
 	}
@@ -650,7 +650,7 @@ func testKill(t *testing.T, ctx context.Context, fl *fleet) {
 		}
 	}
 	t.Logf("killed instance %d (%s) with SIGKILL while it held a 2025-11-25 call parked on an elicitation and %d tasks:", victim, victimAddr, len(failed))
-	t.Logf("  tasks on it: %d failed, the last %v after the kill (lease %v + 5 s leeway): %s", len(failed), lapse.Round(100*time.Millisecond), taskLease, strings.Join(failed, "; "))
+	t.Logf("  tasks on it: %d failed, the last %v after the kill (lease %v + 5 s leeway + the grace, lease + 10 s): %s", len(failed), lapse.Round(100*time.Millisecond), taskLease, strings.Join(failed, "; "))
 	t.Logf("  tasks on the others (%d): still running, then cancelled through nginx", len(elsewhere))
 	t.Logf("  the parked call: its SSE stream was cut (%q); the answer POSTed afterwards got HTTP %v and went nowhere; the SDK's request failed after %d ms: %q (code %v)",
 		firstMatch(r.TransportErrors, "SSE stream disconnected"), answerStatus, p.Ms, p.Error, p.Code)

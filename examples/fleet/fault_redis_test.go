@@ -21,7 +21,7 @@ import (
 // a Redis killed and restarted keeps what it acknowledged.
 func newFleetAOF(t *testing.T, nginxBin string) *fleet {
 	t.Helper()
-	f := &fleet{t: t, dir: t.TempDir(), redis: testredis.StartConfig(t, testredis.Config{AppendOnly: true})}
+	f := &fleet{t: t, dir: t.TempDir(), redis: testredis.StartWith(t, testredis.Config{AppendOnly: true})}
 	f.bin = buildEverything(t, f.dir)
 	for i := range f.inst {
 		f.inst[i] = f.startInstance(i, "127.0.0.1:0", keyOne, "")

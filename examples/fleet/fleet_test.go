@@ -213,7 +213,9 @@ type fleet struct {
 // BATON_REDIS_URL, and nginx in front of them.
 func newFleet(t *testing.T, nginxBin, key, old string) *fleet {
 	t.Helper()
-	f := &fleet{t: t, dir: t.TempDir(), redis: testredis.Start(t)}
+	// Redis keeps an append-only file, as run.sh and docs/deployment.md ask:
+	// the fault tests kill and restart it.
+	f := &fleet{t: t, dir: t.TempDir(), redis: testredis.StartWith(t, testredis.Config{AppendOnly: true})}
 	f.bin = buildEverything(t, f.dir)
 	for i := range f.inst {
 		f.inst[i] = f.startInstance(i, "127.0.0.1:0", key, old)

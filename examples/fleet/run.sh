@@ -69,12 +69,14 @@ export BATON_STATE_KEYS_OLD=${BATON_STATE_KEYS_OLD:-}
 # once across the fleet: a replayed confirmed retry transfers nothing on
 # any instance. Without it each instance would refuse a replay only of
 # what it redeemed itself. The same Redis keeps tasks and 2025-11-25
-# sessions, so that any instance serves them.
+# sessions, so that any instance serves them. It runs with the append-only
+# file (appendonly yes): a confirmation redeemed before a Redis restart
+# stays redeemed after it (docs/deployment.md, "What Redis must keep").
 if [ -z "${BATON_REDIS_URL:-}" ]; then
   REDIS=${BATON_REDIS_SERVER:-$(command -v redis-server || echo /usr/bin/redis-server)}
   [ -x "$REDIS" ] || fail "redis-server not found at $REDIS: apt-get install redis-server (or set BATON_REDIS_SERVER, or BATON_REDIS_URL to a running Redis)"
   "$REDIS" --port 0 --unixsocket "$WORK/redis.sock" --unixsocketperm 700 \
-    --save "" --appendonly no --dir "$WORK" --daemonize no > "$WORK/redis.log" 2>&1 &
+    --save "" --appendonly yes --appendfsync always --dir "$WORK" --daemonize no > "$WORK/redis.log" 2>&1 &
   PIDS+=("$!")
   for _ in $(seq 1 100); do
     [ -S "$WORK/redis.sock" ] && break

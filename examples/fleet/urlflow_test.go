@@ -471,16 +471,16 @@ func flip(s string) string {
 	return b.String()
 }
 
-// legacySession is a bare 2025-11-25 client over HTTP: a session, and
+// urlflowSession is a bare 2025-11-25 client over HTTP: a session, and
 // each POST's answer read as JSON or as an SSE stream.
-type legacySession struct {
+type urlflowSession struct {
 	t       *testing.T
 	front   string
 	bearer  string
 	session string
 }
 
-func (s *legacySession) post(ctx context.Context, msg map[string]any) (*http.Response, error) {
+func (s *urlflowSession) post(ctx context.Context, msg map[string]any) (*http.Response, error) {
 	body, err := json.Marshal(msg)
 	if err != nil {
 		return nil, err
@@ -545,7 +545,7 @@ func TestURLElicitationBrowserLegacy(t *testing.T) {
 	b := newBrowser(t, chromium, artifacts(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	s := &legacySession{t: t, front: f.front, bearer: demoToken(t, "alice")}
+	s := &urlflowSession{t: t, front: f.front, bearer: demoToken(t, "alice")}
 	resp, err := s.post(ctx, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
 		"protocolVersion": "2025-11-25",
 		"capabilities":    map[string]any{"elicitation": map[string]any{"url": map[string]any{}}},

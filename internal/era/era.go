@@ -40,6 +40,11 @@ type Adapter[S, M any] interface {
 	// NewStdioSession returns the session a stdio process becomes once its
 	// client sends initialize.
 	NewStdioSession(ctx context.Context) StdioSession
+	// Shutdown stops taking new sessions (initialize is answered 503
+	// with Retry-After) and waits until the calls in progress on this
+	// instance have ended, or ctx ends (it then returns an error wrapping
+	// ctx's). server.Server.Shutdown calls it, then Close.
+	Shutdown(ctx context.Context) error
 	// Close ends every session; server.Server.Close calls it.
 	Close()
 }

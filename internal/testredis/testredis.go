@@ -7,14 +7,11 @@ package testredis
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -42,16 +39,10 @@ type Server struct {
 
 	bin  string
 	args []string
-	log  *lockedBuffer
 	mu   sync.Mutex
-	cmd  *exec.Cmd // nil while killed
-}
-
-// Config changes how Start runs the server.
-type Config struct {
-	// AppendOnly turns the append-only file on (fsync at every write), so
-	// that what was acknowledged survives Kill and Restart.
-	AppendOnly bool
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  *lockedBuffer
 }
 
 // Options returns client options for the server.
@@ -67,13 +58,19 @@ func (s *Server) Client(t testing.TB) *redis.Client {
 }
 
 // Start runs a redis-server for the test and stops it when the test ends.
-func Start(t testing.TB) *Server {
-	t.Helper()
-	return StartConfig(t, Config{})
+// It keeps nothing on disk (StartWith can).
+func Start(t testing.TB) *Server { return StartWith(t, Config{}) }
+
+// Config configures StartWith.
+type Config struct {
+	// AppendOnly turns on the append-only file (appendonly yes,
+	// appendfsync always), so that what was written survives Restart.
+	AppendOnly bool
 }
 
-// StartConfig is Start with a Config.
-func StartConfig(t testing.TB, conf Config) *Server {
+// StartWith runs a redis-server configured by c for the test and stops it
+// when the test ends.
+func StartWith(t testing.TB, c Config) *Server {
 	t.Helper()
 	bin := Binary()
 	if bin == "" {
@@ -81,88 +78,23 @@ func StartConfig(t testing.TB, conf Config) *Server {
 	}
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "redis.sock")
-	aof := "no"
-	if conf.AppendOnly {
-		aof = "yes"
+	aof := []string{"--appendonly", "no"}
+	if c.AppendOnly {
+		aof = []string{"--appendonly", "yes", "--appendfsync", "always"}
 	}
-	s := &Server{Socket: sock, bin: bin, log: &lockedBuffer{}, args: []string{
+	s := &Server{Socket: sock, bin: bin, args: append([]string{
 		"--port", "0",
 		"--unixsocket", sock,
 		"--unixsocketperm", "700",
 		"--save", "",
-		"--appendonly", aof,
-		"--appendfsync", "always",
 		"--dir", dir,
 		"--daemonize", "no",
-	}}
+	}, aof...)}
 	t.Cleanup(s.Kill)
-	s.start(t)
+	if err := s.start(); err != nil {
+		t.Fatal(err)
+	}
 	return s
-}
-
-// Kill stops the server with SIGKILL, as a crash would. Restart starts it
-// again.
-func (s *Server) Kill() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd == nil {
-		return
-	}
-	_ = s.cmd.Process.Kill()
-	_ = s.cmd.Wait()
-	s.cmd = nil
-}
-
-// Restart starts a killed server again on the same socket and directory
-// (with its append-only file, if Config.AppendOnly) and waits until it
-// answers.
-func (s *Server) Restart(t testing.TB) {
-	t.Helper()
-	s.start(t)
-}
-
-// Pause stops the server with SIGSTOP (it keeps its connections and
-// answers nothing) until Resume.
-func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
-
-// Resume continues a paused server.
-func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
-
-func (s *Server) signal(sig syscall.Signal) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd != nil {
-		_ = s.cmd.Process.Signal(sig)
-	}
-}
-
-// start runs the server and waits until it answers.
-func (s *Server) start(t testing.TB) {
-	t.Helper()
-	cmd := exec.Command(s.bin, s.args...)
-	cmd.Stdout, cmd.Stderr = s.log, s.log
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start redis-server: %v", err)
-	}
-	s.mu.Lock()
-	s.cmd = cmd
-	s.mu.Unlock()
-	log := s.log
-	c := redis.NewClient(s.Options())
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := c.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server does not answer: %v\n%s", err, log.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // lockedBuffer collects the server's output for error messages.

@@ -70,6 +70,7 @@ var checks = []struct {
 	{"ConcurrentUpdates", testConcurrentUpdates},
 	{"Expiry", testExpiry},
 	{"Signals", testSignals},
+	{"Heartbeats", testHeartbeats},
 }
 
 // tb is what the checks use of a *testing.T; Test gives them a recorder.
@@ -104,6 +105,38 @@ func (r *recorder) Fatal(args ...any) {
 func (r *recorder) Fatalf(format string, args ...any) {
 	r.Errorf(format, args...)
 	runtime.Goexit()
+}
+
+// testHeartbeats: a store that keeps heartbeats returns the latest until
+// of each instance (to the millisecond), and the zero time for one that
+// never beat; SuspectSince survives a round trip.
+func testHeartbeats(t tb, s tasks.Store) {
+	hb, ok := s.(tasks.Heartbeats)
+	if !ok {
+		return // the store keeps no heartbeats
+	}
+	ctx := context.Background()
+	if last, err := hb.LastBeat(ctx, "nobody"); err != nil || !last.IsZero() {
+		t.Errorf("LastBeat of an instance that never beat = %v, %v; want the zero time", last, err)
+	}
+	until := time.Now().Add(time.Minute).Truncate(time.Millisecond)
+	for _, u := range []time.Time{until.Add(-time.Second), until} {
+		if err := hb.Beat(ctx, "a", u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if last, err := hb.LastBeat(ctx, "a"); err != nil || !last.Equal(until) {
+		t.Errorf("LastBeat = %v, %v; want %v", last, err, until)
+	}
+	r := Record(time.Minute)
+	r.SuspectSince = time.Now().Truncate(time.Millisecond)
+	if err := s.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(ctx, r.ID)
+	if err != nil || !got.SuspectSince.Equal(r.SuspectSince) {
+		t.Errorf("SuspectSince after a round trip = %v, %v; want %v", got.SuspectSince, err, r.SuspectSince)
+	}
 }
 
 var idSeq struct {
