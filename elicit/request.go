@@ -3,6 +3,7 @@ package elicit
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -207,6 +208,24 @@ func (r *Request) AppendJSON(dst []byte) []byte {
 
 // MarshalJSON writes the wire encoding (see AppendJSON).
 func (r *Request) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil }
+
+// CheckedResult rebuilds the Result that CheckResult returned for this
+// request from its action and content (Result.Content as CheckResult
+// returned it), without parsing or validating them again: for an answer
+// the caller has kept from tampering since it was checked (Baton's server
+// keeps it in its sealed requestState). It grants nothing that building
+// &Result{Action: action, Content: content} would not; Decode of the
+// result reuses the schema's cached key tables, as after CheckResult.
+// For an answer from a client, use CheckResult.
+func (r *Request) CheckedResult(action Action, content json.RawMessage) *Result {
+	res := &Result{Action: action, Content: content}
+	if r != nil && action == ActionAccept && r.RequestedSchema != nil {
+		if c := r.RequestedSchema.cache; c != nil {
+			res.memo = &c.decode
+		}
+	}
+	return res
+}
 
 // CheckResult parses the client's ElicitResult for this request and, when
 // it accepts a form, validates its content against RequestedSchema. An

@@ -70,9 +70,9 @@ func (c *Call) Elicit(ctx context.Context, req *elicit.Request, opts ...AskOptio
 	if req == nil {
 		return nil, errors.New("elicit: nil request")
 	}
-	o := collect(opts)
-	ir := mrtr.ElicitRequest(req).Keyed(o.key)
-	ans, err := c.askAll(ctx, []mrtr.InputRequest{ir}, o)
+	b := collectOne(opts)
+	ir := mrtr.ElicitRequest(req).Keyed(b.opts.key)
+	ans, err := c.askAll(ctx, []mrtr.InputRequest{ir}, b.opts, b)
 	if err != nil {
 		return nil, err
 	}
@@ -100,8 +100,8 @@ func (c *Call) CreateMessage(ctx context.Context, p *mcp.CreateMessageParams, op
 	if p == nil {
 		return nil, errors.New("create message: nil params")
 	}
-	o := collect(opts)
-	ans, err := c.askAll(ctx, []mrtr.InputRequest{mrtr.SampleRequest(p).Keyed(o.key)}, o)
+	b := collectOne(opts)
+	ans, err := c.askAll(ctx, []mrtr.InputRequest{mrtr.SampleRequest(p).Keyed(b.opts.key)}, b.opts, b)
 	if err != nil {
 		return nil, err
 	}
@@ -110,8 +110,8 @@ func (c *Call) CreateMessage(ctx context.Context, p *mcp.CreateMessageParams, op
 
 // ListRoots asks the client for its roots; see Elicit for the failures.
 func (c *Call) ListRoots(ctx context.Context, opts ...AskOption) (*mcp.ListRootsResult, error) {
-	o := collect(opts)
-	ans, err := c.askAll(ctx, []mrtr.InputRequest{mrtr.RootsRequest().Keyed(o.key)}, o)
+	b := collectOne(opts)
+	ans, err := c.askAll(ctx, []mrtr.InputRequest{mrtr.RootsRequest().Keyed(b.opts.key)}, b.opts, b)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (c *Call) ListRoots(ctx context.Context, opts ...AskOption) (*mcp.ListRoots
 func (c *Call) AskAll(ctx context.Context, reqs []mrtr.InputRequest, opts ...AskOption) ([]Answer, error) {
 	o := collect(opts)
 	o.key = ""
-	return c.askAll(ctx, reqs, o)
+	return c.askAll(ctx, reqs, o, nil)
 }
 
 // ErrLegacyOnly is returned by NotifyElicitationComplete outside a
@@ -262,13 +262,19 @@ func (c *Call) waiter() asker {
 
 // askAll checks the questions, asks them through the call's backend and
 // returns the checked answers.
-func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions) ([]Answer, error) {
+func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions, one *askOne) ([]Answer, error) {
 	w := c.waiter()
 	var keys map[string]bool // duplicate keys: only a batch can have them
 	if len(irs) > 1 {
 		keys = make(map[string]bool, len(irs))
 	}
-	prepared := make([]mrtr.InputRequest, len(irs))
+	var prepared []mrtr.InputRequest
+	var out []Answer
+	if one != nil && len(irs) == 1 {
+		prepared, out = one.prepared[:], one.out[:]
+	} else {
+		prepared, out = make([]mrtr.InputRequest, len(irs)), make([]Answer, len(irs))
+	}
 	for i, ir := range irs {
 		if k := ir.Key(); k != "" {
 			if strings.HasPrefix(k, round.AutoKeyPrefix) {
@@ -309,18 +315,31 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 			return nil, err
 		}
 	}
-	out := make([]Answer, len(irs))
-	check := func(i int, raw json.RawMessage) error {
+	// check checks the answer to question i and returns the form in which
+	// to record it (round.Check): an elicitation answer the sealed state
+	// recorded in the checked form is handed over as it is; every other
+	// answer gets every check.
+	check := func(i int, raw json.RawMessage, recorded bool) (json.RawMessage, error) {
 		var err error
 		switch ir := prepared[i]; ir.Method() {
 		case mrtr.MethodElicit:
-			out[i].Elicit, err = ir.Elicitation().CheckResult(raw)
+			if recorded {
+				if res, ok := checkedElicit(ir.Elicitation(), raw); ok {
+					out[i].Elicit = res
+					return nil, nil
+				}
+			}
+			if out[i].Elicit, err = ir.Elicitation().CheckResult(raw); err != nil {
+				return nil, err
+			}
+			res := out[i].Elicit
+			return appendCheckedElicit(make([]byte, 0, len(`["",]`)+len(res.Action)+len(res.Content)), res), nil
 		case mrtr.MethodSample:
 			out[i].Sample, err = mcp.ParseCreateMessageResult(raw)
 		case mrtr.MethodListRoots:
 			out[i].Roots, err = mcp.ParseListRootsResult(raw)
 		}
-		return err
+		return nil, err
 	}
 	if w != nil {
 		raws, err := w.ask(ctx, prepared, o.timeout)
@@ -328,7 +347,7 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 			return nil, err
 		}
 		for i, raw := range raws {
-			if err := check(i, raw); err != nil {
+			if _, err := check(i, raw, false); err != nil {
 				return nil, fmt.Errorf("%s: the client's answer is invalid: %w", prepared[i].Method(), err)
 			}
 		}
@@ -349,7 +368,9 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 		if key == "" {
 			key = round.AutoKey(first + i)
 		}
-		_, err := c.round.Ask(first+i, key, ir, func(raw json.RawMessage) error { return check(i, raw) })
+		_, err := c.round.Ask(first+i, key, ir, func(raw json.RawMessage, recorded bool) (json.RawMessage, error) {
+			return check(i, raw, recorded)
+		})
 		if err != nil { // errors.Join drops nils: keep the slice empty when all is well
 			errs = append(errs, err)
 		}
@@ -358,4 +379,22 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 		return nil, err
 	}
 	return out, nil
+}
+
+// askOne holds what asking one question (Elicit, CreateMessage,
+// ListRoots) needs: its options, the prepared request and the answer, in
+// one allocation.
+type askOne struct {
+	opts     askOptions
+	prepared [1]mrtr.InputRequest
+	out      [1]Answer
+}
+
+// collectOne applies opts to a new askOne.
+func collectOne(opts []AskOption) *askOne {
+	b := new(askOne)
+	for _, f := range opts {
+		f(&b.opts)
+	}
+	return b
 }

@@ -21,40 +21,46 @@ func elicitQ(r *Round, key string, req *elicit.Request) (*elicit.Result, error) 
 		return nil, errors.New("elicit: nil request")
 	}
 	var res *elicit.Result
-	_, err := r.Ask(0, key, mrtr.ElicitRequest(req), func(raw json.RawMessage) error {
+	_, err := r.Ask(0, key, mrtr.ElicitRequest(req), plain(func(raw json.RawMessage) error {
 		var err error
 		res, err = req.CheckResult(raw)
 		return err
-	})
+	}))
 	return res, err
 }
 
 func sampleQ(r *Round, key string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
 	var res *mcp.CreateMessageResult
-	_, err := r.Ask(0, key, mrtr.SampleRequest(p), func(raw json.RawMessage) error {
+	_, err := r.Ask(0, key, mrtr.SampleRequest(p), plain(func(raw json.RawMessage) error {
 		var err error
 		res, err = mcp.ParseCreateMessageResult(raw)
 		return err
-	})
+	}))
 	return res, err
 }
 
 func rootsQ(r *Round, key string) (*mcp.ListRootsResult, error) {
 	var res *mcp.ListRootsResult
-	_, err := r.Ask(0, key, mrtr.RootsRequest(), func(raw json.RawMessage) error {
+	_, err := r.Ask(0, key, mrtr.RootsRequest(), plain(func(raw json.RawMessage) error {
 		var err error
 		res, err = mcp.ParseListRootsResult(raw)
 		return err
-	})
+	}))
 	return res, err
 }
 
 func askQ(r *Round, key string, req mrtr.InputRequest) (json.RawMessage, error) {
-	return r.Ask(0, key, req, func(json.RawMessage) error { return nil })
+	return r.Ask(0, key, req, func(json.RawMessage, bool) (json.RawMessage, error) { return nil, nil })
 }
 
 func replayQ(r *Round, pos int, req mrtr.InputRequest, check func(json.RawMessage) error) (json.RawMessage, error) {
-	return r.Ask(pos, AutoKey(pos), req, check)
+	return r.Ask(pos, AutoKey(pos), req, plain(check))
+}
+
+// plain is a Check that records answers as sent and checks every answer,
+// recorded or not, with check.
+func plain(check func(json.RawMessage) error) Check {
+	return func(raw json.RawMessage, _ bool) (json.RawMessage, error) { return nil, check(raw) }
 }
 
 func requireQ(r *Round, key string, req mrtr.InputRequest) error { return r.Require(key, req) }

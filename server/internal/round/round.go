@@ -266,6 +266,17 @@ func (r *Round) Suspend() error {
 	return fmt.Errorf("suspend: %w", mrtr.ErrInputRequired)
 }
 
+// Check checks an answer for Ask and hands it to the handler. An answer
+// the request carries (recorded false) gets every check, and Check
+// returns the form in which to record it in the next state (nil: as the
+// client sent it). An answer the verified state recorded (recorded true)
+// comes back in that form, for a question with the same digest: the state
+// is sealed with the server's key, so it proves the answer passed Check
+// when it was recorded. A form of Check's own making needs no checking
+// again; anything else (an answer recorded as sent) is checked as a new
+// one.
+type Check func(raw json.RawMessage, recorded bool) (json.RawMessage, error)
+
 // Ask serves the question req asked at position pos under key (for a
 // question without a key of its own, key is AutoKey(pos)):
 //
@@ -274,7 +285,7 @@ func (r *Round) Suspend() error {
 //     handed over again;
 //   - otherwise, if this request answers the question the verified state
 //     issued under key (the same question), that answer is checked with
-//     check, recorded and handed over;
+//     check, recorded (in the form check returns) and handed over;
 //   - otherwise the question is recorded for the next round and an error
 //     wrapping mrtr.ErrInputRequired is returned.
 //
@@ -288,7 +299,7 @@ func (r *Round) Suspend() error {
 // of their meaning: a run that reaches two of the previous run's positions
 // in the opposite order (as two goroutines racing to ask may) fails with an
 // error wrapping ErrReplayOrder, and the failure sticks.
-func (r *Round) Ask(pos int, key string, req mrtr.InputRequest, check func(json.RawMessage) error) (json.RawMessage, error) {
+func (r *Round) Ask(pos int, key string, req mrtr.InputRequest, check Check) (json.RawMessage, error) {
 	if err := CheckKey(key); err != nil {
 		return nil, err
 	}
@@ -322,11 +333,14 @@ func (r *Round) Ask(pos int, key string, req mrtr.InputRequest, check func(json.
 		}
 	}
 	if r.asked == nil {
-		r.asked = make(map[string]asked)
+		r.asked = make(map[string]asked, r.expected())
 	}
 	if rec, ok := r.recorded[key]; ok && !r.diverged {
+		if r.answered == nil {
+			r.answered = make([]seal.Recorded, 0, r.expected())
+		}
 		if rec.Digest == d {
-			if err := check(rec.Answer); err != nil {
+			if _, err := check(rec.Answer, true); err != nil {
 				return nil, &InvalidResponseError{Key: key, Err: err}
 			}
 			r.answered = append(r.answered, rec)
@@ -341,15 +355,28 @@ func (r *Round) Ask(pos int, key string, req mrtr.InputRequest, check func(json.
 		}
 	}
 	if raw, ok := r.answer(key, d); ok {
-		if err := check(raw); err != nil {
+		record, err := check(raw, false)
+		if err != nil {
 			return nil, &InvalidResponseError{Key: key, Err: err}
 		}
-		r.answered = append(r.answered, seal.Recorded{Key: key, Digest: d, Answer: raw})
+		if record == nil {
+			record = raw
+		}
+		r.answered = append(r.answered, seal.Recorded{Key: key, Digest: d, Answer: record})
 		r.asked[key] = asked{digest: d, answer: raw}
 		return raw, nil
 	}
 	r.issue(key, req, d)
 	return nil, &inputRequiredError{key: key}
+}
+
+// expected is how many questions this run is likely to ask: those the
+// state recorded or issued, and one more. It sizes the run's tables once.
+func (r *Round) expected() int {
+	if r.state == nil {
+		return 1
+	}
+	return len(r.state.Answers) + len(r.state.Issued) + 1
 }
 
 // Require records req under key as a question of the next round whatever

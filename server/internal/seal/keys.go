@@ -77,3 +77,14 @@ func (r *ring) lookup(id string) (*derivedKey, bool) {
 	k, ok := r.byID[id]
 	return k, ok
 }
+
+// byHeader returns the key whose precomputed header is h, the header
+// segment of a token.
+func (r *ring) byHeader(h string) (*derivedKey, bool) {
+	for i := range r.keys {
+		if r.keys[i].header == h {
+			return &r.keys[i], true
+		}
+	}
+	return nil, false
+}

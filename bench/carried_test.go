@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strconv"
+	"testing"
+)
+
+// carriedCounts are the numbers of carried answers BenchmarkCarried
+// measures.
+var carriedCounts = []int{1, 2, 4, 8, 16}
+
+// BenchmarkCarried serves one request of the rounds scenario's ask tool
+// per iteration, in-process: a retry whose state carries k answers the
+// earlier rounds recorded (q1 … qk) and which answers the question the
+// state issued (q(k+1)). The handler replays the k recorded answers, takes
+// the new one, and either completes ("complete": the tool asks k+1
+// questions) or asks one more and seals a state carrying k+1 answers
+// ("suspend": it asks k+2). The request is the same every iteration (the
+// ask tool uses no ledger), so the figures are one request's cost as a
+// function of the answers its state carries: what the issue bounds at
+// +10% from 1 to 16.
+func BenchmarkCarried(b *testing.B) {
+	h, err := newBaton() // only Baton: no peer's background work in the counts
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range []string{"complete", "suspend"} {
+		for _, k := range carriedCounts {
+			n := k + 1
+			if mode == "suspend" {
+				n = k + 2
+			}
+			body, err := carriedRequest(h, n, k)
+			if err != nil {
+				b.Fatal(err)
+			}
+			want := []byte(`"text":"done ` + strconv.Itoa(n) + `"`)
+			if mode == "suspend" {
+				want = []byte(`"q` + strconv.Itoa(k+2) + `":{"method":"elicitation/create"`)
+			}
+			b.Run(mode+"/carried="+strconv.Itoa(k), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if out := serveOnce(h, askTool, body); !bytes.Contains(out, want) {
+						b.Fatalf("%.300s", out)
+					}
+				}
+			})
+		}
+	}
+}
+
+// carriedRequest runs the ask tool with n questions through its first k+1
+// rounds and returns the request of round k+2: the state issued by round
+// k+1 (carrying the answers q1 … qk) and the answer to q(k+1).
+func carriedRequest(h http.Handler, n, k int) ([]byte, error) {
+	args := `"arguments":{"n":` + strconv.Itoa(n) + `},`
+	params := args
+	var body []byte
+	for r := 1; r <= k+2; r++ {
+		body = []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask",` + params + metaJSON + `}}`)
+		if r == k+2 {
+			return body, nil
+		}
+		out := serveOnce(h, askTool, body)
+		state := stateIn(out)
+		if state == nil {
+			return nil, fmt.Errorf("round %d of %d: %.300s", r, n, out)
+		}
+		key := "q" + strconv.Itoa(r)
+		params = args + `"inputResponses":{"` + key + `":{"action":"accept","content":{"ok":true}}},"requestState":"` + string(state) + `",`
+	}
+	return body, nil
+}
+
+// TestCarriedRequests checks that the requests BenchmarkCarried replays
+// are what it says: each completes (or asks the next question) and can be
+// served again with the same outcome.
+func TestCarriedRequests(t *testing.T) {
+	h, err := newBaton()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range carriedCounts {
+		body, err := carriedRequest(h, k+1, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if out := serveOnce(h, askTool, body); !bytes.Contains(out, []byte(`"text":"done `+strconv.Itoa(k+1)+`"`)) {
+				t.Fatalf("carried=%d: %.300s", k, out)
+			}
+		}
+		// A wrong carried answer cannot be slipped in: the answers are
+		// inside the sealed state, and the state's answer for a question it
+		// did not issue is ignored (the question is asked again).
+		tampered := bytes.Replace(body, []byte(`"content":{"ok":true}`), []byte(`"content":{"ok":"yes"}`), 1)
+		if out := serveOnce(h, askTool, tampered); !bytes.Contains(out, []byte(`-32602`)) {
+			t.Fatalf("carried=%d: a wrong answer to the issued question was not refused: %.300s", k, out)
+		}
+	}
+}
