@@ -2,6 +2,10 @@ package redisfleet_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +14,8 @@ import (
 	"github.com/baton-mcp/baton/legacy/legacytest"
 	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
+	"github.com/baton-mcp/baton/tasks"
+	"github.com/baton-mcp/baton/tasks/taskstest"
 )
 
 // The session store's contract on a real three-master Redis Cluster.
@@ -71,5 +77,73 @@ func TestFanoutOnCluster(t *testing.T) {
 	case c := <-gotA:
 		t.Errorf("the publisher got its own change back: %v", c)
 	default:
+	}
+}
+
+// The task store's contract on a real three-master Redis Cluster: every
+// operation touches one key, so no CROSSSLOT.
+func TestTaskStoreOnCluster(t *testing.T) {
+	rc := testredis.StartCluster(t)
+	cc := rc.ClusterClient(t)
+	taskstest.Run(t, func(t *testing.T) tasks.Store {
+		return redisfleet.New(cc, redisfleet.Options{Prefix: "test:" + t.Name() + ":"}).Tasks()
+	})
+}
+
+// On a real three-master Redis Cluster a state is redeemed once across
+// instances: a second redemption, on the same or another instance, is
+// refused, and of many racing instances exactly one wins. The ids spread
+// over the three masters' slots.
+func TestLedgerOnCluster(t *testing.T) {
+	rc := testredis.StartCluster(t)
+	cc := rc.ClusterClient(t)
+	ctx := context.Background()
+	a := redisfleet.New(cc, redisfleet.Options{Prefix: "test:"}).Ledger()
+	b := redisfleet.New(cc, redisfleet.Options{Prefix: "test:"}).Ledger() // another instance
+	exp := time.Now().Add(time.Minute)
+	nodes := map[string]bool{}
+	for i := 0; i < 32; i++ {
+		id := fmt.Sprintf("state-%d", i)
+		if err := a.Redeem(ctx, id, exp); err != nil {
+			t.Fatalf("redeem %s: %v", id, err)
+		}
+		if err := a.Redeem(ctx, id, exp); !errors.Is(err, server.ErrAlreadyRedeemed) {
+			t.Fatalf("second redemption of %s on the same instance: %v", id, err)
+		}
+		if err := b.Redeem(ctx, id, exp); !errors.Is(err, server.ErrAlreadyRedeemed) {
+			t.Fatalf("second redemption of %s on another instance: %v", id, err)
+		}
+		key := "test:redeemed:" + id
+		ttl, err := cc.PTTL(ctx, key).Result()
+		if err != nil || ttl <= 0 || ttl > time.Minute {
+			t.Fatalf("%s must expire with the state: ttl %v, %v", key, ttl, err)
+		}
+		n, err := cc.MasterForKey(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[n.Options().Addr] = true
+	}
+	if len(nodes) != 3 {
+		t.Errorf("the keys landed on %d masters, want 3 (the test must cross slots)", len(nodes))
+	}
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 16; i++ {
+		l := redisfleet.New(cc, redisfleet.Options{Prefix: "race:"}).Ledger()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			switch err := l.Redeem(ctx, "same", exp); {
+			case err == nil:
+				wins.Add(1)
+			case !errors.Is(err, server.ErrAlreadyRedeemed):
+				t.Errorf("racing redemption: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := wins.Load(); n != 1 {
+		t.Fatalf("%d racing instances redeemed the same state, want 1", n)
 	}
 }

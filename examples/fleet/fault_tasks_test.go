@@ -221,6 +221,7 @@ func TestFleetFaults(t *testing.T) {
 	t.Run("redis paused", func(t *testing.T) { testRedisPaused(t, ctx, fl) })
 	t.Run("task flood from one client", func(t *testing.T) { testTaskFlood(t, ctx, fl) })
 	t.Run("rolling restart under load", func(t *testing.T) { testRollingRestart(t, ctx, fl) })
+	t.Run("rolling restart of 2025-11-25 SDK sessions", func(t *testing.T) { testRollingRestartTS(t, ctx, fl) })
 	t.Logf("fault rows done in %v", time.Since(began).Round(time.Second))
 }
 
