@@ -18,12 +18,12 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/contract"
 	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
@@ -36,83 +36,32 @@ const waitLimit = 10 * time.Second
 // stores read the wall clock; expiry is checked with sessions that go
 // idle a moment after they are created.
 func Run(t *testing.T, newStore func(t *testing.T) legacy.Store) {
-	for _, c := range checks {
-		t.Run(c.name, func(t *testing.T) { c.run(t, newStore(t)) })
-	}
+	contract.Run(t, checks, newStore)
 }
 
 // Test runs the contract against stores made by newStore, each empty, and
 // returns an error describing every failure, or nil. Unlike Run it needs
 // no *testing.T, so a program (or an Example) can check a store.
 func Test(newStore func() (legacy.Store, error)) error {
-	var errs []error
-	for _, c := range checks {
-		s, err := newStore()
-		if err != nil {
-			return fmt.Errorf("legacytest: %s: new store: %w", c.name, err)
-		}
-		r := &recorder{name: c.name}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			c.run(r, s)
-		}()
-		<-done
-		errs = append(errs, r.errs...)
-	}
-	return errors.Join(errs...)
+	return contract.Test("legacytest", checks, newStore)
 }
 
 // checks are the contract, one check per entry, each on an empty store.
-var checks = []struct {
-	name string
-	run  func(tb, legacy.Store)
-}{
-	{"CreateGet", testCreateGet},
-	{"Copies", testCopies},
-	{"Update", testUpdate},
-	{"ConcurrentUpdates", testConcurrentUpdates},
-	{"IdleExpiry", testIdleExpiry},
-	{"Limits", testLimits},
-	{"ExpiryFreesSlots", testExpiryFreesSlots},
-	{"Delete", testDelete},
-	{"Messages", testMessages},
-	{"Calls", testCalls},
+var checks = []contract.Check[legacy.Store]{
+	{Name: "CreateGet", Run: testCreateGet},
+	{Name: "Copies", Run: testCopies},
+	{Name: "Update", Run: testUpdate},
+	{Name: "ConcurrentUpdates", Run: testConcurrentUpdates},
+	{Name: "IdleExpiry", Run: testIdleExpiry},
+	{Name: "Limits", Run: testLimits},
+	{Name: "ExpiryFreesSlots", Run: testExpiryFreesSlots},
+	{Name: "Delete", Run: testDelete},
+	{Name: "Messages", Run: testMessages},
+	{Name: "Calls", Run: testCalls},
 }
 
 // tb is what the checks use of a *testing.T; Test gives them a recorder.
-type tb interface {
-	Helper()
-	Errorf(format string, args ...any)
-	Fatal(args ...any)
-	Fatalf(format string, args ...any)
-}
-
-// recorder collects a check's failures for Test. Fatal and Fatalf end the
-// check's goroutine, as they end a test.
-type recorder struct {
-	name string
-	mu   sync.Mutex
-	errs []error
-}
-
-func (r *recorder) Helper() {}
-
-func (r *recorder) Errorf(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.errs = append(r.errs, fmt.Errorf("%s: %s", r.name, fmt.Sprintf(format, args...)))
-}
-
-func (r *recorder) Fatal(args ...any) {
-	r.Errorf("%s", fmt.Sprint(args...))
-	runtime.Goexit()
-}
-
-func (r *recorder) Fatalf(format string, args ...any) {
-	r.Errorf(format, args...)
-	runtime.Goexit()
-}
+type tb = contract.TB
 
 // Record returns a session record with a fresh id, owned by owner.
 func Record(owner string) *legacy.Record {

@@ -16,11 +16,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/contract"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/tasks"
 )
@@ -32,80 +32,29 @@ const waitLimit = 10 * time.Second
 // the wall clock; expiry is checked with records that expire a moment after
 // they are created.
 func Run(t *testing.T, newStore func(t *testing.T) tasks.Store) {
-	for _, c := range checks {
-		t.Run(c.name, func(t *testing.T) { c.run(t, newStore(t)) })
-	}
+	contract.Run(t, checks, newStore)
 }
 
 // Test runs the contract against stores made by newStore, each empty, and
 // returns an error describing every failure, or nil. Unlike Run it needs
 // no *testing.T, so a program (or an Example) can check a store.
 func Test(newStore func() (tasks.Store, error)) error {
-	var errs []error
-	for _, c := range checks {
-		s, err := newStore()
-		if err != nil {
-			return fmt.Errorf("taskstest: %s: new store: %w", c.name, err)
-		}
-		r := &recorder{name: c.name}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			c.run(r, s)
-		}()
-		<-done
-		errs = append(errs, r.errs...)
-	}
-	return errors.Join(errs...)
+	return contract.Test("taskstest", checks, newStore)
 }
 
 // checks are the contract, one check per entry, each on an empty store.
-var checks = []struct {
-	name string
-	run  func(tb, tasks.Store)
-}{
-	{"CreateGet", testCreateGet},
-	{"Copies", testCopies},
-	{"Update", testUpdate},
-	{"ConcurrentUpdates", testConcurrentUpdates},
-	{"Expiry", testExpiry},
-	{"Signals", testSignals},
-	{"Heartbeats", testHeartbeats},
+var checks = []contract.Check[tasks.Store]{
+	{Name: "CreateGet", Run: testCreateGet},
+	{Name: "Copies", Run: testCopies},
+	{Name: "Update", Run: testUpdate},
+	{Name: "ConcurrentUpdates", Run: testConcurrentUpdates},
+	{Name: "Expiry", Run: testExpiry},
+	{Name: "Signals", Run: testSignals},
+	{Name: "Heartbeats", Run: testHeartbeats},
 }
 
 // tb is what the checks use of a *testing.T; Test gives them a recorder.
-type tb interface {
-	Helper()
-	Errorf(format string, args ...any)
-	Fatal(args ...any)
-	Fatalf(format string, args ...any)
-}
-
-// recorder collects a check's failures for Test. Fatal and Fatalf end the
-// check's goroutine, as they end a test.
-type recorder struct {
-	name string
-	mu   sync.Mutex
-	errs []error
-}
-
-func (r *recorder) Helper() {}
-
-func (r *recorder) Errorf(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.errs = append(r.errs, fmt.Errorf("%s: %s", r.name, fmt.Sprintf(format, args...)))
-}
-
-func (r *recorder) Fatal(args ...any) {
-	r.Errorf("%s", fmt.Sprint(args...))
-	runtime.Goexit()
-}
-
-func (r *recorder) Fatalf(format string, args ...any) {
-	r.Errorf(format, args...)
-	runtime.Goexit()
-}
+type tb = contract.TB
 
 // testHeartbeats: a store that keeps heartbeats returns the latest until
 // of each instance (to the millisecond), and the zero time for one that
