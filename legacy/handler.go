@@ -137,6 +137,7 @@ type Handler struct {
 	nextID   atomic.Int64  // server-to-client request ids
 	draining atomic.Bool   // Shutdown began: no new sessions
 	calls    atomic.Int64  // POSTed requests in progress on this instance
+	drain    drainState    // Shutdown: the streams of calls are ended (drain.go)
 
 	mu        sync.Mutex
 	live      map[string]*session   // HTTP sessions in use on this instance, by id
@@ -246,6 +247,7 @@ func (h *Handler) Bind(srv *server.Server, d era.Dispatcher[server.RequestMeta])
 // or ctx ends. server.Server.Shutdown then closes the Handler.
 func (h *Handler) Shutdown(ctx context.Context) error {
 	h.draining.Store(true)
+	h.drain.begin()
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for h.calls.Load() > 0 {
@@ -386,6 +388,9 @@ func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc
 // ServeLegacy serves an HTTP request the server routed to a legacy
 // session; the server calls it, not users.
 func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byte, msg *rpcwire.Message) {
+	if h.draining.Load() {
+		w.Header().Set("Connection", "close") // see server.Serve
+	}
 	sid := r.Header.Get(server.HeaderSessionID)
 	if r.Method == http.MethodPost && msg != nil && msg.Method == "initialize" {
 		if sid != "" {
@@ -441,6 +446,10 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 		h.broadcast(&fleetMessage{Kind: kindClosed, Session: sid}) // here too
 		w.WriteHeader(http.StatusNoContent)
 	case http.MethodGet:
+		if h.draining.Load() {
+			h.refuseDraining(w)
+			return
+		}
 		s := h.acquire(rec, use)
 		defer h.release(s, use)
 		stream, pos, meta := h.lastEventStream(r.Context(), r, s)
@@ -459,15 +468,7 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 			h.clientNotification(sid, msg)
 			w.WriteHeader(http.StatusAccepted)
 		default:
-			h.calls.Add(1)
-			defer h.calls.Add(-1)
-			s := h.acquire(rec, use)
-			defer h.release(s, use)
-			// The call's events are kept for a client that resumes, and a
-			// cut stream does not cancel the call: the transport says a
-			// disconnection is not a cancellation.
-			k := h.newKeptStream(sid, sse.New(w, r), msg.ID)
-			s.serveRequest(context.WithoutCancel(r.Context()), msg, k, k.finish, func() { k.cancelled(msg.ID) })
+			h.serveCall(w, r, rec, use, msg)
 		}
 	}
 }

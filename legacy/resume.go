@@ -39,8 +39,9 @@ type keptStream struct {
 	meta StreamMeta
 
 	mu     sync.Mutex // held while an event is kept and sent
-	key    string     // the stream's key, once opened in the store
-	failed bool       // the store refused to open it: events go without ids
+	key      string // the stream's key, once opened in the store
+	failed   bool   // the store refused to open it: events go without ids
+	detached bool   // the drain ended the client's stream: events are only kept
 }
 
 func (h *Handler) newKeptStream(sid string, st *sse.Stream, request jsonrpc.ID) *keptStream {
@@ -85,6 +86,12 @@ func (k *keptStream) send(msg []byte) error {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.detached { // the client resumes elsewhere and reads it there
+		if k.keep(msg) == "" {
+			return sse.ErrClosed
+		}
+		return nil
+	}
 	if k.st.Done() {
 		return sse.ErrClosed // the call has answered: its stream is over
 	}
@@ -96,13 +103,25 @@ func (k *keptStream) send(msg []byte) error {
 	return err
 }
 
-func (k *keptStream) keepAlive() error { return k.st.KeepAlive() }
+func (k *keptStream) keepAlive() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.detached {
+		return nil
+	}
+	return k.st.KeepAlive()
+}
 
 // finish writes the call's response: as the stream's last event (kept,
 // for a client that resumes) once the stream is SSE, else as a JSON body.
 func (k *keptStream) finish(res []byte) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.detached {
+		k.keep(res)
+		k.end()
+		return
+	}
 	if k.key == "" && !k.st.Streaming() {
 		k.st.Finish(http.StatusOK, res)
 		return
@@ -117,7 +136,9 @@ func (k *keptStream) finish(res []byte) {
 func (k *keptStream) cancelled(id jsonrpc.ID) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	endCancelled(k.st, id)
+	if !k.detached {
+		endCancelled(k.st, id)
+	}
 	k.end()
 }
 

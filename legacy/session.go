@@ -231,6 +231,9 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request, resume, pos s
 			return
 		case <-stop:
 			return
+		case <-s.h.drain.detach(): // the instance shuts down: resume elsewhere
+			st.EndRetry(detachRetry)
+			return
 		case <-tick.C:
 			if st.KeepAlive() != nil {
 				return

@@ -30,6 +30,13 @@ import (
 // and GET and DELETE of a 2025-11-25 session when Options.Legacy is set;
 // any other method is 405.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.isDraining() {
+		// Shutdown has begun: every response closes its connection, so a
+		// proxy drops each pooled connection to this instance cleanly after
+		// its next response, instead of meeting one closed under a request
+		// it has just written (see Serve).
+		w.Header().Set("Connection", "close")
+	}
 	if status, msg := s.checkOrigin(r); status != 0 {
 		writeError(w, status, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: msg})
 		return

@@ -25,6 +25,13 @@ import (
 // runs is failed at once, each task with an error that says the instance
 // shut down. It returns an error wrapping ctx's when ctx ended first.
 func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.drain(ctx)
+	return errors.Join(err, s.Close())
+}
+
+// drain is Shutdown without the final Close: it may be called again, to
+// wait for work that began meanwhile (Serve does).
+func (s *Server) drain(ctx context.Context) error {
 	s.drainOnce.Do(func() {
 		close(s.draining)
 		s.log.Info("shutting down: no new tasks, sessions or listen streams; waiting for the work in progress")
@@ -40,8 +47,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if lerr != nil {
 		lerr = fmt.Errorf("server: shutdown: legacy calls still in progress: %w", lerr)
 	}
-	cerr := s.Close()
-	return errors.Join(terr, lerr, cerr)
+	return errors.Join(terr, lerr)
 }
 
 // isDraining reports whether Shutdown has begun.

@@ -257,38 +257,22 @@ func serveHTTP(ctx context.Context, srv *server.Server, addr string, drain time.
 		// those streams mid-way (idle ones get a keep-alive comment every
 		// 25 s and are meant to stay open).
 		// Keep-alive connections that carry no request close after 2
-		// minutes (above nginx's 60 s upstream keepalive_timeout, so the
-		// proxy closes first).
+		// minutes: above the idle timeout of the proxy's pooled
+		// connections (examples/fleet's nginx: 4 s), so that the proxy,
+		// not this server, closes them.
 		IdleTimeout: 2 * time.Minute,
 	}
 	log.Info("serving MCP", "url", "http://"+ln.Addr().String()+"/mcp")
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
+	// On SIGTERM (ctx ends), Serve stops gracefully, within drain: it
+	// closes the listener (nginx retries new connections elsewhere),
+	// drains the MCP server (no new tasks, sessions or listen streams;
+	// every response says Connection: close, so nginx drops its pooled
+	// connections cleanly; 2025-11-25 streams of calls still running are
+	// resumed on other instances while the calls finish here), waits
+	// until nginx holds no idle connection to this instance, then runs
+	// http.Server.Shutdown and closes the server.
+	if err := srv.Serve(ctx, hs, ln, drain); err != nil {
 		return err
-	case <-ctx.Done():
-	}
-	// A graceful stop, in this order: the MCP server's drain first (no new
-	// tasks, sessions or listen streams, 503 with Retry-After; listen
-	// streams closed as the specification asks), so that the wait of
-	// http.Server.Shutdown for active connections is not a wait on streams
-	// that never end by themselves; then http.Server.Shutdown, which stops
-	// accepting connections and waits for the requests in progress. Both
-	// end by the drain deadline; then what remains is cut (srv.Shutdown
-	// has failed the tasks still running, saying the instance shut down).
-	log.Info("shutting down", "drain", drain)
-	shutdown, cancel := context.WithTimeout(context.Background(), drain)
-	defer cancel()
-	drained := make(chan error, 1)
-	go func() { drained <- srv.Shutdown(shutdown) }()
-	herr := hs.Shutdown(shutdown)
-	serr := <-drained
-	if herr != nil {
-		_ = hs.Close()
-	}
-	if err := errors.Join(serr, herr); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Warn("shutdown: the drain deadline passed; what remained was failed", "err", err)
 	}
 	log.Info("shut down")
 	return nil

@@ -1,18 +1,21 @@
 // 2025-11-25 clients of the fleet through a rolling restart: the official
 // TypeScript SDK's Client over StreamableHTTPClientTransport, talking to
-// nginx (round-robin, no affinity). fault_tasks_test.go runs it while it
+// nginx (round-robin, no affinity). fault_restart_ts_test.go runs it while it
 // restarts the instances one after another:
 //
-//   BATON_NODE_DIR=DIR node restart-client.mjs [--think-ms MS] URL WORKERS
+//   BATON_NODE_DIR=DIR node restart-client.mjs [--think-ms MS] [--slow-ms MS] [--slow-every N] URL WORKERS
 //
 // Each of WORKERS sessions runs onboard_user (two elicitations, answered
 // with answers unique to the flow) again and again until a line "stop"
 // (or EOF) arrives on stdin; the user takes --think-ms (50) to answer each
-// question; the flows under way then finish. A flow
+// question, and --slow-ms (2500) for the first question of every
+// --slow-every (8) flow, so that calls are still parked when an instance's drain ends their
+// streams (a second after SIGTERM); the flows under way then finish. A flow
 // completes when its result names both of its answers; an answer is lost
 // when the client gave it and the flow did not complete with it. The
 // transport resumes a cut stream with GET and Last-Event-ID; every GET is
-// recorded.
+// recorded, and a stream counts as resumed once a GET with its last event
+// id got 200 (an attempt may first get 503 from the draining instance).
 //
 // stdout: {"ready":true} once every session is open, then one line
 // {"final":{...}}, or {"final":{"error":...}} with exit status 1.
@@ -27,7 +30,7 @@ let timeoutMs = 30000;
 const positional = [];
 for (let i = 0; i < argv.length; i++) {
   if (argv[i] === '--timeout-ms') timeoutMs = Number(argv[++i]);
-  else if (argv[i] === '--think-ms') i++;
+  else if (argv[i] === '--think-ms' || argv[i] === '--slow-ms' || argv[i] === '--slow-every') i++;
   else positional.push(argv[i]);
 }
 const [url, workersArg] = positional;
@@ -80,7 +83,13 @@ const workers = Number(workersArg ?? 4);
 // parked at every moment (so SIGTERM finds some) and each session's
 // answers under the server's per-session limit (32 a second).
 let thinkMs = 50;
-for (let i = 0; i < argv.length; i++) if (argv[i] === '--think-ms') thinkMs = Number(argv[i + 1]);
+let slowMs = 2500;
+let slowEvery = 8;
+for (let i = 0; i < argv.length; i++) {
+  if (argv[i] === '--think-ms') thinkMs = Number(argv[i + 1]);
+  if (argv[i] === '--slow-ms') slowMs = Number(argv[i + 1]);
+  if (argv[i] === '--slow-every') slowEvery = Number(argv[i + 1]);
+}
 let stopping = false;
 createInterface({ input: process.stdin })
   .on('line', (l) => {
@@ -135,7 +144,8 @@ async function main() {
       let content;
       if (msg.startsWith('What is your name')) content = { name: f.name };
       else content = { email: f.email };
-      await new Promise((r) => setTimeout(r, thinkMs)); // the user reads and types
+      const slow = f.n % slowEvery === 0 && f.answers === 0;
+      await new Promise((r) => setTimeout(r, slow ? slowMs : thinkMs)); // the user reads and types
       f.answers++;
       c.answered++;
       return { action: 'accept', content };
@@ -149,7 +159,7 @@ async function main() {
     sessions.map(async (s) => {
       while (!stopping) {
         const n = ++seq;
-        const f = { name: `User${s.w}x${n}`, email: `u${s.w}x${n}@example.com`, answers: 0 };
+        const f = { n, name: `User${s.w}x${n}`, email: `u${s.w}x${n}@example.com`, answers: 0 };
         s.flow = f;
         c.started++;
         const want = `Welcome aboard, ${f.name} <${f.email}>`;
@@ -172,8 +182,12 @@ async function main() {
     }),
   );
   for (const s of sessions) await s.client.close();
-  const resumes = gets.filter((g) => g.lastEventId !== '');
-  finish({ ...c, posts, gets: gets.length, resumes: resumes.length, resumedOK: resumes.filter((g) => g.status === 200).length, resumeDetail: resumes.slice(0, 20) }, 0);
+  const attempts = gets.filter((g) => g.lastEventId !== '');
+  const resumed = new Set(attempts.map((g) => g.lastEventId));
+  const ok = new Set(attempts.filter((g) => g.status === 200).map((g) => g.lastEventId));
+  const getsByStatus = {};
+  for (const g of gets) getsByStatus[g.status] = (getsByStatus[g.status] ?? 0) + 1;
+  finish({ ...c, posts, gets: gets.length, getsByStatus, resumeAttempts: attempts.length, resumes: resumed.size, resumedOK: ok.size, resumeDetail: attempts.slice(0, 20) }, 0);
 }
 
 main().catch((e) => finish({ error: String(e?.stack ?? e) }, 1));
