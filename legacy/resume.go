@@ -38,10 +38,10 @@ type keptStream struct {
 	st   *sse.Stream
 	meta StreamMeta
 
-	mu     sync.Mutex // held while an event is kept and sent
-	key      string // the stream's key, once opened in the store
-	failed   bool   // the store refused to open it: events go without ids
-	detached bool   // the drain ended the client's stream: events are only kept
+	mu       sync.Mutex // held while an event is kept and sent
+	key      string     // the stream's key, once opened in the store
+	failed   bool       // the store refused to open it: events go without ids
+	detached bool       // the drain ended the client's stream: events are only kept
 }
 
 func (h *Handler) newKeptStream(sid string, st *sse.Stream, request jsonrpc.ID) *keptStream {
