@@ -93,7 +93,7 @@ func run() error {
 	if keys != nil {
 		log.Info("requestState keys", "signing", keys.SigningKeyID(), "verifying", strings.Join(keys.IDs(), ","))
 	}
-	fleet, err := fleetFromEnv(os.Getenv("BATON_REDIS_URL"))
+	fleet, err := fleetFromEnv(os.Getenv("BATON_REDIS_URL"), os.Getenv("BATON_REDIS_CLUSTER"))
 	if err != nil {
 		return err
 	}
@@ -132,8 +132,26 @@ func run() error {
 // BATON_REDIS_URL is set (redis://host:port/db or unix:///path): a ledger,
 // so that a confirmation is redeemed once across all the instances that
 // share it, and the task and 2025-11-25 session stores they share.
-// Otherwise it returns nil: each process keeps its own.
-func fleetFromEnv(url string) (*redisfleet.Fleet, error) {
+// With BATON_REDIS_CLUSTER (the comma-separated addresses of some nodes of
+// a Redis Cluster) instead, the same on the cluster. Otherwise it returns
+// nil: each process keeps its own.
+func fleetFromEnv(url, cluster string) (*redisfleet.Fleet, error) {
+	if cluster != "" {
+		if url != "" {
+			return nil, errors.New("BATON_REDIS_URL and BATON_REDIS_CLUSTER are both set: choose one")
+		}
+		var addrs []string
+		for _, a := range strings.Split(cluster, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				addrs = append(addrs, a)
+			}
+		}
+		if len(addrs) == 0 {
+			return nil, errors.New("BATON_REDIS_CLUSTER names no address")
+		}
+		// Options.StoreTimeout bounds each call.
+		return redisfleet.New(redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ContextTimeoutEnabled: true}), redisfleet.Options{Prefix: "baton:"}), nil
+	}
 	if url == "" {
 		return nil, nil
 	}

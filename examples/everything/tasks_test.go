@@ -26,7 +26,7 @@ func TestTasksSharedThroughRedis(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fleet, err := fleetFromEnv("unix://" + rs.Socket)
+		fleet, err := fleetFromEnv("unix://"+rs.Socket, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,8 @@ var envVars = []struct{ name, meaning string }{
 		"needs BATON_STATE_KEY"},
 	{"BATON_REDIS_URL", "redis://host:port/db or unix:///path: share single-use confirmations, tasks and 2025-11-25 sessions " +
 		"with every instance on that Redis. Unset: each process keeps its own"},
+	{"BATON_REDIS_CLUSTER", "host:port,host:port,...: some nodes of a Redis Cluster, to share the same on the cluster instead " +
+		"(not with BATON_REDIS_URL)"},
 }
 
 // usage writes the command's help: how to run it, its flags, then its

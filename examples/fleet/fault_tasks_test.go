@@ -217,7 +217,9 @@ func TestFleetFaults(t *testing.T) {
 			t.Logf("instance %d (%s):\n%s", i, in.addr, strings.Join(lines, "\n"))
 		}
 	})
-	t.Run("redis killed as tasks finish", func(t *testing.T) { testRedisKilled(t, ctx, fl) })
+	t.Run("redis killed as tasks finish", func(t *testing.T) {
+		testRedisKilled(t, ctx, fl, []time.Duration{time.Second, 5 * time.Second, 30 * time.Second})
+	})
 	t.Run("redis paused", func(t *testing.T) { testRedisPaused(t, ctx, fl) })
 	t.Run("task flood from one client", func(t *testing.T) { testTaskFlood(t, ctx, fl) })
 	t.Run("rolling restart under load", func(t *testing.T) { testRollingRestart(t, ctx, fl) })
@@ -225,15 +227,15 @@ func TestFleetFaults(t *testing.T) {
 	t.Logf("fault rows done in %v", time.Since(began).Round(time.Second))
 }
 
-// testRedisKilled kills Redis for 1 s, 5 s and 30 s while tasks finish
-// and one waits for an answer: no finished result is lost, no task fails,
-// every request that needed Redis meanwhile gets a 503 naming the store,
-// and the fleet recovers with no restart.
-func testRedisKilled(t *testing.T, ctx context.Context, fl *fleet) {
+// testRedisKilled kills Redis (on a cluster, one master) for each outage
+// while tasks finish and one waits for an answer: no finished result is
+// lost, no task fails, every request that needed Redis meanwhile gets a
+// 503 naming the store, and the fleet recovers with no restart.
+func testRedisKilled(t *testing.T, ctx context.Context, fl *fleet, outages []time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	var retries atomic.Int64
-	for _, outage := range []time.Duration{time.Second, 5 * time.Second, 30 * time.Second} {
+	for _, outage := range outages {
 		// Tasks that finish at a fifth, half and four fifths of the
 		// outage, and one that asks a question answered after it.
 		var compute []*task
@@ -252,7 +254,7 @@ func testRedisKilled(t *testing.T, ctx context.Context, fl *fleet) {
 		if _, _, err := question.settle(ctx, fl.front, &retries, "input_required"); err != nil {
 			t.Fatal(err)
 		}
-		fl.redis.Kill()
+		fl.killRedis()
 		down := time.Now()
 		// Requests that need Redis during the outage: tasks/get and task
 		// creation, every 250 ms.
@@ -278,7 +280,7 @@ func testRedisKilled(t *testing.T, ctx context.Context, fl *fleet) {
 			}
 			time.Sleep(250 * time.Millisecond)
 		}
-		fl.redis.Restart(t)
+		fl.restartRedis(t)
 		up := time.Now()
 		// Recovery: the question is answered, every task completes.
 		// (A request may still meet the instances' broken connections to
@@ -316,14 +318,16 @@ func testRedisKilled(t *testing.T, ctx context.Context, fl *fleet) {
 		if err != nil {
 			t.Errorf("outage %v: a task after it: %v", outage, err)
 		}
-		t.Logf("Redis killed for %v (restarted with its append-only file): %d tasks finishing or asking during it: %d results lost, %d failed; %d requests that needed Redis got 503 naming the store, %d another error (e.g. %s); %d answered from before the kill; all settled %v after the restart (%d requests retried after a 503 so far); a new task then completed (no instance restarted)",
-			outage, len(compute)+1, lost, failed, clear, unclear, strings.Join(examples, ""), other, settled.Round(100*time.Millisecond), retries.Load())
+		t.Logf("%s killed for %v (restarted with its append-only file): %d tasks finishing or asking during it: %d results lost, %d failed; %d requests that needed Redis got 503 naming the store, %d another error (e.g. %s); %d answered from before the kill; all settled %v after the restart (%d requests retried after a 503 so far); a new task then completed (no instance restarted)",
+			fl.redisName(), outage, len(compute)+1, lost, failed, clear, unclear, strings.Join(examples, ""), other, settled.Round(100*time.Millisecond), retries.Load())
 	}
 }
 
-// testRedisPaused pauses Redis (SIGSTOP) for 10 s under requests: none
-// waits longer than the store bound; tasks finishing in the pause keep
-// their results; a refused creation leaves no task behind.
+// testRedisPaused pauses Redis (SIGSTOP) for 10 s under requests (tasks,
+// MRTR rounds, and 2025-11-25 sessions running onboard_user): none waits
+// longer than the store bound; tasks finishing in the pause keep their
+// results; a refused creation leaves no task behind; the sessions work
+// again after it.
 func testRedisPaused(t *testing.T, ctx context.Context, fl *fleet) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -341,6 +345,8 @@ func testRedisPaused(t *testing.T, ctx context.Context, fl *fleet) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	legacy := startLegacyLoad(ctx, t, fl.front, 3)
+	time.Sleep(500 * time.Millisecond) // flows under way when Redis stops
 	fl.redis.Pause()
 	paused := time.Now()
 	const pause = 10 * time.Second
@@ -393,6 +399,18 @@ func testRedisPaused(t *testing.T, ctx context.Context, fl *fleet) {
 	if longest > storeBound {
 		t.Errorf("a request waited %v on the paused Redis, over the bound %v: %s", longest, storeBound, slowest)
 	}
+	// The sessions recover: flows complete again after the pause.
+	before := legacy.done.Load()
+	for legacy.done.Load() < before+3 && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+	legacy.finish()
+	if legacy.done.Load() < before+3 {
+		t.Errorf("2025-11-25 sessions after the pause: %s", legacy)
+	}
+	if legacy.tr.longest > storeBound {
+		t.Errorf("a 2025-11-25 request waited %v on the paused Redis, over the bound %v: %s", legacy.tr.longest, storeBound, legacy.tr.slowest)
+	}
 	lost := 0
 	for _, tk := range append(finishing, accepted...) {
 		if status, text, err := tk.settle(ctx, fl.front, &retries, "completed"); err != nil || status != "completed" {
@@ -410,8 +428,8 @@ func testRedisPaused(t *testing.T, ctx context.Context, fl *fleet) {
 	if extra := len(keysAfter) - len(keysBefore) - len(accepted); extra != 0 {
 		t.Errorf("%d task records written beyond the %d accepted during the pause: a refused request wrote", extra, len(accepted))
 	}
-	t.Logf("Redis paused 10 s: longest request %v (bound: StoreTimeout 5 s + 2 s slack); %s; %d tasks finishing in the pause, %d results lost; task records after: %d new = the %d accepted",
-		longest.Round(10*time.Millisecond), formatCounts(counts), len(finishing), lost, len(keysAfter)-len(keysBefore), len(accepted))
+	t.Logf("Redis paused 10 s: longest request %v (bound: StoreTimeout 5 s + 2 s slack); %s; %d tasks finishing in the pause, %d results lost; task records after: %d new = the %d accepted; meanwhile %s",
+		longest.Round(10*time.Millisecond), formatCounts(counts), len(finishing), lost, len(keysAfter)-len(keysBefore), len(accepted), legacy)
 }
 
 // testTaskFlood: one anonymous client creates long tasks as fast as it

@@ -201,11 +201,14 @@ type fleet struct {
 	dir   string
 	bin   string
 	redis *testredis.Server
-	nginx *proc
-	inst  [3]*instance
-	front string   // http://127.0.0.1:PORT/mcp
-	env   []string // more environment for the instances
-	port  int      // the front's port, when chosen before nginx starts
+	// cluster, when set, is the Redis Cluster the instances use instead
+	// (BATON_REDIS_CLUSTER; fault_cluster_test.go).
+	cluster *testredis.Cluster
+	nginx   *proc
+	inst    [3]*instance
+	front   string   // http://127.0.0.1:PORT/mcp
+	env     []string // more environment for the instances
+	port    int      // the front's port, when chosen before nginx starts
 }
 
 // newFleet starts a private redis-server (skipping the test, saying how
@@ -216,6 +219,14 @@ func newFleet(t *testing.T, nginxBin, key, old string) *fleet {
 	// Redis keeps an append-only file, as run.sh and docs/deployment.md ask:
 	// the fault tests kill and restart it.
 	f := &fleet{t: t, dir: t.TempDir(), redis: testredis.StartWith(t, testredis.Config{AppendOnly: true})}
+	f.launch(nginxBin, key, old)
+	return f
+}
+
+// launch builds the example, starts the three instances and nginx.
+func (f *fleet) launch(nginxBin, key, old string) {
+	t := f.t
+	t.Helper()
 	f.bin = buildEverything(t, f.dir)
 	for i := range f.inst {
 		f.inst[i] = f.startInstance(i, "127.0.0.1:0", key, old)
@@ -233,7 +244,6 @@ func newFleet(t *testing.T, nginxBin, key, old string) *fleet {
 		}
 	})
 	f.startNginx(nginxBin)
-	return f
 }
 
 // startInstance starts instance i on addr with the given keys and waits
@@ -241,7 +251,12 @@ func newFleet(t *testing.T, nginxBin, key, old string) *fleet {
 func (f *fleet) startInstance(i int, addr, key, old string) *instance {
 	t := f.t
 	t.Helper()
-	env := append(baseEnv(), "BATON_STATE_KEY="+key, "BATON_STATE_KEYS_OLD="+old, "BATON_REDIS_URL=unix://"+f.redis.Socket)
+	env := append(baseEnv(), "BATON_STATE_KEY="+key, "BATON_STATE_KEYS_OLD="+old)
+	if f.cluster != nil {
+		env = append(env, "BATON_REDIS_CLUSTER="+strings.Join(f.cluster.Addrs, ","))
+	} else {
+		env = append(env, "BATON_REDIS_URL=unix://"+f.redis.Socket)
+	}
 	env = append(env, f.env...)
 	if raceBuild && os.Getenv("GORACE") == "" {
 		// The race runtime waits a second at exit by default; restarts

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +16,8 @@ import (
 type Cluster struct {
 	// Addrs are the masters' addresses (127.0.0.1:PORT).
 	Addrs []string
+
+	nodes []*clusterNode // by index in Addrs (cluster_control.go)
 }
 
 // ClusterClient returns a new cluster client, closed when the test ends.
@@ -58,7 +59,12 @@ func freeClusterPort(t testing.TB, taken map[int]bool) int {
 // waits until every node says cluster_state:ok, and stops them when the
 // test ends. Without redis-server the test is skipped, saying how to get
 // it.
-func StartCluster(t testing.TB) *Cluster {
+func StartCluster(t testing.TB) *Cluster { return StartClusterWith(t, Config{}) }
+
+// StartClusterWith is StartCluster with the nodes configured by c: with
+// c.AppendOnly each node keeps an append-only file, so that a node killed
+// and restarted (Kill, Restart) comes back with what was written to it.
+func StartClusterWith(t testing.TB, c0 Config) *Cluster {
 	t.Helper()
 	bin := Binary()
 	if bin == "" {
@@ -70,28 +76,28 @@ func StartCluster(t testing.TB) *Cluster {
 		port := freeClusterPort(t, taken)
 		dir := t.TempDir()
 		addr := "127.0.0.1:" + strconv.Itoa(port)
-		cmd := exec.Command(bin,
+		aof := []string{"--appendonly", "no"}
+		if c0.AppendOnly {
+			aof = []string{"--appendonly", "yes", "--appendfsync", "always"}
+		}
+		args := append([]string{
 			"--bind", "127.0.0.1",
 			"--port", strconv.Itoa(port),
 			"--cluster-enabled", "yes",
 			"--cluster-config-file", "nodes.conf",
 			"--cluster-node-timeout", "2000",
 			"--save", "",
-			"--appendonly", "no",
 			"--dir", dir,
 			"--daemonize", "no",
-		)
-		log := &lockedBuffer{}
-		cmd.Stdout, cmd.Stderr = log, log
-		if err := cmd.Start(); err != nil {
+		}, aof...)
+		n := &clusterNode{addr: addr, bin: bin, args: args}
+		if err := n.start(); err != nil {
 			t.Fatalf("start redis-server %d: %v", i, err)
 		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
+		t.Cleanup(n.kill)
 		c.Addrs = append(c.Addrs, addr)
-		waitPing(t, addr, log)
+		c.nodes = append(c.nodes, n)
+		waitPing(t, addr, n.log)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
