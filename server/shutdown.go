@@ -9,9 +9,16 @@ import (
 	"github.com/baton-mcp/baton/jsonrpc"
 )
 
-// Shutdown stops the server gracefully, for a rolling restart: call it on
-// SIGTERM, before http.Server.Shutdown (whose wait for active connections
-// would otherwise wait on streams that never end by themselves).
+// Shutdown stops the server gracefully, for a rolling restart. Serve calls
+// it (in two parts) and is what most programs want: it also stops the
+// http.Server without cutting a request a proxy has just sent. A program
+// with its own serving loop calls Shutdown on SIGTERM, and
+// http.Server.Shutdown only after it (whose wait for active connections
+// would otherwise wait on streams that never end by themselves) and after
+// the proxy's idle connections are gone (see Serve).
+//
+// From the start every response carries Connection: close, so a proxy
+// drops its pooled connections to this instance after their next response.
 //
 // At once, the server stops taking new tasks and new subscriptions/listen
 // streams (HTTP 503 with Retry-After: 1, so that a load balancer or the
@@ -19,7 +26,11 @@ import (
 // 2025-11-25 sessions likewise; it closes every listen stream as the
 // specification asks (notifications/cancelled naming the listen request,
 // then the request's completion result). Requests that create nothing go
-// on being served. Then it waits until the tasks running on this instance
+// on being served. A second in, the 2025-11-25 streams still open (the
+// POST streams of calls in progress, once they have sent an event with an
+// id, and the GET streams) end with an SSE retry field: their clients
+// resume them with Last-Event-ID on another instance while the calls go on
+// here. Then it waits until the tasks running on this instance
 // and the legacy calls in progress (parked on a client's answer) have
 // finished, or ctx ends. Last it closes the server (Close): whatever still
 // runs is failed at once, each task with an error that says the instance

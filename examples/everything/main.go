@@ -26,9 +26,10 @@
 // client's answer to a server request reaches the instance whose call asked
 // it. -trusted-proxy names the proxies whose X-Forwarded-For gives the
 // client address that anonymous clients' session and task quotas count.
-// On SIGTERM the server drains (server.Shutdown: running tasks and parked
-// calls finish, listen streams close, new tasks and sessions go to other
-// instances) for up to -drain-timeout, then http.Server.Shutdown ends.
+// On SIGTERM the server stops gracefully within -drain-timeout
+// (server.Serve): running tasks and parked calls finish, listen streams
+// close, new connections, tasks and sessions go to other instances, and
+// the HTTP server closes once the proxy holds no idle connection to it.
 //
 // To rotate the key, start each instance with the new key in
 // BATON_STATE_KEY and the previous ones, comma-separated, in

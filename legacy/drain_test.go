@@ -1,0 +1,76 @@
+package legacy_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/server"
+)
+
+// During Server.Shutdown, the stream of a call parked on the client's
+// answer ends (a second in) without a response, and the client resumes it
+// with Last-Event-ID on another instance (the draining one refuses GET
+// streams with 503): its answer, POSTed there, reaches the call still
+// running on the draining instance, whose response ends the resumed
+// stream; then the drain ends. Every response during the drain says
+// Connection: close.
+func TestDrainDetachesParkedCall(t *testing.T) {
+	ti := newTwoInstances(t, legacy.NewMemoryStore(), legacy.Options{Events: legacy.NewMemoryEventStore(0)}, func(srv *server.Server) {
+		addTool(t, srv, "ask_name", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+			r, err := req.CreateFormElicitation(ctx, "Name?", nameSchema(t))
+			if err != nil {
+				return nil, err
+			}
+			var v struct {
+				Name string `json:"name"`
+			}
+			_ = r.Decode(&v)
+			return server.TextResult("hello " + v.Name), nil
+		})
+	})
+	c := connect(t, ti.a, `{"elicitation":{}}`)
+	call := readSSE(c.rawRequest(http.MethodPost, instanceURL(ti.a), mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": toolCall("ask_name", nil)}), nil))
+	ask := call.next(t)
+	if ask.msg.Method != "elicitation/create" || ask.id == "" {
+		t.Fatalf("first event %q %s, want the elicitation with an id", ask.id, ask.msg.Raw)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	drained := make(chan error, 1)
+	go func() { drained <- ti.srvA.Shutdown(ctx) }()
+
+	// The parked call's stream ends, with no response.
+	select {
+	case e, open := <-call.ch:
+		if open {
+			t.Fatalf("the parked call's stream went on with %s, want its end", e.msg.Raw)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the drain did not end the parked call's stream")
+	}
+	select {
+	case err := <-drained:
+		t.Fatalf("Shutdown returned (%v) while the call was parked", err)
+	default:
+	}
+	// The draining instance refuses the resumption, saying to retry.
+	refused := c.rawRequest(http.MethodGet, instanceURL(ti.a), nil, map[string]string{"Last-Event-ID": ask.id, "Accept": "text/event-stream"})
+	if refused.StatusCode != http.StatusServiceUnavailable || refused.Header.Get("Retry-After") != "1" || !refused.Close {
+		t.Errorf("resume on the draining instance: HTTP %d, Retry-After %q, Connection: close %v; want 503, 1, true", refused.StatusCode, refused.Header.Get("Retry-After"), refused.Close)
+	}
+	resumed := readSSE(c.rawRequest(http.MethodGet, instanceURL(ti.b), nil, map[string]string{"Last-Event-ID": ask.id, "Accept": "text/event-stream"}))
+	if resumed.resp.StatusCode != http.StatusOK {
+		t.Fatalf("resume on the other instance: HTTP %d", resumed.resp.StatusCode)
+	}
+	c.on(ti.b).answer(ask.msg, map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}})
+	res := resumed.next(t)
+	if text, _ := toolText(t, res.msg.Result); text != "hello Ada" || string(res.msg.ID) != "7" {
+		t.Errorf("the resumed stream's response %s, want hello Ada for request 7", res.msg.Raw)
+	}
+	if err := <-drained; err != nil {
+		t.Errorf("Shutdown after the call finished: %v", err)
+	}
+}
