@@ -24,7 +24,9 @@ func TestServeWaitsForIdleConnections(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}, ln, waitLimit) }()
+	go func() {
+		served <- s.Serve(ctx, &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}, ln, waitLimit)
+	}()
 
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
