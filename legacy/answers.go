@@ -137,7 +137,7 @@ func (h *Handler) acceptAnswer(w http.ResponseWriter, r *http.Request, sid strin
 		writeJSONError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidParams, "the answer cannot be encoded: %v", err))
 		return false
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
+	ctx, cancel := h.storeCtx(r.Context())
 	defer cancel()
 	switch err := h.store.Answer(ctx, sid, key, kept); {
 	case errors.Is(err, ErrNotWaiting):
@@ -166,7 +166,7 @@ func (h *Handler) parked(s *session) bool { return h.shared && s.http }
 // park records s's requests under keys in the store, so that an answer
 // POSTed to another instance is kept for them.
 func (h *Handler) park(ctx context.Context, s *session, keys []string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
+	ctx, cancel := h.storeCtx(ctx)
 	defer cancel()
 	for _, k := range keys {
 		// The record outlives the wait by a margin: an answer that

@@ -416,11 +416,13 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 	var rec *Record
 	err := ErrNotFound
 	if validSessionID(sid) {
+		sctx, cancel := h.storeCtx(r.Context())
 		if use {
-			rec, err = h.store.Touch(r.Context(), sid, h.opts.SessionIdle)
+			rec, err = h.store.Touch(sctx, sid, h.opts.SessionIdle)
 		} else {
-			rec, err = h.store.Get(r.Context(), sid)
+			rec, err = h.store.Get(sctx, sid)
 		}
+		cancel()
 	}
 	if err == nil && rec.Principal != server.PrincipalFromContext(r.Context()) {
 		err = ErrNotFound // another subject's session does not exist for this one
@@ -439,7 +441,10 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 	}
 	switch r.Method {
 	case http.MethodDelete:
-		if _, err := h.store.Delete(r.Context(), sid); err != nil {
+		sctx, cancel := h.storeCtx(r.Context())
+		_, err := h.store.Delete(sctx, sid)
+		cancel()
+		if err != nil {
 			h.storeFailed(w, id, "delete the session", err)
 			return
 		}
@@ -575,7 +580,9 @@ func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *rp
 		Principal: server.PrincipalFromContext(r.Context()), Owner: h.owner(r),
 		LogLevel: server.LevelInfo, CreatedAt: h.now(),
 	}
-	err = h.store.Create(r.Context(), rec, Limits{Idle: h.opts.SessionIdle, MaxSessions: h.opts.MaxSessions, MaxPerOwner: h.opts.MaxSessionsPerClient})
+	sctx, cancel := h.storeCtx(r.Context())
+	defer cancel()
+	err = h.store.Create(sctx, rec, Limits{Idle: h.opts.SessionIdle, MaxSessions: h.opts.MaxSessions, MaxPerOwner: h.opts.MaxSessionsPerClient})
 	var le *LimitError
 	switch {
 	case errors.As(err, &le):

@@ -129,6 +129,8 @@ func (s *session) persist(ctx context.Context, msg *rpcwire.Message) *jsonrpc.Er
 	default:
 		return nil
 	}
+	ctx, cancel := s.h.storeCtx(ctx)
+	defer cancel()
 	rec, err := s.h.store.Update(ctx, s.id, fn)
 	switch {
 	case errors.Is(err, errTooManySubscriptions):

@@ -198,7 +198,10 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request, resume, pos s
 		// other instances come to this one, and the instance that held it
 		// before (a client reconnecting elsewhere) lets it go.
 		var err error
-		if rev, err = s.h.claimStream(r.Context(), s); err != nil {
+		sctx, cancel := s.h.storeCtx(r.Context())
+		rev, err = s.h.claimStream(sctx, s)
+		cancel()
+		if err != nil {
 			if errors.Is(err, ErrNotFound) {
 				writeJSONError(w, http.StatusNotFound, jsonrpc.ID{}, &jsonrpc.Error{Code: codeSessionNotFound, Message: "Session not found: initialize a new session"})
 			} else {

@@ -1,0 +1,26 @@
+package legacy
+
+import (
+	"context"
+	"time"
+
+	"github.com/baton-mcp/baton/server"
+)
+
+// requestStoreTimeout returns the deadline of one store call made for a
+// client's request: the server's Options.StoreTimeout. A stalled store
+// (a paused Redis) so costs a request at most that before its 503, as it
+// does the server's own requests.
+func (h *Handler) requestStoreTimeout() time.Duration {
+	if d, ok := h.d.(interface{ StoreTimeout() time.Duration }); ok {
+		if t := d.StoreTimeout(); t > 0 {
+			return t
+		}
+	}
+	return server.DefaultStoreTimeout
+}
+
+// storeCtx bounds parent by requestStoreTimeout.
+func (h *Handler) storeCtx(parent context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(parent, h.requestStoreTimeout())
+}
