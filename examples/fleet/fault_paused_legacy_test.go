@@ -116,10 +116,19 @@ func startLegacyLoad(ctx context.Context, t *testing.T, front string, n int) *le
 	return l
 }
 
-// finish stops the flows and waits for them.
-func (l *legacyLoad) finish() {
+// finish stops the flows, waits for them, and ends the sessions (DELETE),
+// as a client that is done does: a call whose flow failed on the client's
+// side (its answer refused during the pause) is still parked on its
+// instance, waiting for an answer until CallTimeout; ending its session
+// ends it, so that it does not hold a later drain.
+func (l *legacyLoad) finish(ctx context.Context, t *testing.T) {
 	l.stop.Store(true)
 	l.wg.Wait()
+	for _, c := range l.clients {
+		if status, err := c.EndSession(ctx); err != nil || status != http.StatusNoContent {
+			t.Errorf("ending a 2025-11-25 session: HTTP %d, %v; want 204", status, err)
+		}
+	}
 }
 
 // String sums the load up.

@@ -404,7 +404,7 @@ func testRedisPaused(t *testing.T, ctx context.Context, fl *fleet) {
 	for legacy.done.Load() < before+3 && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
 	}
-	legacy.finish()
+	legacy.finish(ctx, t)
 	if legacy.done.Load() < before+3 {
 		t.Errorf("2025-11-25 sessions after the pause: %s", legacy)
 	}
