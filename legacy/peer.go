@@ -224,10 +224,13 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 		for i := range reqs {
 			keys[i] = reqs[i].wait
 		}
-		defer s.h.unpark(keys)
 		if err := s.h.park(ctx, s, keys, timeout); err != nil {
+			// Forget what was parked before the failure, off the call's
+			// time: the store is failing, and the call answers now.
+			go s.h.unpark(keys)
 			return nil, fmt.Errorf("record the requests for their answers: %w", err)
 		}
+		defer s.h.unpark(keys)
 	}
 	for i := range reqs {
 		r := &reqs[i]
