@@ -1,0 +1,35 @@
+package sse
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+)
+
+// EndRetry ends an open stream with the retry field and marks it done;
+// on a stream not open it writes nothing.
+func TestEndRetry(t *testing.T) {
+	r := httptest.NewRequest(http.MethodPost, "/", nil)
+	r.Header.Set("Accept", "text/event-stream")
+	w := httptest.NewRecorder()
+	s := New(w, r)
+	if err := s.SendID("a.1", []byte(`{"jsonrpc":"2.0","method":"x"}`)); err != nil {
+		t.Fatal(err)
+	}
+	s.EndRetry(500 * time.Millisecond)
+	want := "id: a.1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n\nretry: 500\n\n"
+	if got := w.Body.String(); got != want {
+		t.Errorf("stream %q, want %q", got, want)
+	}
+	if !s.Done() || s.Send([]byte(`{}`)) == nil {
+		t.Error("the stream is not done after EndRetry")
+	}
+
+	w = httptest.NewRecorder()
+	s = New(w, r)
+	s.EndRetry(time.Second)
+	if w.Body.Len() != 0 || w.Code != http.StatusOK || !s.Done() {
+		t.Errorf("EndRetry on a stream not open wrote %q (HTTP %d), done %v", w.Body.String(), w.Code, s.Done())
+	}
+}
