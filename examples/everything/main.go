@@ -277,7 +277,7 @@ func serveHTTP(ctx context.Context, srv *server.Server, addr string, drain time.
 		// 25 s and are meant to stay open).
 		// Keep-alive connections that carry no request close after 2
 		// minutes: above the idle timeout of the proxy's pooled
-		// connections (examples/fleet's nginx: 4 s), so that the proxy,
+		// connections (examples/fleet's nginx: 2 s), so that the proxy,
 		// not this server, closes them.
 		IdleTimeout: 2 * time.Minute,
 	}
