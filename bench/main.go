@@ -58,6 +58,7 @@ func main() {
 		hRows       = flag.String("hostile-rows", "", "hostile: run only the rows whose id matches this regular expression (ids: -hostile-list)")
 		hList       = flag.Bool("hostile-list", false, "hostile: list the rows (id, kind, description) and exit")
 		memSessions = flag.Int("memory-sessions", 1000, "session-memory: the sessions opened, and the calls parked, per server")
+		sessionReps = flag.Int("session-reps", 0, "repetitions of session-call and session-elicit (0: -reps)")
 	)
 	flag.StringVar(cpuprofile, "profile", "", "same as -cpuprofile")
 	flag.StringVar(scenarios, "scenario", "echo,confirm", "same as -scenarios")
@@ -85,6 +86,10 @@ func main() {
 		hostile: hostileConfig{requests: *hRequests, budget: *hBudget, timeout: *hTimeout, rows: *hRows, deadline: *hDeadline},
 	}
 	memory := false
+	cfg.sessionReps = *sessionReps
+	if cfg.sessionReps <= 0 || cfg.sessionReps > cfg.reps {
+		cfg.sessionReps = cfg.reps
+	}
 	for _, s := range cfg.servers {
 		if !slices.Contains(serverNames, s) {
 			fatal(fmt.Errorf("unknown server %q", s))
@@ -164,6 +169,7 @@ type config struct {
 	profServers        []string
 	hostile            hostileConfig
 	memorySessions     int // the session-memory table's sessions per server (0: no table)
+	sessionReps        int // repetitions of the 2025-11-25 scenarios (≤ reps)
 }
 
 // pinnedEnv marks a process already placed on its CPU by pinSelf.
@@ -432,6 +438,9 @@ func run(cfg config) (bool, error) {
 	}
 	for rep := range cfg.reps {
 		for _, sc := range cfg.scenarios {
+			if legacyScenario(sc) && rep >= cfg.sessionReps {
+				continue
+			}
 			servers := serversFor(cfg, sc)
 			// Rotate the order every repetition so no server always
 			// follows the same one.
