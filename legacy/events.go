@@ -117,6 +117,10 @@ type MemoryEventStore struct {
 	mu      sync.Mutex
 	streams map[string]*memStream // by session and stream
 	swept   int
+	// oldest and newest end the list of the streams by the time they
+	// were last written (oldest first), so a full store drops the one
+	// written least recently without looking at the others.
+	oldest, newest *memStream
 }
 
 type memStream struct {
@@ -126,6 +130,48 @@ type memStream struct {
 	ended   bool
 	changed chan struct{} // closed and replaced at every append and the end
 	touched time.Time
+	key     string     // in streams
+	older   *memStream // the list by touched, oldest first
+	newer   *memStream
+}
+
+// unlink takes s out of the list by touched. Called with m.mu held.
+func (m *MemoryEventStore) unlink(s *memStream) {
+	if s.older != nil {
+		s.older.newer = s.newer
+	} else if m.oldest == s {
+		m.oldest = s.newer
+	}
+	if s.newer != nil {
+		s.newer.older = s.older
+	} else if m.newest == s {
+		m.newest = s.older
+	}
+	s.older, s.newer = nil, nil
+}
+
+// touch records that s was written at now: it goes to the newest end of
+// the list. Called with m.mu held.
+func (m *MemoryEventStore) touch(s *memStream, now time.Time) {
+	s.touched = now
+	if m.newest == s {
+		return
+	}
+	m.unlink(s)
+	s.older = m.newest
+	if m.newest != nil {
+		m.newest.newer = s
+	}
+	m.newest = s
+	if m.oldest == nil {
+		m.oldest = s
+	}
+}
+
+// drop forgets s. Called with m.mu held.
+func (m *MemoryEventStore) drop(s *memStream) {
+	m.unlink(s)
+	delete(m.streams, s.key)
 }
 
 // NewMemoryEventStore returns an empty store whose streams are kept for
@@ -143,9 +189,9 @@ func (m *MemoryEventStore) sweep(now time.Time) {
 	if len(m.streams) < 2*m.swept+64 {
 		return
 	}
-	for k, s := range m.streams {
+	for _, s := range m.streams {
 		if m.expired(s, now) {
-			delete(m.streams, k)
+			m.drop(s)
 		}
 	}
 	m.swept = len(m.streams)
@@ -163,17 +209,10 @@ func (m *MemoryEventStore) expired(s *memStream, now time.Time) bool {
 // evict drops the stream written least recently, when the store is full.
 // Called with m.mu held.
 func (m *MemoryEventStore) evict() {
-	if len(m.streams) < maxMemoryStreams {
+	if len(m.streams) < maxMemoryStreams || m.oldest == nil {
 		return
 	}
-	var oldest string
-	var at time.Time
-	for k, s := range m.streams {
-		if oldest == "" || s.touched.Before(at) {
-			oldest, at = k, s.touched
-		}
-	}
-	delete(m.streams, oldest)
+	m.drop(m.oldest)
 }
 
 // get returns the stream, or nil if it is gone. Called with m.mu held.
@@ -192,7 +231,13 @@ func (m *MemoryEventStore) OpenStream(ctx context.Context, sid, stream string, m
 	defer m.mu.Unlock()
 	m.sweep(now)
 	m.evict()
-	m.streams[sid+"/"+stream] = &memStream{meta: meta, changed: make(chan struct{}), touched: now}
+	key := sid + "/" + stream
+	if old := m.streams[key]; old != nil {
+		m.drop(old)
+	}
+	s := &memStream{meta: meta, changed: make(chan struct{}), key: key}
+	m.streams[key] = s
+	m.touch(s, now)
 	return nil
 }
 
@@ -211,7 +256,7 @@ func (m *MemoryEventStore) Append(ctx context.Context, sid, stream string, msg [
 	if len(s.events) > maxStreamEvents {
 		s.events = append(s.events[:0:0], s.events[len(s.events)-maxStreamEvents:]...)
 	}
-	s.touched = now
+	m.touch(s, now)
 	close(s.changed)
 	s.changed = make(chan struct{})
 	return pos, nil
@@ -227,7 +272,8 @@ func (m *MemoryEventStore) EndStream(ctx context.Context, sid, stream string) er
 		return ErrNotFound
 	}
 	if !s.ended {
-		s.ended, s.touched = true, now
+		s.ended = true
+		m.touch(s, now)
 		close(s.changed)
 		s.changed = make(chan struct{})
 	}
