@@ -62,3 +62,37 @@ func serveLegacyOnce(h http.Handler, sid string, body []byte) *httptest.Response
 	h.ServeHTTP(w, req)
 	return w
 }
+
+// BenchmarkLegacySessionElicit runs the session-elicit round trip over
+// loopback HTTP against each 2025-11-25 server, one at a time: the
+// generator's client and the server share the process, so read its
+// allocations with a memory profile focused on the server
+// (-memprofile m.out; go tool pprof -focus ServeHTTP m.out).
+func BenchmarkLegacySessionElicit(b *testing.B) {
+	handlers, err := newLegacyHandlers()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range legacyServerNames {
+		b.Run(name, func(b *testing.B) {
+			u, err := listen(handlers[legacyKey(name)])
+			if err != nil {
+				b.Fatal(err)
+			}
+			c, err := newLegacyClient(u, 8)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.close()
+			if err := c.initialize(); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.sessionElicitOp(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -115,7 +115,7 @@ type MemoryEventStore struct {
 	ttl time.Duration
 
 	mu      sync.Mutex
-	streams map[string]*memStream // by session and stream
+	streams map[streamKey]*memStream
 	swept   int
 	// oldest and newest end the list of the streams by the time they
 	// were last written (oldest first), so a full store drops the one
@@ -123,16 +123,28 @@ type MemoryEventStore struct {
 	oldest, newest *memStream
 }
 
+// streamKey names a stream of a session in a MemoryEventStore.
+type streamKey struct{ sid, stream string }
+
 type memStream struct {
 	meta    StreamMeta
 	events  []Event
 	next    int64
 	ended   bool
-	changed chan struct{} // closed and replaced at every append and the end
+	changed chan struct{} // made by a waiting Read; closed (and dropped) at every append and the end
 	touched time.Time
-	key     string     // in streams
+	key     streamKey  // in streams
 	older   *memStream // the list by touched, oldest first
 	newer   *memStream
+}
+
+// wake tells the Reads waiting on s that it changed. Called with m.mu
+// held.
+func (s *memStream) wake() {
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
 }
 
 // unlink takes s out of the list by touched. Called with m.mu held.
@@ -180,7 +192,7 @@ func NewMemoryEventStore(ttl time.Duration) *MemoryEventStore {
 	if ttl <= 0 {
 		ttl = DefaultEventTTL
 	}
-	return &MemoryEventStore{now: time.Now, ttl: ttl, streams: make(map[string]*memStream)}
+	return &MemoryEventStore{now: time.Now, ttl: ttl, streams: make(map[streamKey]*memStream)}
 }
 
 // sweep drops the streams untouched for the ttl, when their number
@@ -217,7 +229,7 @@ func (m *MemoryEventStore) evict() {
 
 // get returns the stream, or nil if it is gone. Called with m.mu held.
 func (m *MemoryEventStore) get(sid, stream string, now time.Time) *memStream {
-	s := m.streams[sid+"/"+stream]
+	s := m.streams[streamKey{sid, stream}]
 	if s == nil || m.expired(s, now) {
 		return nil
 	}
@@ -231,11 +243,11 @@ func (m *MemoryEventStore) OpenStream(ctx context.Context, sid, stream string, m
 	defer m.mu.Unlock()
 	m.sweep(now)
 	m.evict()
-	key := sid + "/" + stream
+	key := streamKey{sid, stream}
 	if old := m.streams[key]; old != nil {
 		m.drop(old)
 	}
-	s := &memStream{meta: meta, changed: make(chan struct{}), key: key}
+	s := &memStream{meta: meta, key: key}
 	m.streams[key] = s
 	m.touch(s, now)
 	return nil
@@ -257,8 +269,7 @@ func (m *MemoryEventStore) Append(ctx context.Context, sid, stream string, msg [
 		s.events = append(s.events[:0:0], s.events[len(s.events)-maxStreamEvents:]...)
 	}
 	m.touch(s, now)
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.wake()
 	return pos, nil
 }
 
@@ -274,8 +285,7 @@ func (m *MemoryEventStore) EndStream(ctx context.Context, sid, stream string) er
 	if !s.ended {
 		s.ended = true
 		m.touch(s, now)
-		close(s.changed)
-		s.changed = make(chan struct{})
+		s.wake()
 	}
 	return nil
 }
@@ -316,6 +326,9 @@ func (m *MemoryEventStore) Read(ctx context.Context, sid, stream, after string, 
 			if n, _ := strconv.ParseInt(e.Pos, 10, 64); n > from {
 				out = append(out, Event{Pos: e.Pos, Msg: append([]byte{}, e.Msg...)})
 			}
+		}
+		if s.changed == nil {
+			s.changed = make(chan struct{})
 		}
 		ended, changed := s.ended, s.changed
 		m.mu.Unlock()

@@ -53,7 +53,7 @@ func TestMemoryEventStoreEvictsLeastRecentlyWritten(t *testing.T) {
 		last = s.touched
 		n++
 	}
-	if n != len(m.streams) || m.newest == nil || m.newest.key != "s/new" {
+	if n != len(m.streams) || m.newest == nil || m.newest.key != (streamKey{"s", "new"}) {
 		t.Errorf("the list holds %d streams (want %d), newest %v", n, len(m.streams), m.newest)
 	}
 }

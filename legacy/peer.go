@@ -145,7 +145,11 @@ func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time
 			}
 			out[i].params = b
 		}
-		fmt.Fprintf(h, "%d:%s%d:", len(r.Method), r.Method, len(out[i].params))
+		// The digest input is "<len(method)>:<method><len(params)>:<params>".
+		var num [20]byte
+		h.Write(append(strconv.AppendInt(num[:0], int64(len(r.Method)), 10), ':'))
+		h.Write([]byte(r.Method))
+		h.Write(append(strconv.AppendInt(num[:0], int64(len(out[i].params)), 10), ':'))
 		h.Write(out[i].params)
 	}
 	var d digest
