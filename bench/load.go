@@ -308,6 +308,9 @@ type opFactory func() (op func() error, done func(), err error)
 // opsFor returns the factory of scenario's operations against url with
 // the given generator ("raw": rawClient; "nethttp": the net/http client).
 func opsFor(generator string, tr *http.Transport, url, scenario string, fullEvery int) opFactory {
+	if legacyScenario(scenario) {
+		return legacyOps(url, scenario, fullEvery) // the raw generator, whatever -generator says
+	}
 	return func() (func() error, func(), error) {
 		if generator == "nethttp" {
 			c := newClient(tr, url)

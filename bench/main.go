@@ -57,6 +57,8 @@ func main() {
 		hDeadline   = flag.Duration("hostile-deadline", 10*time.Minute, "hostile: rows not started by then are skipped (reported, exit status 1)")
 		hRows       = flag.String("hostile-rows", "", "hostile: run only the rows whose id matches this regular expression (ids: -hostile-list)")
 		hList       = flag.Bool("hostile-list", false, "hostile: list the rows (id, kind, description) and exit")
+		memSessions = flag.Int("memory-sessions", 1000, "session-memory: the sessions opened, and the calls parked, per server")
+		sessionReps = flag.Int("session-reps", 0, "repetitions of session-call and session-elicit (0: -reps)")
 	)
 	flag.StringVar(cpuprofile, "profile", "", "same as -cpuprofile")
 	flag.StringVar(scenarios, "scenario", "echo,confirm", "same as -scenarios")
@@ -83,6 +85,11 @@ func main() {
 		generator: *generator, fullEvery: *fullEvery, profServers: split(*profServers),
 		hostile: hostileConfig{requests: *hRequests, budget: *hBudget, timeout: *hTimeout, rows: *hRows, deadline: *hDeadline},
 	}
+	memory := false
+	cfg.sessionReps = *sessionReps
+	if cfg.sessionReps <= 0 || cfg.sessionReps > cfg.reps {
+		cfg.sessionReps = cfg.reps
+	}
 	for _, s := range cfg.servers {
 		if !slices.Contains(serverNames, s) {
 			fatal(fmt.Errorf("unknown server %q", s))
@@ -95,8 +102,10 @@ func main() {
 	var load []string
 	for _, s := range cfg.scenarios {
 		switch s {
-		case "echo", "confirm":
+		case "echo", "confirm", "session-call", "session-elicit":
 			load = append(load, s)
+		case "session-memory":
+			memory = true
 		case "rounds":
 			ns, err := roundsOf(*rounds)
 			if err != nil {
@@ -112,7 +121,10 @@ func main() {
 		}
 	}
 	ok := true
-	if len(load) > 0 {
+	if memory {
+		cfg.memorySessions = *memSessions
+	}
+	if len(load) > 0 || memory {
 		cfg.scenarios = load
 		loadOK, err := run(cfg)
 		if err != nil {
@@ -156,6 +168,8 @@ type config struct {
 	fullEvery          int
 	profServers        []string
 	hostile            hostileConfig
+	memorySessions     int // the session-memory table's sessions per server (0: no table)
+	sessionReps        int // repetitions of the 2025-11-25 scenarios (≤ reps)
 }
 
 // pinnedEnv marks a process already placed on its CPU by pinSelf.
@@ -215,6 +229,10 @@ func runServers() error {
 			runtime.GC()
 		case len(f) == 1 && f[0] == "cpu":
 			fmt.Printf("ok %d\n", cpuTime())
+			continue
+		case len(f) == 1 && f[0] == "heap":
+			heap, goroutines, stacks := liveMemory()
+			fmt.Printf("ok %d %d %d\n", heap, goroutines, stacks)
 			continue
 		case len(f) == 1 && f[0] == "mem":
 			objs, bytes := allocated()
@@ -420,6 +438,9 @@ func run(cfg config) (bool, error) {
 	}
 	for rep := range cfg.reps {
 		for _, sc := range cfg.scenarios {
+			if legacyScenario(sc) && rep >= cfg.sessionReps {
+				continue
+			}
 			servers := serversFor(cfg, sc)
 			// Rotate the order every repetition so no server always
 			// follows the same one.
@@ -427,7 +448,7 @@ func run(cfg config) (bool, error) {
 			for i := range n {
 				s := servers[(i+rep)%n]
 				must("gc")
-				profiling := cfg.profile != "" && slices.Contains(cfg.profServers, s)
+				profiling := cfg.profile != "" && slices.Contains(cfg.profServers, baseName(s))
 				var srvCPU0, srvCPU1, cliCPU0, cliCPU1 int64
 				var mem0, mem1 []int64
 				var stat0, stat1 map[string]cpuStat
@@ -468,12 +489,12 @@ func run(cfg config) (bool, error) {
 	if cfg.profile != "" {
 		for _, sc := range cfg.scenarios {
 			for _, s := range serversFor(cfg, sc) {
-				if !slices.Contains(cfg.profServers, s) {
+				if !slices.Contains(cfg.profServers, baseName(s)) {
 					continue
 				}
 				path := cfg.profile + "-" + sc + ".pprof"
-				if s != "baton" {
-					path = cfg.profile + "-" + sc + "-" + s + ".pprof"
+				if baseName(s) != "baton" {
+					path = cfg.profile + "-" + sc + "-" + baseName(s) + ".pprof"
 				}
 				if err := c.do("write " + sc + "/" + s + " " + path); err != nil {
 					return false, err
@@ -482,12 +503,23 @@ func run(cfg config) (bool, error) {
 			}
 		}
 	}
-	return report(cfg, all), nil
+	var mem []memRow
+	if cfg.memorySessions > 0 {
+		if mem, err = measureLegacyMemory(c, urls, cfg); err != nil {
+			return false, err
+		}
+	}
+	ok := report(cfg, all)
+	reportLegacyMemory(mem, cfg.memorySessions)
+	return ok, nil
 }
 
 // serversFor is the servers measured in scenario sc: all of them in echo
 // and confirm; Baton (net/http) alone in the rounds scenario.
 func serversFor(cfg config, sc string) []string {
+	if legacyScenario(sc) {
+		return legacyServersFor(cfg)
+	}
 	if _, ok := roundsN(sc); ok {
 		if slices.Contains(cfg.servers, "baton") {
 			return []string{"baton"}
@@ -610,6 +642,9 @@ func report(cfg config, all map[string]map[string][]*result) bool {
 			rounds = append(rounds, n)
 			continue
 		}
+		if legacyScenario(sc) {
+			continue // reportLegacy
+		}
 		fmt.Printf("\n## %s\n\n", scenarioTitle[sc])
 		fmt.Println("| server | ops/s (median) | min–max ops/s | p50 | p99 | server CPU/op | server busy | others on server CPU | generator CPU/op | generator busy | bound by | allocs/op | alloc KiB/op | state bytes | errors |")
 		fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
@@ -649,9 +684,11 @@ func report(cfg config, all map[string]map[string][]*result) bool {
 			target{b + "-flow/mcpgo-flow (b)", "confirm", b, "confirm", "mcpgo", 4},
 		)
 	}
-	fmt.Printf("\n## Ratios\n\nops/s = ratio of the ops/s medians (the verdict); paired = median (min–max) of the per-repetition ratios; " +
-		"CPU = the same ratio computed from server CPU per operation (denominator's CPU/op over numerator's): what the ratio would be if each server had the whole machine and the generator cost nothing.\n\n")
-	fmt.Printf("| ratio | ops/s | paired | CPU | target | verdict (ops/s) | verdict (CPU) | note |\n|---|---:|---:|---:|---:|---|---|---|\n")
+	if len(sum["echo"])+len(sum["confirm"]) > 0 {
+		fmt.Printf("\n## Ratios\n\nops/s = ratio of the ops/s medians (the verdict); paired = median (min–max) of the per-repetition ratios; " +
+			"CPU = the same ratio computed from server CPU per operation (denominator's CPU/op over numerator's): what the ratio would be if each server had the whole machine and the generator cost nothing.\n\n")
+		fmt.Printf("| ratio | ops/s | paired | CPU | target | verdict (ops/s) | verdict (CPU) | note |\n|---|---:|---:|---:|---:|---|---|---|\n")
+	}
 	for _, t := range targets {
 		n, d := sum[t.sc][t.num], sum[t.dsc][t.den]
 		if n == nil || d == nil {
@@ -687,6 +724,7 @@ func report(cfg config, all map[string]map[string][]*result) bool {
 	if b, f := sum["confirm"]["baton"], sum["echo"]["baton"]; b != nil && f != nil {
 		fmt.Printf("| baton-flow/baton-single-request (info) | %.2f | | %.2f | – | – | – | |\n", b.ops/f.ops, f.srvCPU/b.srvCPU)
 	}
+	reportLegacy(cfg, all, sum)
 	if !valid {
 		fmt.Println("\nINVALID: some measurements had errors (see the # lines above); these figures must not be reported.")
 	}

@@ -1,7 +1,10 @@
 #!/bin/sh
 # Runs the harness with the figures' settings: every table of bench/README.md
 # ("Latest figures") from one run of one process: echo and confirm over all
-# five servers, the rounds-growth scenario, then the hostile bodies. The
+# five servers, the rounds-growth scenario, the 2025-11-25 scenarios
+# (session-call and session-elicit over Baton's legacy endpoint, the
+# go-sdk's and mcp-go's stateful servers and a floor, 3 repetitions, about
+# 3 minutes; session-memory), then the hostile bodies. The
 # server process is pinned to CPU 0 and the load generator to CPU 1
 # (taskset; -pin=false to share the CPUs). About 15 minutes on 2 CPUs.
 # With -p, it instead profiles Baton's server process (cpu-echo.pprof,
@@ -22,4 +25,4 @@ if [ "${1:-}" = "-p" ]; then
 	done
 	exit 0
 fi
-exec /tmp/baton-bench -scenarios echo,confirm,rounds,hostile -rounds 1,2,4,8,16 -duration 5s -warmup 2s -reps 5 -concurrency 32 "$@"
+exec /tmp/baton-bench -scenarios echo,confirm,rounds,session-call,session-elicit,session-memory,hostile -rounds 1,2,4,8,16 -duration 5s -warmup 2s -reps 5 -session-reps 3 -concurrency 32 "$@"

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/mcpecho"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
@@ -57,19 +58,27 @@ func listen(h http.Handler) (string, error) {
 // so round 1 seals the state and round 2 verifies it and validates the
 // answer before the handler sees it; ask is the rounds scenario's tool
 // (rounds.go); submit is the hostile scenario's target.
-func newBaton() (*server.Server, error) {
+func newBaton() (*server.Server, error) { return newBatonWith(nil) }
+
+// newBatonWith is newBaton serving 2025-11-25 sessions too when lg is not
+// nil (server.Options.Legacy: the one endpoint users mount).
+func newBatonWith(lg *legacy.Handler) (*server.Server, error) {
 	ring, err := mrtr.NewKeyRing(mrtr.Key{ID: "bench-1", Secret: benchKey})
 	if err != nil {
 		return nil, err
 	}
-	srv, err := server.New(server.Implementation{Name: "baton-bench", Version: "1.0.0"}, &server.Options{
+	opts := &server.Options{
 		StateKeys:       ring,
 		StateTTL:        stateTTL,
 		MaxStateSize:    serverMaxState,
 		MaxRequestBytes: serverMaxBody,
 		MaxJSONDepth:    serverMaxDepth,
 		Logger:          slog.New(slog.DiscardHandler),
-	})
+	}
+	if lg != nil {
+		opts.Legacy = lg
+	}
+	srv, err := server.New(server.Implementation{Name: "baton-bench", Version: "1.0.0"}, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -323,6 +332,9 @@ func startServers() (map[string]string, *server.Server, error) {
 			return nil, nil, errors.Join(fmt.Errorf("%s: listen", name), err)
 		}
 		urls[name] = u
+	}
+	if err := startLegacyServers(urls); err != nil {
+		return nil, nil, err
 	}
 	return urls, b, nil
 }

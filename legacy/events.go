@@ -115,17 +115,75 @@ type MemoryEventStore struct {
 	ttl time.Duration
 
 	mu      sync.Mutex
-	streams map[string]*memStream // by session and stream
+	streams map[streamKey]*memStream
 	swept   int
+	// oldest and newest end the list of the streams by the time they
+	// were last written (oldest first), so a full store drops the one
+	// written least recently without looking at the others.
+	oldest, newest *memStream
 }
+
+// streamKey names a stream of a session in a MemoryEventStore.
+type streamKey struct{ sid, stream string }
 
 type memStream struct {
 	meta    StreamMeta
 	events  []Event
 	next    int64
 	ended   bool
-	changed chan struct{} // closed and replaced at every append and the end
+	changed chan struct{} // made by a waiting Read; closed (and dropped) at every append and the end
 	touched time.Time
+	key     streamKey  // in streams
+	older   *memStream // the list by touched, oldest first
+	newer   *memStream
+}
+
+// wake tells the Reads waiting on s that it changed. Called with m.mu
+// held.
+func (s *memStream) wake() {
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
+}
+
+// unlink takes s out of the list by touched. Called with m.mu held.
+func (m *MemoryEventStore) unlink(s *memStream) {
+	if s.older != nil {
+		s.older.newer = s.newer
+	} else if m.oldest == s {
+		m.oldest = s.newer
+	}
+	if s.newer != nil {
+		s.newer.older = s.older
+	} else if m.newest == s {
+		m.newest = s.older
+	}
+	s.older, s.newer = nil, nil
+}
+
+// touch records that s was written at now: it goes to the newest end of
+// the list. Called with m.mu held.
+func (m *MemoryEventStore) touch(s *memStream, now time.Time) {
+	s.touched = now
+	if m.newest == s {
+		return
+	}
+	m.unlink(s)
+	s.older = m.newest
+	if m.newest != nil {
+		m.newest.newer = s
+	}
+	m.newest = s
+	if m.oldest == nil {
+		m.oldest = s
+	}
+}
+
+// drop forgets s. Called with m.mu held.
+func (m *MemoryEventStore) drop(s *memStream) {
+	m.unlink(s)
+	delete(m.streams, s.key)
 }
 
 // NewMemoryEventStore returns an empty store whose streams are kept for
@@ -134,7 +192,7 @@ func NewMemoryEventStore(ttl time.Duration) *MemoryEventStore {
 	if ttl <= 0 {
 		ttl = DefaultEventTTL
 	}
-	return &MemoryEventStore{now: time.Now, ttl: ttl, streams: make(map[string]*memStream)}
+	return &MemoryEventStore{now: time.Now, ttl: ttl, streams: make(map[streamKey]*memStream)}
 }
 
 // sweep drops the streams untouched for the ttl, when their number
@@ -143,9 +201,9 @@ func (m *MemoryEventStore) sweep(now time.Time) {
 	if len(m.streams) < 2*m.swept+64 {
 		return
 	}
-	for k, s := range m.streams {
+	for _, s := range m.streams {
 		if m.expired(s, now) {
-			delete(m.streams, k)
+			m.drop(s)
 		}
 	}
 	m.swept = len(m.streams)
@@ -163,22 +221,15 @@ func (m *MemoryEventStore) expired(s *memStream, now time.Time) bool {
 // evict drops the stream written least recently, when the store is full.
 // Called with m.mu held.
 func (m *MemoryEventStore) evict() {
-	if len(m.streams) < maxMemoryStreams {
+	if len(m.streams) < maxMemoryStreams || m.oldest == nil {
 		return
 	}
-	var oldest string
-	var at time.Time
-	for k, s := range m.streams {
-		if oldest == "" || s.touched.Before(at) {
-			oldest, at = k, s.touched
-		}
-	}
-	delete(m.streams, oldest)
+	m.drop(m.oldest)
 }
 
 // get returns the stream, or nil if it is gone. Called with m.mu held.
 func (m *MemoryEventStore) get(sid, stream string, now time.Time) *memStream {
-	s := m.streams[sid+"/"+stream]
+	s := m.streams[streamKey{sid, stream}]
 	if s == nil || m.expired(s, now) {
 		return nil
 	}
@@ -192,7 +243,13 @@ func (m *MemoryEventStore) OpenStream(ctx context.Context, sid, stream string, m
 	defer m.mu.Unlock()
 	m.sweep(now)
 	m.evict()
-	m.streams[sid+"/"+stream] = &memStream{meta: meta, changed: make(chan struct{}), touched: now}
+	key := streamKey{sid, stream}
+	if old := m.streams[key]; old != nil {
+		m.drop(old)
+	}
+	s := &memStream{meta: meta, key: key}
+	m.streams[key] = s
+	m.touch(s, now)
 	return nil
 }
 
@@ -211,9 +268,8 @@ func (m *MemoryEventStore) Append(ctx context.Context, sid, stream string, msg [
 	if len(s.events) > maxStreamEvents {
 		s.events = append(s.events[:0:0], s.events[len(s.events)-maxStreamEvents:]...)
 	}
-	s.touched = now
-	close(s.changed)
-	s.changed = make(chan struct{})
+	m.touch(s, now)
+	s.wake()
 	return pos, nil
 }
 
@@ -227,9 +283,9 @@ func (m *MemoryEventStore) EndStream(ctx context.Context, sid, stream string) er
 		return ErrNotFound
 	}
 	if !s.ended {
-		s.ended, s.touched = true, now
-		close(s.changed)
-		s.changed = make(chan struct{})
+		s.ended = true
+		m.touch(s, now)
+		s.wake()
 	}
 	return nil
 }
@@ -270,6 +326,9 @@ func (m *MemoryEventStore) Read(ctx context.Context, sid, stream, after string, 
 			if n, _ := strconv.ParseInt(e.Pos, 10, 64); n > from {
 				out = append(out, Event{Pos: e.Pos, Msg: append([]byte{}, e.Msg...)})
 			}
+		}
+		if s.changed == nil {
+			s.changed = make(chan struct{})
 		}
 		ended, changed := s.ended, s.changed
 		m.mu.Unlock()

@@ -30,7 +30,7 @@ func (h *Handler) Settle(ctx context.Context) error {
 			}
 			return nil
 		})
-	probe.subs[uri] = true
+	probe.subs = map[string]bool{uri: true}
 	h.mu.Lock()
 	h.stdio[probe] = struct{}{}
 	h.mu.Unlock()

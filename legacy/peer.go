@@ -145,7 +145,11 @@ func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time
 			}
 			out[i].params = b
 		}
-		fmt.Fprintf(h, "%d:%s%d:", len(r.Method), r.Method, len(out[i].params))
+		// The digest input is "<len(method)>:<method><len(params)>:<params>".
+		var num [20]byte
+		h.Write(append(strconv.AppendInt(num[:0], int64(len(r.Method)), 10), ':'))
+		h.Write([]byte(r.Method))
+		h.Write(append(strconv.AppendInt(num[:0], int64(len(out[i].params)), 10), ':'))
 		h.Write(out[i].params)
 	}
 	var d digest
@@ -203,6 +207,9 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 	replies := make(chan reply, len(reqs))
 	open := make(map[string]*outgoing, len(reqs)) // answer key → request
 	s.mu.Lock()
+	if s.pending == nil {
+		s.pending = make(map[string]chan<- reply)
+	}
 	for i := range reqs {
 		reqs[i].id, reqs[i].wait = s.h.newRequestID(s)
 		s.pending[reqs[i].wait] = replies
@@ -237,11 +244,7 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 		// A request without params (roots/list) carries "params":{}: never
 		// null, which JSON-RPC forbids, and not absent, which some clients
 		// (the official go-sdk v1.8.0) fail to decode.
-		req := rpcwire.Request{JSONRPC: rpcwire.Version, ID: r.id, Method: r.method, Params: json.RawMessage("{}")}
-		if len(r.params) > 0 {
-			req.Params = r.params
-		}
-		msg, err := json.Marshal(req)
+		msg, err := appendRequest(nil, r.id, r.method, r.params)
 		if err != nil {
 			return nil, fmt.Errorf("encode %s: %w", r.method, err)
 		}
@@ -284,6 +287,31 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 		}
 	}
 	return answers, nil
+}
+
+// appendRequest appends the JSON-RPC request id, method, params to dst.
+// params were encoded by encoding/json (Request), so they are appended as
+// they are rather than checked and compacted again; none is "{}".
+func appendRequest(dst []byte, id jsonrpc.ID, method string, params json.RawMessage) ([]byte, error) {
+	for i := 0; i < len(method); i++ {
+		if c := method[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			req := rpcwire.Request{JSONRPC: rpcwire.Version, ID: id, Method: method, Params: json.RawMessage("{}")}
+			if len(params) > 0 {
+				req.Params = params
+			}
+			return json.Marshal(req) // a method name that needs escaping: never one of Baton's
+		}
+	}
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, id.Raw()...)
+	dst = append(dst, `,"method":"`...)
+	dst = append(dst, method...)
+	dst = append(dst, `","params":`...)
+	dst = append(dst, params...)
+	return append(dst, '}'), nil
 }
 
 // drain takes out of open the requests whose replies have arrived but not

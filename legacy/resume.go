@@ -52,13 +52,23 @@ func (h *Handler) newKeptStream(sid string, st *sse.Stream, request jsonrpc.ID) 
 	return &keptStream{h: h, sid: sid, st: st, meta: meta}
 }
 
+// storeContext bounds one call of the event store by eventTimeout. The
+// MemoryEventStore neither waits nor fails on these calls, so it gets no
+// deadline (and no timer per event).
+func (k *keptStream) storeContext() (context.Context, context.CancelFunc) {
+	if _, mem := k.h.events.(*MemoryEventStore); mem {
+		return context.Background(), func() {}
+	}
+	return context.WithTimeout(context.Background(), eventTimeout)
+}
+
 // keep stores msg and returns its event id, or "" when the store failed.
 // Called with k.mu held.
 func (k *keptStream) keep(msg []byte) string {
 	if k.failed {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := k.storeContext()
 	defer cancel()
 	if k.key == "" {
 		key := randomID("")
@@ -147,7 +157,7 @@ func (k *keptStream) end() {
 	if k.key == "" || k.failed {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+	ctx, cancel := k.storeContext()
 	defer cancel()
 	if err := k.h.events.EndStream(ctx, k.sid, k.key); err != nil {
 		k.h.srv.Logger().Warn("legacy sessions: could not mark a stream ended; a resumed stream ends when its events expire", "session", k.sid, "err", err)

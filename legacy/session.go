@@ -54,11 +54,11 @@ type session struct {
 
 	mu       sync.Mutex
 	logLevel server.LogLevel
-	subs     map[string]bool
+	subs     map[string]bool                    // made on first use
 	rev      int64                              // the record revision logLevel and subs come from
 	touched  time.Time                          // when this instance last recorded a use
-	inflight map[string]context.CancelCauseFunc // client request id → cancel
-	pending  map[string]chan<- reply            // server request id → waiter
+	inflight map[string]context.CancelCauseFunc // client request id → cancel (made on first use)
+	pending  map[string]chan<- reply            // server request id → waiter (made on first use)
 	get      chan []byte                        // the open GET stream's queue, or nil
 	getStop  chan struct{}                      // closed to end the GET stream, once it is claimed
 	getRev   int64                              // the record revision that names this instance its holder
@@ -71,9 +71,6 @@ func newSession(h *Handler, id string, p *initializeParams, out func([]byte) err
 		h: h, id: id, version: p.ProtocolVersion, caps: *p.Capabilities, clientInfo: p.ClientInfo,
 		ctx: ctx, cancel: cancel,
 		logLevel: server.LevelInfo,
-		subs:     make(map[string]bool),
-		inflight: make(map[string]context.CancelCauseFunc),
-		pending:  make(map[string]chan<- reply),
 		out:      out,
 	}
 }
@@ -99,6 +96,9 @@ func (s *session) refresh(rec *Record, touched bool) {
 	}
 	s.rev, s.logLevel = rec.Rev, rec.LogLevel
 	clear(s.subs)
+	if len(rec.Subscriptions) > 0 && s.subs == nil {
+		s.subs = make(map[string]bool, len(rec.Subscriptions))
+	}
 	for _, u := range rec.Subscriptions {
 		s.subs[u] = true
 	}
@@ -114,6 +114,19 @@ func (s *session) subscribed(uri string) bool {
 // the GET stream ends.
 func (s *session) close(cause error) {
 	s.cancel(cause)
+	// The requests in flight are cancelled here rather than each
+	// watching s.ctx (a context.AfterFunc per request): serveRequest
+	// registers a request in inflight, then checks s.ctx, so a request
+	// is either cancelled here or sees the session closed.
+	s.mu.Lock()
+	cancels := make([]context.CancelCauseFunc, 0, len(s.inflight))
+	for _, c := range s.inflight {
+		cancels = append(cancels, c)
+	}
+	s.mu.Unlock()
+	for _, c := range cancels {
+		c(context.Cause(s.ctx))
+	}
 }
 
 // sendSession sends a message that belongs to no request: on the GET
@@ -321,24 +334,27 @@ func (s *session) cancelRequest(id, reason string) bool {
 func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, w wire, finish func([]byte), abandon func()) {
 	key := msg.ID.String()
 	ctx, cancel := context.WithCancelCause(parent)
-	stop := context.AfterFunc(s.ctx, func() { cancel(context.Cause(s.ctx)) })
 	s.mu.Lock()
 	if _, dup := s.inflight[key]; dup {
 		s.mu.Unlock()
-		stop()
 		cancel(nil)
 		b, _ := rpcwire.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", clip.String(key)))
 		finish(b)
 		return
 	}
+	if s.inflight == nil {
+		s.inflight = make(map[string]context.CancelCauseFunc)
+	}
 	s.inflight[key] = cancel
 	s.mu.Unlock()
+	if s.ctx.Err() != nil { // closed before the request was registered (see close)
+		cancel(context.Cause(s.ctx))
+	}
 	s.calls.Add(1)
 	defer func() {
 		s.mu.Lock()
 		delete(s.inflight, key)
 		s.mu.Unlock()
-		stop()
 		cancel(nil)
 		s.calls.Done()
 	}()
@@ -418,6 +434,9 @@ func (s *session) own(msg *rpcwire.Message) (json.RawMessage, *jsonrpc.Error) {
 		}
 		s.mu.Lock()
 		if msg.Method == "resources/subscribe" {
+			if s.subs == nil {
+				s.subs = make(map[string]bool)
+			}
 			s.subs[p.URI] = true
 		} else {
 			delete(s.subs, p.URI)
