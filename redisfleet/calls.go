@@ -41,19 +41,29 @@ func (s *SessionStore) Park(ctx context.Context, sid, key string, ttl time.Durat
 	return nil
 }
 
-// Answer implements legacy.Store. It reads the parked request first, so
-// that an answer nobody waits for costs one small read and its body never
-// goes to Redis.
+// answerProbeBytes is the size from which Answer first checks that a
+// call waits for the answer, in a round trip of its own, before sending
+// the answer to Redis: a big answer nobody waits for then costs one small
+// read and its body never goes to Redis. A smaller one goes straight to
+// the script, which checks the same thing and writes nothing when no call
+// waits: one round trip.
+const answerProbeBytes = 8 << 10
+
+// Answer implements legacy.Store: one round trip (a script that keeps the
+// answer only if a call of the session waits for it), two for an answer
+// of answerProbeBytes or more.
 func (s *SessionStore) Answer(ctx context.Context, sid, key string, answer []byte) error {
 	k := s.callKey(key)
-	owner, err := s.client.HGet(ctx, k, "s").Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return legacy.ErrNotWaiting
-	case err != nil:
-		return fmt.Errorf("redis sessions: read a parked request: %w", err)
-	case owner != sid:
-		return legacy.ErrNotWaiting
+	if len(answer) >= answerProbeBytes {
+		owner, err := s.client.HGet(ctx, k, "s").Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			return legacy.ErrNotWaiting
+		case err != nil:
+			return fmt.Errorf("redis sessions: read a parked request: %w", err)
+		case owner != sid:
+			return legacy.ErrNotWaiting
+		}
 	}
 	n, err := answerScript.Run(ctx, s.client, []string{k}, sid, answer).Int64()
 	if err != nil {
