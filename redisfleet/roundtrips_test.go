@@ -100,7 +100,7 @@ func describe(cmd redis.Cmder) string {
 
 // keyKind is the part of a key that says what it holds, without ids.
 func keyKind(key string) string {
-	for _, k := range []string{"redeemed:", "tasks:task:", "tasks:beat:", "tasks:wake:", "{sessions}:s:", "{sessions}:all", "{sessions}:owner:", "{channels}", "call:{"} {
+	for _, k := range []string{"redeemed:", "tasks:task:", "tasks:beat:", "tasks:wake:", "{sessions}:s:", "{sessions}:all", "{sessions}:owner:", "{channels}", "call:{", "ev:{"} {
 		if strings.Contains(key, k) {
 			return strings.TrimSuffix(strings.TrimSuffix(k, ":"), "{")
 		}
@@ -281,7 +281,7 @@ func TestRoundTripsLegacySession(t *testing.T) {
 	}
 	connect() // loads the scripts
 	got := fewest(t, ins, reps, func(int) { connect() })
-	checkTrips(t, "session: initialize on A, notifications/initialized on B", got, 2, 1)
+	checkTrips(t, "session: initialize on A, notifications/initialized on B", got, 1, 1)
 
 	c := connect()
 	hello := func(int) {
@@ -307,7 +307,7 @@ func TestRoundTripsLegacySession(t *testing.T) {
 	}
 	ask(0)
 	got = fewest(t, ins, reps, ask)
-	checkTrips(t, "blocking call on A, its answer POSTed to B", got, 4, 3)
+	checkTrips(t, "blocking call on A, its answer POSTed to B", got, 6, 3)
 }
 
 // A task with one question: created on A (where it runs and asks),
@@ -397,8 +397,8 @@ func TestRoundTripsTask(t *testing.T) {
 			}
 		}
 	}
-	checkTrips(t, "task: tools/call on A, until it asks", create, 2, 0, 0)
+	checkTrips(t, "task: tools/call on A, until it asks", create, 3, 0, 0)
 	checkTrips(t, "task: tasks/get on B (input_required)", poll, 0, 1, 0)
-	checkTrips(t, "task: tasks/update on C, until A stored the result", answer, 3, 0, 4)
+	checkTrips(t, "task: tasks/update on C, until A stored the result", answer, 5, 0, 4)
 	checkTrips(t, "task: tasks/get on B (completed)", result, 0, 1, 0)
 }
