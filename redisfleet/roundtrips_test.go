@@ -397,8 +397,8 @@ func TestRoundTripsTask(t *testing.T) {
 			}
 		}
 	}
-	checkTrips(t, "task: tools/call on A, until it asks", create, 3, 0, 0)
+	checkTrips(t, "task: tools/call on A, until it asks", create, 2, 0, 0)
 	checkTrips(t, "task: tasks/get on B (input_required)", poll, 0, 1, 0)
-	checkTrips(t, "task: tasks/update on C, until A stored the result", answer, 5, 0, 4)
+	checkTrips(t, "task: tasks/update on C, until A stored the result", answer, 3, 0, 3)
 	checkTrips(t, "task: tasks/get on B (completed)", result, 0, 1, 0)
 }

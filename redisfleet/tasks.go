@@ -49,6 +49,7 @@ import (
 type TaskStore struct {
 	client redis.UniversalClient
 	prefix string
+	seen   seenRecords // the records last read or written here
 }
 
 // Tasks returns the fleet's tasks.Store, whose keys start with the
@@ -145,6 +146,7 @@ func (s *TaskStore) Create(ctx context.Context, r *tasks.Record) error {
 	case n < 0:
 		return fmt.Errorf("redis tasks: create task: Redis ran it after the deadline, and wrote nothing: %w", context.DeadlineExceeded)
 	}
+	s.seen.put(r.ID, b)
 	return nil
 }
 
@@ -157,6 +159,7 @@ func (s *TaskStore) Get(ctx context.Context, id string) (*tasks.Record, error) {
 	case err != nil:
 		return nil, fmt.Errorf("redis tasks: get task: %w", err)
 	}
+	s.seen.put(id, b)
 	return decodeTask(b)
 }
 
@@ -184,33 +187,48 @@ redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
 return 1
 `)
 
-// Update implements tasks.Store with an optimistic update in two round
-// trips: GET, then a script that writes only if the record is still the
-// one read (compared by SHA-1 in Redis) and reruns fn on the new record
-// when another instance wrote in between. An fn returning
-// tasks.ErrNoUpdate costs the GET alone.
+// Update implements tasks.Store with an optimistic update: GET, then a
+// script that writes only if the record is still the one read (compared
+// by SHA-1 in Redis), rerunning fn on the new record when another
+// instance wrote in between. When this store read or wrote the record
+// last (Get, Create, Update), fn runs on those bytes and the update is
+// the script alone, one round trip; the script refuses if they are stale.
+// An fn returning tasks.ErrNoUpdate, or an error, is decided on a fresh
+// read: the GET alone.
 func (s *TaskStore) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
 	key := s.key(id)
 	var deadline int64
 	if d, ok := ctx.Deadline(); ok {
 		deadline = d.UnixMilli()
 	}
+	b := s.seen.get(id)
 	for range maxRetries {
-		b, err := s.client.Get(ctx, key).Bytes()
-		if errors.Is(err, redis.Nil) {
-			return nil, tasks.ErrNotFound
-		}
-		if err != nil {
-			return nil, fmt.Errorf("redis tasks: update task: read: %w", err)
+		remembered := b != nil
+		if !remembered {
+			var err error
+			b, err = s.client.Get(ctx, key).Bytes()
+			if errors.Is(err, redis.Nil) {
+				s.seen.drop(id)
+				return nil, tasks.ErrNotFound
+			}
+			if err != nil {
+				return nil, fmt.Errorf("redis tasks: update task: read: %w", err)
+			}
+			s.seen.put(id, b)
 		}
 		cur, err := decodeTask(b)
 		if err != nil {
 			return nil, err
 		}
 		next := cur.Clone()
-		if err := fn(next); errors.Is(err, tasks.ErrNoUpdate) {
-			return cur, nil
-		} else if err != nil {
+		if err := fn(next); err != nil {
+			if remembered {
+				b = nil // decide on a fresh read
+				continue
+			}
+			if errors.Is(err, tasks.ErrNoUpdate) {
+				return cur, nil
+			}
 			return nil, err
 		}
 		next.ID, next.ExpiresAt = cur.ID, cur.ExpiresAt
@@ -223,15 +241,18 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(*tasks.Record
 			hex.EncodeToString(sum[:]), nb, next.ExpiresAt.UnixMilli(), deadline).Int()
 		switch {
 		case err != nil:
+			s.seen.drop(id) // written or not: unknown
 			return nil, fmt.Errorf("redis tasks: update task: %w", err)
 		case n == 1:
+			s.seen.put(id, nb)
 			return next, nil
 		case n == -1:
 			return nil, fmt.Errorf("redis tasks: update task: Redis ran it after the deadline, and wrote nothing: %w", context.DeadlineExceeded)
 		case n == -2:
+			s.seen.drop(id)
 			return nil, tasks.ErrNotFound
 		}
-		// another instance wrote first: rerun on its record
+		b = nil // another instance wrote first: rerun on its record
 	}
 	return nil, fmt.Errorf("redis tasks: update task: lost the race %d times in a row", maxRetries)
 }
