@@ -84,7 +84,7 @@ func main() {
 		hostile: hostileConfig{requests: *hRequests, budget: *hBudget, timeout: *hTimeout, rows: *hRows, deadline: *hDeadline},
 	}
 	for _, s := range cfg.servers {
-		if !slices.Contains(serverNames, s) {
+		if !knownServer(s) {
 			fatal(fmt.Errorf("unknown server %q", s))
 		}
 	}
@@ -687,6 +687,7 @@ func report(cfg config, all map[string]map[string][]*result) bool {
 	if b, f := sum["confirm"]["baton"], sum["echo"]["baton"]; b != nil && f != nil {
 		fmt.Printf("| baton-flow/baton-single-request (info) | %.2f | | %.2f | – | – | – | |\n", b.ops/f.ops, f.srvCPU/b.srvCPU)
 	}
+	reportVariants(sum) // variants.go
 	if !valid {
 		fmt.Println("\nINVALID: some measurements had errors (see the # lines above); these figures must not be reported.")
 	}

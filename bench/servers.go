@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -57,19 +58,23 @@ func listen(h http.Handler) (string, error) {
 // so round 1 seals the state and round 2 verifies it and validates the
 // answer before the handler sees it; ask is the rounds scenario's tool
 // (rounds.go); submit is the hostile scenario's target.
-func newBaton() (*server.Server, error) {
+func newBaton(more ...func(*server.Options)) (*server.Server, error) {
 	ring, err := mrtr.NewKeyRing(mrtr.Key{ID: "bench-1", Secret: benchKey})
 	if err != nil {
 		return nil, err
 	}
-	srv, err := server.New(server.Implementation{Name: "baton-bench", Version: "1.0.0"}, &server.Options{
+	opts := &server.Options{
 		StateKeys:       ring,
 		StateTTL:        stateTTL,
 		MaxStateSize:    serverMaxState,
 		MaxRequestBytes: serverMaxBody,
 		MaxJSONDepth:    serverMaxDepth,
 		Logger:          slog.New(slog.DiscardHandler),
-	})
+	}
+	for _, f := range more {
+		f(opts)
+	}
+	srv, err := server.New(server.Implementation{Name: "baton-bench", Version: "1.0.0"}, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -301,13 +306,17 @@ func newHandlers() (map[string]http.Handler, *server.Server, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("mcpgo: %w", err)
 	}
-	return map[string]http.Handler{
+	handlers := map[string]http.Handler{
 		"baton":      b,             // *server.Server as http.Handler
 		"baton-echo": behindEcho(b), // the same server behind echo
 		"gosdk":      sdk,
 		"mcpgo":      mgo,
 		"floor":      http.HandlerFunc(floorHandler),
-	}, b, nil
+	}
+	if err := addVariants(handlers, b); err != nil { // variants.go
+		return nil, nil, err
+	}
+	return handlers, b, nil
 }
 
 // startServers starts every server on its own listener.
@@ -317,12 +326,12 @@ func startServers() (map[string]string, *server.Server, error) {
 		return nil, nil, err
 	}
 	urls := map[string]string{}
-	for _, name := range serverNames {
+	for _, name := range append(slices.Clone(serverNames), variantNames...) {
 		u, err := listen(handlers[name])
 		if err != nil {
 			return nil, nil, errors.Join(fmt.Errorf("%s: listen", name), err)
 		}
-		urls[name] = u
+		urls[name] = endpointURL(u, handlers[name])
 	}
 	return urls, b, nil
 }
