@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"slices"
@@ -198,15 +199,15 @@ func redisCommands(rdb *redis.Client) int64 {
 
 // run starts the processes, measures every scenario on every setup and
 // prints the tables; ok is false when an operation failed.
-func run(cfg config) (bool, error) {
+func run(cfg config, w io.Writer) (bool, error) {
 	nginxBin := binary("BATON_NGINX", "/usr/sbin/nginx", "/usr/local/sbin/nginx")
 	redisBin := binary("BATON_REDIS_SERVER", "/usr/bin/redis-server", "/usr/local/bin/redis-server")
 	switch {
 	case nginxBin == "":
-		fmt.Println("\n## Fleet: skipped: nginx not found (apt-get install nginx, or set BATON_NGINX)")
+		fmt.Fprintln(w, "\n## Fleet: skipped: nginx not found (apt-get install nginx, or set BATON_NGINX)")
 		return true, nil
 	case redisBin == "":
-		fmt.Println("\n## Fleet: skipped: redis-server not found (apt-get install redis-server, or set BATON_REDIS_SERVER)")
+		fmt.Fprintln(w, "\n## Fleet: skipped: redis-server not found (apt-get install redis-server, or set BATON_REDIS_SERVER)")
 		return true, nil
 	}
 	dir, err := os.MkdirTemp("", "baton-fleet-bench-")
@@ -256,8 +257,8 @@ func run(cfg config) (bool, error) {
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		load = strings.Join(strings.Fields(string(b))[:3], " ")
 	}
-	fmt.Printf("\n## Fleet: three instances behind nginx with Redis beside one instance\n\n")
-	fmt.Printf("# concurrency %d, warmup %s + duration %s per measurement, %d interleaved reps; every process (4 instances, nginx, redis-server, this generator) shares the machine's CPUs; load average at start %s\n",
+	fmt.Fprintf(w, "\n## Fleet: three instances behind nginx with Redis beside one instance\n\n")
+	fmt.Fprintf(w, "# concurrency %d, warmup %s + duration %s per measurement, %d interleaved reps; every process (4 instances, nginx, redis-server, this generator) shares the machine's CPUs; load average at start %s\n",
 		cfg.concurrency, cfg.warmup, cfg.duration, cfg.reps, load)
 	all := map[string]map[string][]*sample{}
 	for _, sc := range cfg.scenarios {
@@ -273,9 +274,9 @@ func run(cfg config) (bool, error) {
 	}
 	ok := true
 	for _, sc := range cfg.scenarios {
-		fmt.Printf("\n### %s: %s\n\n", sc, scenarioTitle[sc])
-		fmt.Println("| setup | ops/s (median) | min–max | p50 | p99 | Redis round trips/op | Redis commands/op | errors |")
-		fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Fprintf(w, "\n### %s: %s\n\n", sc, scenarioTitle[sc])
+		fmt.Fprintln(w, "| setup | ops/s (median) | min–max | p50 | p99 | Redis round trips/op | Redis commands/op | errors |")
+		fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
 		med := map[string]*sample{}
 		for _, st := range setups {
 			ss := all[sc][st.name]
@@ -296,18 +297,18 @@ func run(cfg config) (bool, error) {
 				errCol += " INVALID"
 				ok = false
 			}
-			fmt.Printf("| %s | %.0f | %.0f–%.0f | %s | %s | %s | %s | %s |\n", st.name, m.opsPerSec(), ss[0].opsPerSec(), ss[len(ss)-1].opsPerSec(),
+			fmt.Fprintf(w, "| %s | %.0f | %.0f–%.0f | %s | %s | %s | %s | %s |\n", st.name, m.opsPerSec(), ss[0].opsPerSec(), ss[len(ss)-1].opsPerSec(),
 				fmtDur(m.quantile(0.5)), fmtDur(m.quantile(0.99)), trips, cmds, errCol)
 		}
 		f, one, oneN := med[setups[2].name], med[setups[0].name], med[setups[1].name]
 		if f != nil && one != nil && oneN != nil && one.ops > 0 && oneN.ops > 0 {
-			fmt.Printf("\nfleet / 1 instance: %.2f× the ops/s, p99 %.2f×; fleet / 1 instance behind nginx: %.2f× the ops/s, p99 %.2f×\n",
+			fmt.Fprintf(w, "\nfleet / 1 instance: %.2f× the ops/s, p99 %.2f×; fleet / 1 instance behind nginx: %.2f× the ops/s, p99 %.2f×\n",
 				f.opsPerSec()/one.opsPerSec(), float64(f.quantile(0.99))/float64(one.quantile(0.99)),
 				f.opsPerSec()/oneN.opsPerSec(), float64(f.quantile(0.99))/float64(oneN.quantile(0.99)))
 		}
 	}
 	if !ok {
-		fmt.Println("\nINVALID: some operations failed (see the # lines above).")
+		fmt.Fprintln(w, "\nINVALID: some operations failed (see the # lines above).")
 	}
 	return ok, errors.Join()
 }

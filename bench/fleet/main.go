@@ -53,15 +53,14 @@ import (
 )
 
 func main() {
-	instance := flag.String("instance", "", "internal: serve one instance on this Redis Unix socket (\"memory\": memory stores) and print its address")
 	duration := flag.Duration("duration", 4*time.Second, "recorded time per measurement")
 	warmup := flag.Duration("warmup", time.Second, "unrecorded time before each measurement")
 	reps := flag.Int("reps", 2, "interleaved repetitions (the table shows the median)")
 	concurrency := flag.Int("concurrency", 16, "concurrent clients")
 	scenarios := flag.String("scenarios", "flow,crossing,task", "scenarios: flow (confirmed flow with the ledger), crossing (a 2025-11-25 answer crossing instances), task (a task with one question)")
 	flag.Parse()
-	if *instance != "" {
-		if err := serveInstance(*instance); err != nil {
+	if sock := os.Getenv(instanceEnv); sock != "" {
+		if err := serveInstance(sock); err != nil {
 			fmt.Fprintln(os.Stderr, "fleet instance:", err)
 			os.Exit(1)
 		}
@@ -74,7 +73,7 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	ok, err := run(cfg)
+	ok, err := run(cfg, os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fleet:", err)
 		os.Exit(1)
@@ -91,6 +90,11 @@ type config struct {
 }
 
 // ---------------------------------------------------------------- instance
+
+// instanceEnv, set, makes the process one instance, on memory stores
+// ("memory") or on the Redis at the Unix socket it names; it prints its
+// address and serves until its stdin closes.
+const instanceEnv = "BATON_FLEET_BENCH_INSTANCE"
 
 // benchKey is the state key every instance shares.
 var benchKey = []byte("baton-bench-fleet-state-key-0001")
@@ -236,7 +240,8 @@ func startInstance(sock string) (*proc, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	cmd := exec.Command(self, "-instance", sock)
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), instanceEnv+"="+sock)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
