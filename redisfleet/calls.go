@@ -24,9 +24,17 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `)
 
-// answerScript: KEYS = call; ARGV = session, answer. Returns 1 when kept,
-// 0 when no call of the session waits for it or it was answered.
+// answerScript: KEYS = call; ARGV = session, answer, the caller's
+// deadline (Unix ms; 0 for none). Returns 1 when kept, 0 when no call of
+// the session waits for it or it was answered, -1 when the deadline has
+// passed by Redis's clock (nothing kept: the answer was refused).
 var answerScript = redis.NewScript(`
+if tonumber(ARGV[3]) > 0 then
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3]) then
+    return -1
+  end
+end
 if redis.call('HGET', KEYS[1], 's') ~= ARGV[1] then
   return 0
 end
@@ -65,11 +73,13 @@ func (s *SessionStore) Answer(ctx context.Context, sid, key string, answer []byt
 			return legacy.ErrNotWaiting
 		}
 	}
-	n, err := answerScript.Run(ctx, s.client, []string{k}, sid, answer).Int64()
-	if err != nil {
+	n, err := answerScript.Run(ctx, s.client, []string{k}, sid, answer, deadlineMs(ctx)).Int64()
+	switch {
+	case err != nil:
 		return fmt.Errorf("redis sessions: keep an answer: %w", err)
-	}
-	if n != 1 {
+	case n < 0:
+		return fmt.Errorf("redis sessions: keep an answer: Redis ran it after the deadline, and kept nothing: %w", context.DeadlineExceeded)
+	case n != 1:
 		return legacy.ErrNotWaiting
 	}
 	return nil

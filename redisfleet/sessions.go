@@ -84,6 +84,16 @@ func (s *SessionStore) channel(instance string) string {
 	return s.prefix + "{channels}:to:" + instance
 }
 
+// deadlineMs is ctx's deadline in Unix milliseconds, 0 for none: the
+// scripts that write compare it with Redis's clock and write nothing once
+// it has passed.
+func deadlineMs(ctx context.Context) int64 {
+	if d, ok := ctx.Deadline(); ok {
+		return d.UnixMilli()
+	}
+	return 0
+}
+
 // nowMs reads the Redis server's clock in a script, in milliseconds.
 const nowMs = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -158,11 +168,19 @@ return redis.call('ZCARD', KEYS[1])
 `)
 
 // writeScript: KEYS = session; ARGV = the SHA-1 of the record read, the
-// new record. Writes the record only if the session is still there (an
-// update never brings back a session that expired meanwhile) and its
-// record is still the one read. Returns 1, 0 when another instance wrote
-// first, or -1 when the session is gone.
+// new record, the caller's deadline (Unix ms; 0 for none). Writes the
+// record only if the session is still there (an update never brings back
+// a session that expired meanwhile), its record is still the one read,
+// and the deadline has not passed by Redis's clock (an update the caller
+// gave up on writes nothing). Returns 1, 0 when another instance wrote
+// first, -1 when the session is gone, -2 when too late.
 var writeScript = redis.NewScript(`
+if tonumber(ARGV[3]) > 0 then
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3]) then
+    return -2
+  end
+end
 local cur = redis.call('HGET', KEYS[1], 'rec')
 if not cur then
   return -1
@@ -289,7 +307,7 @@ func (s *SessionStore) Update(ctx context.Context, id string, fn func(*legacy.Re
 			return nil, err
 		}
 		sum := sha1.Sum([]byte(v[0].(string))) // decodeFields checked it is a string
-		n, err := writeScript.Run(ctx, s.client, []string{key}, hex.EncodeToString(sum[:]), b).Int64()
+		n, err := writeScript.Run(ctx, s.client, []string{key}, hex.EncodeToString(sum[:]), b, deadlineMs(ctx)).Int64()
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("redis sessions: update session: %w", err)
@@ -297,6 +315,8 @@ func (s *SessionStore) Update(ctx context.Context, id string, fn func(*legacy.Re
 			return next, nil
 		case n == -1:
 			return nil, legacy.ErrNotFound
+		case n == -2:
+			return nil, fmt.Errorf("redis sessions: update session: Redis ran it after the deadline, and wrote nothing: %w", context.DeadlineExceeded)
 		}
 		// another instance wrote first: rerun on its record
 	}
