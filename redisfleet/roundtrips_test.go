@@ -35,8 +35,8 @@ import (
 // what an operation sets off after its response (a call's cleanup, a
 // task's next step) counts with it. Instances also talk to Redis on their
 // own (heartbeats, the periodic reread of the answers waited for): an
-// operation is run several times and the fewest round trips seen count,
-// so a background tick that lands in one run does not.
+// operation is run several times and the count seen most often counts, so
+// a background tick that lands in one run does not.
 
 // tripCounter is a redis.Hook that records every round trip: a command
 // as its name and the kind of its first key, a pipeline as the list of
@@ -195,7 +195,7 @@ func (c *tripCounter) count() int {
 // (a call's cleanup, a task's next step) counts with it, not with the
 // next.
 func settle(ins []*rtInstance) {
-	const quiet = 150 * time.Millisecond
+	const quiet = 250 * time.Millisecond
 	n, since, deadline := -1, time.Now(), time.Now().Add(waitLimit)
 	for time.Now().Before(deadline) {
 		m := 0
@@ -230,18 +230,34 @@ func total(trips [][]string) int {
 	return n
 }
 
-// fewest runs op reps times, each time counting the round trips of every
-// instance between its start and its end, and returns the run with the
-// fewest in all.
-func fewest(t *testing.T, ins []*rtInstance, reps int, op func(rep int)) [][]string {
+// typical runs op reps times, each time counting the round trips of
+// every instance between its start and its end, and returns a run with
+// the count seen most often (the smaller on a tie): a background tick
+// that lands in one run, or a late round trip that slips into the next,
+// does not decide the count.
+func typical(t *testing.T, ins []*rtInstance, reps int, op func(rep int)) [][]string {
 	t.Helper()
-	var best [][]string
+	runs := make([][][]string, 0, reps)
 	for rep := range reps {
 		takeAll(ins)
 		op(rep)
-		got := takeAll(ins)
-		if best == nil || total(got) < total(best) {
-			best = got
+		runs = append(runs, takeAll(ins))
+	}
+	return mostOften(runs)
+}
+
+// mostOften returns the run whose total is the most frequent, the
+// smaller on a tie.
+func mostOften(runs [][][]string) [][]string {
+	seen := map[int]int{}
+	for _, r := range runs {
+		seen[total(r)]++
+	}
+	var best [][]string
+	for _, r := range runs {
+		n := total(r)
+		if best == nil || seen[n] > seen[total(best)] || (seen[n] == seen[total(best)] && n < total(best)) {
+			best = r
 		}
 	}
 	return best
@@ -287,7 +303,7 @@ func TestRoundTripsConfirmedFlow(t *testing.T) {
 		}
 	}
 	flow(0) // loads the script
-	got := fewest(t, ins, reps, flow)
+	got := typical(t, ins, reps, flow)
 	checkTrips(t, "confirmed flow (round 1 on A, round 2 on B)", got, 0, 1)
 }
 
@@ -312,7 +328,7 @@ func TestRoundTripsLegacySession(t *testing.T) {
 		return c
 	}
 	connect() // loads the scripts
-	got := fewest(t, ins, reps, func(int) { connect() })
+	got := typical(t, ins, reps, func(int) { connect() })
 	checkTrips(t, "session: initialize on A, notifications/initialized on B", got, 1, 1)
 
 	c := connect()
@@ -324,7 +340,7 @@ func TestRoundTripsLegacySession(t *testing.T) {
 	}
 	hello(0)
 	hello(1) // next on A
-	got = fewest(t, ins, 2*reps, func(rep int) {
+	got = typical(t, ins, 2*reps, func(rep int) {
 		hello(rep)
 		hello(rep) // on the other instance: each run is one call on A and one on B
 	})
@@ -338,7 +354,7 @@ func TestRoundTripsLegacySession(t *testing.T) {
 		}
 	}
 	ask(0)
-	got = fewest(t, ins, reps, ask)
+	got = typical(t, ins, reps, ask)
 	checkTrips(t, "blocking call on A, its answer POSTed to B", got, 6, 3)
 }
 
@@ -387,7 +403,7 @@ func TestRoundTripsTask(t *testing.T) {
 		}
 		return m
 	}
-	var create, poll, answer, result [][]string
+	var create, poll, answer, result [][][]string
 	for rep := range reps + 1 {
 		takeAll(ins)
 		task, err := clients[0].StartTask(ctx, "task", nil)
@@ -420,17 +436,10 @@ func TestRoundTripsTask(t *testing.T) {
 		if rep == 0 {
 			continue // loaded the scripts
 		}
-		for _, x := range []struct {
-			best *[][]string
-			got  [][]string
-		}{{&create, c1}, {&poll, p1}, {&answer, a1}, {&result, r1}} {
-			if *x.best == nil || total(x.got) < total(*x.best) {
-				*x.best = x.got
-			}
-		}
+		create, poll, answer, result = append(create, c1), append(poll, p1), append(answer, a1), append(result, r1)
 	}
-	checkTrips(t, "task: tools/call on A, until it asks", create, 3, 0, 0)
-	checkTrips(t, "task: tasks/get on B (input_required)", poll, 0, 1, 0)
-	checkTrips(t, "task: tasks/update on C, until A stored the result", answer, 3, 0, 3)
-	checkTrips(t, "task: tasks/get on B (completed)", result, 0, 1, 0)
+	checkTrips(t, "task: tools/call on A, until it asks", mostOften(create), 3, 0, 0)
+	checkTrips(t, "task: tasks/get on B (input_required)", mostOften(poll), 0, 1, 0)
+	checkTrips(t, "task: tasks/update on C, until A stored the result", mostOften(answer), 3, 0, 3)
+	checkTrips(t, "task: tasks/get on B (completed)", mostOften(result), 0, 1, 0)
 }
