@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/url"
@@ -86,5 +87,57 @@ func TestVariants(t *testing.T) {
 	}
 	if n := exp.spans.Load(); n < 2 {
 		t.Fatalf("a two-round flow recorded %d spans, want at least one per request", n)
+	}
+}
+
+// BenchmarkVariants is BenchmarkServers for plain Baton and its variants,
+// in process: the allocations and CPU per operation that a cached JWT and
+// recorded tracing add (baton-auth's row includes setting its
+// Authorization header on the request, a few allocations of the
+// benchmark's own).
+//
+//	go test -run '^$' -bench Variants -benchmem .
+func BenchmarkVariants(b *testing.B) {
+	handlers, _, err := newHandlers()
+	if err != nil {
+		b.Fatal(err)
+	}
+	auth := handlers["baton-auth"].(withToken)
+	withAuth := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Set("Authorization", "Bearer "+auth.token)
+		auth.ServeHTTP(w, r)
+	})
+	echoBody := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},` + metaJSON + `}}`)
+	round1 := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"confirm","arguments":{"id":42},` + metaJSON + `}}`)
+	round2Head := []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"confirm","arguments":{"id":42},` +
+		`"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}},"requestState":"`)
+	round2Tail := []byte(`",` + metaJSON + `}}`)
+	for _, v := range []struct {
+		name string
+		h    http.Handler
+	}{{"baton", handlers["baton"]}, {"baton-auth", withAuth}, {"baton-otel", handlers["baton-otel"]}} {
+		b.Run(v.name+"/echo", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if out := serveOnce(v.h, "echo", echoBody); !bytes.Contains(out, []byte(`"text":"hello"`)) {
+					b.Fatalf("echo: %.300s", out)
+				}
+			}
+		})
+		b.Run(v.name+"/confirm", func(b *testing.B) {
+			b.ReportAllocs()
+			var body []byte
+			for b.Loop() {
+				out := serveOnce(v.h, "confirm", round1)
+				state := stateIn(out)
+				if state == nil {
+					b.Fatalf("round 1: %.300s", out)
+				}
+				body = append(append(append(body[:0], round2Head...), state...), round2Tail...)
+				if out := serveOnce(v.h, "confirm", body); !bytes.Contains(out, []byte(`"text":"confirmed"`)) {
+					b.Fatalf("round 2: %.300s", out)
+				}
+			}
+		})
 	}
 }
