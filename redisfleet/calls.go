@@ -61,6 +61,12 @@ const answerProbeBytes = 8 << 10
 // answer only if a call of the session waits for it), two for an answer
 // of answerProbeBytes or more.
 func (s *SessionStore) Answer(ctx context.Context, sid, key string, answer []byte) error {
+	return s.answer(ctx, sid, key, answer, answerScript)
+}
+
+// answer runs script (answerScript or answerWakeScript, with its extra
+// arguments) to keep an answer, after the probe for a big one.
+func (s *SessionStore) answer(ctx context.Context, sid, key string, answer []byte, script *redis.Script, extra ...any) error {
 	k := s.callKey(key)
 	if len(answer) >= answerProbeBytes {
 		owner, err := s.client.HGet(ctx, k, "s").Result()
@@ -73,7 +79,7 @@ func (s *SessionStore) Answer(ctx context.Context, sid, key string, answer []byt
 			return legacy.ErrNotWaiting
 		}
 	}
-	n, err := answerScript.Run(ctx, s.client, []string{k}, sid, answer, deadlineMs(ctx)).Int64()
+	n, err := script.Run(ctx, s.client, []string{k}, append([]any{sid, answer, deadlineMs(ctx)}, extra...)...).Int64()
 	switch {
 	case err != nil:
 		return fmt.Errorf("redis sessions: keep an answer: %w", err)
@@ -83,6 +89,45 @@ func (s *SessionStore) Answer(ctx context.Context, sid, key string, answer []byt
 		return legacy.ErrNotWaiting
 	}
 	return nil
+}
+
+// answerWakeScript is answerScript that, once the answer is kept,
+// publishes ARGV[5] on the channel ARGV[4]: the wake-up of the instance
+// holding the call. Only on one Redis server: on Redis Cluster the
+// instances listen on sharded channels, which a script on another slot
+// cannot publish to.
+var answerWakeScript = redis.NewScript(`
+if tonumber(ARGV[3]) > 0 then
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3]) then
+    return -1
+  end
+end
+if redis.call('HGET', KEYS[1], 's') ~= ARGV[1] then
+  return 0
+end
+local n = redis.call('HSETNX', KEYS[1], 'a', ARGV[2])
+if n == 1 then
+  redis.call('PUBLISH', ARGV[4], ARGV[5])
+end
+return n
+`)
+
+// AnswerWake is Answer, then Publish of wake to instance once the answer
+// is kept; package legacy uses it for an answer to a call on another
+// instance. On one Redis server it is one script, one round trip (two for
+// an answer of 8 KiB or more, which is probed first as Answer does); on
+// Redis Cluster it is Answer then Publish. A failure to publish is not
+// reported (the holder reads its calls' answers every second anyway).
+func (s *SessionStore) AnswerWake(ctx context.Context, sid, key string, answer []byte, instance string, wake []byte) error {
+	if _, cluster := s.client.(*redis.ClusterClient); cluster {
+		if err := s.Answer(ctx, sid, key, answer); err != nil {
+			return err
+		}
+		_ = s.Publish(ctx, instance, wake)
+		return nil
+	}
+	return s.answer(ctx, sid, key, answer, answerWakeScript, s.channel(instance), wake)
 }
 
 // Answers implements legacy.Store with one pipeline of HGETs (split by
