@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"net/http"
+	neturl "net/url"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -115,6 +116,9 @@ func newClient(tr *http.Transport, url string) *client {
 			"Mcp-Protocol-Version": {protocolVersion},
 			"Mcp-Method":           {"tools/call"},
 			"Mcp-Name":             {tool},
+		}
+		if u, err := neturl.Parse(url); err == nil && bearerOf(u) != "" { // baton-auth (variants.go)
+			c.header[tool].Set("Authorization", "Bearer "+bearerOf(u))
 		}
 	}
 	return c

@@ -91,7 +91,7 @@ func main() {
 		cfg.sessionReps = cfg.reps
 	}
 	for _, s := range cfg.servers {
-		if !slices.Contains(serverNames, s) {
+		if !knownServer(s) {
 			fatal(fmt.Errorf("unknown server %q", s))
 		}
 	}
@@ -725,6 +725,7 @@ func report(cfg config, all map[string]map[string][]*result) bool {
 		fmt.Printf("| baton-flow/baton-single-request (info) | %.2f | | %.2f | – | – | – | |\n", b.ops/f.ops, f.srvCPU/b.srvCPU)
 	}
 	reportLegacy(cfg, all, sum)
+	reportVariants(sum) // variants.go
 	if !valid {
 		fmt.Println("\nINVALID: some measurements had errors (see the # lines above); these figures must not be reported.")
 	}

@@ -45,8 +45,12 @@ func newRawClient(rawURL string, fullEvery int) (*rawClient, error) {
 	}
 	c := &rawClient{addr: u.Host, host: u.Host, path: u.Path, fullEvery: max(fullEvery, 1),
 		headers: map[string][]byte{}, timeout: 30 * time.Second}
+	authz := ""
+	if tok := bearerOf(u); tok != "" { // baton-auth (variants.go)
+		authz = "\r\nAuthorization: Bearer " + tok
+	}
 	for _, tool := range []string{"echo", "confirm", askTool} {
-		c.headers[tool] = []byte("POST " + c.path + " HTTP/1.1\r\nHost: " + c.host +
+		c.headers[tool] = []byte("POST " + c.path + " HTTP/1.1\r\nHost: " + c.host + authz +
 			"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream" +
 			"\r\nMcp-Protocol-Version: " + protocolVersion + "\r\nMcp-Method: tools/call\r\nMcp-Name: " + tool +
 			"\r\nContent-Length: ")

@@ -1,10 +1,12 @@
 #!/bin/sh
 # Runs the harness with the figures' settings: every table of bench/README.md
 # ("Latest figures") from one run of one process: echo and confirm over all
-# five servers, the rounds-growth scenario, the 2025-11-25 scenarios
-# (session-call and session-elicit over Baton's legacy endpoint, the
-# go-sdk's and mcp-go's stateful servers and a floor, 3 repetitions, about
-# 3 minutes; session-memory), then the hostile bodies. The
+# five servers and the authorization and telemetry variants of Baton
+# (baton-auth, baton-otel), the rounds-growth scenario, the 2025-11-25
+# scenarios (session-call and session-elicit over Baton's legacy endpoint,
+# the go-sdk's and mcp-go's stateful servers and a floor, 3 repetitions,
+# about 3 minutes; session-memory), the hostile bodies, then the fleet
+# (fleet.sh). The
 # server process is pinned to CPU 0 and the load generator to CPU 1
 # (taskset; -pin=false to share the CPUs). About 15 minutes on 2 CPUs.
 # With -p, it instead profiles Baton's server process (cpu-echo.pprof,
@@ -25,4 +27,8 @@ if [ "${1:-}" = "-p" ]; then
 	done
 	exit 0
 fi
-exec /tmp/baton-bench -scenarios echo,confirm,rounds,session-call,session-elicit,session-memory,hostile -rounds 1,2,4,8,16 -duration 5s -warmup 2s -reps 5 -session-reps 3 -concurrency 32 "$@"
+status=0
+/tmp/baton-bench -servers baton,baton-echo,gosdk,mcpgo,floor,baton-auth,baton-otel -scenarios echo,confirm,rounds,session-call,session-elicit,session-memory,hostile -rounds 1,2,4,8,16 -duration 5s -warmup 2s -reps 5 -session-reps 3 -concurrency 32 "$@" || status=$?
+# The fleet (three instances behind nginx with Redis, beside one): fleet.sh.
+./fleet.sh || status=$?
+exit $status

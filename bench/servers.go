@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -48,6 +49,16 @@ func listen(h http.Handler) (string, error) {
 
 // ---------------------------------------------------------------- Baton
 
+// newBatonWith is newBaton serving 2025-11-25 sessions too when lg is not
+// nil (server.Options.Legacy: the one endpoint users mount).
+func newBatonWith(lg *legacy.Handler) (*server.Server, error) {
+	return newBaton(func(o *server.Options) {
+		if lg != nil {
+			o.Legacy = lg
+		}
+	})
+}
+
 // newBaton builds the Baton server: a fixed key ring, a discard logger,
 // the default limits written out (4 MiB bodies, 64 levels of nesting,
 // 64 KiB states: the hostile bodies are built against them), otherwise
@@ -57,12 +68,9 @@ func listen(h http.Handler) (string, error) {
 // validated against the schema and decoded; confirm asks with req.Elicit,
 // so round 1 seals the state and round 2 verifies it and validates the
 // answer before the handler sees it; ask is the rounds scenario's tool
-// (rounds.go); submit is the hostile scenario's target.
-func newBaton() (*server.Server, error) { return newBatonWith(nil) }
-
-// newBatonWith is newBaton serving 2025-11-25 sessions too when lg is not
-// nil (server.Options.Legacy: the one endpoint users mount).
-func newBatonWith(lg *legacy.Handler) (*server.Server, error) {
+// (rounds.go); submit is the hostile scenario's target. Each of more may
+// change the options before the server is built (the variants).
+func newBaton(more ...func(*server.Options)) (*server.Server, error) {
 	ring, err := mrtr.NewKeyRing(mrtr.Key{ID: "bench-1", Secret: benchKey})
 	if err != nil {
 		return nil, err
@@ -75,8 +83,8 @@ func newBatonWith(lg *legacy.Handler) (*server.Server, error) {
 		MaxJSONDepth:    serverMaxDepth,
 		Logger:          slog.New(slog.DiscardHandler),
 	}
-	if lg != nil {
-		opts.Legacy = lg
+	for _, f := range more {
+		f(opts)
 	}
 	srv, err := server.New(server.Implementation{Name: "baton-bench", Version: "1.0.0"}, opts)
 	if err != nil {
@@ -310,13 +318,17 @@ func newHandlers() (map[string]http.Handler, *server.Server, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("mcpgo: %w", err)
 	}
-	return map[string]http.Handler{
+	handlers := map[string]http.Handler{
 		"baton":      b,             // *server.Server as http.Handler
 		"baton-echo": behindEcho(b), // the same server behind echo
 		"gosdk":      sdk,
 		"mcpgo":      mgo,
 		"floor":      http.HandlerFunc(floorHandler),
-	}, b, nil
+	}
+	if err := addVariants(handlers, b); err != nil { // variants.go
+		return nil, nil, err
+	}
+	return handlers, b, nil
 }
 
 // startServers starts every server on its own listener.
@@ -326,12 +338,12 @@ func startServers() (map[string]string, *server.Server, error) {
 		return nil, nil, err
 	}
 	urls := map[string]string{}
-	for _, name := range serverNames {
+	for _, name := range append(slices.Clone(serverNames), variantNames...) {
 		u, err := listen(handlers[name])
 		if err != nil {
 			return nil, nil, errors.Join(fmt.Errorf("%s: listen", name), err)
 		}
-		urls[name] = u
+		urls[name] = endpointURL(u, handlers[name])
 	}
 	if err := startLegacyServers(urls); err != nil {
 		return nil, nil, err

@@ -139,7 +139,21 @@ func (h *Handler) acceptAnswer(w http.ResponseWriter, r *http.Request, sid strin
 	}
 	ctx, cancel := h.storeCtx(r.Context())
 	defer cancel()
-	switch err := h.store.Answer(ctx, sid, key, kept); {
+	wake := &fleetMessage{Kind: kindReply, Session: sid, ID: key}
+	aw, oneStep := h.store.(answerWaker)
+	if oneStep && h.shared {
+		// The answer kept and the holder woken in one step of the store.
+		wake.From = h.instance
+		b, merr := json.Marshal(wake)
+		if merr != nil {
+			writeJSONError(w, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InternalError, "the wake-up cannot be encoded"))
+			return false
+		}
+		err = aw.AnswerWake(ctx, sid, key, kept, inst, b)
+	} else {
+		err = h.store.Answer(ctx, sid, key, kept)
+	}
+	switch {
 	case errors.Is(err, ErrNotWaiting):
 		return notWaiting()
 	case err != nil:
@@ -147,7 +161,9 @@ func (h *Handler) acceptAnswer(w http.ResponseWriter, r *http.Request, sid strin
 		return false
 	}
 	// Kept: the holder reads it on this wake-up or its next poll.
-	h.send(inst, &fleetMessage{Kind: kindReply, Session: sid, ID: key})
+	if !oneStep || !h.shared {
+		h.send(inst, wake)
+	}
 	h.d.Measure(context.Background(), era.MeasureReplySent, 1)
 	return true
 }

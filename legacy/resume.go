@@ -72,6 +72,16 @@ func (k *keptStream) keep(msg []byte) string {
 	defer cancel()
 	if k.key == "" {
 		key := randomID("")
+		if oa, ok := k.h.events.(streamOpenAppender); ok {
+			pos, err := oa.OpenStreamAppend(ctx, k.sid, key, k.meta, msg)
+			if err != nil {
+				k.failed = true
+				k.h.srv.Logger().Warn("legacy sessions: could not keep a stream's events; it cannot be resumed", "session", k.sid, "err", err)
+				return ""
+			}
+			k.key = key
+			return eventID(k.key, pos)
+		}
 		if err := k.h.events.OpenStream(ctx, k.sid, key, k.meta); err != nil {
 			k.failed = true
 			k.h.srv.Logger().Warn("legacy sessions: could not keep a stream's events; it cannot be resumed", "session", k.sid, "err", err)
@@ -134,6 +144,23 @@ func (k *keptStream) finish(res []byte) {
 	}
 	if k.key == "" && !k.st.Streaming() {
 		k.st.Finish(http.StatusOK, res)
+		return
+	}
+	if ae, ok := k.h.events.(streamAppendEnder); ok && k.key != "" && !k.failed {
+		// The response and the stream's end, kept in one step.
+		ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+		pos, err := ae.AppendEndStream(ctx, k.sid, k.key, res)
+		cancel()
+		id := ""
+		if err != nil {
+			k.h.srv.Logger().Warn("legacy sessions: could not keep an event; it goes out without an id", "session", k.sid, "err", err)
+		} else {
+			id = eventID(k.key, pos)
+		}
+		k.st.FinishID(http.StatusOK, id, res)
+		if err != nil {
+			k.end()
+		}
 		return
 	}
 	id := k.keep(res)

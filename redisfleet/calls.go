@@ -24,9 +24,17 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `)
 
-// answerScript: KEYS = call; ARGV = session, answer. Returns 1 when kept,
-// 0 when no call of the session waits for it or it was answered.
+// answerScript: KEYS = call; ARGV = session, answer, the caller's
+// deadline (Unix ms; 0 for none). Returns 1 when kept, 0 when no call of
+// the session waits for it or it was answered, -1 when the deadline has
+// passed by Redis's clock (nothing kept: the answer was refused).
 var answerScript = redis.NewScript(`
+if tonumber(ARGV[3]) > 0 then
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3]) then
+    return -1
+  end
+end
 if redis.call('HGET', KEYS[1], 's') ~= ARGV[1] then
   return 0
 end
@@ -41,28 +49,85 @@ func (s *SessionStore) Park(ctx context.Context, sid, key string, ttl time.Durat
 	return nil
 }
 
-// Answer implements legacy.Store. It reads the parked request first, so
-// that an answer nobody waits for costs one small read and its body never
-// goes to Redis.
+// answerProbeBytes is the size from which Answer first checks that a
+// call waits for the answer, in a round trip of its own, before sending
+// the answer to Redis: a big answer nobody waits for then costs one small
+// read and its body never goes to Redis. A smaller one goes straight to
+// the script, which checks the same thing and writes nothing when no call
+// waits: one round trip.
+const answerProbeBytes = 8 << 10
+
+// Answer implements legacy.Store: one round trip (a script that keeps the
+// answer only if a call of the session waits for it), two for an answer
+// of answerProbeBytes or more.
 func (s *SessionStore) Answer(ctx context.Context, sid, key string, answer []byte) error {
+	return s.answer(ctx, sid, key, answer, answerScript)
+}
+
+// answer runs script (answerScript or answerWakeScript, with its extra
+// arguments) to keep an answer, after the probe for a big one.
+func (s *SessionStore) answer(ctx context.Context, sid, key string, answer []byte, script *redis.Script, extra ...any) error {
 	k := s.callKey(key)
-	owner, err := s.client.HGet(ctx, k, "s").Result()
+	if len(answer) >= answerProbeBytes {
+		owner, err := s.client.HGet(ctx, k, "s").Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			return legacy.ErrNotWaiting
+		case err != nil:
+			return fmt.Errorf("redis sessions: read a parked request: %w", err)
+		case owner != sid:
+			return legacy.ErrNotWaiting
+		}
+	}
+	n, err := script.Run(ctx, s.client, []string{k}, append([]any{sid, answer, deadlineMs(ctx)}, extra...)...).Int64()
 	switch {
-	case errors.Is(err, redis.Nil):
-		return legacy.ErrNotWaiting
 	case err != nil:
-		return fmt.Errorf("redis sessions: read a parked request: %w", err)
-	case owner != sid:
-		return legacy.ErrNotWaiting
-	}
-	n, err := answerScript.Run(ctx, s.client, []string{k}, sid, answer).Int64()
-	if err != nil {
 		return fmt.Errorf("redis sessions: keep an answer: %w", err)
-	}
-	if n != 1 {
+	case n < 0:
+		return fmt.Errorf("redis sessions: keep an answer: Redis ran it after the deadline, and kept nothing: %w", context.DeadlineExceeded)
+	case n != 1:
 		return legacy.ErrNotWaiting
 	}
 	return nil
+}
+
+// answerWakeScript is answerScript that, once the answer is kept,
+// publishes ARGV[5] on the channel ARGV[4]: the wake-up of the instance
+// holding the call. Only on one Redis server: on Redis Cluster the
+// instances listen on sharded channels, which a script on another slot
+// cannot publish to.
+var answerWakeScript = redis.NewScript(`
+if tonumber(ARGV[3]) > 0 then
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3]) then
+    return -1
+  end
+end
+if redis.call('HGET', KEYS[1], 's') ~= ARGV[1] then
+  return 0
+end
+local n = redis.call('HSETNX', KEYS[1], 'a', ARGV[2])
+if n == 1 then
+  redis.call('PUBLISH', ARGV[4], ARGV[5])
+end
+return n
+`)
+
+// AnswerWake is Answer, then Publish of wake to instance once the answer
+// is kept; package legacy uses it for an answer to a call on another
+// instance. On one Redis server it is one script, one round trip (two for
+// an answer of 8 KiB or more, which is probed first as Answer does); on
+// Redis Cluster it is Answer then Publish. A failure to publish is not
+// reported (the holder reads its calls' answers every second anyway).
+func (s *SessionStore) AnswerWake(ctx context.Context, sid, key string, answer []byte, instance string, wake []byte) error {
+	if _, cluster := s.client.(*redis.ClusterClient); cluster {
+		if err := s.Answer(ctx, sid, key, answer); err != nil {
+			return err
+		}
+		_ = s.Publish(ctx, instance, wake)
+		return nil
+	}
+	return s.answer(ctx, sid, key, answer, answerWakeScript, s.channel(instance), wake)
 }
 
 // Answers implements legacy.Store with one pipeline of HGETs (split by

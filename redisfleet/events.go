@@ -186,3 +186,54 @@ func (s *SessionStore) Alive(ctx context.Context, instance string) (bool, error)
 }
 
 var _ legacy.EventStore = (*SessionStore)(nil)
+
+// openAppendScript: KEYS = stream; ARGV = meta, message, ttl ms. Starts
+// the stream with its meta and adds its first event, in one step.
+// Returns the event's position.
+var openAppendScript = redis.NewScript(`
+redis.call('XADD', KEYS[1], '*', 'meta', ARGV[1])
+local id = redis.call('XADD', KEYS[1], '*', 'm', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return id
+`)
+
+// OpenStreamAppend is OpenStream then Append of msg in one round trip;
+// package legacy uses it for a stream's first event.
+func (s *SessionStore) OpenStreamAppend(ctx context.Context, sid, stream string, meta legacy.StreamMeta, msg []byte) (string, error) {
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return "", fmt.Errorf("redis sessions: encode stream meta: %w", err)
+	}
+	id, err := openAppendScript.Run(ctx, s.client, []string{s.eventsKey(sid, stream)}, b, msg, eventTTL.Milliseconds()).Text()
+	if err != nil {
+		return "", fmt.Errorf("redis sessions: open a stream: %w", err)
+	}
+	return id, nil
+}
+
+// appendEndScript: KEYS = stream; ARGV = message, ttl ms. Adds the last
+// event and the end entry to a stream that exists and shortens its life.
+// Returns the event's position, or nil when the stream is gone.
+var appendEndScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return false
+end
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', '1000', '*', 'm', ARGV[1])
+redis.call('XADD', KEYS[1], '*', 'end', '1')
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return id
+`)
+
+// AppendEndStream is Append of msg then EndStream in one round trip;
+// package legacy uses it for a call's response. The stream is kept
+// legacy.EndedEventTTL more.
+func (s *SessionStore) AppendEndStream(ctx context.Context, sid, stream string, msg []byte) (string, error) {
+	id, err := appendEndScript.Run(ctx, s.client, []string{s.eventsKey(sid, stream)}, msg, legacy.EndedEventTTL.Milliseconds()).Text()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return "", legacy.ErrNotFound
+	case err != nil:
+		return "", fmt.Errorf("redis sessions: keep a stream's last event: %w", err)
+	}
+	return id, nil
+}

@@ -32,7 +32,7 @@ package redisfleet
 
 import "github.com/redis/go-redis/v9"
 
-// maxRetries bounds the optimistic transaction of one update: a record is
+// maxRetries bounds the optimistic retries of one update: a record is
 // written by its owner, its client and (once a task's lease lapsed) its
 // readers, so losing this many races in a row means something is wrong.
 const maxRetries = 32

@@ -1,12 +1,10 @@
 package redisfleet
 
 // The Redis loops the adapters share: a subscription that delivers
-// messages until its context ends, and an optimistic transaction retried
-// when another client wrote first.
+// messages until its context ends.
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
@@ -68,20 +66,4 @@ func receiveOn(ctx context.Context, sub *redis.PubSub, what string, channels []s
 		}
 		deliver(msg.Payload)
 	}
-}
-
-// watch runs txf in an optimistic transaction watching key, and runs it
-// again when another client wrote key first, at most retries times in a
-// row; then it gives up with an error that says so. what names the
-// operation in that error ("redis tasks: update task"). txf's own error
-// is returned as it is.
-func watch(ctx context.Context, client redis.UniversalClient, key string, retries int, what string, txf func(*redis.Tx) error) error {
-	for range retries {
-		err := client.Watch(ctx, txf, key)
-		if !errors.Is(err, redis.TxFailedErr) {
-			return err
-		}
-		// another client wrote first: rerun on its record
-	}
-	return fmt.Errorf("%s: lost the race %d times in a row", what, retries)
 }

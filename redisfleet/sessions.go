@@ -2,6 +2,7 @@ package redisfleet
 
 import (
 	"context"
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -45,9 +46,10 @@ import (
 // Sessions expire by the Redis server's clock, read in the scripts (TIME),
 // so the instances' clocks do not matter. Creating a session (the quota
 // and total checks and the writes), touching one and deleting one are
-// single Lua scripts; updating a record is an optimistic transaction
-// (WATCH, read, change, MULTI, write if still there, EXEC), retried when
-// another instance wrote in between. The session keys and their indexes
+// single Lua scripts; updating a record is optimistic (read, change, then
+// a script that writes only if the session is still there and its record
+// is still the one read), retried when another instance wrote in
+// between. The session keys and their indexes
 // share the hash tag {sessions}, and the channels {channels}, so the
 // store works on Redis Cluster too (one master serves the records);
 // parked requests and the events of streams spread over the slots.
@@ -80,6 +82,16 @@ func (s *SessionStore) channel(instance string) string {
 		return s.prefix + "{channels}:all-instances"
 	}
 	return s.prefix + "{channels}:to:" + instance
+}
+
+// deadlineMs is ctx's deadline in Unix milliseconds, 0 for none: the
+// scripts that write compare it with Redis's clock and write nothing once
+// it has passed.
+func deadlineMs(ctx context.Context) int64 {
+	if d, ok := ctx.Deadline(); ok {
+		return d.UnixMilli()
+	}
+	return 0
 }
 
 // nowMs reads the Redis server's clock in a script, in milliseconds.
@@ -155,14 +167,28 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 return redis.call('ZCARD', KEYS[1])
 `)
 
-// writeScript: KEYS = session; ARGV = record. Writes the record only if
-// the session is still there (an update never brings back a session that
-// expired meanwhile). Returns 1, or -1 when it is gone.
+// writeScript: KEYS = session; ARGV = the SHA-1 of the record read, the
+// new record, the caller's deadline (Unix ms; 0 for none). Writes the
+// record only if the session is still there (an update never brings back
+// a session that expired meanwhile), its record is still the one read,
+// and the deadline has not passed by Redis's clock (an update the caller
+// gave up on writes nothing). Returns 1, 0 when another instance wrote
+// first, -1 when the session is gone, -2 when too late.
 var writeScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then
+if tonumber(ARGV[3]) > 0 then
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3]) then
+    return -2
+  end
+end
+local cur = redis.call('HGET', KEYS[1], 'rec')
+if not cur then
   return -1
 end
-redis.call('HSET', KEYS[1], 'rec', ARGV[1])
+if redis.sha1hex(cur) ~= ARGV[1] then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'rec', ARGV[2])
 return 1
 `)
 
@@ -253,49 +279,48 @@ func (s *SessionStore) Touch(ctx context.Context, id string, idle time.Duration)
 	return decodeSession([]byte(rec), used)
 }
 
-// Update implements legacy.Store with an optimistic transaction.
+// Update implements legacy.Store with an optimistic update in two round
+// trips: HMGET, then a script that writes the record only if the session
+// is still there and its record still the one read (compared by SHA-1 in
+// Redis), and reruns fn on the new record when another instance wrote in
+// between. An fn returning legacy.ErrNoUpdate costs the HMGET alone.
 func (s *SessionStore) Update(ctx context.Context, id string, fn func(*legacy.Record) error) (*legacy.Record, error) {
 	key := s.key(id)
-	var out *legacy.Record
-	txf := func(tx *redis.Tx) error {
-		v, err := tx.HMGet(ctx, key, fields...).Result()
+	for range maxRetries {
+		v, err := s.client.HMGet(ctx, key, fields...).Result()
 		if err != nil {
-			return fmt.Errorf("redis sessions: update session: read: %w", err)
+			return nil, fmt.Errorf("redis sessions: update session: read: %w", err)
 		}
 		cur, err := decodeFields(v)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		next := cur.Clone()
 		if err := fn(next); errors.Is(err, legacy.ErrNoUpdate) {
-			out = cur
-			return nil
+			return cur, nil
 		} else if err != nil {
-			return err
+			return nil, err
 		}
 		next.ID, next.Owner, next.Principal, next.LastUsed, next.Rev = cur.ID, cur.Owner, cur.Principal, cur.LastUsed, cur.Rev+1
 		b, err := encodeSession(next)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		var wrote *redis.Cmd
-		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			wrote = writeScript.Eval(ctx, p, []string{key}, b)
-			return nil
-		})
-		if err != nil {
-			return err
+		sum := sha1.Sum([]byte(v[0].(string))) // decodeFields checked it is a string
+		n, err := writeScript.Run(ctx, s.client, []string{key}, hex.EncodeToString(sum[:]), b, deadlineMs(ctx)).Int64()
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("redis sessions: update session: %w", err)
+		case n == 1:
+			return next, nil
+		case n == -1:
+			return nil, legacy.ErrNotFound
+		case n == -2:
+			return nil, fmt.Errorf("redis sessions: update session: Redis ran it after the deadline, and wrote nothing: %w", context.DeadlineExceeded)
 		}
-		if n, _ := wrote.Int64(); n != 1 {
-			return legacy.ErrNotFound
-		}
-		out = next
-		return nil
+		// another instance wrote first: rerun on its record
 	}
-	if err := watch(ctx, s.client, key, maxRetries, "redis sessions: update session", txf); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return nil, fmt.Errorf("redis sessions: update session: lost the race %d times in a row", maxRetries)
 }
 
 // Delete implements legacy.Store.

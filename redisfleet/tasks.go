@@ -2,6 +2,8 @@ package redisfleet
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,10 +36,11 @@ import (
 // keys are single keys too. A prefix with a hash tag ("{baton}:tasks:")
 // puts them all in one slot, which a cluster does not need.
 //
-// Updates are optimistic transactions (WATCH the key, read, compute, MULTI
-// SET EXEC), retried when another instance wrote in between, so two
-// instances never overwrite each other's change: the one that loses the
-// race reruns its update on the record the winner stored. Pub/sub is only
+// Updates are optimistic: read (GET), compute, then write with a script
+// that sets the record only if it is still the one read, retried when
+// another instance wrote in between, so two instances never overwrite
+// each other's change: the one that loses the race reruns its update on
+// the record the winner stored. Pub/sub is only
 // a wake-up: what was answered or cancelled is in the record, and the
 // running instance rereads its tasks periodically, so a lost message delays
 // a task, never loses its input.
@@ -46,6 +49,7 @@ import (
 type TaskStore struct {
 	client redis.UniversalClient
 	prefix string
+	seen   seenRecords // the records last read or written here
 }
 
 // Tasks returns the fleet's tasks.Store, whose keys start with the
@@ -103,11 +107,6 @@ func decodeTask(b []byte) (*tasks.Record, error) {
 	return &r, nil
 }
 
-// expiry is the PXAT of a record: its ExpiresAt, to the millisecond.
-func expiry(r *tasks.Record) redis.SetArgs {
-	return redis.SetArgs{ExpireAt: r.ExpiresAt.Truncate(time.Millisecond)}
-}
-
 // createTaskScript is SET NX PXAT that does nothing once the caller's
 // deadline (ARGV[3], Unix ms; 0 for none) has passed by Redis's clock: a
 // request refused because Redis stalled (a paused server runs the
@@ -147,6 +146,7 @@ func (s *TaskStore) Create(ctx context.Context, r *tasks.Record) error {
 	case n < 0:
 		return fmt.Errorf("redis tasks: create task: Redis ran it after the deadline, and wrote nothing: %w", context.DeadlineExceeded)
 	}
+	s.seen.put(r.ID, b)
 	return nil
 }
 
@@ -159,51 +159,102 @@ func (s *TaskStore) Get(ctx context.Context, id string) (*tasks.Record, error) {
 	case err != nil:
 		return nil, fmt.Errorf("redis tasks: get task: %w", err)
 	}
+	s.seen.put(id, b)
 	return decodeTask(b)
 }
 
-// Update implements tasks.Store with an optimistic transaction.
+// updateTaskScript is the write of an optimistic update: SET PXAT only
+// if the record is still the one read (its SHA-1 is ARGV[1]) and the
+// caller's deadline (ARGV[4], Unix ms; 0 for none) has not passed by
+// Redis's clock, so an update the caller gave up on writes nothing. It
+// returns 1 when written, 0 when another instance wrote first, -1 when
+// too late, -2 when the task is gone.
+var updateTaskScript = redis.NewScript(`
+if tonumber(ARGV[4]) > 0 then
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[4]) then
+    return -1
+  end
+end
+local cur = redis.call('GET', KEYS[1])
+if not cur then
+  return -2
+end
+if redis.sha1hex(cur) ~= ARGV[1] then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
+return 1
+`)
+
+// Update implements tasks.Store with an optimistic update: GET, then a
+// script that writes only if the record is still the one read (compared
+// by SHA-1 in Redis), rerunning fn on the new record when another
+// instance wrote in between. When this store read or wrote the record
+// last (Get, Create, Update), fn runs on those bytes and the update is
+// the script alone, one round trip; the script refuses if they are stale.
+// An fn returning tasks.ErrNoUpdate, or an error, is decided on a fresh
+// read: the GET alone.
 func (s *TaskStore) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
 	key := s.key(id)
-	var out *tasks.Record
-	txf := func(tx *redis.Tx) error {
-		b, err := tx.Get(ctx, key).Bytes()
-		if errors.Is(err, redis.Nil) {
-			return tasks.ErrNotFound
-		}
-		if err != nil {
-			return fmt.Errorf("redis tasks: update task: read: %w", err)
+	var deadline int64
+	if d, ok := ctx.Deadline(); ok {
+		deadline = d.UnixMilli()
+	}
+	b := s.seen.get(id)
+	for range maxRetries {
+		remembered := b != nil
+		if !remembered {
+			var err error
+			b, err = s.client.Get(ctx, key).Bytes()
+			if errors.Is(err, redis.Nil) {
+				s.seen.drop(id)
+				return nil, tasks.ErrNotFound
+			}
+			if err != nil {
+				return nil, fmt.Errorf("redis tasks: update task: read: %w", err)
+			}
+			s.seen.put(id, b)
 		}
 		cur, err := decodeTask(b)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		next := cur.Clone()
-		if err := fn(next); errors.Is(err, tasks.ErrNoUpdate) {
-			out = cur
-			return nil
-		} else if err != nil {
-			return err
+		if err := fn(next); err != nil {
+			if remembered {
+				b = nil // decide on a fresh read
+				continue
+			}
+			if errors.Is(err, tasks.ErrNoUpdate) {
+				return cur, nil
+			}
+			return nil, err
 		}
 		next.ID, next.ExpiresAt = cur.ID, cur.ExpiresAt
 		nb, err := encodeTask(next)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.SetArgs(ctx, key, nb, expiry(next))
-			return nil
-		})
-		if err != nil {
-			return err
+		sum := sha1.Sum(b)
+		n, err := updateTaskScript.Run(ctx, s.client, []string{key},
+			hex.EncodeToString(sum[:]), nb, next.ExpiresAt.UnixMilli(), deadline).Int()
+		switch {
+		case err != nil:
+			s.seen.drop(id) // written or not: unknown
+			return nil, fmt.Errorf("redis tasks: update task: %w", err)
+		case n == 1:
+			s.seen.put(id, nb)
+			return next, nil
+		case n == -1:
+			return nil, fmt.Errorf("redis tasks: update task: Redis ran it after the deadline, and wrote nothing: %w", context.DeadlineExceeded)
+		case n == -2:
+			s.seen.drop(id)
+			return nil, tasks.ErrNotFound
 		}
-		out = next
-		return nil
+		b = nil // another instance wrote first: rerun on its record
 	}
-	if err := watch(ctx, s.client, key, maxRetries, "redis tasks: update task", txf); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return nil, fmt.Errorf("redis tasks: update task: lost the race %d times in a row", maxRetries)
 }
 
 // Signal implements tasks.Store with PUBLISH.

@@ -1,0 +1,105 @@
+package redisfleet_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/baton-mcp/baton/internal/testredis"
+	"github.com/baton-mcp/baton/redisfleet"
+	"github.com/baton-mcp/baton/tasks"
+	"github.com/baton-mcp/baton/tasks/taskstest"
+)
+
+// Two instances update one task in turn and at once: each remembers the
+// record it wrote last, which the other's writes make stale; no update is
+// lost, and a decision to write nothing is taken on the current record,
+// not on a remembered one.
+func TestRememberedRecordsLoseNoUpdate(t *testing.T) {
+	rs := testredis.Start(t)
+	ctx := context.Background()
+	a := redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "seen:"}).Tasks()
+	b := redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "seen:"}).Tasks()
+	r := taskstest.Record(time.Minute)
+	if err := a.Create(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	appendMark := func(s *redisfleet.TaskStore, mark string) {
+		t.Helper()
+		if _, err := s.Update(ctx, r.ID, func(r *tasks.Record) error {
+			r.StatusMessage += mark
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := ""
+	for range 5 { // in turn: each update finds the other's record
+		appendMark(a, "a")
+		appendMark(b, "b")
+		want += "ab"
+	}
+	var wg sync.WaitGroup
+	for i := range 40 { // at once
+		s := a
+		if i%2 == 1 {
+			s = b
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.Update(ctx, r.ID, func(r *tasks.Record) error {
+				r.StatusMessage += "x"
+				return nil
+			}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	got, err := a.Get(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wantAll := want + strings.Repeat("x", 40); got.StatusMessage != wantAll {
+		t.Fatalf("StatusMessage = %q, want %q then 40 x", got.StatusMessage, want)
+	}
+
+	// a remembers a working task; b cancels it; a's "only if not
+	// terminal" update must see the cancellation.
+	appendMark(a, "")
+	if _, err := b.Update(ctx, r.ID, func(r *tasks.Record) error {
+		r.Status = tasks.StatusCancelled
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wrote := false
+	rec, err := a.Update(ctx, r.ID, func(r *tasks.Record) error {
+		if r.Status.Terminal() {
+			return tasks.ErrNoUpdate
+		}
+		wrote = true
+		r.StatusMessage = "overwritten"
+		return nil
+	})
+	if err != nil || rec.Status != tasks.StatusCancelled || rec.StatusMessage == "overwritten" {
+		t.Fatalf("Update after another instance's cancel = %+v, %v", rec, err)
+	}
+	if wrote {
+		t.Log("fn ran on the remembered record first, as it may")
+	}
+	// An error of fn on a remembered record is decided on a fresh one too.
+	boom := errors.New("boom")
+	if _, err := a.Update(ctx, r.ID, func(r *tasks.Record) error {
+		if r.Status != tasks.StatusCancelled {
+			return boom
+		}
+		return tasks.ErrNoUpdate
+	}); err != nil {
+		t.Fatalf("Update = %v, want the decision of the current record", err)
+	}
+}
