@@ -626,6 +626,7 @@ func (s *Server) openRound(ctx context.Context, r *request, target string, args 
 		return nil, invalidParams("%v", err)
 	}
 	opts.Span = s.spanRef(ctx)
+	opts.Digests = &s.digests
 	mc.round = round.New(r.meta.ClientCapabilities, responses, st, opts)
 	return mc, nil
 }
