@@ -33,7 +33,7 @@ func TestDigestsTable(t *testing.T) {
 	ask("a")
 	ask("b")
 	for i := range maxDigests + 10 {
-		ask(string(rune('a' + i%26)) + string(rune('0'+i%10)) + string(rune(i)))
+		ask(string(rune('a'+i%26)) + string(rune('0'+i%10)) + string(rune(i)))
 	}
 	if len(tab.m) > maxDigests {
 		t.Fatalf("table holds %d entries, over %d", len(tab.m), maxDigests)
