@@ -8,7 +8,9 @@ package seal
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -18,6 +20,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/golang-jwt/jwt/v5"
 
@@ -562,9 +565,9 @@ func (s *Sealer) Seal(st *State) (string, error) {
 		ct = sealed[n : len(sealed)-tag]
 		c.Enc = b64.EncodeToString(append(sealed[:n:n], sealed[len(sealed)-tag:]...))
 	}
-	// The JWS compact form, with the header precomputed per key;
-	// golang-jwt's HS256 method signs (and, in Open, verifies). See verify
-	// for why not Token.SignedString.
+	// The JWS compact form, with the header precomputed per key, signed
+	// HS256 with the key's pooled HMAC state (see macs); see verify for
+	// why not Token.SignedString.
 	claims, err := c.MarshalJSON()
 	if err != nil {
 		return "", fmt.Errorf("seal state: %w", err)
@@ -573,12 +576,10 @@ func (s *Sealer) Seal(st *State) (string, error) {
 	signing = append(signing, key.header...)
 	signing = append(signing, '.')
 	signing = b64.AppendEncode(signing, claims)
-	sig, err := jwt.SigningMethodHS256.Sign(string(signing), key.mac)
-	if err != nil {
-		return "", fmt.Errorf("seal state: %w", err)
-	}
+	var sig [sha256.Size]byte
+	key.hs256.sum(sig[:0], unsafe.String(unsafe.SliceData(signing), len(signing)))
 	signing = append(signing, '.')
-	signing = b64.AppendEncode(signing, sig)
+	signing = b64.AppendEncode(signing, sig[:])
 	if ct != nil {
 		signing = append(signing, '.')
 		signing = b64.AppendEncode(signing, ct)
@@ -632,7 +633,8 @@ var strictB64 = base64.RawURLEncoding.Strict()
 
 // verify checks a token in the JWS compact form: exactly three segments,
 // strict base64url, a header naming HS256 (the only algorithm accepted)
-// and a key of the ring, and a signature that golang-jwt's HS256 verifies
+// and a key of the ring, and an HS256 signature (HMAC-SHA256 with the
+// key's pooled state, compared in constant time: see macs) that verifies
 // with that key; only then are the claims decoded, and stateValidator
 // checks exp, iat, nbf and aud.
 //
@@ -688,8 +690,9 @@ func (s *Sealer) verify(token string) (*stateClaims, *derivedKey, string, error)
 	if err != nil {
 		return nil, nil, "", refuse("malformed token: the signature is not base64url", err)
 	}
-	if err := jwt.SigningMethodHS256.Verify(token[:len(h)+1+len(payload)], sb, key.mac); err != nil {
-		return nil, nil, "", refuse("signature does not verify", err)
+	var want [sha256.Size]byte
+	if !hmac.Equal(sb, key.hs256.sum(want[:0], token[:len(h)+1+len(payload)])) {
+		return nil, nil, "", refuse("signature does not verify", jwt.ErrSignatureInvalid)
 	}
 	pb, err := strictB64.DecodeString(payload)
 	if err != nil {
