@@ -129,3 +129,22 @@ func TestCiphertextSegment(t *testing.T) {
 		}
 	})
 }
+
+// TestTokenAlphabet checks that a token holds only base64url characters
+// and dots, which the server writes into its JSON result unescaped.
+func TestTokenAlphabet(t *testing.T) {
+	b := testBinding(t)
+	for _, plain := range []bool{false, true} {
+		s := testSealer(t, SealerOptions{Plaintext: plain, Audience: `aud "quoted" \ é`})
+		st := &State{Binding: b, Payload: json.RawMessage(`{"q":"\"\\\u2028é"}`), Answers: []Recorded{{Key: "k\"é", Answer: json.RawMessage(`{"a":"\n"}`)}}}
+		tok, err := s.Seal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := strings.IndexFunc(tok, func(r rune) bool {
+			return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
+		}); i >= 0 {
+			t.Fatalf("plaintext=%v: token has %q at %d", plain, tok[i], i)
+		}
+	}
+}
