@@ -1,7 +1,9 @@
 // Package seal seals a suspended call's state into the requestState token
-// and opens it again: an HS256 JWT (golang-jwt) over content encrypted with
-// AES-256-GCM, bound to the request and the principal, with an expiry and a
-// leeway for clock skew; and the canonical form of arguments whose digest
+// and opens it again: an HS256 JWT (golang-jwt's header and claims) whose
+// claims carry the nonce and tag of content encrypted with AES-256-GCM,
+// the ciphertext following the signature as a fourth segment, bound to
+// the request and the principal, with an expiry and a leeway for clock
+// skew; and the canonical form of arguments whose digest
 // the state is bound to. Package server uses it; users configure it through
 // server.Options and never see it.
 package seal
