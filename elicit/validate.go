@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	jskind "github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -36,6 +37,18 @@ type compiled struct {
 	digest   [32]byte // SHA-256 of wire
 
 	decode strictjson.Memo // key tables of the types answers are decoded into (Result.Decode)
+
+	// last is the digest of the last Request over this schema whose
+	// digest was computed (Request.Digest): a handler asks the same
+	// question again on every round, so its digest is read back instead
+	// of hashed again.
+	last atomic.Pointer[requestDigest]
+}
+
+// requestDigest is a Request's digest and the fields it was computed from.
+type requestDigest struct {
+	mode, message, url, elicitationID string
+	digest                            [32]byte
 }
 
 // validator returns the compiled validator, compiling it on first use.

@@ -63,7 +63,7 @@ func TestMRTRFlowAcrossColdInstances(t *testing.T) {
 						t.Fatalf("round 2: %q (isError %v), want %q (isError %v)", got, res.IsError, tc.want, tc.isError)
 					}
 					r1 := res.Exchange.Rounds[0]
-					if len(res.Exchange.Rounds) != 2 || r1.Status != http.StatusOK || strings.Count(r1.RequestState, ".") != 2 ||
+					if len(res.Exchange.Rounds) != 2 || r1.Status != http.StatusOK || strings.Count(r1.RequestState, ".") != 3 ||
 						len(r1.InputRequests) != 1 || r1.InputRequests[0].Method != "elicitation/create" {
 						t.Fatalf("round 1: %+v, want input_required asking a name, with a JWT state", r1)
 					}
@@ -90,7 +90,7 @@ func TestTamperedStateRefused(t *testing.T) {
 			var round1 struct {
 				RequestState string `json:"requestState"`
 			}
-			if err := json.Unmarshal(r1.Result, &round1); err != nil || strings.Count(round1.RequestState, ".") != 2 {
+			if err := json.Unmarshal(r1.Result, &round1); err != nil || strings.Count(round1.RequestState, ".") != 3 {
 				t.Fatalf("round 1: requestState %q, want a JWT", round1.RequestState)
 			}
 			state := round1.RequestState

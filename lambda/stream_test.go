@@ -338,7 +338,7 @@ func TestStreamMRTRAcrossColdInstances(t *testing.T) {
 		t.Fatalf("round 2: %q (isError %v)", res.Text(), res.IsError)
 	}
 	ex := res.Exchange
-	if len(ex.Rounds) != 2 || strings.Count(ex.Rounds[0].RequestState, ".") != 2 {
+	if len(ex.Rounds) != 2 || strings.Count(ex.Rounds[0].RequestState, ".") != 3 {
 		t.Fatalf("rounds %+v, want input_required with a JWT state, then the result", ex.Rounds)
 	}
 	for i, want := range [][]string{{`"asking"`}, {`"asking"`, `"answered"`}} {

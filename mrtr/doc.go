@@ -17,7 +17,8 @@
 // to (server.ContextWithPrincipal) belong to package server.
 //
 // The requestState itself is a JWT (HS256 only, keys chosen by "kid" so
-// keys can rotate) over AES-256-GCM encrypted content that binds the
+// keys can rotate) followed by AES-256-GCM encrypted content, whose nonce
+// and tag the JWT's claims carry, that binds the
 // method, the target, a digest of the canonical arguments, every question
 // issued and every answer given so far, the principal, the round and an
 // expiry; the server seals and verifies it (server/internal/seal,

@@ -288,8 +288,8 @@ func TestMRTRStateRefused(t *testing.T) {
 
 	t.Run("tampered claims", func(t *testing.T) {
 		parts := strings.Split(r1.RequestState, ".")
-		if len(parts) != 3 {
-			t.Fatalf("state is not a JWS: %q", r1.RequestState)
+		if len(parts) != 4 {
+			t.Fatalf("state is not a JWS and its ciphertext: %q", r1.RequestState)
 		}
 		claims, err := base64.RawURLEncoding.DecodeString(parts[1])
 		if err != nil {

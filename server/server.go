@@ -19,6 +19,7 @@ import (
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/round"
 	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
@@ -203,6 +204,7 @@ type Server struct {
 	sealer   *seal.Sealer
 	log      *slog.Logger
 	infoMeta json.RawMessage // {"io.modelcontextprotocol/serverInfo":{...}}
+	digests  round.Digests   // question digests, remembered across rounds
 
 	// randomKey is set while the state keys are the random ones New made
 	// (no Options.StateKeys, no SetStateKeys yet); keyWarn warns of it

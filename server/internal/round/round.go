@@ -131,17 +131,20 @@ func CheckKey(key string) error {
 // Digest returns a digest of a question's method and params. The same
 // question has the same digest in every process, so a retry can prove that
 // an answer is for exactly the question that was issued.
-func Digest(r mrtr.InputRequest) (seal.Digest, error) {
-	// Hashed in one call over a buffer on the stack for an elicitation
-	// (this runs for every question of every round); the bytes are those
-	// the digest has always covered.
+func Digest(r mrtr.InputRequest) (seal.Digest, error) { return digestOf(r, nil) }
+
+// digestOf is Digest, elicitations looked up in t (nil: none).
+func digestOf(r mrtr.InputRequest, t *Digests) (seal.Digest, error) {
+	if r.Method() == mrtr.MethodElicit {
+		return t.elicit(r.Elicitation().Digest()), nil
+	}
+	// An elicitation's digest is elicitDigest (SHA-256 of the method, a
+	// zero byte and the elicit.Request digest); the others hash the
+	// method, a zero byte and the params.
 	var buf [64]byte
 	b := append(buf[:0], r.Method()...)
 	b = append(b, 0)
 	switch r.Method() {
-	case mrtr.MethodElicit:
-		d := r.Elicitation().Digest()
-		b = append(b, d[:]...)
 	case mrtr.MethodSample:
 		j, err := json.Marshal(r.Sampling())
 		if err != nil {
@@ -164,6 +167,9 @@ type Options struct {
 	// records it as the flow's previous round (and, on the first round,
 	// as its first).
 	Span seal.SpanRef
+	// Digests, if set, remembers the digests of elicitation questions
+	// across requests (the server's table).
+	Digests *Digests
 }
 
 // Round is one request's view of a multi round-trip exchange. It is safe
@@ -309,7 +315,7 @@ func (r *Round) Ask(pos int, key string, req mrtr.InputRequest, check Check) (js
 	if err := req.CheckCapabilities(r.caps); err != nil {
 		return nil, err
 	}
-	d, err := Digest(req)
+	d, err := digestOf(req, r.opts.Digests)
 	if err != nil {
 		return nil, err
 	}
@@ -394,7 +400,7 @@ func (r *Round) Require(key string, req mrtr.InputRequest) error {
 	if err := req.CheckCapabilities(r.caps); err != nil {
 		return err
 	}
-	d, err := Digest(req)
+	d, err := digestOf(req, r.opts.Digests)
 	if err != nil {
 		return err
 	}

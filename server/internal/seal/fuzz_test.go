@@ -21,6 +21,9 @@ func FuzzOpen(f *testing.F) {
 	valid := seal(f, s, b)
 	f.Add(valid)
 	f.Add(valid + "-TAMPERED")
+	f.Add(valid + ".AAAA")                                           // five segments
+	f.Add(valid[:strings.LastIndexByte(valid, '.')])                 // the JWS without its ciphertext
+	f.Add(seal(f, testSealer(f, SealerOptions{Plaintext: true}), b)) // another key's plaintext state
 	f.Fuzz(func(t *testing.T, token string) {
 		st, err := openBound(s, token, b)
 		if err != nil {

@@ -38,7 +38,7 @@ func BenchmarkVerifyPath(b *testing.B) {
 	b.Run("verify", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, _, err := s.verify(tok); err != nil {
+			if _, _, _, err := s.verify(tok); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -53,7 +53,7 @@ func BenchmarkVerifyPath(b *testing.B) {
 		}
 	})
 
-	c, _, err := s.verify(tok)
+	c, _, _, err := s.verify(tok)
 	if err != nil {
 		b.Fatal(err)
 	}
