@@ -52,7 +52,8 @@ func (s *Server) Serve(ctx context.Context, hs *http.Server, ln net.Listener, dr
 		return fmt.Errorf("server: serve: %w", err)
 	case <-ctx.Done():
 	}
-	start := time.Now()
+	clock := wallClock(s.opts.Now)
+	start := clock()
 	dctx, cancel := context.WithTimeout(context.Background(), drain)
 	defer cancel()
 	_ = ln.Close() // hs.Serve returns; open connections are served on
@@ -71,7 +72,7 @@ func (s *Server) Serve(ctx context.Context, hs *http.Server, ln net.Listener, dr
 	if err != nil {
 		s.log.Warn("shutdown: the drain deadline passed; what remained was cut", "drain", drain, "err", err)
 	} else {
-		s.log.Info("shutdown: drained", "took", time.Since(start).Round(time.Millisecond))
+		s.log.Info("shutdown: drained", "took", clock().Sub(start).Round(time.Millisecond))
 	}
 	return nil
 }
