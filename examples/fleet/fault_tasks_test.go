@@ -340,14 +340,13 @@ func testRedisPaused(t *testing.T, ctx context.Context, fl *fleet) {
 		}
 		finishing = append(finishing, tk)
 	}
-	rc := fl.redis.Client(t)
-	keysBefore, err := rc.Keys(ctx, "baton:tasks:task:*").Result()
+	keysBefore, err := fl.redisKeys(ctx, t, "baton:tasks:task:*")
 	if err != nil {
 		t.Fatal(err)
 	}
 	legacy := startLegacyLoad(ctx, t, fl.front, 3)
 	time.Sleep(500 * time.Millisecond) // flows under way when Redis stops
-	fl.redis.Pause()
+	fl.pauseRedis()
 	paused := time.Now()
 	const pause = 10 * time.Second
 	var (
@@ -395,7 +394,7 @@ func testRedisPaused(t *testing.T, ctx context.Context, fl *fleet) {
 		})
 	}
 	wg.Wait()
-	fl.redis.Resume()
+	fl.resumeRedis()
 	if longest > storeBound {
 		t.Errorf("a request waited %v on the paused Redis, over the bound %v: %s", longest, storeBound, slowest)
 	}
@@ -421,15 +420,15 @@ func testRedisPaused(t *testing.T, ctx context.Context, fl *fleet) {
 	// Nothing but the accepted tasks was written: the refused creations
 	// left no record when Redis ran them on resuming.
 	time.Sleep(time.Second)
-	keysAfter, err := rc.Keys(ctx, "baton:tasks:task:*").Result()
+	keysAfter, err := fl.redisKeys(ctx, t, "baton:tasks:task:*")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if extra := len(keysAfter) - len(keysBefore) - len(accepted); extra != 0 {
 		t.Errorf("%d task records written beyond the %d accepted during the pause: a refused request wrote", extra, len(accepted))
 	}
-	t.Logf("Redis paused 10 s: longest request %v (bound: StoreTimeout 5 s + 2 s slack); %s; %d tasks finishing in the pause, %d results lost; task records after: %d new = the %d accepted; meanwhile %s",
-		longest.Round(10*time.Millisecond), formatCounts(counts), len(finishing), lost, len(keysAfter)-len(keysBefore), len(accepted), legacy)
+	t.Logf("%s paused 10 s: longest request %v (bound: StoreTimeout 5 s + 2 s slack); %s; %d tasks finishing in the pause, %d results lost; task records after: %d new = the %d accepted; meanwhile %s",
+		fl.redisName(), longest.Round(10*time.Millisecond), formatCounts(counts), len(finishing), lost, len(keysAfter)-len(keysBefore), len(accepted), legacy)
 }
 
 // testTaskFlood: one anonymous client creates long tasks as fast as it

@@ -91,3 +91,19 @@ func (c *Cluster) Restart(t testing.TB, i int) {
 		_ = rc.Close()
 	}
 }
+
+// Pause stops master i (SIGSTOP): its connections stay open and its
+// commands go unanswered until Resume. After the node timeout (2 s) the
+// other masters mark it failed and the cluster refuses every command.
+func (c *Cluster) Pause(i int) { c.nodes[i].signal(syscall.SIGSTOP) }
+
+// Resume continues master i after Pause (SIGCONT).
+func (c *Cluster) Resume(i int) { c.nodes[i].signal(syscall.SIGCONT) }
+
+func (n *clusterNode) signal(sig syscall.Signal) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd != nil {
+		_ = n.cmd.Process.Signal(sig)
+	}
+}
