@@ -28,12 +28,9 @@ return 1
 // deadline (Unix ms; 0 for none). Returns 1 when kept, 0 when no call of
 // the session waits for it or it was answered, -1 when the deadline has
 // passed by Redis's clock (nothing kept: the answer was refused).
-var answerScript = redis.NewScript(`
-if tonumber(ARGV[3]) > 0 then
-  local t = redis.call('TIME')
-  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3]) then
-    return -1
-  end
+var answerScript = redis.NewScript(pastDeadline + `
+if past(ARGV[3]) then
+  return -1
 end
 if redis.call('HGET', KEYS[1], 's') ~= ARGV[1] then
   return 0
@@ -96,12 +93,9 @@ func (s *SessionStore) answer(ctx context.Context, sid, key string, answer []byt
 // holding the call. Only on one Redis server: on Redis Cluster the
 // instances listen on sharded channels, which a script on another slot
 // cannot publish to.
-var answerWakeScript = redis.NewScript(`
-if tonumber(ARGV[3]) > 0 then
-  local t = redis.call('TIME')
-  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3]) then
-    return -1
-  end
+var answerWakeScript = redis.NewScript(pastDeadline + `
+if past(ARGV[3]) then
+  return -1
 end
 if redis.call('HGET', KEYS[1], 's') ~= ARGV[1] then
   return 0

@@ -32,10 +32,7 @@ func (l *Ledger) Redeem(ctx context.Context, id string, expires time.Time) error
 		// entry anyway so that a racing duplicate still sees it.
 		expires = time.Now().Add(time.Second)
 	}
-	var deadline int64
-	if d, ok := ctx.Deadline(); ok {
-		deadline = d.UnixMilli()
-	}
+	deadline := deadlineMs(ctx)
 	n, err := redeemScript.Run(ctx, l.client, []string{l.prefix + id}, expires.UnixMilli(), deadline).Int()
 	switch {
 	case err != nil:
@@ -54,12 +51,9 @@ func (l *Ledger) Redeem(ctx context.Context, id string, expires time.Time) error
 // the commands queued for it when it resumes) is not recorded, so the
 // client's retry is not refused as a replay. 1: redeemed now, 0: redeemed
 // before, -1: too late.
-var redeemScript = redis.NewScript(`
-if tonumber(ARGV[2]) > 0 then
-  local t = redis.call('TIME')
-  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[2]) then
-    return -1
-  end
+var redeemScript = redis.NewScript(pastDeadline + `
+if past(ARGV[2]) then
+  return -1
 end
 if redis.call('SET', KEYS[1], '1', 'NX', 'PXAT', ARGV[1]) then
   return 1

@@ -84,21 +84,6 @@ func (s *SessionStore) channel(instance string) string {
 	return s.prefix + "{channels}:to:" + instance
 }
 
-// deadlineMs is ctx's deadline in Unix milliseconds, 0 for none: the
-// scripts that write compare it with Redis's clock and write nothing once
-// it has passed.
-func deadlineMs(ctx context.Context) int64 {
-	if d, ok := ctx.Deadline(); ok {
-		return d.UnixMilli()
-	}
-	return 0
-}
-
-// nowMs reads the Redis server's clock in a script, in milliseconds.
-const nowMs = `local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-`
-
 // createScript: KEYS = session, all, owner set; ARGV = record, id, idle
 // ms, total limit, owner limit. Returns {0, now} when created, {1, ms} or
 // {2, ms} when the owner's quota or the total refuses it (ms until its
@@ -174,12 +159,9 @@ return redis.call('ZCARD', KEYS[1])
 // and the deadline has not passed by Redis's clock (an update the caller
 // gave up on writes nothing). Returns 1, 0 when another instance wrote
 // first, -1 when the session is gone, -2 when too late.
-var writeScript = redis.NewScript(`
-if tonumber(ARGV[3]) > 0 then
-  local t = redis.call('TIME')
-  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3]) then
-    return -2
-  end
+var writeScript = redis.NewScript(pastDeadline + `
+if past(ARGV[3]) then
+  return -2
 end
 local cur = redis.call('HGET', KEYS[1], 'rec')
 if not cur then

@@ -112,12 +112,9 @@ func decodeTask(b []byte) (*tasks.Record, error) {
 // request refused because Redis stalled (a paused server runs the
 // commands queued for it when it resumes) leaves no task behind. It
 // returns 1 when set, 0 when the key exists, -1 when too late.
-var createTaskScript = redis.NewScript(`
-if tonumber(ARGV[3]) > 0 then
-  local t = redis.call('TIME')
-  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3]) then
-    return -1
-  end
+var createTaskScript = redis.NewScript(pastDeadline + `
+if past(ARGV[3]) then
+  return -1
 end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PXAT', ARGV[2]) then
   return 1
@@ -133,10 +130,7 @@ func (s *TaskStore) Create(ctx context.Context, r *tasks.Record) error {
 	if err != nil {
 		return err
 	}
-	var deadline int64
-	if d, ok := ctx.Deadline(); ok {
-		deadline = d.UnixMilli()
-	}
+	deadline := deadlineMs(ctx)
 	n, err := createTaskScript.Run(ctx, s.client, []string{s.key(r.ID)}, b, r.ExpiresAt.UnixMilli(), deadline).Int()
 	switch {
 	case err != nil:
@@ -169,12 +163,9 @@ func (s *TaskStore) Get(ctx context.Context, id string) (*tasks.Record, error) {
 // Redis's clock, so an update the caller gave up on writes nothing. It
 // returns 1 when written, 0 when another instance wrote first, -1 when
 // too late, -2 when the task is gone.
-var updateTaskScript = redis.NewScript(`
-if tonumber(ARGV[4]) > 0 then
-  local t = redis.call('TIME')
-  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[4]) then
-    return -1
-  end
+var updateTaskScript = redis.NewScript(pastDeadline + `
+if past(ARGV[4]) then
+  return -1
 end
 local cur = redis.call('GET', KEYS[1])
 if not cur then
@@ -197,10 +188,7 @@ return 1
 // read: the GET alone.
 func (s *TaskStore) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
 	key := s.key(id)
-	var deadline int64
-	if d, ok := ctx.Deadline(); ok {
-		deadline = d.UnixMilli()
-	}
+	deadline := deadlineMs(ctx)
 	b := s.seen.get(id)
 	for range maxRetries {
 		remembered := b != nil
