@@ -14,10 +14,7 @@
 //    "onprogress":[progress...],"logs":[data...],"sessionId",
 //    "protocolVersion","sdkVersion"}
 // or {"case","error"} with exit status 1. Diagnostics go to stderr.
-import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { exitWith, sdkModule, sdkVersion } from './sdk.mjs';
 
 const argv = process.argv.slice(2);
 let timeoutMs = 30000;
@@ -33,47 +30,11 @@ for (let i = 0; i < argv.length; i++) {
 }
 const [url, caseName] = positional;
 
-let finished = false;
 function finish(obj, code) {
-  if (finished) return;
-  finished = true;
-  process.stdout.write(JSON.stringify(obj) + '\n', () => process.exit(code));
+  exitWith(obj, code);
 }
 function fail(err) {
   finish({ case: caseName ?? null, error: err instanceof Error ? err.message : String(err) }, 1);
-}
-
-// The folder node-deps.sh installs into, as that script computes it.
-function nodeDir() {
-  if (process.env.BATON_NODE_DIR) return process.env.BATON_NODE_DIR;
-  const cache = process.env.BATON_CACHE || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'baton');
-  return join(cache, 'node-22.23.5');
-}
-
-// sdkModule resolves SUB (e.g. "./client/index.js") through the SDK's
-// package.json "exports" (import condition), as a bare import would.
-const sdkDir = join(nodeDir(), 'node_modules', '@modelcontextprotocol', 'sdk');
-let sdkPkg;
-function sdkModule(sub) {
-  sdkPkg ??= JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8'));
-  const exp = sdkPkg.exports ?? {};
-  let target = exp[sub];
-  let star;
-  if (target === undefined) {
-    for (const [key, value] of Object.entries(exp)) {
-      if (!key.includes('*')) continue;
-      const [pre, post] = key.split('*');
-      if (sub.startsWith(pre) && sub.endsWith(post) && sub.length >= pre.length + post.length) {
-        target = value;
-        star = sub.slice(pre.length, sub.length - post.length);
-        break;
-      }
-    }
-  }
-  if (target && typeof target === 'object') target = target.import ?? target.default;
-  if (typeof target !== 'string') throw new Error(`@modelcontextprotocol/sdk exports no ${sub}`);
-  if (star !== undefined) target = target.replace('*', star);
-  return import(pathToFileURL(join(sdkDir, target)).href);
 }
 
 // Answers per case. Anything not listed here is unexpected: it is still
@@ -227,7 +188,7 @@ async function main() {
       logs,
       sessionId: transport.sessionId ?? null,
       protocolVersion: transport.protocolVersion ?? null,
-      sdkVersion: sdkPkg?.version ?? null,
+      sdkVersion: sdkVersion(),
     };
     // Client.close() only aborts the HTTP streams; ending the session is
     // the DELETE that terminateSession sends. A failed DELETE fails the case.

@@ -12,11 +12,8 @@
 // {"event":"complete","elicitationId":..}. The end is
 // {"final":{"result":..,"callUpstream":U}} or {"final":{"error":..}} with
 // exit status 1. Diagnostics go to stderr.
-import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 
+import { emit, exitWith, sdkModule } from '../../everything/testdata/sdk.mjs';
 const argv = process.argv.slice(2);
 let timeoutMs = 120000;
 const positional = [];
@@ -26,43 +23,8 @@ for (let i = 0; i < argv.length; i++) {
 }
 const [url, bearer] = positional;
 
-function emit(obj) {
-  process.stdout.write(JSON.stringify(obj) + '\n');
-}
-let finished = false;
 function finish(obj, code) {
-  if (finished) return;
-  finished = true;
-  process.stdout.write(JSON.stringify({ final: obj }) + '\n', () => process.exit(code));
-}
-
-function nodeDir() {
-  if (process.env.BATON_NODE_DIR) return process.env.BATON_NODE_DIR;
-  const cache = process.env.BATON_CACHE || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'baton');
-  return join(cache, 'node-22.23.5');
-}
-
-// sdkModule resolves SUB through the SDK's package.json "exports".
-const sdkDir = join(nodeDir(), 'node_modules', '@modelcontextprotocol', 'sdk');
-function sdkModule(sub) {
-  const exp = JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8')).exports ?? {};
-  let target = exp[sub];
-  let star;
-  if (target === undefined) {
-    for (const [key, value] of Object.entries(exp)) {
-      if (!key.includes('*')) continue;
-      const [pre, post] = key.split('*');
-      if (sub.startsWith(pre) && sub.endsWith(post) && sub.length >= pre.length + post.length) {
-        target = value;
-        star = sub.slice(pre.length, sub.length - post.length);
-        break;
-      }
-    }
-  }
-  if (target && typeof target === 'object') target = target.import ?? target.default;
-  if (typeof target !== 'string') throw new Error(`@modelcontextprotocol/sdk exports no ${sub}`);
-  if (star !== undefined) target = target.replace('*', star);
-  return import(pathToFileURL(join(sdkDir, target)).href);
+  exitWith({ final: obj }, code);
 }
 
 let callUpstream = '';
