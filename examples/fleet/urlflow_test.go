@@ -287,29 +287,60 @@ func (f *fleet) which(s string) []string {
 	return out
 }
 
-// lastToolsCall returns the upstream nginx sent the last tools/call to.
-func (f *fleet) lastToolsCall() string {
-	fh, err := os.Open(filepath.Join(f.dir, "nginx", "access.log"))
+// pinned is an http.RoundTripper that sends every request through nginx
+// until pin names an instance; from then on it sends them to that
+// instance directly. It records where the last request went.
+//
+// The retry that completes the URL flow must reach the instance that
+// neither minted the link nor took the callback. Steering nginx's
+// round-robin for it was not reliable: the browser's own requests
+// through nginx, made on Chromium's schedule, move the round-robin
+// between the steer and the retry (seen twice in CI).
+type pinned struct {
+	mu   sync.Mutex
+	pin  string // host:port of an instance, or "" for nginx
+	last string // where the last request went: an X-Upstream or the pin
+}
+
+func (p *pinned) set(addr string) {
+	p.mu.Lock()
+	p.pin = addr
+	p.mu.Unlock()
+}
+
+func (p *pinned) lastTo() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.last
+}
+
+func (p *pinned) RoundTrip(req *http.Request) (*http.Response, error) {
+	p.mu.Lock()
+	pin := p.pin
+	p.mu.Unlock()
+	if pin != "" {
+		req = req.Clone(req.Context())
+		req.URL.Host, req.Host = pin, pin
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
-		f.t.Fatal(err)
+		return nil, err
 	}
-	defer fh.Close()
-	last := ""
-	sc := bufio.NewScanner(fh)
-	re := regexp.MustCompile(`upstream=(\S+) mcp_method=tools/call`)
-	for sc.Scan() {
-		if m := re.FindStringSubmatch(sc.Text()); m != nil {
-			last = m[1]
-		}
+	to := resp.Header.Get("X-Upstream")
+	if pin != "" {
+		to = pin
 	}
-	return last
+	p.mu.Lock()
+	p.last = to
+	p.mu.Unlock()
+	return resp, nil
 }
 
 // TestURLElicitationBrowser: a 2026-07-28 client calls authorize_account
 // through nginx; the link is minted on one instance, a real Chromium signs
 // in at the real third party and lands on the callback on another
-// instance, and the client's retry on the third completes with the
-// account the third party names. On the way the browser is refused for
+// instance, and the client's retry, sent to the third instance directly,
+// completes with the account the third party names. On the way the browser is refused for
 // another user's cookie, a tampered link and a reused callback.
 func TestURLElicitationBrowser(t *testing.T) {
 	nginxBin := requireNginx(t)
@@ -322,6 +353,7 @@ func TestURLElicitationBrowser(t *testing.T) {
 
 	var links []string
 	var minted, callback string
+	pin := &pinned{}
 	el := func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
 		if req.Mode != elicit.ModeURL || req.ElicitationID != "" || !strings.HasPrefix(req.URL, public+"/connect/start?l=") {
 			t.Errorf("elicitation %+v: want a URL-mode request for a link on the front, without elicitationId", req)
@@ -371,12 +403,12 @@ func TestURLElicitationBrowser(t *testing.T) {
 		// The retry goes to the third instance.
 		for _, in := range f.inst {
 			if in.addr != minted && in.addr != callback {
-				f.steer(in.addr)
+				pin.set(in.addr)
 			}
 		}
 		return mcptest.Accept(nil)
 	}
-	c, err := mcptest.New(mcptest.URL(f.front, nil), &mcptest.Options{
+	c, err := mcptest.New(mcptest.URL(f.front, &http.Client{Transport: pin}), &mcptest.Options{
 		Elicitation: el,
 		Header:      http.Header{"Authorization": {"Bearer " + demoToken(t, "alice")}},
 	})
@@ -400,7 +432,7 @@ func TestURLElicitationBrowser(t *testing.T) {
 	if len(links) != 2 || links[0] != links[1] {
 		t.Fatalf("links %q: want the same link offered twice", links)
 	}
-	final := f.lastToolsCall()
+	final := pin.lastTo()
 	t.Logf("link minted on %s, callback on %s, final retry on %s", minted, callback, final)
 	if minted == callback || final == minted || final == callback {
 		t.Fatalf("want three instances: minted on %s, callback on %s, completed on %s", minted, callback, final)
