@@ -43,10 +43,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // drain is Shutdown without the final Close: it may be called again, to
 // wait for work that began meanwhile (Serve does).
 func (s *Server) drain(ctx context.Context) error {
-	s.drainOnce.Do(func() {
-		close(s.draining)
-		s.log.Info("shutting down: no new tasks, sessions or listen streams; waiting for the work in progress")
-	})
+	s.beginDrain()
 	legacyDone := make(chan error, 1)
 	if s.legacy != nil {
 		go func() { legacyDone <- s.legacy.Shutdown(ctx) }()
@@ -59,6 +56,15 @@ func (s *Server) drain(ctx context.Context) error {
 		lerr = fmt.Errorf("server: shutdown: legacy calls still in progress: %w", lerr)
 	}
 	return errors.Join(terr, lerr)
+}
+
+// beginDrain marks the server draining: from now on no new tasks, sessions
+// or listen streams, and every response carries Connection: close.
+func (s *Server) beginDrain() {
+	s.drainOnce.Do(func() {
+		close(s.draining)
+		s.log.Info("shutting down: no new tasks, sessions or listen streams; waiting for the work in progress")
+	})
 }
 
 // isDraining reports whether Shutdown has begun.

@@ -126,8 +126,10 @@ func TestTaskLostOnlyWhenOwnerGone(t *testing.T) {
 	a.tasks.mu.Lock()
 	run := a.tasks.runs[id]
 	a.tasks.mu.Unlock()
-	a.stop() // its life ends: supervisor and heartbeats stop
+	// The store goes down first: a's run, cancelled by the stop, writes
+	// its "shut down" state as it ends, and that write must fail.
 	store.down.Store(true)
+	a.stop() // its life ends: supervisor and heartbeats stop
 	<-run.finished
 	time.Sleep(50 * time.Millisecond)
 	store.down.Store(false) // the record stays working: the abandon write failed
