@@ -437,41 +437,46 @@ func TestRoundTripsTask(t *testing.T) {
 		}
 		return m
 	}
-	var create, poll, answer, result [][][]string
-	for rep := range reps + 1 {
-		takeAll(ins)
-		task, err := clients[0].StartTask(ctx, "task", nil)
-		if err != nil {
-			t.Fatal(err)
+	// pollOn is the instance whose tasks/get sees the question; the
+	// answer goes to C.
+	run := func(pollOn int) (create, poll, answer, result [][][]string) {
+		for rep := range reps + 1 {
+			takeAll(ins)
+			task, err := clients[0].StartTask(ctx, "task", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitStatus(task.ID, tasks.StatusInputRequired)
+			c1 := takeAll(ins)
+			st := get(clients[pollOn], task.ID)
+			irs, _ := st["inputRequests"].(map[string]any)
+			if st["status"] != "input_required" || len(irs) != 1 {
+				t.Fatalf("tasks/get: %v", st)
+			}
+			p1 := takeAll(ins)
+			answers := map[string]any{}
+			for k := range irs {
+				answers[k] = accept
+			}
+			r, err := clients[2].Do(ctx, "tasks/update", map[string]any{"taskId": task.ID, "inputResponses": answers},
+				mcptest.WithHeader("Mcp-Name", task.ID))
+			if err != nil || r.Error != nil {
+				t.Fatalf("tasks/update: %v, %v", r, err)
+			}
+			waitStatus(task.ID, tasks.StatusCompleted)
+			a1 := takeAll(ins)
+			if st := get(clients[1], task.ID); st["status"] != "completed" {
+				t.Fatalf("tasks/get: %v", st)
+			}
+			r1 := takeAll(ins)
+			if rep == 0 {
+				continue // loaded the scripts
+			}
+			create, poll, answer, result = append(create, c1), append(poll, p1), append(answer, a1), append(result, r1)
 		}
-		waitStatus(task.ID, tasks.StatusInputRequired)
-		c1 := takeAll(ins)
-		st := get(clients[1], task.ID)
-		irs, _ := st["inputRequests"].(map[string]any)
-		if st["status"] != "input_required" || len(irs) != 1 {
-			t.Fatalf("tasks/get: %v", st)
-		}
-		p1 := takeAll(ins)
-		answers := map[string]any{}
-		for k := range irs {
-			answers[k] = accept
-		}
-		r, err := clients[2].Do(ctx, "tasks/update", map[string]any{"taskId": task.ID, "inputResponses": answers},
-			mcptest.WithHeader("Mcp-Name", task.ID))
-		if err != nil || r.Error != nil {
-			t.Fatalf("tasks/update: %v, %v", r, err)
-		}
-		waitStatus(task.ID, tasks.StatusCompleted)
-		a1 := takeAll(ins)
-		if st := get(clients[1], task.ID); st["status"] != "completed" {
-			t.Fatalf("tasks/get: %v", st)
-		}
-		r1 := takeAll(ins)
-		if rep == 0 {
-			continue // loaded the scripts
-		}
-		create, poll, answer, result = append(create, c1), append(poll, p1), append(answer, a1), append(result, r1)
+		return create, poll, answer, result
 	}
+	create, poll, answer, result := run(1)
 	// A: the task created, the question written (the handler finds the
 	// answer in the record A rereads on the wake-up: no read of its own).
 	checkTrips(t, "task: tools/call on A, until it asks", mostOften(create), 2, 0, 0)
@@ -481,4 +486,11 @@ func TestRoundTripsTask(t *testing.T) {
 	// drops the answer taken).
 	checkTrips(t, "task: tasks/update on C, until A stored the result", mostOften(answer), 2, 0, 2)
 	checkTrips(t, "task: tasks/get on B (completed)", mostOften(result), 0, 1, 0)
+
+	// The question seen with tasks/get on C, which then answers: C holds
+	// the record's current bytes, so its checks and the write need no
+	// read, one script with the wake-up.
+	_, poll, answer, _ = run(2)
+	checkTrips(t, "task: tasks/get on C (input_required)", mostOften(poll), 0, 0, 1)
+	checkTrips(t, "task: tasks/update on C after its tasks/get, until A stored the result", mostOften(answer), 2, 0, 1)
 }

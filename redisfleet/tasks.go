@@ -197,27 +197,24 @@ return 1
 // trips, as a read and a write). An fn returning tasks.ErrNoUpdate, or an
 // error, on remembered bytes is decided on a fresh read: the GET alone.
 func (s *TaskStore) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
-	return s.update(ctx, id, fn, "")
+	return s.update(ctx, id, fn, false, "")
 }
 
 // UpdateSignal is Update that, once it wrote, signals owner about the
 // task (Signal), in the same script: one round trip for the write and the
-// wake-up. Package server uses it for tasks/update and tasks/cancel, whose
-// answer or cancellation must reach the instance running the task. As
-// with Signal, the wake-up is best effort (pub/sub); what it announces is
-// in the record it follows.
+// wake-up. An owner of "" is the record's own (Record.Owner, the instance
+// running the task). Package server uses it for tasks/update and
+// tasks/cancel, whose answer or cancellation must reach the instance
+// running the task. As with Signal, the wake-up is best effort (pub/sub);
+// what it announces is in the record it follows.
 func (s *TaskStore) UpdateSignal(ctx context.Context, id string, fn func(*tasks.Record) error, owner string) (*tasks.Record, error) {
-	return s.update(ctx, id, fn, owner)
+	return s.update(ctx, id, fn, true, owner)
 }
 
-// update is Update, and UpdateSignal when owner is not "".
-func (s *TaskStore) update(ctx context.Context, id string, fn func(*tasks.Record) error, owner string) (*tasks.Record, error) {
+// update is Update, and UpdateSignal when signal is set.
+func (s *TaskStore) update(ctx context.Context, id string, fn func(*tasks.Record) error, signal bool, owner string) (*tasks.Record, error) {
 	key := s.key(id)
 	deadline := deadlineMs(ctx)
-	channel, msg := "", ""
-	if owner != "" {
-		channel, msg = s.channel(owner), id
-	}
 	b := s.seen.get(id)
 	fresh := false // b was read from Redis just now, not remembered
 	for range maxRetries {
@@ -253,6 +250,14 @@ func (s *TaskStore) update(ctx context.Context, id string, fn func(*tasks.Record
 		nb, err := encodeTask(next)
 		if err != nil {
 			return nil, err
+		}
+		channel, msg := "", ""
+		if signal {
+			to := owner
+			if to == "" {
+				to = cur.Owner
+			}
+			channel, msg = s.channel(to), id
 		}
 		sum := sha1.Sum(b)
 		res, err := updateTaskScript.Run(ctx, s.client, []string{key},

@@ -1162,23 +1162,21 @@ func (s *Server) handleTask(ctx context.Context, r *request) (_ json.RawMessage,
 			r.refuse(http.StatusServiceUnavailable, time.Second)
 		}
 	}()
-	rec, e := h.load(ctx, *r.p.TaskID, PrincipalFromContext(ctx))
+	if r.method == "tasks/get" {
+		rec, e := h.load(ctx, *r.p.TaskID, PrincipalFromContext(ctx))
+		if e != nil {
+			return nil, e
+		}
+		s.linkTask(ctx, rec)
+		return s.encodeTask(rec, "complete", true)
+	}
+	// tasks/update (responses set) and tasks/cancel: checked on the
+	// record they write.
+	rec, e := h.write(ctx, *r.p.TaskID, PrincipalFromContext(ctx), responses)
 	if e != nil {
 		return nil, e
 	}
 	s.linkTask(ctx, rec)
-	switch r.method {
-	case "tasks/get":
-		return s.encodeTask(rec, "complete", true)
-	case "tasks/update":
-		if e := h.answer(ctx, rec, responses); e != nil {
-			return nil, e
-		}
-	case "tasks/cancel":
-		if e := h.cancel(ctx, rec); e != nil {
-			return nil, e
-		}
-	}
 	return s.ack(), nil
 }
 
@@ -1234,9 +1232,12 @@ func (e *answerError) Error() string { return fmt.Sprintf("input response %q: %v
 // answer stores the responses to pending inputs of the task, after
 // checking each against its request, and signals the running instance.
 // Responses to keys that are not pending are ignored (SEP-2663).
-func (h *taskHost) answer(ctx context.Context, rec *tasks.Record, responses map[string]json.RawMessage) *jsonrpc.Error {
+func (h *taskHost) answer(ctx context.Context, id string, check func(*tasks.Record) error, responses map[string]json.RawMessage) (*tasks.Record, *jsonrpc.Error) {
 	now := h.s.now()
-	_, err := h.updateAndSignal(ctx, rec, func(r *tasks.Record) error {
+	rec, err := h.updateAndSignal(ctx, id, func(r *tasks.Record) error {
+		if err := check(r); err != nil {
+			return err
+		}
 		applied := false
 		if r.Status.Terminal() {
 			return tasks.ErrNoUpdate
@@ -1265,22 +1266,27 @@ func (h *taskHost) answer(ctx context.Context, rec *tasks.Record, responses map[
 	var ae *answerError
 	switch {
 	case errors.As(err, &ae):
-		return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Invalid params: " + ae.Error()}
-	case errors.Is(err, tasks.ErrNotFound):
-		return unknownTask(rec.ID)
+		return nil, &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Invalid params: " + ae.Error()}
+	case errors.Is(err, tasks.ErrNotFound), errors.Is(err, errNoSuchTask):
+		return nil, unknownTask(id)
+	case errors.Is(err, errLeaseLapsed):
+		return nil, errLapsedRPC
 	case err != nil:
-		return h.storeError("update", err)
+		return nil, h.storeError("update", err)
 	}
-	return nil
+	return rec, nil
 }
 
 // cancel moves the task to cancelled (unless it is terminal: cancelling is
 // idempotent) and signals the running instance.
-func (h *taskHost) cancel(ctx context.Context, rec *tasks.Record) *jsonrpc.Error {
+func (h *taskHost) cancel(ctx context.Context, id string, check func(*tasks.Record) error) (*tasks.Record, *jsonrpc.Error) {
 	var changed bool
 	now := h.s.now()
-	_, err := h.updateAndSignal(ctx, rec, func(r *tasks.Record) error {
+	rec, err := h.updateAndSignal(ctx, id, func(r *tasks.Record) error {
 		changed = false
+		if err := check(r); err != nil {
+			return err
+		}
 		if r.Status.Terminal() {
 			return tasks.ErrNoUpdate
 		}
@@ -1290,15 +1296,17 @@ func (h *taskHost) cancel(ctx context.Context, rec *tasks.Record) *jsonrpc.Error
 		return nil
 	})
 	switch {
-	case errors.Is(err, tasks.ErrNotFound):
-		return unknownTask(rec.ID)
+	case errors.Is(err, tasks.ErrNotFound), errors.Is(err, errNoSuchTask):
+		return nil, unknownTask(id)
+	case errors.Is(err, errLeaseLapsed):
+		return nil, errLapsedRPC
 	case err != nil:
-		return h.storeError("cancel", err)
+		return nil, h.storeError("cancel", err)
 	}
 	if changed {
 		h.s.record(ctx, Measurement{Kind: MeasureTaskStatus, Reason: string(tasks.StatusCancelled)})
 	}
-	return nil
+	return rec, nil
 }
 
 // signal wakes the instance running rec. A lost signal only delays the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -129,6 +130,9 @@ func (s *signallingStore) UpdateSignal(ctx context.Context, id string, fn func(*
 		return err
 	})
 	if err == nil && wrote {
+		if owner == "" { // the record's
+			owner = rec.Owner
+		}
 		s.mu.Lock()
 		s.owners = append(s.owners, owner)
 		s.mu.Unlock()
@@ -212,4 +216,46 @@ func (r *recordingTelemetry) Record(_ context.Context, m Measurement) {
 	r.mu.Lock()
 	r.calls = append(r.calls, m.Reason)
 	r.mu.Unlock()
+}
+
+// tasks/cancel on a task whose lease lapsed takes the slow path: the task
+// is loaded and judged first (taskguard), then written. Within the grace
+// the owner is only suspected and the cancellation lands; past it the
+// task is failed as lost, and the cancellation, acknowledged, changes
+// nothing.
+func TestTaskWriteOnALapsedLease(t *testing.T) {
+	store := tasks.NewMemoryStore()
+	var skew atomic.Int64 // b's clock runs ahead by this much
+	a := newTestServer(t, &Options{Tasks: TaskOptions{Store: store, Lease: 30 * time.Second, Leeway: time.Second}})
+	b := newTestServer(t, &Options{Tasks: TaskOptions{Store: store, Lease: 30 * time.Second, Leeway: time.Second},
+		Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	t.Cleanup(func() { a.Close(); b.Close() })
+	g := newGate()
+	for _, s := range []*Server{a, b} {
+		mustAddTool(t, s, Tool{Name: "job"}, g.handler, RunAsTask(TaskOptional))
+	}
+	for b.tasks.storeHealthySince().IsZero() {
+		if b.tasks.heartbeats != nil {
+			b.tasks.startBeats()
+		}
+		time.Sleep(time.Millisecond)
+	}
+	suspected := createTask(t, a, "job", nil, tasksCaps)
+	lost := createTask(t, a, "job", nil, tasksCaps)
+	skew.Store(int64(33 * time.Second)) // lapsed, within the grace
+	if res := getTask(t, b, lost); res["status"] != "working" {
+		t.Fatalf("lapsed, first seen: %v, want working (suspected)", res["status"])
+	}
+	ackOf(t, b, "tasks/cancel", suspected, nil)
+	if res := getTask(t, a, suspected); res["status"] != "cancelled" {
+		t.Errorf("cancelled within the grace: %v, want cancelled", res["status"])
+	}
+	if r, err := store.Get(context.Background(), suspected); err != nil || r.SuspectSince.IsZero() {
+		t.Errorf("the lapsed task was written without being judged: %+v, %v", r, err)
+	}
+	skew.Store(int64(73*time.Second + 500*time.Millisecond)) // past the grace
+	ackOf(t, b, "tasks/cancel", lost, nil)
+	if res := getTask(t, a, lost); res["status"] != "failed" {
+		t.Errorf("cancelled past the grace: %v, want failed (lost)", res["status"])
+	}
 }
