@@ -174,12 +174,15 @@ func (s *SessionStore) Unpark(ctx context.Context, keys ...string) error {
 const takenTTL = 30 * time.Second
 
 // takeAnswerScript: KEYS = call; ARGV = takenTTL in ms. Returns the kept
-// answer, shortening the park to ARGV[1] from now, or nil when none was
-// kept (the park left as it is).
+// answer, shortening the park to ARGV[1] from now (never lengthening it),
+// or nil when none was kept (the park left as it is).
 var takeAnswerScript = redis.NewScript(`
 local a = redis.call('HGET', KEYS[1], 'a')
 if a then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  local left = redis.call('PTTL', KEYS[1])
+  if left < 0 or left > tonumber(ARGV[1]) then
+    redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  end
 end
 return a
 `)

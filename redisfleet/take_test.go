@@ -95,6 +95,19 @@ func testTakeAnswers(t *testing.T, rdb redis.UniversalClient) {
 			t.Errorf("an answer for %s, still waiting: %v", k, err)
 		}
 	}
+	// A park with less time left than takenTTL keeps its own.
+	if err := s.Park(ctx, "sid", "short", 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Answer(ctx, "sid", "short", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.TakeAnswers(ctx, []string{"short"}); err != nil || len(got) != 1 {
+		t.Fatalf("TakeAnswers(short) = %q, %v", got, err)
+	}
+	if ttl, err := rdb.PTTL(ctx, "take:sessions:call:{short}").Result(); err != nil || ttl <= 0 || ttl > 5*time.Second {
+		t.Errorf("a short park, taken, lives %v more (%v), want at most its 5 s", ttl, err)
+	}
 	if got, err := s.TakeAnswers(ctx, nil); err != nil || len(got) != 0 {
 		t.Errorf("TakeAnswers(nil) = %v, %v", got, err)
 	}
