@@ -25,7 +25,8 @@ import (
 //     key (Store.Answer), which the holding instance wrote when the call
 //     parked (Store.Park); then a wake-up with no answer in it is published
 //     to the holder. The holder reads the kept answers of its waiting calls
-//     (Store.Answers) on every wake-up and once per answerPoll, so an
+//     (Store.Answers, or a store's TakeAnswers, which lets go of their
+//     parks in the same step) on every wake-up and once per answerPoll, so an
 //     answer whose wake-up was lost (a dropped subscriber, a reconnect)
 //     still arrives, at most answerPoll later.
 //
@@ -251,7 +252,14 @@ func (h *Handler) pollAnswers() {
 	}
 	ctx, cancel := context.WithTimeout(h.life, storeTimeout)
 	defer cancel()
-	got, err := h.store.Answers(ctx, keys)
+	var got map[string][]byte
+	var err error
+	at, take := h.store.(answerTaker)
+	if take {
+		got, err = at.TakeAnswers(ctx, keys)
+	} else {
+		got, err = h.store.Answers(ctx, keys)
+	}
 	if err != nil {
 		if h.life.Err() == nil {
 			h.srv.Logger().Warn("legacy sessions: could not read the answers kept for the calls waiting here; retrying", "calls", len(keys), "err", err)
@@ -263,7 +271,7 @@ func (h *Handler) pollAnswers() {
 		if err := json.Unmarshal(b, &a); err != nil {
 			a = keptAnswer{Error: jsonrpc.Errorf(jsonrpc.InternalError, "the kept answer could not be read")}
 		}
-		if waiting[k].deliverReply(k, a.Result, a.Error) {
+		if waiting[k].deliverTo(reply{id: k, result: a.Result, err: a.Error, taken: take}) {
 			h.d.Measure(context.Background(), era.MeasureReplyReceived, 1)
 		}
 	}

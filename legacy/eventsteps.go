@@ -22,4 +22,11 @@ type (
 	answerWaker interface {
 		AnswerWake(ctx context.Context, sid, key string, answer []byte, instance string, wake []byte) error
 	}
+	// answerTaker: Store.Answers that also lets go of the requests whose
+	// answers it returns (later answers for them are refused, as after
+	// Unpark), so that their calls need no Unpark. The answers stay
+	// readable a while, so a take whose reply was lost loses none.
+	answerTaker interface {
+		TakeAnswers(ctx context.Context, keys []string) (map[string][]byte, error)
+	}
 )

@@ -224,6 +224,7 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 		}
 		s.mu.Unlock()
 	}()
+	var taken map[string]bool // answers taken from a store that let go of their parks
 	if s.h.parked(s) {
 		// Parked in the store before the client can see them: an answer
 		// POSTed to another instance is kept for this call.
@@ -237,7 +238,11 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 			go s.h.unpark(keys)
 			return nil, fmt.Errorf("record the requests for their answers: %w", err)
 		}
-		defer s.h.unpark(keys)
+		defer func() {
+			if keys = slices.DeleteFunc(keys, func(k string) bool { return taken[k] }); len(keys) > 0 {
+				s.h.unpark(keys)
+			}
+		}()
 	}
 	for i := range reqs {
 		r := &reqs[i]
@@ -267,6 +272,12 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 				continue
 			}
 			delete(open, rp.id)
+			if rp.taken {
+				if taken == nil {
+					taken = make(map[string]bool, len(reqs))
+				}
+				taken[rp.id] = true
+			}
 			if rp.err != nil {
 				p.cancelOutstanding(open, "another request of the same call failed")
 				return nil, &server.ClientError{Method: r.method, Err: rp.err}

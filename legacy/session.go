@@ -31,6 +31,7 @@ type reply struct {
 	id     string
 	result json.RawMessage
 	err    *jsonrpc.Error
+	taken  bool // taken from the store, which let go of its park (answerTaker)
 }
 
 // session is one legacy client: a stdio process, or an HTTP session in use
@@ -278,12 +279,18 @@ func (s *session) deliver(msg *rpcwire.Message) {
 // deliverReply hands an answer to the server request waiting under key
 // and reports whether one was waiting.
 func (s *session) deliverReply(key string, result json.RawMessage, e *jsonrpc.Error) bool {
+	return s.deliverTo(reply{id: key, result: result, err: e})
+}
+
+// deliverTo hands rp to the server request waiting under rp.id and reports
+// whether one was waiting.
+func (s *session) deliverTo(rp reply) bool {
 	s.mu.Lock()
-	ch, ok := s.pending[key]
-	delete(s.pending, key)
+	ch, ok := s.pending[rp.id]
+	delete(s.pending, rp.id)
 	s.mu.Unlock()
 	if ok {
-		ch <- reply{id: key, result: result, err: e}
+		ch <- rp
 	}
 	return ok
 }

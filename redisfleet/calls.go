@@ -166,3 +166,60 @@ func (s *SessionStore) Unpark(ctx context.Context, keys ...string) error {
 	}
 	return nil
 }
+
+// takenTTL is how long a parked request stays after its answer was taken
+// (TakeAnswers): long enough for the holder to read the answer again if
+// the reply of the take was lost, while answers for it are refused
+// (answered already).
+const takenTTL = 30 * time.Second
+
+// takeAnswerScript: KEYS = call; ARGV = takenTTL in ms. Returns the kept
+// answer, shortening the park to ARGV[1] from now (never lengthening it),
+// or nil when none was kept (the park left as it is).
+var takeAnswerScript = redis.NewScript(`
+local a = redis.call('HGET', KEYS[1], 'a')
+if a then
+  local left = redis.call('PTTL', KEYS[1])
+  if left < 0 or left > tonumber(ARGV[1]) then
+    redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  end
+end
+return a
+`)
+
+// TakeAnswers is Answers that also lets go of the requests whose answers
+// it returns, in the same step: one pipeline of scripts (split by node on
+// Redis Cluster), one round trip. A request taken stays parked (answered,
+// so further answers are refused) for takenTTL, not until its park's ttl,
+// so the holder needs no Unpark for it; until then a later TakeAnswers
+// returns the answer again, so a take whose reply was lost loses no
+// answer. Package legacy uses it when the store has it.
+func (s *SessionStore) TakeAnswers(ctx context.Context, keys []string) (map[string][]byte, error) {
+	out := make(map[string][]byte)
+	if len(keys) == 0 {
+		return out, nil
+	}
+	ttl := takenTTL.Milliseconds()
+	cmds := make([]*redis.Cmd, len(keys))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = takeAnswerScript.EvalSha(ctx, p, []string{s.callKey(k)}, ttl)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) && !redis.HasErrorPrefix(err, "NOSCRIPT") {
+		return nil, fmt.Errorf("redis sessions: take answers: %w", err)
+	}
+	for i, c := range cmds {
+		if redis.HasErrorPrefix(c.Err(), "NOSCRIPT") { // a fresh Redis: loads it
+			c = takeAnswerScript.Run(ctx, s.client, []string{s.callKey(keys[i])}, ttl)
+		}
+		switch v, err := c.Text(); {
+		case err == nil:
+			out[keys[i]] = []byte(v)
+		case !errors.Is(err, redis.Nil):
+			return nil, fmt.Errorf("redis sessions: take answers: %w", err)
+		}
+	}
+	return out, nil
+}

@@ -40,7 +40,10 @@ import (
 // that sets the record only if it is still the one read, retried when
 // another instance wrote in between, so two instances never overwrite
 // each other's change: the one that loses the race reruns its update on
-// the record the winner stored. Pub/sub is only
+// the record the winner stored, which the script hands back. The read is
+// skipped when the instance holds the record's bytes from its last read
+// or write, and an update that must wake the running instance publishes
+// the wake-up in its script (UpdateSignal). Pub/sub is only
 // a wake-up: what was answered or cancelled is in the record, and the
 // running instance rereads its tasks periodically, so a lost message delays
 // a task, never loses its input.
@@ -160,9 +163,12 @@ func (s *TaskStore) Get(ctx context.Context, id string) (*tasks.Record, error) {
 // updateTaskScript is the write of an optimistic update: SET PXAT only
 // if the record is still the one read (its SHA-1 is ARGV[1]) and the
 // caller's deadline (ARGV[4], Unix ms; 0 for none) has not passed by
-// Redis's clock, so an update the caller gave up on writes nothing. It
-// returns 1 when written, 0 when another instance wrote first, -1 when
-// too late, -2 when the task is gone.
+// Redis's clock, so an update the caller gave up on writes nothing. Once
+// written, it publishes ARGV[6] on the channel ARGV[5] when ARGV[5] is
+// not empty (UpdateSignal: the wake-up of the instance running the task,
+// in the same round trip). It returns 1 when written, the current record
+// when another instance wrote first (so that the retry needs no read of
+// its own), -1 when too late, -2 when the task is gone.
 var updateTaskScript = redis.NewScript(pastDeadline + `
 if past(ARGV[4]) then
   return -1
@@ -172,27 +178,47 @@ if not cur then
   return -2
 end
 if redis.sha1hex(cur) ~= ARGV[1] then
-  return 0
+  return cur
 end
 redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
+if ARGV[5] ~= '' then
+  redis.call('PUBLISH', ARGV[5], ARGV[6])
+end
 return 1
 `)
 
 // Update implements tasks.Store with an optimistic update: GET, then a
 // script that writes only if the record is still the one read (compared
-// by SHA-1 in Redis), rerunning fn on the new record when another
-// instance wrote in between. When this store read or wrote the record
-// last (Get, Create, Update), fn runs on those bytes and the update is
-// the script alone, one round trip; the script refuses if they are stale.
-// An fn returning tasks.ErrNoUpdate, or an error, is decided on a fresh
-// read: the GET alone.
+// by SHA-1 in Redis), rerunning fn on the record the script returns when
+// another instance wrote in between. When this store read or wrote the
+// record last (Get, Create, Update), fn runs on those bytes and the update
+// is the script alone, one round trip; the script refuses if they are
+// stale and hands back the current record, and fn reruns on it (two round
+// trips, as a read and a write). An fn returning tasks.ErrNoUpdate, or an
+// error, on remembered bytes is decided on a fresh read: the GET alone.
 func (s *TaskStore) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
+	return s.update(ctx, id, fn, false, "")
+}
+
+// UpdateSignal is Update that, once it wrote, signals owner about the
+// task (Signal), in the same script: one round trip for the write and the
+// wake-up. An owner of "" is the record's own (Record.Owner, the instance
+// running the task). Package server uses it for tasks/update and
+// tasks/cancel, whose answer or cancellation must reach the instance
+// running the task. As with Signal, the wake-up is best effort (pub/sub);
+// what it announces is in the record it follows.
+func (s *TaskStore) UpdateSignal(ctx context.Context, id string, fn func(*tasks.Record) error, owner string) (*tasks.Record, error) {
+	return s.update(ctx, id, fn, true, owner)
+}
+
+// update is Update, and UpdateSignal when signal is set.
+func (s *TaskStore) update(ctx context.Context, id string, fn func(*tasks.Record) error, signal bool, owner string) (*tasks.Record, error) {
 	key := s.key(id)
 	deadline := deadlineMs(ctx)
 	b := s.seen.get(id)
+	fresh := false // b was read from Redis just now, not remembered
 	for range maxRetries {
-		remembered := b != nil
-		if !remembered {
+		if b == nil {
 			var err error
 			b, err = s.client.Get(ctx, key).Bytes()
 			if errors.Is(err, redis.Nil) {
@@ -203,6 +229,7 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(*tasks.Record
 				return nil, fmt.Errorf("redis tasks: update task: read: %w", err)
 			}
 			s.seen.put(id, b)
+			fresh = true
 		}
 		cur, err := decodeTask(b)
 		if err != nil {
@@ -210,7 +237,7 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(*tasks.Record
 		}
 		next := cur.Clone()
 		if err := fn(next); err != nil {
-			if remembered {
+			if !fresh {
 				b = nil // decide on a fresh read
 				continue
 			}
@@ -224,23 +251,40 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(*tasks.Record
 		if err != nil {
 			return nil, err
 		}
+		channel, msg := "", ""
+		if signal {
+			to := owner
+			if to == "" {
+				to = cur.Owner
+			}
+			channel, msg = s.channel(to), id
+		}
 		sum := sha1.Sum(b)
-		n, err := updateTaskScript.Run(ctx, s.client, []string{key},
-			hex.EncodeToString(sum[:]), nb, next.ExpiresAt.UnixMilli(), deadline).Int()
-		switch {
-		case err != nil:
+		res, err := updateTaskScript.Run(ctx, s.client, []string{key},
+			hex.EncodeToString(sum[:]), nb, next.ExpiresAt.UnixMilli(), deadline, channel, msg).Result()
+		if err != nil {
 			s.seen.drop(id) // written or not: unknown
 			return nil, fmt.Errorf("redis tasks: update task: %w", err)
-		case n == 1:
-			s.seen.put(id, nb)
-			return next, nil
-		case n == -1:
-			return nil, fmt.Errorf("redis tasks: update task: Redis ran it after the deadline, and wrote nothing: %w", context.DeadlineExceeded)
-		case n == -2:
-			s.seen.drop(id)
-			return nil, tasks.ErrNotFound
 		}
-		b = nil // another instance wrote first: rerun on its record
+		switch v := res.(type) {
+		case int64:
+			switch v {
+			case 1:
+				s.seen.put(id, nb)
+				return next, nil
+			case -1:
+				return nil, fmt.Errorf("redis tasks: update task: Redis ran it after the deadline, and wrote nothing: %w", context.DeadlineExceeded)
+			case -2:
+				s.seen.drop(id)
+				return nil, tasks.ErrNotFound
+			}
+			return nil, fmt.Errorf("redis tasks: update task: the script answered %d", v)
+		case string: // another instance wrote first: rerun on its record
+			b, fresh = []byte(v), true
+			s.seen.put(id, b)
+		default:
+			return nil, fmt.Errorf("redis tasks: update task: the script answered %T", res)
+		}
 	}
 	return nil, fmt.Errorf("redis tasks: update task: lost the race %d times in a row", maxRetries)
 }

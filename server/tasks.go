@@ -141,6 +141,7 @@ type taskHost struct {
 	s          *Server
 	store      tasks.Store
 	heartbeats tasks.Heartbeats // the store's heartbeats, if it keeps them (taken before store is wrapped)
+	signals    bool             // the store updates and signals in one step (updateSignaller)
 	ttl        time.Duration
 	poll       time.Duration
 	lease      time.Duration
@@ -223,6 +224,7 @@ func newTaskHost(s *Server, o TaskOptions) (*taskHost, error) {
 		h.store = tasks.NewMemoryStoreWithClock(s.now)
 	}
 	h.heartbeats, _ = h.store.(tasks.Heartbeats) // the wrappers below hide it
+	_, h.signals = h.store.(updateSignaller)     // the wrappers pass it through
 	if s.opts.Telemetry != nil {
 		h.store = timedStore{Store: h.store, s: s}
 	}
@@ -345,6 +347,14 @@ type taskRun struct {
 	id      string
 	seed    *tasks.Record // the record as created
 	changed chan struct{} // closed and replaced when the record may have changed
+	// latest is the record as this instance last read or wrote it (the
+	// blocking calls find their answers in it, with no read of their
+	// own); writes is held around the store calls that set it, so that it
+	// only moves forward. taken are the keys whose answers the handler
+	// took: the next write here drops them from the record.
+	latest *tasks.Record
+	taken  []string
+	writes sync.Mutex
 
 	started  chan struct{} // closed by start
 	early    chan outcome  // the handler's outcome before start
@@ -454,7 +464,7 @@ func (run *taskRun) start() error {
 		return fmt.Errorf("start task: store: %w", err)
 	}
 	h.storedTask(run.owner, rec.ExpiresAt)
-	run.id, run.seed, run.state = id, rec, runStarted
+	run.id, run.seed, run.latest, run.state = id, rec, rec, runStarted
 	h.s.taskStarted(run.ctx)
 	expire := time.AfterFunc(h.ttl, func() { run.stop(errTaskExpired) })
 	closed := context.AfterFunc(h.s.life, func() { run.stop(errServerClosed) })
@@ -581,7 +591,9 @@ func (run *taskRun) renew() {
 	ctx, cancel := context.WithTimeout(context.Background(), run.host.storeTimeout)
 	defer cancel()
 	now := h.s.now()
-	rec, err := h.store.Update(ctx, run.id, func(r *tasks.Record) error {
+	run.writes.Lock()
+	defer run.writes.Unlock()
+	rec, err := run.update(ctx, func(r *tasks.Record) error {
 		if r.Status.Terminal() {
 			return tasks.ErrNoUpdate
 		}
@@ -591,11 +603,41 @@ func (run *taskRun) renew() {
 	run.observe(rec, err)
 }
 
+// update is the store's Update for the run's own writes, run.writes
+// held: it also drops the inputs whose answers the handler took, and keeps
+// the record as stored in latest.
+func (run *taskRun) update(ctx context.Context, fn func(*tasks.Record) error) (*tasks.Record, error) {
+	run.mu.Lock()
+	taken := slices.Clone(run.taken)
+	run.mu.Unlock()
+	rec, err := run.host.store.Update(ctx, run.id, func(r *tasks.Record) error {
+		if err := fn(r); err != nil {
+			return err
+		}
+		dropTaken(r, taken)
+		return nil
+	})
+	if err == nil {
+		run.mu.Lock()
+		run.latest = rec
+		run.taken = slices.DeleteFunc(run.taken, func(k string) bool { return !hasInput(rec, k) }) // the ones dropped
+		run.mu.Unlock()
+	}
+	return rec, err
+}
+
 // check rereads the record after a signal.
 func (run *taskRun) check() {
 	ctx, cancel := context.WithTimeout(context.Background(), run.host.storeTimeout)
 	defer cancel()
+	run.writes.Lock()
+	defer run.writes.Unlock()
 	rec, err := run.host.store.Get(ctx, run.id)
+	if err == nil {
+		run.mu.Lock()
+		run.latest = rec
+		run.mu.Unlock()
+	}
 	run.observe(rec, err)
 }
 
@@ -734,7 +776,8 @@ func (run *taskRun) ask(ctx context.Context, irs []mrtr.InputRequest, timeout ti
 	now := h.s.now()
 	actx, cancel := context.WithTimeout(ctx, h.storeTimeout)
 	defer cancel()
-	_, err := h.store.Update(actx, run.id, func(r *tasks.Record) error {
+	run.writes.Lock()
+	_, err := run.update(actx, func(r *tasks.Record) error {
 		if r.Status.Terminal() {
 			return terminalError(r)
 		}
@@ -759,6 +802,7 @@ func (run *taskRun) ask(ctx context.Context, irs []mrtr.InputRequest, timeout ti
 		r.Status, r.StatusMessage, r.UpdatedAt = tasks.StatusInputRequired, "", now
 		return nil
 	})
+	run.writes.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("task: ask the client: %w", err)
 	}
@@ -772,16 +816,12 @@ func (run *taskRun) ask(ctx context.Context, irs []mrtr.InputRequest, timeout ti
 	}
 	for {
 		changed := run.changes()
-		answers, err := run.collect(ctx, keys)
+		answers, err := run.collect(keys)
 		switch {
 		case answers != nil:
 			return answers, nil
-		case errors.Is(err, errAnswersPending):
 		case isTerminal(err):
 			return nil, err
-		case ctx.Err() != nil:
-		case err != nil:
-			h.s.log.Warn("task: reading answers failed; retrying", "task", run.id, "err", err)
 		}
 		select {
 		case <-changed:
@@ -823,37 +863,54 @@ func isTerminal(err error) bool {
 	return errors.As(err, &te)
 }
 
-// collect takes the answers to keys out of the record once all of them are
-// answered; otherwise it returns errAnswersPending and writes nothing.
-func (run *taskRun) collect(ctx context.Context, keys []string) ([]json.RawMessage, error) {
-	var out []json.RawMessage
-	now := run.host.s.now()
-	ctx, cancel := context.WithTimeout(ctx, run.host.storeTimeout)
-	defer cancel()
-	_, err := run.host.store.Update(ctx, run.id, func(r *tasks.Record) error {
-		out = nil
-		if r.Status.Terminal() {
-			return terminalError(r)
-		}
-		got := make([]json.RawMessage, len(keys))
-		for i, k := range keys {
-			for _, in := range r.Inputs {
-				if in.Key == k {
-					got[i] = in.Answer
-				}
-			}
-			if got[i] == nil {
-				return errAnswersPending
-			}
-		}
-		dropInputs(r, keys, now)
-		out = got
-		return nil
-	})
-	if err != nil {
-		return nil, err
+// collect returns the answers to keys once all of them are answered in
+// the record as this instance last read or wrote it (run.latest: a
+// signal, or the lease's renewal, rereads it), or errAnswersPending, or
+// the error of a terminal task. It reads and writes nothing: the answers
+// taken stay in the record until the next write of this instance drops
+// them (run.update), the result's at the latest.
+func (run *taskRun) collect(keys []string) ([]json.RawMessage, error) {
+	run.mu.Lock()
+	defer run.mu.Unlock()
+	r := run.latest
+	if r.Status.Terminal() {
+		return nil, terminalError(r)
 	}
-	return out, nil
+	got := make([]json.RawMessage, len(keys))
+	for i, k := range keys {
+		for _, in := range r.Inputs {
+			if in.Key == k {
+				got[i] = in.Answer
+			}
+		}
+		if got[i] == nil {
+			return nil, errAnswersPending
+		}
+	}
+	run.taken = append(run.taken, keys...)
+	return got, nil
+}
+
+// hasInput reports whether r holds an input under key.
+func hasInput(r *tasks.Record, key string) bool {
+	for _, in := range r.Inputs {
+		if in.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// dropTaken removes the inputs under keys, whose answers the handler
+// took, leaving the status and the time of the last update as they are.
+func dropTaken(r *tasks.Record, keys []string) {
+	if len(keys) == 0 {
+		return
+	}
+	r.Inputs = slices.DeleteFunc(r.Inputs, func(in tasks.Input) bool { return slices.Contains(keys, in.Key) })
+	if len(r.Inputs) == 0 {
+		r.Inputs = nil
+	}
 }
 
 // withdraw takes unanswered questions back out of the task.
@@ -861,7 +918,9 @@ func (run *taskRun) withdraw(keys []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), run.host.storeTimeout)
 	defer cancel()
 	now := run.host.s.now()
-	_, err := run.host.store.Update(ctx, run.id, func(r *tasks.Record) error {
+	run.writes.Lock()
+	defer run.writes.Unlock()
+	_, err := run.update(ctx, func(r *tasks.Record) error {
 		if r.Status.Terminal() {
 			return tasks.ErrNoUpdate
 		}
@@ -1103,23 +1162,21 @@ func (s *Server) handleTask(ctx context.Context, r *request) (_ json.RawMessage,
 			r.refuse(http.StatusServiceUnavailable, time.Second)
 		}
 	}()
-	rec, e := h.load(ctx, *r.p.TaskID, PrincipalFromContext(ctx))
+	if r.method == "tasks/get" {
+		rec, e := h.load(ctx, *r.p.TaskID, PrincipalFromContext(ctx))
+		if e != nil {
+			return nil, e
+		}
+		s.linkTask(ctx, rec)
+		return s.encodeTask(rec, "complete", true)
+	}
+	// tasks/update (responses set) and tasks/cancel: checked on the
+	// record they write.
+	rec, e := h.write(ctx, *r.p.TaskID, PrincipalFromContext(ctx), responses)
 	if e != nil {
 		return nil, e
 	}
 	s.linkTask(ctx, rec)
-	switch r.method {
-	case "tasks/get":
-		return s.encodeTask(rec, "complete", true)
-	case "tasks/update":
-		if e := h.answer(ctx, rec, responses); e != nil {
-			return nil, e
-		}
-	case "tasks/cancel":
-		if e := h.cancel(ctx, rec); e != nil {
-			return nil, e
-		}
-	}
 	return s.ack(), nil
 }
 
@@ -1175,11 +1232,13 @@ func (e *answerError) Error() string { return fmt.Sprintf("input response %q: %v
 // answer stores the responses to pending inputs of the task, after
 // checking each against its request, and signals the running instance.
 // Responses to keys that are not pending are ignored (SEP-2663).
-func (h *taskHost) answer(ctx context.Context, rec *tasks.Record, responses map[string]json.RawMessage) *jsonrpc.Error {
-	var applied bool
+func (h *taskHost) answer(ctx context.Context, id string, check func(*tasks.Record) error, responses map[string]json.RawMessage) (*tasks.Record, *jsonrpc.Error) {
 	now := h.s.now()
-	_, err := h.store.Update(ctx, rec.ID, func(r *tasks.Record) error {
-		applied = false
+	rec, err := h.updateAndSignal(ctx, id, func(r *tasks.Record) error {
+		if err := check(r); err != nil {
+			return err
+		}
+		applied := false
 		if r.Status.Terminal() {
 			return tasks.ErrNoUpdate
 		}
@@ -1207,25 +1266,27 @@ func (h *taskHost) answer(ctx context.Context, rec *tasks.Record, responses map[
 	var ae *answerError
 	switch {
 	case errors.As(err, &ae):
-		return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Invalid params: " + ae.Error()}
-	case errors.Is(err, tasks.ErrNotFound):
-		return unknownTask(rec.ID)
+		return nil, &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Invalid params: " + ae.Error()}
+	case errors.Is(err, tasks.ErrNotFound), errors.Is(err, errNoSuchTask):
+		return nil, unknownTask(id)
+	case errors.Is(err, errLeaseLapsed):
+		return nil, errLapsedRPC
 	case err != nil:
-		return h.storeError("update", err)
+		return nil, h.storeError("update", err)
 	}
-	if applied {
-		h.signal(ctx, rec)
-	}
-	return nil
+	return rec, nil
 }
 
 // cancel moves the task to cancelled (unless it is terminal: cancelling is
 // idempotent) and signals the running instance.
-func (h *taskHost) cancel(ctx context.Context, rec *tasks.Record) *jsonrpc.Error {
+func (h *taskHost) cancel(ctx context.Context, id string, check func(*tasks.Record) error) (*tasks.Record, *jsonrpc.Error) {
 	var changed bool
 	now := h.s.now()
-	_, err := h.store.Update(ctx, rec.ID, func(r *tasks.Record) error {
+	rec, err := h.updateAndSignal(ctx, id, func(r *tasks.Record) error {
 		changed = false
+		if err := check(r); err != nil {
+			return err
+		}
 		if r.Status.Terminal() {
 			return tasks.ErrNoUpdate
 		}
@@ -1235,16 +1296,17 @@ func (h *taskHost) cancel(ctx context.Context, rec *tasks.Record) *jsonrpc.Error
 		return nil
 	})
 	switch {
-	case errors.Is(err, tasks.ErrNotFound):
-		return unknownTask(rec.ID)
+	case errors.Is(err, tasks.ErrNotFound), errors.Is(err, errNoSuchTask):
+		return nil, unknownTask(id)
+	case errors.Is(err, errLeaseLapsed):
+		return nil, errLapsedRPC
 	case err != nil:
-		return h.storeError("cancel", err)
+		return nil, h.storeError("cancel", err)
 	}
 	if changed {
 		h.s.record(ctx, Measurement{Kind: MeasureTaskStatus, Reason: string(tasks.StatusCancelled)})
-		h.signal(ctx, rec)
 	}
-	return nil
+	return rec, nil
 }
 
 // signal wakes the instance running rec. A lost signal only delays the
