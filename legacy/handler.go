@@ -247,7 +247,7 @@ func (h *Handler) Bind(srv *server.Server, d era.Dispatcher[server.RequestMeta])
 // or ctx ends. server.Server.Shutdown then closes the Handler.
 func (h *Handler) Shutdown(ctx context.Context) error {
 	h.draining.Store(true)
-	h.drain.begin()
+	h.drain.begin(h.life)
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for h.calls.Load() > 0 {
@@ -388,9 +388,9 @@ func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc
 // ServeLegacy serves an HTTP request the server routed to a legacy
 // session; the server calls it, not users.
 func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byte, msg *rpcwire.Message) {
-	if h.draining.Load() {
-		w.Header().Set("Connection", "close") // see server.Serve
-	}
+	// During a drain the server has set Connection: close already: it
+	// marks itself draining before it calls Shutdown, and every request
+	// comes here through its ServeHTTP.
 	sid := r.Header.Get(server.HeaderSessionID)
 	if r.Method == http.MethodPost && msg != nil && msg.Method == "initialize" {
 		if sid != "" {

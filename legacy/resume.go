@@ -42,6 +42,16 @@ type keptStream struct {
 	key      string     // the stream's key, once opened in the store
 	failed   bool       // the store refused to open it: events go without ids
 	detached bool       // the drain ended the client's stream: events are only kept
+	over     bool       // the call ended: the drain leaves its response alone
+
+	// conn is the ResponseWriter of a call served on its request's
+	// goroutine, which the drain completes from outside (drain.go); nil
+	// for the other streams.
+	conn http.ResponseWriter
+	// prev and next list the calls of drainState, guarded by its mu, with
+	// listDetached (the drain ended this one's stream).
+	prev, next   *keptStream
+	listDetached bool
 }
 
 func (h *Handler) newKeptStream(sid string, st *sse.Stream, request jsonrpc.ID) *keptStream {
