@@ -54,14 +54,14 @@ type session struct {
 
 	mu       sync.Mutex
 	logLevel server.LogLevel
-	subs     map[string]bool                    // made on first use
-	rev      int64                              // the record revision logLevel and subs come from
-	touched  time.Time                          // when this instance last recorded a use
-	inflight map[string]context.CancelCauseFunc // client request id → cancel (made on first use)
-	pending  map[string]chan<- reply            // server request id → waiter (made on first use)
-	get      chan []byte                        // the open GET stream's queue, or nil
-	getStop  chan struct{}                      // closed to end the GET stream, once it is claimed
-	getRev   int64                              // the record revision that names this instance its holder
+	subs     map[string]bool         // made on first use
+	rev      int64                   // the record revision logLevel and subs come from
+	touched  time.Time               // when this instance last recorded a use
+	inflight inflight                // client request id → cancel
+	pending  map[string]chan<- reply // server request id → waiter (made on first use)
+	get      chan []byte             // the open GET stream's queue, or nil
+	getStop  chan struct{}           // closed to end the GET stream, once it is claimed
+	getRev   int64                   // the record revision that names this instance its holder
 	out      func([]byte) error
 }
 
@@ -119,10 +119,7 @@ func (s *session) close(cause error) {
 	// registers a request in inflight, then checks s.ctx, so a request
 	// is either cancelled here or sees the session closed.
 	s.mu.Lock()
-	cancels := make([]context.CancelCauseFunc, 0, len(s.inflight))
-	for _, c := range s.inflight {
-		cancels = append(cancels, c)
-	}
+	cancels := s.inflight.cancels()
 	s.mu.Unlock()
 	for _, c := range cancels {
 		c(context.Cause(s.ctx))
@@ -321,7 +318,7 @@ func parseCancel(msg *rpcwire.Message) (id, reason string, ok bool) {
 // requests; server request ids are another id space.
 func (s *session) cancelRequest(id, reason string) bool {
 	s.mu.Lock()
-	cancel, ok := s.inflight[id]
+	cancel, ok := s.inflight.get(id)
 	s.mu.Unlock()
 	if ok {
 		cancel(errors.New(reason))
@@ -335,17 +332,13 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, w w
 	key := msg.ID.String()
 	ctx, cancel := context.WithCancelCause(parent)
 	s.mu.Lock()
-	if _, dup := s.inflight[key]; dup {
+	if !s.inflight.add(key, cancel) {
 		s.mu.Unlock()
 		cancel(nil)
 		b, _ := rpcwire.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", clip.String(key)))
 		finish(b)
 		return
 	}
-	if s.inflight == nil {
-		s.inflight = make(map[string]context.CancelCauseFunc)
-	}
-	s.inflight[key] = cancel
 	s.mu.Unlock()
 	if s.ctx.Err() != nil { // closed before the request was registered (see close)
 		cancel(context.Cause(s.ctx))
@@ -353,7 +346,7 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, w w
 	s.calls.Add(1)
 	defer func() {
 		s.mu.Lock()
-		delete(s.inflight, key)
+		s.inflight.remove(key)
 		s.mu.Unlock()
 		cancel(nil)
 		s.calls.Done()
@@ -378,7 +371,7 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, w w
 		b, _ := rpcwire.AppendError(nil, msg.ID, e)
 		finish(b)
 	default:
-		finish(rpcwire.AppendResult(nil, msg.ID, res))
+		finish(rpcwire.AppendResult(make([]byte, 0, len(res)+len(msg.ID.Raw())+40), msg.ID, res))
 	}
 }
 
