@@ -435,7 +435,7 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 		h.storeFailed(w, id, "read the session", err)
 		return
 	}
-	if v := r.Header.Get(server.HeaderProtocolVersion); v != "" && v != rec.ProtocolVersion {
+	if v := headerValue(r.Header, protocolVersionKey); v != "" && v != rec.ProtocolVersion {
 		writeJSONError(w, http.StatusBadRequest, id, jsonrpc.Errorf(jsonrpc.InvalidRequest, "%s %s does not match the session's version %q", server.HeaderProtocolVersion, clip.Quote(v), rec.ProtocolVersion))
 		return
 	}
@@ -476,6 +476,19 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 			h.serveCall(w, r, rec, use, msg)
 		}
 	}
+}
+
+// protocolVersionKey is server.HeaderProtocolVersion in the canonical
+// form net/http keys a request's headers by, so that reading it does not
+// canonicalize (and allocate) the name on every request.
+var protocolVersionKey = http.CanonicalHeaderKey(server.HeaderProtocolVersion)
+
+// headerValue is h.Get(key) for a key already canonical.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // endCancelled ends the stream of a request the client cancelled. The
