@@ -345,7 +345,9 @@ func (h *Handler) release(s *session, use bool) {
 		}
 	}
 	if gone {
-		s.cancel(nil)
+		s.mu.Lock()
+		s.shut(nil)
+		s.mu.Unlock()
 	}
 }
 

@@ -219,7 +219,7 @@ func (h *Handler) resumeCall(w http.ResponseWriter, r *http.Request, s *session,
 	var lastAlive time.Time
 	for {
 		evs, ended, err := h.events.Read(ctx, s.id, stream, pos, resumeWait)
-		if ctx.Err() != nil || s.ctx.Err() != nil {
+		if ctx.Err() != nil || s.closedCause() != nil {
 			return
 		}
 		if err != nil {

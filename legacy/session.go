@@ -46,9 +46,7 @@ type session struct {
 	principal  string // the authenticated subject that opened the session
 	http       bool   // an HTTP session, kept in the store
 
-	ctx    context.Context // ends when the session closes
-	cancel context.CancelCauseFunc
-	calls  sync.WaitGroup // requests being served
+	calls sync.WaitGroup // requests being served
 
 	refs, uses int // guarded by h.mu: acquisitions, and those that are use
 
@@ -63,13 +61,16 @@ type session struct {
 	getStop  chan struct{}           // closed to end the GET stream, once it is claimed
 	getRev   int64                   // the record revision that names this instance its holder
 	out      func([]byte) error
+	// cause says why the session closed (nil while it is open), and done
+	// is closed then: made by the first wait (doneChan), as most live
+	// sessions serve one request and end without one.
+	cause error
+	done  chan struct{}
 }
 
 func newSession(h *Handler, id string, p *initializeParams, out func([]byte) error) *session {
-	ctx, cancel := context.WithCancelCause(context.Background())
 	return &session{
 		h: h, id: id, version: p.ProtocolVersion, caps: *p.Capabilities, clientInfo: p.ClientInfo,
-		ctx: ctx, cancel: cancel,
 		logLevel: server.LevelInfo,
 		out:      out,
 	}
@@ -77,10 +78,11 @@ func newSession(h *Handler, id string, p *initializeParams, out func([]byte) err
 
 // sessionFromRecord makes the live part of an HTTP session.
 func sessionFromRecord(h *Handler, rec *Record) *session {
-	caps := rec.Capabilities
-	s := newSession(h, rec.ID, &initializeParams{ProtocolVersion: rec.ProtocolVersion, Capabilities: &caps, ClientInfo: rec.ClientInfo}, nil)
-	s.principal, s.http, s.rev = rec.Principal, true, -1
-	return s
+	return &session{
+		h: h, id: rec.ID, version: rec.ProtocolVersion, caps: rec.Capabilities, clientInfo: rec.ClientInfo,
+		principal: rec.Principal, http: true, rev: -1,
+		logLevel: server.LevelInfo,
+	}
 }
 
 // refresh takes what may have changed from a record read from the store,
@@ -113,17 +115,53 @@ func (s *session) subscribed(uri string) bool {
 // close ends the session: waits fail with cause, requests are cancelled,
 // the GET stream ends.
 func (s *session) close(cause error) {
-	s.cancel(cause)
 	// The requests in flight are cancelled here rather than each
-	// watching s.ctx (a context.AfterFunc per request): serveRequest
-	// registers a request in inflight, then checks s.ctx, so a request
-	// is either cancelled here or sees the session closed.
+	// watching the session (a context.AfterFunc per request):
+	// serveRequest registers a request in inflight and reads cause under
+	// s.mu, so a request is either cancelled here or sees the session
+	// closed.
 	s.mu.Lock()
+	cause = s.shut(cause)
 	cancels := s.inflight.cancels()
 	s.mu.Unlock()
 	for _, c := range cancels {
-		c(context.Cause(s.ctx))
+		c(cause)
 	}
+}
+
+// shut records that the session closed, with cause (nil:
+// context.Canceled), unless it closed already, and wakes the waits on
+// doneChan; it returns the cause that stays. Called with s.mu held.
+func (s *session) shut(cause error) error {
+	if s.cause != nil {
+		return s.cause
+	}
+	if cause == nil {
+		cause = context.Canceled
+	}
+	s.cause = cause
+	if s.done == nil {
+		s.done = make(chan struct{})
+	}
+	close(s.done)
+	return cause
+}
+
+// closedCause returns why the session closed, or nil while it is open.
+func (s *session) closedCause() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cause
+}
+
+// doneChan returns a channel closed when the session closes.
+func (s *session) doneChan() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done == nil {
+		s.done = make(chan struct{})
+	}
+	return s.done
 }
 
 // sendSession sends a message that belongs to no request: on the GET
@@ -236,11 +274,12 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request, resume, pos s
 	}
 	tick := time.NewTicker(s.h.opts.KeepAlive)
 	defer tick.Stop()
+	closed := s.doneChan()
 	for {
 		select {
 		case <-r.Context().Done():
 			return
-		case <-s.ctx.Done():
+		case <-closed:
 			return
 		case <-stop:
 			return
@@ -332,7 +371,9 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, w w
 	key := msg.ID.String()
 	ctx, cancel := context.WithCancelCause(parent)
 	s.mu.Lock()
-	if !s.inflight.add(key, cancel) {
+	added := s.inflight.add(key, cancel)
+	closed := s.cause
+	if !added {
 		s.mu.Unlock()
 		cancel(nil)
 		b, _ := rpcwire.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", clip.String(key)))
@@ -340,8 +381,8 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, w w
 		return
 	}
 	s.mu.Unlock()
-	if s.ctx.Err() != nil { // closed before the request was registered (see close)
-		cancel(context.Cause(s.ctx))
+	if closed != nil { // closed before the request was registered (see close)
+		cancel(closed)
 	}
 	s.calls.Add(1)
 	defer func() {
