@@ -145,7 +145,7 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, rec *Record,
 		return
 	}
 	defer h.calls.Add(-1)
-	defer h.release(s, use)
+	defer h.releaseBefore(s, use, k.flushFinal)
 	k.conn = w
 	h.drain.add(k)
 	defer h.drain.remove(k)
@@ -160,7 +160,7 @@ func (h *Handler) serveCallAside(r *http.Request, s *session, use bool, k *keptS
 	go func() {
 		defer close(done)
 		defer h.calls.Add(-1)
-		defer h.release(s, use)
+		defer h.releaseBefore(s, use, k.flushFinal)
 		s.serveRequest(context.WithoutCancel(r.Context()), msg, k, k.finish, func() { k.cancelled(msg.ID) })
 	}()
 	select {

@@ -38,11 +38,12 @@ type keptStream struct {
 	st   *sse.Stream
 	meta StreamMeta
 
-	mu       sync.Mutex // held while an event is kept and sent
-	key      string     // the stream's key, once opened in the store
-	failed   bool       // the store refused to open it: events go without ids
-	detached bool       // the drain ended the client's stream: events are only kept
-	over     bool       // the call ended: the drain leaves its response alone
+	mu        sync.Mutex // held while an event is kept and sent
+	key       string     // the stream's key, once opened in the store
+	failed    bool       // the store refused to open it: events go without ids
+	detached  bool       // the drain ended the client's stream: events are only kept
+	over      bool       // the call ended: the drain leaves its response alone
+	unflushed bool       // the final event is written, not yet flushed (finishSSE)
 
 	// conn is the ResponseWriter of a call served on its request's
 	// goroutine, which the drain completes from outside (drain.go); nil
@@ -167,15 +168,36 @@ func (k *keptStream) finish(res []byte) {
 		} else {
 			id = eventID(k.key, pos)
 		}
-		k.st.FinishID(http.StatusOK, id, res)
 		if err != nil {
 			k.end()
 		}
+		k.finishSSE(id, res)
 		return
 	}
 	id := k.keep(res)
-	k.st.FinishID(http.StatusOK, id, res)
 	k.end()
+	k.finishSSE(id, res)
+}
+
+// finishSSE writes the final event of the stream. It is not flushed: the
+// handler returns next and net/http sends it with the end of the
+// response, in one write; flushFinal sends it before anything that may
+// wait. Called with k.mu held.
+func (k *keptStream) finishSSE(id string, res []byte) {
+	k.st.FinishIDUnflushed(http.StatusOK, id, res)
+	k.unflushed = true
+}
+
+// flushFinal sends the final event now if it was written unflushed:
+// before the request's goroutine does something that may wait (a store
+// call) ahead of its return.
+func (k *keptStream) flushFinal() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.unflushed && !k.detached {
+		k.unflushed = false
+		_ = k.st.Flush()
+	}
 }
 
 // cancelled ends the stream of a request the client cancelled, with no
