@@ -138,6 +138,7 @@ type Handler struct {
 	draining atomic.Bool   // Shutdown began: no new sessions
 	calls    atomic.Int64  // POSTed requests in progress on this instance
 	drain    drainState    // Shutdown: the streams of calls are ended (drain.go)
+	streams  *streamKeys   // names the kept streams (streamkey.go)
 
 	mu        sync.Mutex
 	live      map[string]*session   // HTTP sessions in use on this instance, by id
@@ -193,7 +194,7 @@ func New(opts *Options) *Handler {
 	if now == nil {
 		now = time.Now // the Handler's one reading of the wall clock
 	}
-	h := &Handler{opts: o, store: o.Store, shared: o.Store != nil, instance: randomID(""), now: now,
+	h := &Handler{opts: o, store: o.Store, shared: o.Store != nil, instance: randomID(""), now: now, streams: newStreamKeys(),
 		live: make(map[string]*session), stdio: make(map[*session]struct{}),
 		answers: answerState{wake: make(chan struct{}, 1), buckets: make(map[string]*answerBucket)}}
 	if h.store == nil {

@@ -82,7 +82,7 @@ func (k *keptStream) keep(msg []byte) string {
 	ctx, cancel := k.storeContext()
 	defer cancel()
 	if k.key == "" {
-		key := randomID("")
+		key := k.h.streams.next()
 		if oa, ok := k.h.events.(streamOpenAppender); ok {
 			pos, err := oa.OpenStreamAppend(ctx, k.sid, key, k.meta, msg)
 			if err != nil {
