@@ -46,3 +46,29 @@ func TestInflight(t *testing.T) {
 		t.Errorf("cancelled %v, want \"a\" and 4", cancelled)
 	}
 }
+
+// The waiters keep the first in their slot and the others in their map;
+// each is taken once, and the keys list every one waiting.
+func TestWaiters(t *testing.T) {
+	var w waiters
+	chs := map[string]chan reply{"1": make(chan reply), "2": make(chan reply), "3": make(chan reply)}
+	for _, k := range []string{"1", "2", "3"} {
+		w.set(k, chs[k])
+	}
+	if got := w.keys(nil); len(got) != 3 {
+		t.Errorf("keys %v, want 3", got)
+	}
+	for _, k := range []string{"2", "1", "3"} {
+		ch, ok := w.take(k)
+		if !ok || ch != chs[k] {
+			t.Errorf("take %s: %v %v, want its channel", k, ch, ok)
+		}
+		if _, ok := w.take(k); ok {
+			t.Errorf("%s taken twice", k)
+		}
+	}
+	w.set("4", chs["1"])
+	if got := w.keys(nil); len(got) != 1 || got[0] != "4" {
+		t.Errorf("keys %v, want [4]", got)
+	}
+}

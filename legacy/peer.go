@@ -207,12 +207,9 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 	replies := make(chan reply, len(reqs))
 	open := make(map[string]*outgoing, len(reqs)) // answer key → request
 	s.mu.Lock()
-	if s.pending == nil {
-		s.pending = make(map[string]chan<- reply)
-	}
 	for i := range reqs {
 		reqs[i].id, reqs[i].wait = s.h.newRequestID(s)
-		s.pending[reqs[i].wait] = replies
+		s.pending.set(reqs[i].wait, replies)
 		open[reqs[i].wait] = &reqs[i]
 	}
 	s.mu.Unlock()
@@ -220,7 +217,7 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 	defer func() {
 		s.mu.Lock()
 		for i := range reqs {
-			delete(s.pending, reqs[i].wait)
+			s.pending.take(reqs[i].wait)
 		}
 		s.mu.Unlock()
 	}()

@@ -52,14 +52,14 @@ type session struct {
 
 	mu       sync.Mutex
 	logLevel server.LogLevel
-	subs     map[string]bool         // made on first use
-	rev      int64                   // the record revision logLevel and subs come from
-	touched  time.Time               // when this instance last recorded a use
-	inflight inflight                // client request id → cancel
-	pending  map[string]chan<- reply // server request id → waiter (made on first use)
-	get      chan []byte             // the open GET stream's queue, or nil
-	getStop  chan struct{}           // closed to end the GET stream, once it is claimed
-	getRev   int64                   // the record revision that names this instance its holder
+	subs     map[string]bool // made on first use
+	rev      int64           // the record revision logLevel and subs come from
+	touched  time.Time       // when this instance last recorded a use
+	inflight inflight        // client request id → cancel
+	pending  waiters         // server request id → waiter
+	get      chan []byte     // the open GET stream's queue, or nil
+	getStop  chan struct{}   // closed to end the GET stream, once it is claimed
+	getRev   int64           // the record revision that names this instance its holder
 	out      func([]byte) error
 	// cause says why the session closed (nil while it is open), and done
 	// is closed then: made by the first wait (doneChan), as most live
@@ -315,8 +315,7 @@ func (s *session) deliver(msg *rpcwire.Message) {
 // and reports whether one was waiting.
 func (s *session) deliverReply(key string, result json.RawMessage, e *jsonrpc.Error) bool {
 	s.mu.Lock()
-	ch, ok := s.pending[key]
-	delete(s.pending, key)
+	ch, ok := s.pending.take(key)
 	s.mu.Unlock()
 	if ok {
 		ch <- reply{id: key, result: result, err: e}
