@@ -140,10 +140,9 @@ func (s *session) shut(cause error) error {
 		cause = context.Canceled
 	}
 	s.cause = cause
-	if s.done == nil {
-		s.done = make(chan struct{})
+	if s.done != nil { // else doneChan makes it closed
+		close(s.done)
 	}
-	close(s.done)
 	return cause
 }
 
@@ -160,6 +159,9 @@ func (s *session) doneChan() <-chan struct{} {
 	defer s.mu.Unlock()
 	if s.done == nil {
 		s.done = make(chan struct{})
+		if s.cause != nil {
+			close(s.done)
+		}
 	}
 	return s.done
 }
