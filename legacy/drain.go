@@ -146,7 +146,7 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, rec *Record,
 	}
 	defer h.calls.Add(-1)
 	defer h.releaseBefore(s, use, k.flushFinal)
-	k.conn = w
+	k.conn, k.chunked = w, r.ProtoAtLeast(1, 1)
 	h.drain.add(k)
 	defer h.drain.remove(k)
 	s.serveRequest(context.WithoutCancel(r.Context()), msg, k, k.finish, func() { k.cancelled(msg.ID) })
@@ -224,25 +224,25 @@ func (k *keptStream) detach(retry time.Duration) bool {
 		// completed here, on its connection (nothing else writes to it:
 		// every write goes through k, under k.mu, and the stream is
 		// done).
-		completeResponse(k.conn)
+		completeResponse(k.conn, k.chunked)
 	}
 	return true
 }
 
 // completeResponse ends an HTTP/1.x SSE response whose handler goes on:
 // it takes the connection from net/http, writes the end of the chunked
-// body, and closes the connection (the instance is shutting down; the
-// client makes its next request on another). A response whose body is
-// encoded by a wrapper (Content-Encoding) cannot be ended cleanly from
-// here: its connection is only closed, and the client resumes as from a
-// cut stream.
-func completeResponse(w http.ResponseWriter) {
+// body (HTTP/1.1; an HTTP/1.0 body ends with its connection), and closes
+// the connection (the instance is shutting down; the client makes its
+// next request on another). A response whose body is encoded by a
+// wrapper (Content-Encoding) cannot be ended cleanly from here: its
+// connection is only closed, and the client resumes as from a cut stream.
+func completeResponse(w http.ResponseWriter, chunked bool) {
 	encoded := w.Header().Get("Content-Encoding") != ""
 	conn, buf, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		return // the stream stays open (its retry field sent) until the call ends
 	}
-	if !encoded {
+	if chunked && !encoded {
 		_, _ = buf.WriteString("0\r\n\r\n")
 		_ = buf.Flush()
 	}

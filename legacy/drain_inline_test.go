@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"runtime"
 	"strings"
@@ -128,5 +130,56 @@ func TestDrainEndsInlineCalls(t *testing.T) {
 	}
 	if err := recv(t, drained, "the end of the drain"); err != nil {
 		t.Errorf("Shutdown after the calls finished: %v", err)
+	}
+}
+
+// An HTTP/1.0 request's stream has no chunked framing: the drain ends it
+// with the retry field and the end of its connection, and nothing else.
+func TestDrainEndsHTTP10Call(t *testing.T) {
+	ti := newTwoInstances(t, legacy.NewMemoryStore(), legacy.Options{Events: legacy.NewMemoryEventStore(0)}, func(srv *server.Server) {
+		addTool(t, srv, "ask_name", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+			r, err := req.CreateFormElicitation(ctx, "Name?", nameSchema(t))
+			if err != nil {
+				return nil, err
+			}
+			return server.TextResult(string(r.Action)), nil
+		})
+	})
+	c := connect(t, ti.a, `{"elicitation":{}}`)
+	conn, err := net.Dial("tcp", ti.a.ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": toolCall("ask_name", nil)})
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.0\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s: %s\r\nContent-Length: %d\r\n\r\n%s",
+		ti.a.ts.Listener.Addr(), server.HeaderSessionID, c.sid, len(body), body)
+	br := bufio.NewReader(conn)
+	var head strings.Builder
+	for !strings.Contains(head.String(), "elicitation/create") {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the stream ended before the elicitation (%v): %q", err, head.String())
+		}
+		head.WriteString(line)
+	}
+	if strings.Contains(head.String(), "Transfer-Encoding: chunked") {
+		t.Fatalf("an HTTP/1.0 response is chunked: %q", head.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	drained := make(chan error, 1)
+	go func() { drained <- ti.srvA.Shutdown(ctx) }()
+	_ = conn.SetReadDeadline(time.Now().Add(waitLimit))
+	rest, err := io.ReadAll(br)
+	if err != nil || string(rest) != "\nretry: 500\n\n" {
+		t.Errorf("the stream's end %q (%v), want the retry field, then the end of the connection", rest, err)
+	}
+	// The call goes on: answered on the other instance, it ends, and so
+	// does the drain.
+	ask := parseMessage(t, []byte(strings.TrimSpace(head.String()[strings.LastIndex(head.String(), "data: ")+6:])))
+	c.on(ti.b).answer(ask, map[string]any{"action": "decline"})
+	if err := recv(t, drained, "the end of the drain"); err != nil {
+		t.Errorf("Shutdown after the call finished: %v", err)
 	}
 }

@@ -48,7 +48,8 @@ type keptStream struct {
 	// conn is the ResponseWriter of a call served on its request's
 	// goroutine, which the drain completes from outside (drain.go); nil
 	// for the other streams.
-	conn http.ResponseWriter
+	conn    http.ResponseWriter
+	chunked bool // conn's body is chunked (HTTP/1.1)
 	// prev and next list the calls of drainState, guarded by its mu, with
 	// listDetached (the drain ended this one's stream).
 	prev, next   *keptStream
