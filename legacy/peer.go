@@ -195,8 +195,9 @@ func randomID(prefix string) string {
 }
 
 // exchange sends the requests on the call's stream and waits until every
-// one is answered; it returns the answers in the order of reqs. It gives up when the timeout (0: the handler's default)
-// passes, the call's context ends, or the session closes; outstanding
+// one is answered; it returns the answers in the order of reqs. It gives
+// up when the timeout (0: the handler's default) passes, the call's
+// context ends, or the session closes; outstanding
 // requests are then cancelled with the client. A client error answer ends
 // the exchange with a *server.ClientError.
 func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Duration) ([]json.RawMessage, error) {
