@@ -86,7 +86,9 @@ func TestDrainEndsInlineCalls(t *testing.T) {
 	}
 	running := 0
 	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		if !bytes.Contains(g, []byte("legacy.(*session).serveRequest")) {
+		// An HTTP call (serveCall, or serveCallAside on its own
+		// goroutine); stdio sessions serve theirs elsewhere.
+		if !bytes.Contains(g, []byte("legacy.(*session).serveRequest")) || !bytes.Contains(g, []byte("legacy.(*Handler).serveCall")) {
 			continue
 		}
 		running++
