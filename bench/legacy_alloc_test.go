@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -59,8 +62,18 @@ func serveLegacyOnce(h http.Handler, sid string, body []byte) *httptest.Response
 		req.Header["Mcp-Protocol-Version"] = []string{legacyProtocol}
 	}
 	w := httptest.NewRecorder()
-	h.ServeHTTP(w, req)
+	h.ServeHTTP(connRecorder{w}, req)
 	return w
+}
+
+// connRecorder is a ResponseRecorder that says it can hand over its
+// connection, as net/http's HTTP/1.x ResponseWriter does, so that Baton
+// serves the call as it does over a socket (on the request's goroutine);
+// it has no connection to hand over.
+type connRecorder struct{ *httptest.ResponseRecorder }
+
+func (connRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return nil, nil, errors.New("a recorder has no connection")
 }
 
 // BenchmarkLegacySessionElicit runs the session-elicit round trip over

@@ -236,12 +236,14 @@ func (h *Handler) pollAnswers() {
 		live = append(live, s)
 	}
 	h.mu.Unlock()
+	var ks []string
 	for _, s := range live {
 		s.mu.Lock()
-		for k := range s.pending {
+		ks = s.pending.keys(ks[:0])
+		s.mu.Unlock()
+		for _, k := range ks {
 			waiting[k] = s
 		}
-		s.mu.Unlock()
 	}
 	if len(waiting) == 0 {
 		return

@@ -22,11 +22,21 @@ const detachGrace = time.Second
 // long its client waits before it resumes the stream elsewhere.
 const detachRetry = 500 * time.Millisecond
 
+// detachEvery is how often the drain tries again to end the streams of
+// the calls that could not be ended yet (no event with an id went out).
+const detachEvery = 100 * time.Millisecond
+
 // drainState is the Handler's part of a graceful shutdown.
 type drainState struct {
 	once  sync.Once
 	ch    chan struct{} // closed detachGrace after Shutdown began
 	start sync.Once
+
+	// The calls served on their request's goroutine (serveCall), whose
+	// streams the drain ends from outside: a list, so that a call adds
+	// and removes itself without allocating.
+	mu   sync.Mutex
+	head *keptStream
 }
 
 // detach returns a channel closed once the streams are to be ended.
@@ -35,30 +45,122 @@ func (d *drainState) detach() chan struct{} {
 	return d.ch
 }
 
-// begin starts the countdown to detaching the streams (once).
-func (d *drainState) begin() {
+// begin starts the countdown to detaching the streams (once); then, until
+// life ends, it ends the streams of the calls listed, as soon as each
+// can be.
+func (d *drainState) begin(life context.Context) {
 	d.start.Do(func() {
 		ch := d.detach()
 		time.AfterFunc(detachGrace, func() { close(ch) })
+		go d.sweep(life, ch)
 	})
 }
 
-// serveCall runs a POSTed request of session s: the call runs in its own
-// goroutine so that, once the drain ends the streams, the HTTP request
-// can end while the call goes on (its events are kept for the client
-// that resumes).
+// sweep ends the streams of the listed calls once ch is closed, and
+// again every detachEvery for those that could not be ended yet or
+// began since, until life ends (the Handler closes).
+func (d *drainState) sweep(life context.Context, ch <-chan struct{}) {
+	select {
+	case <-ch:
+	case <-life.Done():
+		return
+	}
+	t := time.NewTicker(detachEvery)
+	defer t.Stop()
+	var batch []*keptStream
+	for {
+		batch = batch[:0]
+		d.mu.Lock()
+		for k := d.head; k != nil; k = k.next {
+			if !k.listDetached {
+				batch = append(batch, k)
+			}
+		}
+		d.mu.Unlock()
+		for _, k := range batch {
+			if k.detach(detachRetry) {
+				d.mu.Lock()
+				k.listDetached = true
+				d.mu.Unlock()
+			}
+		}
+		clear(batch)
+		select {
+		case <-life.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// add lists k, a call whose stream the drain ends from outside.
+func (d *drainState) add(k *keptStream) {
+	d.mu.Lock()
+	k.next = d.head
+	if d.head != nil {
+		d.head.prev = k
+	}
+	d.head = k
+	d.mu.Unlock()
+}
+
+// remove takes k off the list, once its call has ended: from then on the
+// drain leaves its response alone.
+func (d *drainState) remove(k *keptStream) {
+	k.mu.Lock()
+	k.over = true
+	k.mu.Unlock()
+	d.mu.Lock()
+	if k.prev != nil {
+		k.prev.next = k.next
+	} else if d.head == k {
+		d.head = k.next
+	}
+	if k.next != nil {
+		k.next.prev = k.prev
+	}
+	k.prev, k.next = nil, nil
+	d.mu.Unlock()
+}
+
+// serveCall runs a POSTed request of session s. The call's events are
+// kept for a client that resumes, and a cut stream does not cancel the
+// call: the transport says a disconnection is not a cancellation.
+//
+// The call runs on the request's own goroutine. When the instance drains,
+// the stream of a call still in progress is ended from outside
+// (keptStream.detach): the retry field is written, and the HTTP/1.x
+// response is completed on its connection, taken from net/http, which is
+// then closed; the call goes on, its events only kept. A response that
+// cannot be completed from outside (HTTP/2, or a ResponseWriter that does
+// not reach its connection) gets the call on a goroutine of its own
+// instead, so that the request can end while the call goes on
+// (serveCallAside).
 func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, rec *Record, use bool, msg *rpcwire.Message) {
 	h.calls.Add(1)
 	s := h.acquire(rec, use)
-	// The call's events are kept for a client that resumes, and a cut
-	// stream does not cancel the call: the transport says a disconnection
-	// is not a cancellation.
 	k := h.newKeptStream(rec.ID, sse.New(w, r), msg.ID)
+	if r.ProtoMajor != 1 || !hijackable(w) {
+		h.serveCallAside(r, s, use, k, msg)
+		return
+	}
+	defer h.calls.Add(-1)
+	defer h.releaseBefore(s, use, k.flushFinal)
+	k.conn, k.chunked = w, r.ProtoAtLeast(1, 1)
+	h.drain.add(k)
+	defer h.drain.remove(k)
+	s.serveRequest(context.WithoutCancel(r.Context()), msg, k, k.finish, func() { k.cancelled(msg.ID) })
+}
+
+// serveCallAside runs the call in its own goroutine so that, once the
+// drain ends the streams, the HTTP request can end while the call goes on
+// (its events are kept for the client that resumes).
+func (h *Handler) serveCallAside(r *http.Request, s *session, use bool, k *keptStream, msg *rpcwire.Message) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		defer h.calls.Add(-1)
-		defer h.release(s, use)
+		defer h.releaseBefore(s, use, k.flushFinal)
 		s.serveRequest(context.WithoutCancel(r.Context()), msg, k, k.finish, func() { k.cancelled(msg.ID) })
 	}()
 	select {
@@ -68,13 +170,28 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, rec *Record,
 	}
 	// Draining: end the stream as soon as the client can resume it (it
 	// has an event id), unless the call ends first.
-	t := time.NewTicker(100 * time.Millisecond)
+	t := time.NewTicker(detachEvery)
 	defer t.Stop()
 	for !k.detach(detachRetry) {
 		select {
 		case <-done:
 			return
 		case <-t.C:
+		}
+	}
+}
+
+// hijackable reports whether w, or a ResponseWriter it wraps (Unwrap, as
+// http.ResponseController follows), can hand over its connection.
+func hijackable(w http.ResponseWriter) bool {
+	for {
+		switch t := w.(type) {
+		case http.Hijacker:
+			return true
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return false
 		}
 	}
 }
@@ -90,11 +207,11 @@ func (h *Handler) refuseDraining(w http.ResponseWriter) {
 // detach ends the client's stream of a call that goes on, if the client
 // can resume it: the stream is open and an event with an id went out.
 // From then on the call's messages are only kept. It reports whether the
-// stream is detached.
+// stream is detached (or the call is over: nothing is left to detach).
 func (k *keptStream) detach(retry time.Duration) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.detached {
+	if k.detached || k.over {
 		return true
 	}
 	if k.key == "" || k.failed || !k.st.Streaming() || k.st.Done() {
@@ -102,5 +219,32 @@ func (k *keptStream) detach(retry time.Duration) bool {
 	}
 	k.st.EndRetry(retry)
 	k.detached = true
+	if k.conn != nil {
+		// The request's goroutine runs the call: the response is
+		// completed here, on its connection (nothing else writes to it:
+		// every write goes through k, under k.mu, and the stream is
+		// done).
+		completeResponse(k.conn, k.chunked)
+	}
 	return true
+}
+
+// completeResponse ends an HTTP/1.x SSE response whose handler goes on:
+// it takes the connection from net/http, writes the end of the chunked
+// body (HTTP/1.1; an HTTP/1.0 body ends with its connection), and closes
+// the connection (the instance is shutting down; the client makes its
+// next request on another). A response whose body is encoded by a
+// wrapper (Content-Encoding) cannot be ended cleanly from here: its
+// connection is only closed, and the client resumes as from a cut stream.
+func completeResponse(w http.ResponseWriter, chunked bool) {
+	encoded := w.Header().Get("Content-Encoding") != ""
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return // the stream stays open (its retry field sent) until the call ends
+	}
+	if chunked && !encoded {
+		_, _ = buf.WriteString("0\r\n\r\n")
+		_ = buf.Flush()
+	}
+	_ = conn.Close()
 }

@@ -17,8 +17,33 @@ import (
 // running on the draining instance, whose response ends the resumed
 // stream; then the drain ends. Every response during the drain says
 // Connection: close.
+//
+// It runs on the usual HTTP/1.1 server, where the call runs on its
+// request's goroutine and the drain completes the response from outside,
+// and behind a ResponseWriter that does not reach its connection (as
+// on HTTP/2), where the call runs on a goroutine of its own.
 func TestDrainDetachesParkedCall(t *testing.T) {
-	ti := newTwoInstances(t, legacy.NewMemoryStore(), legacy.Options{Events: legacy.NewMemoryEventStore(0)}, func(srv *server.Server) {
+	t.Run("http1", func(t *testing.T) { testDrainDetachesParkedCall(t, nil) })
+	t.Run("writer without its connection", func(t *testing.T) { testDrainDetachesParkedCall(t, hideConnection) })
+}
+
+// hideConnection serves h through a ResponseWriter that only writes and
+// flushes: net/http's connection cannot be taken through it.
+func hideConnection(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(flushOnly{w}, r)
+	})
+}
+
+type flushOnly struct{ w http.ResponseWriter }
+
+func (f flushOnly) Header() http.Header         { return f.w.Header() }
+func (f flushOnly) Write(b []byte) (int, error) { return f.w.Write(b) }
+func (f flushOnly) WriteHeader(code int)        { f.w.WriteHeader(code) }
+func (f flushOnly) Flush()                      { f.w.(http.Flusher).Flush() }
+
+func testDrainDetachesParkedCall(t *testing.T, wrap func(http.Handler) http.Handler) {
+	ti := newTwoInstancesWith(t, legacy.NewMemoryStore(), legacy.Options{Events: legacy.NewMemoryEventStore(0)}, wrap, func(srv *server.Server) {
 		addTool(t, srv, "ask_name", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 			r, err := req.CreateFormElicitation(ctx, "Name?", nameSchema(t))
 			if err != nil {

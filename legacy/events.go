@@ -247,7 +247,9 @@ func (m *MemoryEventStore) OpenStream(ctx context.Context, sid, stream string, m
 	if old := m.streams[key]; old != nil {
 		m.drop(old)
 	}
-	s := &memStream{meta: meta, key: key}
+	// Room for two events: a call's stream with one question and its
+	// response grows no further.
+	s := &memStream{meta: meta, key: key, events: make([]Event, 0, 2)}
 	m.streams[key] = s
 	m.touch(s, now)
 	return nil

@@ -322,6 +322,12 @@ func (h *Handler) acquire(rec *Record, use bool) *session {
 // idle time starts when the use ended; when the last acquisition ends,
 // this instance forgets the session (its record stays in the store).
 func (h *Handler) release(s *session, use bool) {
+	h.releaseBefore(s, use, nil)
+}
+
+// releaseBefore is release that calls beforeTouch (if not nil) before it
+// touches the session in the store.
+func (h *Handler) releaseBefore(s *session, use bool, beforeTouch func()) {
 	h.mu.Lock()
 	s.refs--
 	if use {
@@ -341,11 +347,16 @@ func (h *Handler) release(s *session, use bool) {
 		stale := h.now().Sub(s.touched) >= h.keep/2
 		s.mu.Unlock()
 		if stale {
+			if beforeTouch != nil {
+				beforeTouch()
+			}
 			h.touch(s)
 		}
 	}
 	if gone {
-		s.cancel(nil)
+		s.mu.Lock()
+		s.shut(nil)
+		s.mu.Unlock()
 	}
 }
 

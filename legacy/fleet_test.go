@@ -46,6 +46,13 @@ func sharedStores(t *testing.T, test func(t *testing.T, newStore func(t *testing
 // register adds.
 func newTwoInstances(t testing.TB, store legacy.Store, opts legacy.Options, register func(srv *server.Server)) *twoInstances {
 	t.Helper()
+	return newTwoInstancesWith(t, store, opts, nil, register)
+}
+
+// newTwoInstancesWith is newTwoInstances with each server's handler
+// wrapped (nil: not).
+func newTwoInstancesWith(t testing.TB, store legacy.Store, opts legacy.Options, wrap func(http.Handler) http.Handler, register func(srv *server.Server)) *twoInstances {
+	t.Helper()
 	opts.Store = store
 	var ti twoInstances
 	for _, p := range []struct {
@@ -55,7 +62,7 @@ func newTwoInstances(t testing.TB, store legacy.Store, opts legacy.Options, regi
 		o := opts
 		srv := newLegacyServer(t, &o, nil)
 		register(srv)
-		*p.srv, *p.f = srv, newFixture(t, srv)
+		*p.srv, *p.f = srv, newFixtureWith(t, srv, wrap)
 	}
 	return &ti
 }

@@ -138,6 +138,7 @@ type Handler struct {
 	draining atomic.Bool   // Shutdown began: no new sessions
 	calls    atomic.Int64  // POSTed requests in progress on this instance
 	drain    drainState    // Shutdown: the streams of calls are ended (drain.go)
+	streams  *streamKeys   // names the kept streams (streamkey.go)
 
 	mu        sync.Mutex
 	live      map[string]*session   // HTTP sessions in use on this instance, by id
@@ -193,7 +194,7 @@ func New(opts *Options) *Handler {
 	if now == nil {
 		now = time.Now // the Handler's one reading of the wall clock
 	}
-	h := &Handler{opts: o, store: o.Store, shared: o.Store != nil, instance: randomID(""), now: now,
+	h := &Handler{opts: o, store: o.Store, shared: o.Store != nil, instance: randomID(""), now: now, streams: newStreamKeys(),
 		live: make(map[string]*session), stdio: make(map[*session]struct{}),
 		answers: answerState{wake: make(chan struct{}, 1), buckets: make(map[string]*answerBucket)}}
 	if h.store == nil {
@@ -247,7 +248,7 @@ func (h *Handler) Bind(srv *server.Server, d era.Dispatcher[server.RequestMeta])
 // or ctx ends. server.Server.Shutdown then closes the Handler.
 func (h *Handler) Shutdown(ctx context.Context) error {
 	h.draining.Store(true)
-	h.drain.begin()
+	h.drain.begin(h.life)
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for h.calls.Load() > 0 {
@@ -388,9 +389,9 @@ func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc
 // ServeLegacy serves an HTTP request the server routed to a legacy
 // session; the server calls it, not users.
 func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byte, msg *rpcwire.Message) {
-	if h.draining.Load() {
-		w.Header().Set("Connection", "close") // see server.Serve
-	}
+	// During a drain the server has set Connection: close already: it
+	// marks itself draining before it calls Shutdown, and every request
+	// comes here through its ServeHTTP.
 	sid := r.Header.Get(server.HeaderSessionID)
 	if r.Method == http.MethodPost && msg != nil && msg.Method == "initialize" {
 		if sid != "" {
@@ -435,7 +436,7 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 		h.storeFailed(w, id, "read the session", err)
 		return
 	}
-	if v := r.Header.Get(server.HeaderProtocolVersion); v != "" && v != rec.ProtocolVersion {
+	if v := headerValue(r.Header, protocolVersionKey); v != "" && v != rec.ProtocolVersion {
 		writeJSONError(w, http.StatusBadRequest, id, jsonrpc.Errorf(jsonrpc.InvalidRequest, "%s %s does not match the session's version %q", server.HeaderProtocolVersion, clip.Quote(v), rec.ProtocolVersion))
 		return
 	}
@@ -476,6 +477,19 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 			h.serveCall(w, r, rec, use, msg)
 		}
 	}
+}
+
+// protocolVersionKey is server.HeaderProtocolVersion in the canonical
+// form net/http keys a request's headers by, so that reading it does not
+// canonicalize (and allocate) the name on every request.
+var protocolVersionKey = http.CanonicalHeaderKey(server.HeaderProtocolVersion)
+
+// headerValue is h.Get(key) for a key already canonical.
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // endCancelled ends the stream of a request the client cancelled. The

@@ -35,7 +35,7 @@ type peer struct {
 	progress map[string]float64 // progress token (JSON text) → last value sent
 	sent     map[digest]int     // notification → most copies sent in one run
 	seen     map[digest]int     // notification → copies in the current run
-	asked    map[int]askedBatch // blocking call position → its answers
+	asked    []askedBatch       // by blocking call position: its answers
 	pos      int                // next blocking call position in this run
 }
 
@@ -46,6 +46,7 @@ type digest [32]byte
 type askedBatch struct {
 	digest  digest
 	answers []json.RawMessage
+	set     bool // answered (a position whose call failed has none)
 }
 
 // newRun tells the peer that the handler starts again from the top.
@@ -137,7 +138,7 @@ func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time
 	out := make([]outgoing, len(reqs))
 	h := sha256.New()
 	for i, r := range reqs {
-		out[i] = outgoing{key: strconv.Itoa(i), method: r.Method}
+		out[i] = outgoing{pos: i, method: r.Method}
 		if r.Params != nil {
 			b, err := json.Marshal(r.Params)
 			if err != nil {
@@ -157,31 +158,30 @@ func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time
 	p.mu.Lock()
 	pos := p.pos
 	p.pos++
-	prev, ok := p.asked[pos]
+	var prev askedBatch
+	if pos < len(p.asked) {
+		prev = p.asked[pos]
+	}
 	p.mu.Unlock()
-	if ok && prev.digest == d {
+	if prev.set && prev.digest == d {
 		return slices.Clone(prev.answers), nil
 	}
-	answers, err := p.exchange(ctx, out, timeout)
+	res, err := p.exchange(ctx, out, timeout)
 	if err != nil {
 		return nil, err
 	}
-	res := make([]json.RawMessage, len(reqs))
-	for i := range reqs {
-		res[i] = answers[strconv.Itoa(i)]
-	}
 	p.mu.Lock()
-	if p.asked == nil {
-		p.asked = make(map[int]askedBatch)
+	for len(p.asked) <= pos {
+		p.asked = append(p.asked, askedBatch{})
 	}
-	p.asked[pos] = askedBatch{digest: d, answers: slices.Clone(res)}
+	p.asked[pos] = askedBatch{digest: d, answers: slices.Clone(res), set: true}
 	p.mu.Unlock()
 	return res, nil
 }
 
 // outgoing is one server-to-client request of an exchange.
 type outgoing struct {
-	key    string // the caller's name for it (input request key)
+	pos    int // its place in the exchange (and its answer's)
 	method string
 	params json.RawMessage
 	id     jsonrpc.ID // the wire id, set when sent
@@ -195,11 +195,12 @@ func randomID(prefix string) string {
 }
 
 // exchange sends the requests on the call's stream and waits until every
-// one is answered. It gives up when the timeout (0: the handler's default)
-// passes, the call's context ends, or the session closes; outstanding
+// one is answered; it returns the answers in the order of reqs. It gives
+// up when the timeout (0: the handler's default) passes, the call's
+// context ends, or the session closes; outstanding
 // requests are then cancelled with the client. A client error answer ends
 // the exchange with a *server.ClientError.
-func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Duration) (map[string]json.RawMessage, error) {
+func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Duration) ([]json.RawMessage, error) {
 	s := p.s
 	if timeout <= 0 {
 		timeout = s.h.opts.CallTimeout
@@ -207,12 +208,9 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 	replies := make(chan reply, len(reqs))
 	open := make(map[string]*outgoing, len(reqs)) // answer key → request
 	s.mu.Lock()
-	if s.pending == nil {
-		s.pending = make(map[string]chan<- reply)
-	}
 	for i := range reqs {
 		reqs[i].id, reqs[i].wait = s.h.newRequestID(s)
-		s.pending[reqs[i].wait] = replies
+		s.pending.set(reqs[i].wait, replies)
 		open[reqs[i].wait] = &reqs[i]
 	}
 	s.mu.Unlock()
@@ -220,7 +218,7 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 	defer func() {
 		s.mu.Lock()
 		for i := range reqs {
-			delete(s.pending, reqs[i].wait)
+			s.pending.take(reqs[i].wait)
 		}
 		s.mu.Unlock()
 	}()
@@ -249,7 +247,7 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 		// A request without params (roots/list) carries "params":{}: never
 		// null, which JSON-RPC forbids, and not absent, which some clients
 		// (the official go-sdk v1.8.0) fail to decode.
-		msg, err := appendRequest(nil, r.id, r.method, r.params)
+		msg, err := appendRequest(make([]byte, 0, len(r.params)+len(r.method)+len(r.id.Raw())+48), r.id, r.method, r.params)
 		if err != nil {
 			return nil, fmt.Errorf("encode %s: %w", r.method, err)
 		}
@@ -259,11 +257,14 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 		}
 	}
 
-	timer := time.NewTimer(timeout)
+	// One timer serves the keep-alives and the timeout: it fires at
+	// whichever comes first.
+	start := time.Now()
+	deadline := start.Add(timeout)
+	nextBeat := start.Add(s.h.opts.KeepAlive)
+	timer := time.NewTimer(min(timeout, s.h.opts.KeepAlive))
 	defer timer.Stop()
-	tick := time.NewTicker(s.h.opts.KeepAlive)
-	defer tick.Stop()
-	answers := make(map[string]json.RawMessage, len(reqs))
+	answers := make([]json.RawMessage, len(reqs))
 	for len(open) > 0 {
 		select {
 		case rp := <-replies:
@@ -282,10 +283,16 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 				p.cancelOutstanding(open, "another request of the same call failed")
 				return nil, &server.ClientError{Method: r.method, Err: rp.err}
 			}
-			answers[r.key] = rp.result
-		case <-tick.C:
-			_ = p.w.keepAlive()
-		case <-timer.C:
+			answers[r.pos] = rp.result
+		case now := <-timer.C:
+			if now.Before(deadline) {
+				if !now.Before(nextBeat) {
+					_ = p.w.keepAlive()
+					nextBeat = now.Add(s.h.opts.KeepAlive)
+				}
+				timer.Reset(min(deadline.Sub(now), nextBeat.Sub(now)))
+				continue
+			}
 			drain(replies, open)
 			p.cancelOutstanding(open, fmt.Sprintf("timed out after %v", timeout))
 			return nil, fmt.Errorf("%s: %w after %v", methods(open), server.ErrTimeout, timeout)

@@ -38,10 +38,22 @@ type keptStream struct {
 	st   *sse.Stream
 	meta StreamMeta
 
-	mu       sync.Mutex // held while an event is kept and sent
-	key      string     // the stream's key, once opened in the store
-	failed   bool       // the store refused to open it: events go without ids
-	detached bool       // the drain ended the client's stream: events are only kept
+	mu        sync.Mutex // held while an event is kept and sent
+	key       string     // the stream's key, once opened in the store
+	failed    bool       // the store refused to open it: events go without ids
+	detached  bool       // the drain ended the client's stream: events are only kept
+	over      bool       // the call ended: the drain leaves its response alone
+	unflushed bool       // the final event is written, not yet flushed (finishSSE)
+
+	// conn is the ResponseWriter of a call served on its request's
+	// goroutine, which the drain completes from outside (drain.go); nil
+	// for the other streams.
+	conn    http.ResponseWriter
+	chunked bool // conn's body is chunked (HTTP/1.1)
+	// prev and next list the calls of drainState, guarded by its mu, with
+	// listDetached (the drain ended this one's stream).
+	prev, next   *keptStream
+	listDetached bool
 }
 
 func (h *Handler) newKeptStream(sid string, st *sse.Stream, request jsonrpc.ID) *keptStream {
@@ -71,7 +83,7 @@ func (k *keptStream) keep(msg []byte) string {
 	ctx, cancel := k.storeContext()
 	defer cancel()
 	if k.key == "" {
-		key := randomID("")
+		key := k.h.streams.next()
 		if oa, ok := k.h.events.(streamOpenAppender); ok {
 			pos, err := oa.OpenStreamAppend(ctx, k.sid, key, k.meta, msg)
 			if err != nil {
@@ -157,15 +169,36 @@ func (k *keptStream) finish(res []byte) {
 		} else {
 			id = eventID(k.key, pos)
 		}
-		k.st.FinishID(http.StatusOK, id, res)
 		if err != nil {
 			k.end()
 		}
+		k.finishSSE(id, res)
 		return
 	}
 	id := k.keep(res)
-	k.st.FinishID(http.StatusOK, id, res)
 	k.end()
+	k.finishSSE(id, res)
+}
+
+// finishSSE writes the final event of the stream. It is not flushed: the
+// handler returns next and net/http sends it with the end of the
+// response, in one write; flushFinal sends it before anything that may
+// wait. Called with k.mu held.
+func (k *keptStream) finishSSE(id string, res []byte) {
+	k.st.FinishIDUnflushed(http.StatusOK, id, res)
+	k.unflushed = true
+}
+
+// flushFinal sends the final event now if it was written unflushed:
+// before the request's goroutine does something that may wait (a store
+// call) ahead of its return.
+func (k *keptStream) flushFinal() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.unflushed && !k.detached {
+		k.unflushed = false
+		_ = k.st.Flush()
+	}
 }
 
 // cancelled ends the stream of a request the client cancelled, with no
@@ -209,7 +242,7 @@ func (h *Handler) resumeCall(w http.ResponseWriter, r *http.Request, s *session,
 	var lastAlive time.Time
 	for {
 		evs, ended, err := h.events.Read(ctx, s.id, stream, pos, resumeWait)
-		if ctx.Err() != nil || s.ctx.Err() != nil {
+		if ctx.Err() != nil || s.closedCause() != nil {
 			return
 		}
 		if err != nil {

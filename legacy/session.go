@@ -47,30 +47,31 @@ type session struct {
 	principal  string // the authenticated subject that opened the session
 	http       bool   // an HTTP session, kept in the store
 
-	ctx    context.Context // ends when the session closes
-	cancel context.CancelCauseFunc
-	calls  sync.WaitGroup // requests being served
+	calls sync.WaitGroup // requests being served
 
 	refs, uses int // guarded by h.mu: acquisitions, and those that are use
 
 	mu       sync.Mutex
 	logLevel server.LogLevel
-	subs     map[string]bool                    // made on first use
-	rev      int64                              // the record revision logLevel and subs come from
-	touched  time.Time                          // when this instance last recorded a use
-	inflight map[string]context.CancelCauseFunc // client request id → cancel (made on first use)
-	pending  map[string]chan<- reply            // server request id → waiter (made on first use)
-	get      chan []byte                        // the open GET stream's queue, or nil
-	getStop  chan struct{}                      // closed to end the GET stream, once it is claimed
-	getRev   int64                              // the record revision that names this instance its holder
+	subs     map[string]bool // made on first use
+	rev      int64           // the record revision logLevel and subs come from
+	touched  time.Time       // when this instance last recorded a use
+	inflight inflight        // client request id → cancel
+	pending  waiters         // server request id → waiter
+	get      chan []byte     // the open GET stream's queue, or nil
+	getStop  chan struct{}   // closed to end the GET stream, once it is claimed
+	getRev   int64           // the record revision that names this instance its holder
 	out      func([]byte) error
+	// cause says why the session closed (nil while it is open), and done
+	// is closed then: made by the first wait (doneChan), as most live
+	// sessions serve one request and end without one.
+	cause error
+	done  chan struct{}
 }
 
 func newSession(h *Handler, id string, p *initializeParams, out func([]byte) error) *session {
-	ctx, cancel := context.WithCancelCause(context.Background())
 	return &session{
 		h: h, id: id, version: p.ProtocolVersion, caps: *p.Capabilities, clientInfo: p.ClientInfo,
-		ctx: ctx, cancel: cancel,
 		logLevel: server.LevelInfo,
 		out:      out,
 	}
@@ -78,10 +79,11 @@ func newSession(h *Handler, id string, p *initializeParams, out func([]byte) err
 
 // sessionFromRecord makes the live part of an HTTP session.
 func sessionFromRecord(h *Handler, rec *Record) *session {
-	caps := rec.Capabilities
-	s := newSession(h, rec.ID, &initializeParams{ProtocolVersion: rec.ProtocolVersion, Capabilities: &caps, ClientInfo: rec.ClientInfo}, nil)
-	s.principal, s.http, s.rev = rec.Principal, true, -1
-	return s
+	return &session{
+		h: h, id: rec.ID, version: rec.ProtocolVersion, caps: rec.Capabilities, clientInfo: rec.ClientInfo,
+		principal: rec.Principal, http: true, rev: -1,
+		logLevel: server.LevelInfo,
+	}
 }
 
 // refresh takes what may have changed from a record read from the store,
@@ -114,20 +116,55 @@ func (s *session) subscribed(uri string) bool {
 // close ends the session: waits fail with cause, requests are cancelled,
 // the GET stream ends.
 func (s *session) close(cause error) {
-	s.cancel(cause)
 	// The requests in flight are cancelled here rather than each
-	// watching s.ctx (a context.AfterFunc per request): serveRequest
-	// registers a request in inflight, then checks s.ctx, so a request
-	// is either cancelled here or sees the session closed.
+	// watching the session (a context.AfterFunc per request):
+	// serveRequest registers a request in inflight and reads cause under
+	// s.mu, so a request is either cancelled here or sees the session
+	// closed.
 	s.mu.Lock()
-	cancels := make([]context.CancelCauseFunc, 0, len(s.inflight))
-	for _, c := range s.inflight {
-		cancels = append(cancels, c)
-	}
+	cause = s.shut(cause)
+	cancels := s.inflight.cancels()
 	s.mu.Unlock()
 	for _, c := range cancels {
-		c(context.Cause(s.ctx))
+		c(cause)
 	}
+}
+
+// shut records that the session closed, with cause (nil:
+// context.Canceled), unless it closed already, and wakes the waits on
+// doneChan; it returns the cause that stays. Called with s.mu held.
+func (s *session) shut(cause error) error {
+	if s.cause != nil {
+		return s.cause
+	}
+	if cause == nil {
+		cause = context.Canceled
+	}
+	s.cause = cause
+	if s.done != nil { // else doneChan makes it closed
+		close(s.done)
+	}
+	return cause
+}
+
+// closedCause returns why the session closed, or nil while it is open.
+func (s *session) closedCause() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cause
+}
+
+// doneChan returns a channel closed when the session closes.
+func (s *session) doneChan() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done == nil {
+		s.done = make(chan struct{})
+		if s.cause != nil {
+			close(s.done)
+		}
+	}
+	return s.done
 }
 
 // sendSession sends a message that belongs to no request: on the GET
@@ -240,11 +277,12 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request, resume, pos s
 	}
 	tick := time.NewTicker(s.h.opts.KeepAlive)
 	defer tick.Stop()
+	closed := s.doneChan()
 	for {
 		select {
 		case <-r.Context().Done():
 			return
-		case <-s.ctx.Done():
+		case <-closed:
 			return
 		case <-stop:
 			return
@@ -286,8 +324,7 @@ func (s *session) deliverReply(key string, result json.RawMessage, e *jsonrpc.Er
 // whether one was waiting.
 func (s *session) deliverTo(rp reply) bool {
 	s.mu.Lock()
-	ch, ok := s.pending[rp.id]
-	delete(s.pending, rp.id)
+	ch, ok := s.pending.take(rp.id)
 	s.mu.Unlock()
 	if ok {
 		ch <- rp
@@ -328,7 +365,7 @@ func parseCancel(msg *rpcwire.Message) (id, reason string, ok bool) {
 // requests; server request ids are another id space.
 func (s *session) cancelRequest(id, reason string) bool {
 	s.mu.Lock()
-	cancel, ok := s.inflight[id]
+	cancel, ok := s.inflight.get(id)
 	s.mu.Unlock()
 	if ok {
 		cancel(errors.New(reason))
@@ -342,25 +379,23 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, w w
 	key := msg.ID.String()
 	ctx, cancel := context.WithCancelCause(parent)
 	s.mu.Lock()
-	if _, dup := s.inflight[key]; dup {
+	added := s.inflight.add(key, cancel)
+	closed := s.cause
+	if !added {
 		s.mu.Unlock()
 		cancel(nil)
 		b, _ := rpcwire.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", clip.String(key)))
 		finish(b)
 		return
 	}
-	if s.inflight == nil {
-		s.inflight = make(map[string]context.CancelCauseFunc)
-	}
-	s.inflight[key] = cancel
 	s.mu.Unlock()
-	if s.ctx.Err() != nil { // closed before the request was registered (see close)
-		cancel(context.Cause(s.ctx))
+	if closed != nil { // closed before the request was registered (see close)
+		cancel(closed)
 	}
 	s.calls.Add(1)
 	defer func() {
 		s.mu.Lock()
-		delete(s.inflight, key)
+		s.inflight.remove(key)
 		s.mu.Unlock()
 		cancel(nil)
 		s.calls.Done()
@@ -385,7 +420,7 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, w w
 		b, _ := rpcwire.AppendError(nil, msg.ID, e)
 		finish(b)
 	default:
-		finish(rpcwire.AppendResult(nil, msg.ID, res))
+		finish(rpcwire.AppendResult(make([]byte, 0, len(res)+len(msg.ID.Raw())+40), msg.ID, res))
 	}
 }
 

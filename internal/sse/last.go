@@ -1,0 +1,38 @@
+package sse
+
+// FinishIDUnflushed is FinishID for a handler that returns as soon as
+// it has written the final event: the event is written but not flushed,
+// and net/http sends it with the end of the response (the chunked body's
+// last chunk) in one write when the handler returns, instead of two.
+// A response that is not SSE yet is written as FinishID writes it.
+func (s *Stream) FinishIDUnflushed(status int, id string, msg []byte) {
+	s.mu.Lock()
+	if s.sse && !s.done {
+		s.done = true
+		buf := make([]byte, 0, len(msg)+len(id)+32)
+		if id != "" {
+			buf = append(buf, "id: "...)
+			buf = append(buf, id...)
+			buf = append(buf, '\n')
+		}
+		buf = append(buf, "event: message\ndata: "...)
+		buf = append(buf, msg...)
+		buf = append(buf, "\n\n"...)
+		_, _ = s.w.Write(buf)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	s.finish(status, msg)
+}
+
+// Flush sends what was written so far (a final event written by
+// FinishIDUnflushed, when the handler must wait before it returns).
+func (s *Stream) Flush() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.sse {
+		return nil
+	}
+	return s.flush()
+}

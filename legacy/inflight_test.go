@@ -1,0 +1,74 @@
+package legacy
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+// The list of requests in flight keeps the first in its slot and the
+// others in its map, refuses a duplicate id wherever the first copy is,
+// and finds, removes and cancels each.
+func TestInflight(t *testing.T) {
+	var f inflight
+	cancelled := map[string]bool{}
+	mk := func(key string) context.CancelCauseFunc {
+		return func(error) { cancelled[key] = true }
+	}
+	for _, k := range []string{"1", `"a"`, "3"} {
+		if !f.add(k, mk(k)) {
+			t.Fatalf("add %s refused", k)
+		}
+	}
+	for _, k := range []string{"1", `"a"`, "3"} {
+		if f.add(k, mk(k)) {
+			t.Errorf("a second %s was listed", k)
+		}
+		if _, ok := f.get(k); !ok {
+			t.Errorf("%s not found", k)
+		}
+	}
+	f.remove("1") // the slot frees; the others stay
+	if _, ok := f.get("1"); ok {
+		t.Error("1 found after its removal")
+	}
+	if !f.add("4", mk("4")) || f.add("3", mk("3")) {
+		t.Error("after a removal: 4 refused, or a second 3 listed")
+	}
+	f.remove("3")
+	if _, ok := f.get("3"); ok {
+		t.Error("3 found after its removal")
+	}
+	for _, c := range f.cancels() {
+		c(errors.New("closed"))
+	}
+	if len(cancelled) != 2 || !cancelled[`"a"`] || !cancelled["4"] {
+		t.Errorf("cancelled %v, want \"a\" and 4", cancelled)
+	}
+}
+
+// The waiters keep the first in their slot and the others in their map;
+// each is taken once, and the keys list every one waiting.
+func TestWaiters(t *testing.T) {
+	var w waiters
+	chs := map[string]chan reply{"1": make(chan reply), "2": make(chan reply), "3": make(chan reply)}
+	for _, k := range []string{"1", "2", "3"} {
+		w.set(k, chs[k])
+	}
+	if got := w.keys(nil); len(got) != 3 {
+		t.Errorf("keys %v, want 3", got)
+	}
+	for _, k := range []string{"2", "1", "3"} {
+		ch, ok := w.take(k)
+		if !ok || ch != chs[k] {
+			t.Errorf("take %s: %v %v, want its channel", k, ch, ok)
+		}
+		if _, ok := w.take(k); ok {
+			t.Errorf("%s taken twice", k)
+		}
+	}
+	w.set("4", chs["1"])
+	if got := w.keys(nil); len(got) != 1 || got[0] != "4" {
+		t.Errorf("keys %v, want [4]", got)
+	}
+}
