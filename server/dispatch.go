@@ -153,6 +153,15 @@ func decodeModern(body []byte, lim rpcwire.Limits) (*request, *jsonrpc.Error, bo
 	if rpcwire.CheckLimits(body, lim) != nil {
 		return nil, nil, false
 	}
+	if r, ok := decodeEnvelope(body); ok {
+		return r, readEnvelope(r), true
+	}
+	return decodeModernLib(body)
+}
+
+// decodeModernLib is decodeModern's decoding with the library decoder, for
+// the bodies decodeEnvelope leaves to it. The body's limits were checked.
+func decodeModernLib(body []byte) (*request, *jsonrpc.Error, bool) {
 	var m messageIn
 	if strictjson.UnmarshalNoCopy(body, &m) != nil || m.JSONRPC != rpcwire.Version || m.ID.IsZero() ||
 		m.Method == "" || m.Method == "initialize" || m.Params == nil || m.Result != nil || m.Error != nil {

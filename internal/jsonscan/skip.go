@@ -1,5 +1,10 @@
 package jsonscan
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // SkipValue checks the JSON value that starts at b[i] (after any
 // whitespace) and returns the index just past it. ok is false when the
 // text there is not exactly one valid JSON value (RFC 8259): no trailing
@@ -121,30 +126,73 @@ func literal(b []byte, i int, lit string) int {
 // valid JSON string (an unknown escape, a short \u escape, a control
 // character, no closing quote). Bytes of 0x80 and above are not checked.
 func StringEndStrict(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
+	end, _ := ScanString(b, i)
+	return end
+}
+
+// Masks for reading eight bytes at a time (the "has a zero byte" test:
+// the lowest byte it flags is exact; bytes above a flagged one may be
+// flagged wrongly, so only the lowest is used).
+const (
+	lows  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// special flags the bytes of v that end a run of plain string bytes: a
+// quote, a backslash, a control character (below 0x20) or a byte of 0x80
+// and above.
+func special(v uint64) uint64 {
+	q := v ^ (lows * '"')
+	bs := v ^ (lows * '\\')
+	return ((q-lows)&^q | (bs-lows)&^bs | (v-lows*0x20)&^v | v) & highs
+}
+
+// ScanString is StringEndStrict, and also reports whether the string is
+// plain: no escapes and no bytes of 0x80 and above, so that its bytes
+// between the quotes are its value. It reads eight bytes at a time: the
+// request envelope's strings (the requestState is 400 bytes or more) are
+// read this way on every request.
+func ScanString(b []byte, i int) (end int, plain bool) {
+	plain = true
+	j := i + 1
+	for {
+		for j+8 <= len(b) {
+			m := special(binary.LittleEndian.Uint64(b[j:]))
+			if m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			j += 8
+		}
+		if j >= len(b) {
+			return -1, false
+		}
 		switch c := b[j]; {
 		case c == '"':
-			return j + 1
+			return j + 1, plain
 		case c == '\\':
+			plain = false
 			j++
 			if j >= len(b) {
-				return -1
+				return -1, false
 			}
 			switch b[j] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			case 'u':
 				if j+4 >= len(b) || !isHex(b[j+1]) || !isHex(b[j+2]) || !isHex(b[j+3]) || !isHex(b[j+4]) {
-					return -1
+					return -1, false
 				}
 				j += 4
 			default:
-				return -1
+				return -1, false
 			}
 		case c < 0x20:
-			return -1
+			return -1, false
+		case c >= 0x80:
+			plain = false
 		}
+		j++
 	}
-	return -1
 }
 
 func isHex(c byte) bool {

@@ -64,3 +64,73 @@ func FuzzSkipValue(f *testing.F) {
 		}
 	})
 }
+
+// scanStringSlow is ScanString one byte at a time, as JSON's grammar says.
+func scanStringSlow(b []byte, i int) (int, bool) {
+	plain := true
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return j + 1, plain
+		case c == '\\':
+			plain = false
+			j++
+			if j >= len(b) {
+				return -1, false
+			}
+			switch b[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if j+4 >= len(b) {
+					return -1, false
+				}
+				for _, h := range b[j+1 : j+5] {
+					if !strings.ContainsRune("0123456789abcdefABCDEF", rune(h)) {
+						return -1, false
+					}
+				}
+				j += 4
+			default:
+				return -1, false
+			}
+		case c < 0x20:
+			return -1, false
+		case c >= 0x80:
+			plain = false
+		}
+	}
+	return -1, false
+}
+
+func TestScanString(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		end   int
+		plain bool
+	}{
+		{`""`, 2, true}, {`"abc"x`, 5, true}, {`"0123456789abcdefghij"`, 22, true}, {`"0123456\"89abcdefghij"`, 23, false},
+		{"\"0123456789é\"", 14, false}, {`"0123456789\u00e9abcdefgh"`, 26, false}, {"\"01234567\x1f\"", -1, false},
+		{`"0123456789abcdefghij`, -1, false}, {`"01234567\`, -1, false}, {`"\u12"`, -1, false}, {`"\q"`, -1, false},
+		{"\"\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\"", 11, true},
+	} {
+		end, plain := ScanString([]byte(tc.in), 0)
+		if end != tc.end || end > 0 && plain != tc.plain {
+			t.Errorf("ScanString(%q) = %d, %v; want %d, %v", tc.in, end, plain, tc.end, tc.plain)
+		}
+	}
+}
+
+// FuzzScanString compares ScanString (eight bytes at a time) with the
+// grammar read one byte at a time.
+func FuzzScanString(f *testing.F) {
+	f.Add([]byte(`"0123456789\u00e9abc\"defgh"`))
+	f.Add([]byte("\"abcdefgh\x80ijklmnop\x1f\""))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		data = append([]byte{'"'}, data...)
+		end, plain := ScanString(data, 0)
+		wantEnd, wantPlain := scanStringSlow(data, 0)
+		if end != wantEnd || end > 0 && plain != wantPlain {
+			t.Fatalf("ScanString(%q) = %d, %v; want %d, %v", data, end, plain, wantEnd, wantPlain)
+		}
+	})
+}
