@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -248,8 +248,11 @@ func isLoopbackHost(h string) bool {
 	if strings.EqualFold(h, "localhost") || strings.HasSuffix(strings.ToLower(h), ".localhost") {
 		return true
 	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
+	// netip parses without allocating (net.ParseIP allocates the address,
+	// on every request to a loopback listener); a zone is refused, as
+	// net.ParseIP refuses it.
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.Zone() == "" && ip.IsLoopback()
 }
 
 func hostAllowed(host string, allowed []string) bool {
@@ -347,11 +350,20 @@ const firstBodyBuffer = 16 << 10
 // cannot wait on the peer. A ResponseWriter that cannot set deadlines
 // (http.ErrNotSupported) reads without a timeout.
 func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration) ([]byte, error) {
+	// A body of a declared length within the limit cannot pass the limit:
+	// net/http ends it at its length (HTTP/1.1) or fails it when more comes
+	// (HTTP/2), and readLimited stops at max in any case. Others are read
+	// through http.MaxBytesReader, which also closes the connection once a
+	// body has passed the limit.
+	rd := r.Body
+	if r.ContentLength < 0 || r.ContentLength > max {
+		rd = http.MaxBytesReader(w, r.Body, max)
+	}
 	if timeout > 0 {
 		d := &bodyDeadline{w: w}
 		d.timer = time.AfterFunc(timeout, d.cut)
 		defer d.stop()
-		body, err := readLimited(http.MaxBytesReader(w, r.Body, max), r.ContentLength, max)
+		body, err := readLimited(rd, r.ContentLength, max)
 		if err != nil {
 			return nil, err
 		}
@@ -360,7 +372,7 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 		d.mu.Unlock()
 		return body, nil
 	}
-	return readLimited(http.MaxBytesReader(w, r.Body, max), r.ContentLength, max)
+	return readLimited(rd, r.ContentLength, max)
 }
 
 // bodyDeadline is readBody's timer. The ResponseController that moves the
@@ -411,7 +423,7 @@ func readLimited(rd io.Reader, declared, max int64) ([]byte, error) {
 		if len(buf) == cap(buf) {
 			if int64(len(buf)) > limit {
 				if limit == max {
-					return nil, fmt.Errorf("request body exceeds %d bytes", max)
+					return nil, &http.MaxBytesError{Limit: max}
 				}
 				limit = max // more than declared: rd decides
 			}
