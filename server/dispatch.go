@@ -100,6 +100,8 @@ type request struct {
 	client     netip.Addr
 	status     int
 	retryAfter time.Duration
+
+	round mrtrCall // openRound's, allocated with the request
 }
 
 // refuse sets the HTTP status and Retry-After the request's error is
@@ -615,7 +617,8 @@ func (mc *mrtrCall) knownArgs() (seal.Digest, bool) {
 // the method, target and principal are compared, and only then are the
 // arguments canonicalised and compared. A refused state is -32602.
 func (s *Server) openRound(ctx context.Context, r *request, target string, args json.RawMessage, opts round.Options) (*mrtrCall, *jsonrpc.Error) {
-	mc := &mrtrCall{method: r.method, target: target, args: args, principal: PrincipalFromContext(ctx)}
+	mc := &r.round // allocated with the request
+	*mc = mrtrCall{method: r.method, target: target, args: args, principal: PrincipalFromContext(ctx)}
 	mc.boundTo = stateSubject(mc.principal, r.scopes)
 	var st *seal.State
 	if r.p.RequestState != nil {

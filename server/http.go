@@ -360,8 +360,7 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 		rd = http.MaxBytesReader(w, r.Body, max)
 	}
 	if timeout > 0 {
-		d := &bodyDeadline{w: w}
-		d.timer = time.AfterFunc(timeout, d.cut)
+		d := armDeadline(w, timeout)
 		defer d.stop()
 		body, err := readLimited(rd, r.ContentLength, max)
 		if err != nil {
@@ -377,6 +376,9 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 
 // bodyDeadline is readBody's timer. The ResponseController that moves the
 // deadline is made only when needed (the timer fired), not per request.
+// Deadlines are pooled with their timers (deadlines): arming one costs a
+// timer's Reset rather than three allocations (the deadline, its timer and
+// the callback) per request.
 type bodyDeadline struct {
 	w     http.ResponseWriter
 	timer *time.Timer
@@ -386,24 +388,48 @@ type bodyDeadline struct {
 	fired bool // the timer moved the deadline
 }
 
+// deadlines holds disarmed bodyDeadlines for reuse.
+var deadlines = sync.Pool{New: func() any {
+	d := &bodyDeadline{}
+	d.timer = time.AfterFunc(time.Hour, d.cut)
+	d.timer.Stop()
+	return d
+}}
+
+// armDeadline returns a deadline for w that fires after timeout.
+func armDeadline(w http.ResponseWriter, timeout time.Duration) *bodyDeadline {
+	d := deadlines.Get().(*bodyDeadline)
+	d.mu.Lock()
+	d.w, d.done, d.fired = w, false, false
+	d.mu.Unlock()
+	d.timer.Reset(timeout)
+	return d
+}
+
 // cut moves the read deadline into the past, unless the body was read.
 func (d *bodyDeadline) cut() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.done {
+	if !d.done && d.w != nil {
 		d.fired = http.NewResponseController(d.w).SetReadDeadline(longAgo) == nil
 	}
 }
 
 // stop stops the timer. If the body ended just as it fired, the deadline
 // is cleared again, or the connection's background read would fail and
-// cancel the request.
+// cancel the request. A deadline whose timer was stopped before it fired
+// goes back to the pool: its callback will not run. One that fired (its
+// callback may still be running) is left to the collector.
 func (d *bodyDeadline) stop() {
-	d.timer.Stop()
+	stopped := d.timer.Stop()
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if d.done && d.fired {
 		_ = http.NewResponseController(d.w).SetReadDeadline(time.Time{})
+	}
+	d.w = nil
+	d.mu.Unlock()
+	if stopped {
+		deadlines.Put(d)
 	}
 }
 
