@@ -779,6 +779,9 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 	if d, ok := mc.knownArgs(); validate && ok && e.valid.has(d) {
 		validate = false // a retry of arguments that passed before
 	}
+	if validate && e.flat.accepts(args) {
+		validate = false // certainly valid (flatschema.go); the validator words a refusal
+	}
 	if validate {
 		inst, err := strictjson.DecodeValue(args)
 		if err != nil {

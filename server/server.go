@@ -398,6 +398,7 @@ type toolEntry struct {
 	input   *jsv.Schema
 	output  *jsv.Schema // nil: no outputSchema, results are not checked
 	anyArgs bool        // the input schema accepts every object: skip validation
+	flat    *flatSchema // the input schema, when flat enough to check without the validator
 	headers []paramHeader
 	valid   validMemo       // arguments known to pass the input schema
 	fields  strictjson.Memo // key tables for ToolRequest.Bind
@@ -443,6 +444,7 @@ func (s *Server) addTool(t Tool, h ToolHandler, o regOptions) error {
 		return fmt.Errorf("add tool: %w", err)
 	}
 	e.anyArgs = acceptsAnyObject(t.InputSchema)
+	e.flat = flatSchemaOf(t.InputSchema)
 	if len(t.OutputSchema) > 0 {
 		if e.output, err = compileSchema("tool "+t.Name+" output", t.OutputSchema, true); err != nil {
 			return fmt.Errorf("add tool: %w", err)
