@@ -18,6 +18,7 @@ import (
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
+	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
@@ -102,6 +103,11 @@ type request struct {
 	retryAfter time.Duration
 
 	round mrtrCall // openRound's, allocated with the request
+
+	// The HTTP response's stream and the result's prefix, allocated with
+	// the request (serveModern).
+	stream sse.Stream
+	prefix [64]byte
 }
 
 // refuse sets the HTTP status and Retry-After the request's error is

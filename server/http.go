@@ -151,7 +151,8 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 	if req.method == "tools/call" {
 		req.client = clientaddr.Of(r, s.opts.TrustedProxies)
 	}
-	st := sse.New(w, r)
+	st := &req.stream // allocated with the request
+	st.Init(w, r)
 	res, e := s.handle(r.Context(), req, streamNotifier{st})
 	if e != nil && e != errNoResponse && req.status != 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt(retrySeconds(req.retryAfter), 10))
@@ -159,7 +160,7 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 		st.Finish(req.status, body)
 		return
 	}
-	finishStream(st, req.id, res, e)
+	finishStream(st, req.id, res, e, req.prefix[:0])
 }
 
 // initializeRefusal answers a legacy initialize when no legacy handler is
@@ -288,8 +289,10 @@ func (n streamNotifier) Notify(ctx context.Context, method string, params any) e
 var closeBrace = []byte("}")
 
 // finishStream writes the final response, or nothing for a cancelled
-// request.
-func finishStream(st *sse.Stream, id jsonrpc.ID, result json.RawMessage, e *jsonrpc.Error) {
+// request. The result's prefix is written into buf, which should have
+// room for it: a buffer that lives with the request (one on the stack
+// escapes to the heap, as the writer is an interface).
+func finishStream(st *sse.Stream, id jsonrpc.ID, result json.RawMessage, e *jsonrpc.Error, buf []byte) {
 	if e == errNoResponse {
 		st.Abandon()
 		return
@@ -299,8 +302,7 @@ func finishStream(st *sse.Stream, id jsonrpc.ID, result json.RawMessage, e *json
 		st.Finish(rpcwire.HTTPStatus(e.Code), body)
 		return
 	}
-	var prefix [64]byte
-	st.FinishResult(rpcwire.ResultPrefix(prefix[:0], id), result, closeBrace)
+	st.FinishResult(rpcwire.ResultPrefix(buf, id), result, closeBrace)
 }
 
 // listenKeepAlive is how often an idle listen stream sends an SSE comment.
