@@ -60,7 +60,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.authorizeHeaders(w, r) {
 		return
 	}
-	body, err := readBody(w, r, s.opts.MaxRequestBytes, s.opts.BodyReadTimeout)
+	body, err := readBody(w, r, s.opts.MaxRequestBytes, s.opts.BodyReadTimeout, &s.bodyDeadlines)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		switch {
@@ -351,7 +351,7 @@ const firstBodyBuffer = 16 << 10
 // closed after the reply, and net/http's own draining of the unread body
 // cannot wait on the peer. A ResponseWriter that cannot set deadlines
 // (http.ErrNotSupported) reads without a timeout.
-func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration) ([]byte, error) {
+func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration, deadlines *deadlinePool) ([]byte, error) {
 	// A body of a declared length within the limit cannot pass the limit:
 	// net/http ends it at its length (HTTP/1.1) or fails it when more comes
 	// (HTTP/2), and readLimited stops at max in any case. Others are read
@@ -362,7 +362,7 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 		rd = http.MaxBytesReader(w, r.Body, max)
 	}
 	if timeout > 0 {
-		d := armDeadline(w, timeout)
+		d := deadlines.arm(w, timeout)
 		defer d.stop()
 		body, err := readLimited(rd, r.ContentLength, max)
 		if err != nil {
@@ -378,29 +378,31 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 
 // bodyDeadline is readBody's timer. The ResponseController that moves the
 // deadline is made only when needed (the timer fired), not per request.
-// Deadlines are pooled with their timers (deadlines): arming one costs a
+// Deadlines are pooled with their timers (deadlinePool): arming one costs a
 // timer's Reset rather than three allocations (the deadline, its timer and
 // the callback) per request.
 type bodyDeadline struct {
 	w     http.ResponseWriter
 	timer *time.Timer
+	pool  *deadlinePool
 
 	mu    sync.Mutex
 	done  bool // the body was read: the timer must not cut it
 	fired bool // the timer moved the deadline
 }
 
-// deadlines holds disarmed bodyDeadlines for reuse.
-var deadlines = sync.Pool{New: func() any {
-	d := &bodyDeadline{}
-	d.timer = time.AfterFunc(time.Hour, d.cut)
-	d.timer.Stop()
-	return d
-}}
+// deadlinePool holds a server's disarmed bodyDeadlines for reuse. The
+// zero value is ready to use.
+type deadlinePool struct{ p sync.Pool }
 
-// armDeadline returns a deadline for w that fires after timeout.
-func armDeadline(w http.ResponseWriter, timeout time.Duration) *bodyDeadline {
-	d := deadlines.Get().(*bodyDeadline)
+// arm returns a deadline for w that fires after timeout.
+func (dp *deadlinePool) arm(w http.ResponseWriter, timeout time.Duration) *bodyDeadline {
+	d, _ := dp.p.Get().(*bodyDeadline)
+	if d == nil {
+		d = &bodyDeadline{pool: dp}
+		d.timer = time.AfterFunc(time.Hour, d.cut)
+		d.timer.Stop()
+	}
 	d.mu.Lock()
 	d.w, d.done, d.fired = w, false, false
 	d.mu.Unlock()
@@ -431,7 +433,7 @@ func (d *bodyDeadline) stop() {
 	d.w = nil
 	d.mu.Unlock()
 	if stopped {
-		deadlines.Put(d)
+		d.pool.p.Put(d)
 	}
 }
 
