@@ -23,7 +23,7 @@ steps='read and pre-scan;server\.readBody$|server\.checkStandardHeaders$|rpcwire
 envelope (decode the request);server\.decodeModern$;
 open and verify the state (JWT, claims, binding);seal\.\(\*Sealer\)\.verify$|seal\.\(\*State\)\.Check$;
 decrypt the state (base64, AES-GCM, binary record);seal\.\(\*Sealer\)\.Open$;seal\.\(\*Sealer\)\.verify$
-validate arguments;server\.validateArguments$;
+validate arguments;server\.validateArguments$|server\.\(\*flatSchema\)\.accepts$;
 run the handler (its own work and asking);server\.invoke;elicit\.\(\*Request\)\.CheckResult$
 validate the answer;elicit\.\(\*Request\)\.CheckResult$;
 seal the state (claims, binary record, JWT);seal\.\(\*Sealer\)\.Seal$;gcm.*\.Seal$

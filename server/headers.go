@@ -78,11 +78,20 @@ func validTokenName(s string) bool {
 	return true
 }
 
+// protocolVersionKey is HeaderProtocolVersion as net/http files it
+// (canonical form). Looking a header up by a name not in that form
+// canonicalises it first, which allocates: once per request.
+var protocolVersionKey = http.CanonicalHeaderKey(HeaderProtocolVersion)
+
 // headerValue returns the trimmed value of a header and whether it was
 // present. A value in the =?base64?…?= form is decoded; a malformed
 // encoding or a control character is an error.
 func headerValue(h http.Header, name string) (string, bool, error) {
-	vs := h.Values(name)
+	key := name
+	if name == HeaderProtocolVersion {
+		key = protocolVersionKey // not canonical as spelled: spare canonicalising it per request
+	}
+	vs := h.Values(key)
 	if len(vs) == 0 {
 		return "", false, nil
 	}

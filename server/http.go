@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -60,7 +60,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.authorizeHeaders(w, r) {
 		return
 	}
-	body, err := readBody(w, r, s.opts.MaxRequestBytes, s.opts.BodyReadTimeout)
+	body, err := readBody(w, r, s.opts.MaxRequestBytes, s.opts.BodyReadTimeout, &s.bodyDeadlines)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		switch {
@@ -151,7 +151,8 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 	if req.method == "tools/call" {
 		req.client = clientaddr.Of(r, s.opts.TrustedProxies)
 	}
-	st := sse.New(w, r)
+	st := &req.stream // allocated with the request
+	st.Init(w, r)
 	res, e := s.handle(r.Context(), req, streamNotifier{st})
 	if e != nil && e != errNoResponse && req.status != 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt(retrySeconds(req.retryAfter), 10))
@@ -159,7 +160,7 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 		st.Finish(req.status, body)
 		return
 	}
-	finishStream(st, req.id, res, e)
+	finishStream(st, req.id, res, e, req.prefix[:0])
 }
 
 // initializeRefusal answers a legacy initialize when no legacy handler is
@@ -248,8 +249,11 @@ func isLoopbackHost(h string) bool {
 	if strings.EqualFold(h, "localhost") || strings.HasSuffix(strings.ToLower(h), ".localhost") {
 		return true
 	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
+	// netip parses without allocating (net.ParseIP allocates the address,
+	// on every request to a loopback listener); a zone is refused, as
+	// net.ParseIP refuses it.
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.Zone() == "" && ip.IsLoopback()
 }
 
 func hostAllowed(host string, allowed []string) bool {
@@ -285,8 +289,10 @@ func (n streamNotifier) Notify(ctx context.Context, method string, params any) e
 var closeBrace = []byte("}")
 
 // finishStream writes the final response, or nothing for a cancelled
-// request.
-func finishStream(st *sse.Stream, id jsonrpc.ID, result json.RawMessage, e *jsonrpc.Error) {
+// request. The result's prefix is written into buf, which should have
+// room for it: a buffer that lives with the request (one on the stack
+// escapes to the heap, as the writer is an interface).
+func finishStream(st *sse.Stream, id jsonrpc.ID, result json.RawMessage, e *jsonrpc.Error, buf []byte) {
 	if e == errNoResponse {
 		st.Abandon()
 		return
@@ -296,8 +302,7 @@ func finishStream(st *sse.Stream, id jsonrpc.ID, result json.RawMessage, e *json
 		st.Finish(rpcwire.HTTPStatus(e.Code), body)
 		return
 	}
-	var prefix [64]byte
-	st.FinishResult(rpcwire.ResultPrefix(prefix[:0], id), result, closeBrace)
+	st.FinishResult(rpcwire.ResultPrefix(buf, id), result, closeBrace)
 }
 
 // listenKeepAlive is how often an idle listen stream sends an SSE comment.
@@ -346,12 +351,20 @@ const firstBodyBuffer = 16 << 10
 // closed after the reply, and net/http's own draining of the unread body
 // cannot wait on the peer. A ResponseWriter that cannot set deadlines
 // (http.ErrNotSupported) reads without a timeout.
-func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration) ([]byte, error) {
+func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration, deadlines *deadlinePool) ([]byte, error) {
+	// A body of a declared length within the limit cannot pass the limit:
+	// net/http ends it at its length (HTTP/1.1) or fails it when more comes
+	// (HTTP/2), and readLimited stops at max in any case. Others are read
+	// through http.MaxBytesReader, which also closes the connection once a
+	// body has passed the limit.
+	rd := r.Body
+	if r.ContentLength < 0 || r.ContentLength > max {
+		rd = http.MaxBytesReader(w, r.Body, max)
+	}
 	if timeout > 0 {
-		d := &bodyDeadline{w: w}
-		d.timer = time.AfterFunc(timeout, d.cut)
+		d := deadlines.arm(w, timeout)
 		defer d.stop()
-		body, err := readLimited(http.MaxBytesReader(w, r.Body, max), r.ContentLength, max)
+		body, err := readLimited(rd, r.ContentLength, max)
 		if err != nil {
 			return nil, err
 		}
@@ -360,38 +373,67 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 		d.mu.Unlock()
 		return body, nil
 	}
-	return readLimited(http.MaxBytesReader(w, r.Body, max), r.ContentLength, max)
+	return readLimited(rd, r.ContentLength, max)
 }
 
 // bodyDeadline is readBody's timer. The ResponseController that moves the
 // deadline is made only when needed (the timer fired), not per request.
+// Deadlines are pooled with their timers (deadlinePool): arming one costs a
+// timer's Reset rather than three allocations (the deadline, its timer and
+// the callback) per request.
 type bodyDeadline struct {
 	w     http.ResponseWriter
 	timer *time.Timer
+	pool  *deadlinePool
 
 	mu    sync.Mutex
 	done  bool // the body was read: the timer must not cut it
 	fired bool // the timer moved the deadline
 }
 
+// deadlinePool holds a server's disarmed bodyDeadlines for reuse. The
+// zero value is ready to use.
+type deadlinePool struct{ p sync.Pool }
+
+// arm returns a deadline for w that fires after timeout.
+func (dp *deadlinePool) arm(w http.ResponseWriter, timeout time.Duration) *bodyDeadline {
+	d, _ := dp.p.Get().(*bodyDeadline)
+	if d == nil {
+		d = &bodyDeadline{pool: dp}
+		d.timer = time.AfterFunc(time.Hour, d.cut)
+		d.timer.Stop()
+	}
+	d.mu.Lock()
+	d.w, d.done, d.fired = w, false, false
+	d.mu.Unlock()
+	d.timer.Reset(timeout)
+	return d
+}
+
 // cut moves the read deadline into the past, unless the body was read.
 func (d *bodyDeadline) cut() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.done {
+	if !d.done && d.w != nil {
 		d.fired = http.NewResponseController(d.w).SetReadDeadline(longAgo) == nil
 	}
 }
 
 // stop stops the timer. If the body ended just as it fired, the deadline
 // is cleared again, or the connection's background read would fail and
-// cancel the request.
+// cancel the request. A deadline whose timer was stopped before it fired
+// goes back to the pool: its callback will not run. One that fired (its
+// callback may still be running) is left to the collector.
 func (d *bodyDeadline) stop() {
-	d.timer.Stop()
+	stopped := d.timer.Stop()
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if d.done && d.fired {
 		_ = http.NewResponseController(d.w).SetReadDeadline(time.Time{})
+	}
+	d.w = nil
+	d.mu.Unlock()
+	if stopped {
+		d.pool.p.Put(d)
 	}
 }
 
@@ -411,7 +453,7 @@ func readLimited(rd io.Reader, declared, max int64) ([]byte, error) {
 		if len(buf) == cap(buf) {
 			if int64(len(buf)) > limit {
 				if limit == max {
-					return nil, fmt.Errorf("request body exceeds %d bytes", max)
+					return nil, &http.MaxBytesError{Limit: max}
 				}
 				limit = max // more than declared: rd decides
 			}

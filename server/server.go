@@ -206,6 +206,8 @@ type Server struct {
 	infoMeta json.RawMessage // {"io.modelcontextprotocol/serverInfo":{...}}
 	digests  round.Digests   // question digests, remembered across rounds
 
+	bodyDeadlines deadlinePool // readBody's timers, for reuse
+
 	// randomKey is set while the state keys are the random ones New made
 	// (no Options.StateKeys, no SetStateKeys yet); keyWarn warns of it
 	// once, when a request first needs a key.
@@ -398,6 +400,7 @@ type toolEntry struct {
 	input   *jsv.Schema
 	output  *jsv.Schema // nil: no outputSchema, results are not checked
 	anyArgs bool        // the input schema accepts every object: skip validation
+	flat    *flatSchema // the input schema, when flat enough to check without the validator
 	headers []paramHeader
 	valid   validMemo       // arguments known to pass the input schema
 	fields  strictjson.Memo // key tables for ToolRequest.Bind
@@ -443,6 +446,7 @@ func (s *Server) addTool(t Tool, h ToolHandler, o regOptions) error {
 		return fmt.Errorf("add tool: %w", err)
 	}
 	e.anyArgs = acceptsAnyObject(t.InputSchema)
+	e.flat = flatSchemaOf(t.InputSchema)
 	if len(t.OutputSchema) > 0 {
 		if e.output, err = compileSchema("tool "+t.Name+" output", t.OutputSchema, true); err != nil {
 			return fmt.Errorf("add tool: %w", err)
