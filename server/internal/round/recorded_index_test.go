@@ -1,0 +1,114 @@
+package round
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/seal"
+)
+
+// TestRecordedAnswersInAnyOrder: recorded answers are found by key however
+// the handler orders its questions (in the recorded order, the expected
+// position's fast path; reversed or interleaved, by a scan of a few
+// answers or a table of many), each handed over once in the form recorded,
+// and asking a key again with another question is refused.
+func TestRecordedAnswersInAnyOrder(t *testing.T) {
+	for _, n := range []int{1, 3, recordedIndexScan, recordedIndexScan + 1, 20} {
+		qs := make([]mrtr.InputRequest, n)
+		st := &seal.State{Round: 1}
+		for i := range qs {
+			qs[i] = mrtr.ElicitRequest(confirmForm(t, "Question "+strconv.Itoa(i)+"?"))
+			d, err := Digest(qs[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Answers = append(st.Answers, seal.Recorded{Key: "k" + strconv.Itoa(i), Digest: d, Answer: json.RawMessage(`["accept",{"i":` + strconv.Itoa(i) + `}]`)})
+		}
+		orders := map[string][]int{"recorded": {}, "reversed": {}, "interleaved": {}}
+		for i := range n {
+			orders["recorded"] = append(orders["recorded"], i)
+			orders["reversed"] = append(orders["reversed"], n-1-i)
+			if i%2 == 0 {
+				orders["interleaved"] = append(orders["interleaved"], i)
+			}
+		}
+		for i := 1; i < n; i += 2 {
+			orders["interleaved"] = append(orders["interleaved"], i)
+		}
+		for name, order := range orders {
+			r := New(formCaps, nil, st, Options{})
+			for _, i := range order {
+				var got []bool
+				raw, err := r.Ask(0, "k"+strconv.Itoa(i), qs[i], func(raw json.RawMessage, recorded bool) (json.RawMessage, error) {
+					got = append(got, recorded)
+					return nil, nil
+				})
+				if err != nil || string(raw) != string(st.Answers[i].Answer) || len(got) != 1 || !got[0] {
+					t.Fatalf("n=%d %s: k%d = %s, %v (checks %v), want the recorded answer", n, name, i, raw, err, got)
+				}
+				// Asked again: the same answer, not checked again.
+				again, err := r.Ask(0, "k"+strconv.Itoa(i), qs[i], func(json.RawMessage, bool) (json.RawMessage, error) {
+					t.Fatalf("n=%d %s: k%d checked twice", n, name, i)
+					return nil, nil
+				})
+				if err != nil || string(again) != string(raw) {
+					t.Fatalf("n=%d %s: k%d asked again = %s, %v", n, name, i, again, err)
+				}
+				// Another question under the same key: refused.
+				if _, err := askQ(r, "k"+strconv.Itoa(i), qs[(i+1)%n]); n > 1 && (err == nil || !strings.Contains(err.Error(), "asked twice")) {
+					t.Fatalf("n=%d %s: k%d asked with another question: %v", n, name, i, err)
+				}
+			}
+			// A key the state did not record is asked.
+			if _, err := askQ(r, "new", mrtr.ElicitRequest(confirmForm(t, "New?"))); !errors.Is(err, mrtr.ErrInputRequired) {
+				t.Fatalf("n=%d %s: new question: %v", n, name, err)
+			}
+			s, err := r.Suspended(testSealer(t, seal.SealerOptions{}), testBinding(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st2, err := openBound(testSealer(t, seal.SealerOptions{}), s.RequestState, testBinding(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(st2.Answers) != n {
+				t.Fatalf("n=%d %s: next state carries %d answers", n, name, len(st2.Answers))
+			}
+			for j, i := range order {
+				if a := st2.Answers[j]; a.Key != "k"+strconv.Itoa(i) || string(a.Answer) != string(st.Answers[i].Answer) || a.Digest != st.Answers[i].Digest {
+					t.Fatalf("n=%d %s: next state's answer %d = %+v, want k%d's", n, name, j, a, i)
+				}
+			}
+		}
+	}
+}
+
+// TestRequireAfterRecordedAnswer: a recorded answer handed over and then
+// required again (a URL elicitation whose accept only meant consent) is
+// asked again: a later Ask of the key in the same run reports input
+// required, not the recorded answer.
+func TestRequireAfterRecordedAnswer(t *testing.T) {
+	q := mrtr.ElicitRequest(confirmForm(t, "Done?"))
+	d, err := Digest(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &seal.State{Round: 1, Answers: []seal.Recorded{{Key: "a", Digest: d, Answer: json.RawMessage(`["accept",{}]`)}}}
+	r := New(formCaps, nil, st, Options{})
+	if _, err := askQ(r, "a", q); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Require("a", mrtr.ElicitRequest(confirmForm(t, "Other?"))); err == nil || !strings.Contains(err.Error(), "asked twice") {
+		t.Fatalf("Require with another question: %v", err)
+	}
+	if err := r.Require("a", q); !errors.Is(err, mrtr.ErrInputRequired) {
+		t.Fatalf("Require: %v", err)
+	}
+	if _, err := askQ(r, "a", q); !errors.Is(err, mrtr.ErrInputRequired) {
+		t.Fatalf("Ask after Require: %v", err)
+	}
+}
