@@ -272,7 +272,8 @@ func (r *Round) Suspend() error {
 	return fmt.Errorf("suspend: %w", mrtr.ErrInputRequired)
 }
 
-// Check checks an answer for Ask and hands it to the handler. An answer
+// Check checks an answer for Ask and hands it to the handler; it is called
+// for every answer Ask returns, a question asked twice in a run included. An answer
 // the request carries (recorded false) gets every check, and Check
 // returns the form in which to record it in the next state (nil: as the
 // client sent it). An answer the verified state recorded (recorded true)
@@ -340,6 +341,11 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 		if prev.answer == nil {
 			return nil, &inputRequiredError{key: key}
 		}
+		// Handed over again: check hands it to the handler (checked
+		// again, as the client sent it).
+		if _, err := check(prev.answer, false); err != nil {
+			return nil, &InvalidResponseError{Key: key, Err: err}
+		}
 		return prev.answer, nil
 	}
 	ri := r.recordedIndex(key)
@@ -347,6 +353,9 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 		rec := &r.state.Answers[ri]
 		if rec.Digest != d {
 			return nil, fmt.Errorf("input request key %s was asked twice with different requests", clip.Quote(key))
+		}
+		if _, err := check(rec.Answer, true); err != nil {
+			return nil, &InvalidResponseError{Key: key, Err: err}
 		}
 		return rec.Answer, nil
 	}
