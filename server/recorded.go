@@ -30,10 +30,11 @@ func appendCheckedElicit(dst []byte, res *elicit.Result) []byte {
 	return append(dst, ']')
 }
 
-// checkedElicit reads the recorded form appendCheckedElicit wrote. It
-// reports false for anything else (an answer recorded as the client sent
-// it), which the caller checks in full.
-func checkedElicit(req *elicit.Request, rec json.RawMessage) (*elicit.Result, bool) {
+// checkedElicit reads the recorded form appendCheckedElicit wrote into
+// dst (new when nil) and returns it. It reports false for anything else
+// (an answer recorded as the client sent it), which the caller checks in
+// full.
+func checkedElicit(req *elicit.Request, rec json.RawMessage, dst *elicit.Result) (*elicit.Result, bool) {
 	rest, ok := bytes.CutPrefix(rec, []byte(`["`))
 	if !ok {
 		return nil, false
@@ -62,5 +63,9 @@ func checkedElicit(req *elicit.Request, rec json.RawMessage) (*elicit.Result, bo
 	default:
 		return nil, false
 	}
-	return req.CheckedResult(action, content), true
+	if dst == nil {
+		return req.CheckedResult(action, content), true
+	}
+	*dst = *req.CheckedResult(action, content) // inlined: no allocation
+	return dst, true
 }

@@ -26,7 +26,7 @@ func TestCheckedElicitRoundTrip(t *testing.T) {
 			t.Fatalf("%s: %v", raw, err)
 		}
 		rec := appendCheckedElicit(nil, res)
-		got, ok := checkedElicit(form, rec)
+		got, ok := checkedElicit(form, rec, nil)
 		if !ok {
 			t.Fatalf("%s: record %s not read back", raw, rec)
 		}
@@ -51,7 +51,7 @@ func TestCheckedElicitRoundTrip(t *testing.T) {
 		`["accept"`,
 		`[]`,
 	} {
-		if _, ok := checkedElicit(form, json.RawMessage(rec)); ok {
+		if _, ok := checkedElicit(form, json.RawMessage(rec), new(elicit.Result)); ok {
 			t.Errorf("%s taken for a checked record", rec)
 		}
 	}

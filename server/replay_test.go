@@ -33,7 +33,7 @@ func TestReplayedAnswersEveryWay(t *testing.T) {
 		sum := 0
 		for i, f := range forms {
 			var opts []AskOption
-			times := 1 // a question without a key asked again is another question (at the next position)
+			times := 1    // a question without a key asked again is another question (at the next position)
 			if i%3 != 2 { // every third question without a key of its own
 				opts = append(opts, WithKey("s"+strconv.Itoa(i)))
 				times = 2

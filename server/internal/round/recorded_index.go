@@ -48,3 +48,11 @@ func (r *Round) recordedIndex(key string) int {
 	}
 	return i
 }
+
+// Recorded is the number of answers the verified state carries.
+func (r *Round) Recorded() int {
+	if r.state == nil {
+		return 0
+	}
+	return len(r.state.Answers)
+}
