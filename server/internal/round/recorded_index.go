@@ -1,9 +1,14 @@
 package round
 
 // recordedIndexScan is the number of recorded answers up to which a key
-// missing the expected position is looked for by a scan; beyond it a
-// table is built once.
-const recordedIndexScan = 8
+// missing the expected position is looked for by a scan, and
+// recordedIndexMisses the number of misses scanned for with more; after
+// them a table is built once. A handler replaying in order misses once
+// per round, for the new question it asks.
+const (
+	recordedIndexScan   = 8
+	recordedIndexMisses = 4
+)
 
 // recordedIndex returns the index in the verified state's answers of the
 // one recorded under key, or -1. A handler replaying from the top asks
@@ -25,7 +30,8 @@ func (r *Round) recordedIndex(key string) int {
 		return i
 	}
 	i := -1
-	if len(ans) <= recordedIndexScan {
+	if r.recIndex == nil && (len(ans) <= recordedIndexScan || r.recMisses < recordedIndexMisses) {
+		r.recMisses++
 		for j := range ans {
 			if ans[j].Key == key {
 				i = j

@@ -184,17 +184,18 @@ type Round struct {
 	// The state's answers are found by key without building a table when
 	// the handler asks them in the order they were recorded (as a handler
 	// replaying from the top does): recNext is the one expected next.
-	// recIndex, built on the first lookup that misses it, maps every key.
+	// recIndex, built once lookups miss it often, maps every key.
 	// handed[i] is set once state.Answers[i] was handed over in this run.
-	recNext  int
-	recIndex map[string]int
-	handed   []bool
-	next     json.RawMessage
-	suspend  bool
-	pending  mrtr.InputRequests
-	issued   map[string]seal.Digest // pending questions by key
-	asked    map[string]asked       // every question of this run by key
-	answered []seal.Recorded        // answers handed over in this run, in order
+	recNext   int
+	recMisses int
+	recIndex  map[string]int
+	handed    []bool
+	next      json.RawMessage
+	suspend   bool
+	pending   mrtr.InputRequests
+	issued    map[string]seal.Digest // pending questions by key
+	asked     map[string]asked       // every question of this run by key
+	answered  []seal.Recorded        // answers handed over in this run, in order
 	// diverged is set once this run asks, under a key, another question
 	// than the one recorded or issued under it: the run has left the
 	// script the recorded answers belong to, and no more are handed over.
