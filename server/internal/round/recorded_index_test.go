@@ -114,3 +114,15 @@ func TestRequireAfterRecordedAnswer(t *testing.T) {
 		t.Fatalf("Ask after Require: %v", err)
 	}
 }
+
+// TestCheckKeyControlCharacters: CheckKey refuses exactly the keys that
+// hold a control character (U+0000-U+001F, U+007F) as a rune, whatever
+// else they hold (other scripts, C1 controls, bytes that are not UTF-8).
+func TestCheckKeyControlCharacters(t *testing.T) {
+	for _, key := range []string{"q1", "clé", "日本語", "a\u0085b", "\xff\xfe", "a b", "x\x00", "\ty", "a\x7fb", "line\n", "é\x1f"} {
+		want := strings.ContainsFunc(key, func(r rune) bool { return r < 0x20 || r == 0x7f })
+		if err := CheckKey(key); (err != nil) != want {
+			t.Errorf("CheckKey(%q) = %v, want refused %v", key, err, want)
+		}
+	}
+}

@@ -122,8 +122,12 @@ func CheckKey(key string) error {
 	if len(key) > MaxKeyLength {
 		return fmt.Errorf("input request key %s is longer than %d bytes", clip.Quote(key), MaxKeyLength)
 	}
-	if strings.ContainsFunc(key, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return fmt.Errorf("input request key %s contains control characters", clip.Quote(key))
+	// The control characters are ASCII, and no byte of a multi-byte UTF-8
+	// sequence is: a byte loop finds what a loop over runes would.
+	for i := range len(key) {
+		if c := key[i]; c < 0x20 || c == 0x7f {
+			return fmt.Errorf("input request key %s contains control characters", clip.Quote(key))
+		}
 	}
 	return nil
 }
