@@ -3,6 +3,7 @@ package elicit
 import (
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"github.com/baton-mcp/baton/internal/strictjson"
 )
@@ -25,8 +26,16 @@ const exactTypes = 16
 // property names are exact for it (strictjson.Fields.Exact). The zero
 // value is ready to use; it is safe for concurrent use.
 type exactKeys struct {
+	last atomic.Pointer[exactType] // the type looked up last, read without a lock
+
 	mu sync.RWMutex
 	m  map[reflect.Type]bool
+}
+
+// exactType is a type and whether the schema's names are exact for it.
+type exactType struct {
+	t     reflect.Type
+	exact bool
 }
 
 // bindChecked decodes content, checked against s, into v (Result.Decode).
@@ -44,10 +53,14 @@ func (s *Schema) bindChecked(content []byte, v any) error {
 
 // of reports whether the property names of s are exact for t.
 func (e *exactKeys) of(s *Schema, memo *strictjson.Memo, t reflect.Type) bool {
+	if l := e.last.Load(); l != nil && l.t == t {
+		return l.exact
+	}
 	e.mu.RLock()
 	exact, ok := e.m[t]
 	e.mu.RUnlock()
 	if ok {
+		e.last.Store(&exactType{t: t, exact: exact})
 		return exact
 	}
 	names := make([]string, len(s.fields))
@@ -63,5 +76,6 @@ func (e *exactKeys) of(s *Schema, memo *strictjson.Memo, t reflect.Type) bool {
 		e.m[t] = exact
 	}
 	e.mu.Unlock()
+	e.last.Store(&exactType{t: t, exact: exact})
 	return exact
 }
