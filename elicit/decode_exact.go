@@ -26,7 +26,7 @@ const exactTypes = 16
 // property names are exact for it (strictjson.Fields.Exact). The zero
 // value is ready to use; it is safe for concurrent use.
 type exactKeys struct {
-	last atomic.Pointer[exactType] // the type looked up last, read without a lock
+	first atomic.Pointer[exactType] // the first type looked up, read without a lock
 
 	mu sync.RWMutex
 	m  map[reflect.Type]bool
@@ -53,14 +53,13 @@ func (s *Schema) bindChecked(content []byte, v any) error {
 
 // of reports whether the property names of s are exact for t.
 func (e *exactKeys) of(s *Schema, memo *strictjson.Memo, t reflect.Type) bool {
-	if l := e.last.Load(); l != nil && l.t == t {
+	if l := e.first.Load(); l != nil && l.t == t {
 		return l.exact
 	}
 	e.mu.RLock()
 	exact, ok := e.m[t]
 	e.mu.RUnlock()
 	if ok {
-		e.last.Store(&exactType{t: t, exact: exact})
 		return exact
 	}
 	names := make([]string, len(s.fields))
@@ -76,6 +75,6 @@ func (e *exactKeys) of(s *Schema, memo *strictjson.Memo, t reflect.Type) bool {
 		e.m[t] = exact
 	}
 	e.mu.Unlock()
-	e.last.Store(&exactType{t: t, exact: exact})
+	e.first.CompareAndSwap(nil, &exactType{t: t, exact: exact}) // the first type kept: types decoded in turn do not replace each other
 	return exact
 }

@@ -24,7 +24,9 @@ const maxDigests = 4096
 type Digests struct {
 	// recent is a direct-mapped cache in front of m, read without a
 	// lock: a handler's questions are few and asked on every round, so
-	// they stay in it.
+	// they stay in it. A slot keeps the first question put in it (a pair
+	// is never wrong), so that questions sharing a slot do not replace
+	// each other, allocating, on every request.
 	recent [digestSlots]atomic.Pointer[digestPair]
 
 	mu sync.RWMutex
@@ -51,11 +53,15 @@ func (t *Digests) elicit(ed [32]byte) seal.Digest {
 	d, ok := t.m[ed]
 	t.mu.RUnlock()
 	if ok {
-		slot.Store(&digestPair{ed: ed, d: d})
+		if slot.Load() == nil { // a slot keeps its first question: two that share one do not evict each other on every round
+			slot.CompareAndSwap(nil, &digestPair{ed: ed, d: d})
+		}
 		return d
 	}
 	d = elicitDigest(ed)
-	slot.Store(&digestPair{ed: ed, d: d})
+	if slot.Load() == nil {
+		slot.CompareAndSwap(nil, &digestPair{ed: ed, d: d})
+	}
 	t.mu.Lock()
 	if t.m == nil || len(t.m) >= maxDigests {
 		t.m = make(map[seal.Digest]seal.Digest, 64)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server/internal/seal"
 )
@@ -124,5 +125,47 @@ func TestCheckKeyControlCharacters(t *testing.T) {
 		if err := CheckKey(key); (err != nil) != want {
 			t.Errorf("CheckKey(%q) = %v, want refused %v", key, err, want)
 		}
+	}
+}
+
+// TestDigestsSharedSlot: two questions whose digests share a slot of the
+// table's cache, asked in turn, get their own digests and allocate
+// nothing once known (neither evicts the other on every round).
+func TestDigestsSharedSlot(t *testing.T) {
+	var tab Digests
+	var forms []*elicit.Request
+	seen := map[byte]*elicit.Request{}
+	for i := 0; len(forms) < 2; i++ {
+		f, err := elicit.NewForm("Question "+strconv.Itoa(i)+"?", elicit.Boolean("ok").Required())
+		if err != nil {
+			t.Fatal(err)
+		}
+		slot := f.Digest()[0] % digestSlots
+		if prev, ok := seen[slot]; ok {
+			forms = append(forms, prev, f)
+		}
+		seen[slot] = f
+	}
+	want := make([]seal.Digest, 2)
+	for i, f := range forms {
+		var err error
+		if want[i], err = Digest(mrtr.ElicitRequest(f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eds := [2][32]byte{forms[0].Digest(), forms[1].Digest()}
+	for i := range 2 {
+		if got := tab.elicit(eds[i]); got != want[i] {
+			t.Fatalf("question %d: %x, want %x", i, got, want[i])
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		for i := range 2 {
+			if tab.elicit(eds[i]) != want[i] {
+				t.Fatal("wrong digest")
+			}
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations per round for two questions sharing a slot", n)
 	}
 }
