@@ -23,8 +23,8 @@ func TestDecodeUsesTheSchemasMemo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.memo != &form.RequestedSchema.cache.decode {
-			t.Fatal("the result does not carry its schema's memo")
+		if res.schema != form.RequestedSchema {
+			t.Fatal("the result does not carry its schema")
 		}
 		var v tagged
 		if err := res.Decode(&v); err != nil || v.Name != "Ada" {
@@ -34,7 +34,7 @@ func TestDecodeUsesTheSchemasMemo(t *testing.T) {
 		if err := res.Decode(&u); err == nil {
 			t.Fatal("Decode filled or ignored a field matched only without case")
 		}
-		tables = append(tables, res.memo.Of(reflect.TypeFor[*tagged]()))
+		tables = append(tables, res.schema.cache.decode.Of(reflect.TypeFor[*tagged]()))
 	}
 	if tables[0] != tables[1] {
 		t.Error("two answers to one schema built the key table twice")

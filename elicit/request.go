@@ -238,13 +238,14 @@ func (r *Request) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil 
 // the caller has kept from tampering since it was checked (Baton's server
 // keeps it in its sealed requestState). It grants nothing that building
 // &Result{Action: action, Content: content} would not; Decode of the
-// result reuses the schema's cached key tables, as after CheckResult.
-// For an answer from a client, use CheckResult.
+// result reuses the schema's cached key tables, as after CheckResult,
+// and relies on content holding only properties the schema defines (as
+// CheckResult leaves it). For an answer from a client, use CheckResult.
 func (r *Request) CheckedResult(action Action, content json.RawMessage) *Result {
 	res := &Result{Action: action, Content: content}
 	if r != nil && action == ActionAccept && r.RequestedSchema != nil {
-		if c := r.RequestedSchema.cache; c != nil {
-			res.memo = &c.decode
+		if r.RequestedSchema.cache != nil {
+			res.schema = r.RequestedSchema
 		}
 	}
 	return res
@@ -281,8 +282,8 @@ func (r *Request) CheckResult(data []byte) (*Result, error) {
 			return nil, err
 		}
 		res.Content = r.RequestedSchema.keepDefined(res.Content, keys, doc)
-		if c := r.RequestedSchema.cache; c != nil {
-			res.memo = &c.decode
+		if r.RequestedSchema.cache != nil {
+			res.schema = r.RequestedSchema
 		}
 	case ModeURL:
 		if res.Content != nil {

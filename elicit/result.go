@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/baton-mcp/baton/internal/strictjson"
 )
 
 // Action is the user's response to an elicitation.
@@ -41,7 +39,7 @@ type Result struct {
 	// accepted URL request, and omitted when nil.
 	Content json.RawMessage `json:"content,omitempty"`
 
-	memo *strictjson.Memo // the schema's key tables for Decode (nil: built per call)
+	schema *Schema // the schema content was checked against, with a cache (nil: Decode checks keys in full)
 }
 
 // ParseResult parses and shape-checks an ElicitResult: data must be a JSON
@@ -124,7 +122,7 @@ func (r *Result) Decode(v any) error {
 	if len(bytes.TrimSpace(content)) == 0 {
 		content = json.RawMessage("{}")
 	}
-	if err := r.memo.Bind(content, v); err != nil {
+	if err := r.schema.bindChecked(content, v); err != nil {
 		return fmt.Errorf("elicit: decoding content: %w", err)
 	}
 	return nil

@@ -37,6 +37,7 @@ type compiled struct {
 	digest   [32]byte // SHA-256 of wire
 
 	decode strictjson.Memo // key tables of the types answers are decoded into (Result.Decode)
+	exact  exactKeys       // the types whose fields take the schema's properties exactly (decode_exact.go)
 
 	// last is the digest of the last Request over this schema whose
 	// digest was computed (Request.Digest): a handler asks the same

@@ -70,6 +70,9 @@ func (c *Call) Elicit(ctx context.Context, req *elicit.Request, opts ...AskOptio
 	if req == nil {
 		return nil, errors.New("elicit: nil request")
 	}
+	if c.round != nil && c.waiter() == nil {
+		return c.elicitReplay(req, opts)
+	}
 	b := collectOne(opts)
 	ir := mrtr.ElicitRequest(req).Keyed(b.opts.key)
 	ans, err := c.askAll(ctx, []mrtr.InputRequest{ir}, b.opts, b)
@@ -275,14 +278,9 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 	} else {
 		prepared, out = make([]mrtr.InputRequest, len(irs)), make([]Answer, len(irs))
 	}
+	_, isPeer := w.(peerAsker)
 	for i, ir := range irs {
 		if k := ir.Key(); k != "" {
-			if strings.HasPrefix(k, round.AutoKeyPrefix) {
-				return nil, fmt.Errorf("question key %s: keys beginning %q are the server's own", clip.Quote(k), round.AutoKeyPrefix)
-			}
-			if err := round.CheckKey(k); err != nil {
-				return nil, err
-			}
 			if keys[k] {
 				return nil, fmt.Errorf("question key %s is used twice in one AskAll", clip.Quote(k))
 			}
@@ -290,28 +288,8 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 				keys[k] = true
 			}
 		}
-		prepared[i] = ir
-		if ir.Method() != mrtr.MethodElicit {
-			if err := ir.Validate(); err != nil {
-				return nil, err
-			}
-		} else if e := ir.Elicitation(); e == nil {
-			return nil, errors.New("elicit: nil request")
-		} else {
-			if err := e.Validate(); err != nil {
-				return nil, fmt.Errorf("elicit: %w", err)
-			}
-			if _, isPeer := w.(peerAsker); isPeer {
-				if e.Mode == elicit.ModeURL && e.ElicitationID == "" {
-					return nil, errors.New("elicit: a URL elicitation to a 2025-11-25 client needs an elicitationId")
-				}
-			} else if e.ElicitationID != "" {
-				modern := *e
-				modern.ElicitationID = "" // not part of 2026-07-28
-				prepared[i] = mrtr.ElicitRequest(&modern).Keyed(ir.Key())
-			}
-		}
-		if err := prepared[i].CheckCapabilities(c.Meta.ClientCapabilities); err != nil {
+		var err error
+		if prepared[i], err = c.prepare(ir, isPeer); err != nil {
 			return nil, err
 		}
 	}
@@ -323,17 +301,9 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 		var err error
 		switch ir := prepared[i]; ir.Method() {
 		case mrtr.MethodElicit:
-			if recorded {
-				if res, ok := checkedElicit(ir.Elicitation(), raw); ok {
-					out[i].Elicit = res
-					return nil, nil
-				}
-			}
-			if out[i].Elicit, err = ir.Elicitation().CheckResult(raw); err != nil {
-				return nil, err
-			}
-			res := out[i].Elicit
-			return appendCheckedElicit(make([]byte, 0, len(`["",]`)+len(res.Action)+len(res.Content)), res), nil
+			var record json.RawMessage
+			out[i].Elicit, record, err = c.checkElicit(ir.Elicitation(), raw, recorded)
+			return record, err
 		case mrtr.MethodSample:
 			out[i].Sample, err = mcp.ParseCreateMessageResult(raw)
 		case mrtr.MethodListRoots:
@@ -368,7 +338,7 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 		if key == "" {
 			key = round.AutoKey(first + i)
 		}
-		_, err := c.round.Ask(first+i, key, ir, func(raw json.RawMessage, recorded bool) (json.RawMessage, error) {
+		_, err := c.round.AskValid(first+i, key, ir, func(raw json.RawMessage, recorded bool) (json.RawMessage, error) {
 			return check(i, raw, recorded)
 		})
 		if err != nil { // errors.Join drops nils: keep the slice empty when all is well
@@ -379,6 +349,47 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 		return nil, err
 	}
 	return out, nil
+}
+
+// prepare makes the checks of one question before it is asked: its key
+// (if any) is valid and not the server's own, the request is valid and
+// the client declared what it needs; a 2026-07-28 elicitation loses its
+// elicitationId, and a 2025-11-25 URL elicitation must have one. It
+// returns the request to ask.
+func (c *Call) prepare(ir mrtr.InputRequest, isPeer bool) (mrtr.InputRequest, error) {
+	if k := ir.Key(); k != "" {
+		if strings.HasPrefix(k, round.AutoKeyPrefix) {
+			return ir, fmt.Errorf("question key %s: keys beginning %q are the server's own", clip.Quote(k), round.AutoKeyPrefix)
+		}
+		if err := round.CheckKey(k); err != nil {
+			return ir, err
+		}
+	}
+	prepared := ir
+	if ir.Method() != mrtr.MethodElicit {
+		if err := ir.Validate(); err != nil {
+			return ir, err
+		}
+	} else if e := ir.Elicitation(); e == nil {
+		return ir, errors.New("elicit: nil request")
+	} else {
+		if err := e.Validate(); err != nil {
+			return ir, fmt.Errorf("elicit: %w", err)
+		}
+		if isPeer {
+			if e.Mode == elicit.ModeURL && e.ElicitationID == "" {
+				return ir, errors.New("elicit: a URL elicitation to a 2025-11-25 client needs an elicitationId")
+			}
+		} else if e.ElicitationID != "" {
+			modern := *e
+			modern.ElicitationID = "" // not part of 2026-07-28
+			prepared = mrtr.ElicitRequest(&modern).Keyed(ir.Key())
+		}
+	}
+	if err := prepared.CheckCapabilities(c.Meta.ClientCapabilities); err != nil {
+		return ir, err
+	}
+	return prepared, nil
 }
 
 // askOne holds what asking one question (Elicit, CreateMessage,

@@ -422,8 +422,9 @@ type Call struct {
 
 	storeTimeout time.Duration // Options.StoreTimeout, for Redeem
 
-	mu  sync.Mutex // held through each replayed question
-	pos int        // the next question's position (replay)
+	mu     sync.Mutex    // held through each replayed question
+	pos    int           // the next question's position (replay)
+	replay replayScratch // what replayed questions reuse (ask_replay.go), guarded by mu
 }
 
 // newCall returns the Call a handler receives.

@@ -3,6 +3,7 @@ package round
 import (
 	"crypto/sha256"
 	"sync"
+	"sync/atomic"
 
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server/internal/seal"
@@ -21,9 +22,22 @@ const maxDigests = 4096
 // instructions per question per round. The zero value is ready to use;
 // it is safe for concurrent use. A server keeps one.
 type Digests struct {
+	// recent is a direct-mapped cache in front of m, read without a
+	// lock: a handler's questions are few and asked on every round, so
+	// they stay in it. A slot keeps the first question put in it (a pair
+	// is never wrong), so that questions sharing a slot do not replace
+	// each other, allocating, on every request.
+	recent [digestSlots]atomic.Pointer[digestPair]
+
 	mu sync.RWMutex
 	m  map[seal.Digest]seal.Digest
 }
+
+// digestSlots is the size of Digests.recent.
+const digestSlots = 64
+
+// digestPair is an elicitation's digest and its question's.
+type digestPair struct{ ed, d seal.Digest }
 
 // elicit returns the digest of an elicitation question whose
 // elicit.Request digest is ed.
@@ -31,13 +45,23 @@ func (t *Digests) elicit(ed [32]byte) seal.Digest {
 	if t == nil {
 		return elicitDigest(ed)
 	}
+	slot := &t.recent[ed[0]%digestSlots]
+	if p := slot.Load(); p != nil && p.ed == ed {
+		return p.d
+	}
 	t.mu.RLock()
 	d, ok := t.m[ed]
 	t.mu.RUnlock()
 	if ok {
+		if slot.Load() == nil { // a slot keeps its first question: two that share one do not evict each other on every round
+			slot.CompareAndSwap(nil, &digestPair{ed: ed, d: d})
+		}
 		return d
 	}
 	d = elicitDigest(ed)
+	if slot.Load() == nil {
+		slot.CompareAndSwap(nil, &digestPair{ed: ed, d: d})
+	}
 	t.mu.Lock()
 	if t.m == nil || len(t.m) >= maxDigests {
 		t.m = make(map[seal.Digest]seal.Digest, 64)

@@ -122,8 +122,12 @@ func CheckKey(key string) error {
 	if len(key) > MaxKeyLength {
 		return fmt.Errorf("input request key %s is longer than %d bytes", clip.Quote(key), MaxKeyLength)
 	}
-	if strings.ContainsFunc(key, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return fmt.Errorf("input request key %s contains control characters", clip.Quote(key))
+	// The control characters are ASCII, and no byte of a multi-byte UTF-8
+	// sequence is: a byte loop finds what a loop over runes would.
+	for i := range len(key) {
+		if c := key[i]; c < 0x20 || c == 0x7f {
+			return fmt.Errorf("input request key %s contains control characters", clip.Quote(key))
+		}
 	}
 	return nil
 }
@@ -179,15 +183,23 @@ type Round struct {
 	responses map[string]json.RawMessage
 	state     *seal.State
 	opts      Options
-	recorded  map[string]seal.Recorded // the state's answers by key
 
-	mu       sync.Mutex // guards everything below
-	next     json.RawMessage
-	suspend  bool
-	pending  mrtr.InputRequests
-	issued   map[string]seal.Digest // pending questions by key
-	asked    map[string]asked       // every question of this run by key
-	answered []seal.Recorded        // answers handed over in this run, in order
+	mu sync.Mutex // guards everything below
+	// The state's answers are found by key without building a table when
+	// the handler asks them in the order they were recorded (as a handler
+	// replaying from the top does): recNext is the one expected next.
+	// recIndex, built once lookups miss it often, maps every key.
+	// handed[i] is set once state.Answers[i] was handed over in this run.
+	recNext   int
+	recMisses int
+	recIndex  map[string]int
+	handed    []bool
+	next      json.RawMessage
+	suspend   bool
+	pending   mrtr.InputRequests
+	issued    map[string]seal.Digest // pending questions by key
+	asked     map[string]asked       // every question of this run by key
+	answered  []seal.Recorded        // answers handed over in this run, in order
 	// diverged is set once this run asks, under a key, another question
 	// than the one recorded or issued under it: the run has left the
 	// script the recorded answers belong to, and no more are handed over.
@@ -213,14 +225,7 @@ type asked struct {
 // responses (from ParseResponses) and state (from seal.Sealer.Open, or nil
 // when the request carried none).
 func New(caps mcp.ClientCapabilities, responses map[string]json.RawMessage, state *seal.State, opts Options) *Round {
-	r := &Round{caps: caps, responses: responses, state: state, opts: opts}
-	if state != nil && len(state.Answers) > 0 {
-		r.recorded = make(map[string]seal.Recorded, len(state.Answers))
-		for _, a := range state.Answers {
-			r.recorded[a.Key] = a
-		}
-	}
-	return r
+	return &Round{caps: caps, responses: responses, state: state, opts: opts}
 }
 
 // Capabilities returns the client capabilities declared on this request.
@@ -272,7 +277,8 @@ func (r *Round) Suspend() error {
 	return fmt.Errorf("suspend: %w", mrtr.ErrInputRequired)
 }
 
-// Check checks an answer for Ask and hands it to the handler. An answer
+// Check checks an answer for Ask and hands it to the handler; it is called
+// for every answer Ask returns, a question asked twice in a run included. An answer
 // the request carries (recorded false) gets every check, and Check
 // returns the form in which to record it in the next state (nil: as the
 // client sent it). An answer the verified state recorded (recorded true)
@@ -315,6 +321,15 @@ func (r *Round) Ask(pos int, key string, req mrtr.InputRequest, check Check) (js
 	if err := req.CheckCapabilities(r.caps); err != nil {
 		return nil, err
 	}
+	return r.AskValid(pos, key, req, check)
+}
+
+// AskValid is Ask for a caller that has made Ask's own checks already:
+// key passed CheckKey, req passed Validate and CheckCapabilities with
+// this round's Capabilities. Package server's askAll makes them (with
+// more of its own) before it asks, so a replayed question is not checked
+// twice.
+func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check) (json.RawMessage, error) {
 	d, err := digestOf(req, r.opts.Digests)
 	if err != nil {
 		return nil, err
@@ -331,29 +346,45 @@ func (r *Round) Ask(pos int, key string, req mrtr.InputRequest, check Check) (js
 		if prev.answer == nil {
 			return nil, &inputRequiredError{key: key}
 		}
+		// Handed over again: check hands it to the handler (checked
+		// again, as the client sent it).
+		if _, err := check(prev.answer, false); err != nil {
+			return nil, &InvalidResponseError{Key: key, Err: err}
+		}
 		return prev.answer, nil
+	}
+	ri := r.recordedIndex(key)
+	if ri >= 0 && r.handed[ri] { // asked before in this run and handed the recorded answer
+		rec := &r.state.Answers[ri]
+		if rec.Digest != d {
+			return nil, fmt.Errorf("input request key %s was asked twice with different requests", clip.Quote(key))
+		}
+		if _, err := check(rec.Answer, true); err != nil {
+			return nil, &InvalidResponseError{Key: key, Err: err}
+		}
+		return rec.Answer, nil
 	}
 	if _, ok := autoPos(key); ok && key == AutoKey(pos) {
 		if err := r.keepOrder(pos, d); err != nil {
 			return nil, err
 		}
 	}
-	if r.asked == nil {
-		r.asked = make(map[string]asked, r.expected())
-	}
-	if rec, ok := r.recorded[key]; ok && !r.diverged {
+	if ri >= 0 && !r.diverged {
 		if r.answered == nil {
 			r.answered = make([]seal.Recorded, 0, r.expected())
 		}
-		if rec.Digest == d {
+		if rec := &r.state.Answers[ri]; rec.Digest == d {
 			if _, err := check(rec.Answer, true); err != nil {
 				return nil, &InvalidResponseError{Key: key, Err: err}
 			}
-			r.answered = append(r.answered, rec)
-			r.asked[key] = asked{digest: d, answer: rec.Answer}
+			r.answered = append(r.answered, *rec)
+			r.handed[ri] = true
 			return rec.Answer, nil
 		}
 		r.diverged = true // the handler asks something else now
+	}
+	if r.asked == nil {
+		r.asked = make(map[string]asked, r.expected())
 	}
 	if r.state != nil {
 		if issued, ok := r.state.Issued[key]; ok && issued != d {
@@ -406,7 +437,13 @@ func (r *Round) Require(key string, req mrtr.InputRequest) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if prev, dup := r.asked[key]; dup && prev.digest != d {
+	prev, dup := r.asked[key]
+	if !dup {
+		if ri := r.recordedIndex(key); ri >= 0 && r.handed[ri] {
+			prev, dup = asked{digest: r.state.Answers[ri].Digest}, true
+		}
+	}
+	if dup && prev.digest != d {
 		return fmt.Errorf("input request key %s was asked twice with different requests", clip.Quote(key))
 	}
 	if r.asked == nil {

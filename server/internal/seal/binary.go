@@ -58,6 +58,21 @@ func appendStr(dst []byte, s string) []byte {
 type binReader struct {
 	b   []byte
 	err error
+	// all, if set, is the record b ends (from the reader's start) as one
+	// string: str cuts its strings out of it instead of copying each.
+	all string
+}
+
+// str reads a string: a substring of all when set (one copy of the
+// record for all its strings, not one allocation per key), a copy
+// otherwise.
+func (r *binReader) str() string {
+	p := r.bytes()
+	if r.err != nil || r.all == "" {
+		return string(p)
+	}
+	end := len(r.all) - len(r.b)
+	return r.all[end-len(p) : end]
 }
 
 var errTruncated = errors.New("truncated")
@@ -65,6 +80,11 @@ var errTruncated = errors.New("truncated")
 func (r *binReader) uvarint() uint64 {
 	if r.err != nil {
 		return 0
+	}
+	if len(r.b) > 0 && r.b[0] < 0x80 { // one byte: every length of a key or an answer below 128
+		v := uint64(r.b[0])
+		r.b = r.b[1:]
+		return v
 	}
 	v, n := binary.Uvarint(r.b)
 	if n <= 0 {
@@ -120,11 +140,11 @@ func readBinaryState(b []byte, st *State) error {
 	if len(b) == 0 || b[0] != binaryVersion {
 		return fmt.Errorf("unknown content version")
 	}
-	r := &binReader{b: b[1:]}
-	st.Method = string(r.bytes())
-	st.Target = string(r.bytes())
+	r := &binReader{b: b[1:], all: string(b[1:])}
+	st.Method = r.str()
+	st.Target = r.str()
 	st.Arguments = r.digest()
-	st.Principal = string(r.bytes())
+	st.Principal = r.str()
 	if rounds := r.uvarint(); rounds > 1<<20 {
 		r.err = errors.New("round count out of range")
 	} else {
@@ -133,7 +153,7 @@ func readBinaryState(b []byte, st *State) error {
 	if n := r.count(1 + len(Digest{})); n > 0 {
 		st.Issued = make(map[string]Digest, n)
 		for range n {
-			k := string(r.bytes())
+			k := r.str()
 			st.Issued[k] = r.digest()
 		}
 	}
@@ -143,7 +163,7 @@ func readBinaryState(b []byte, st *State) error {
 	if n := r.count(3 + len(Digest{})); n > 0 {
 		st.Answers = make([]Recorded, 0, n)
 		for range n {
-			k := string(r.bytes())
+			k := r.str()
 			d := r.digest()
 			a := r.bytes()
 			if k == "" && r.err == nil {

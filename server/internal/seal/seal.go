@@ -584,7 +584,7 @@ func (s *Sealer) Seal(st *State) (string, error) {
 	signing = b64.AppendEncode(signing, sig[:])
 	if ct != nil {
 		signing = append(signing, '.')
-		signing = b64.AppendEncode(signing, ct)
+		signing = appendB64(signing, ct)
 	}
 	signed := string(signing)
 	if len(signed) > s.maxSize {
@@ -762,7 +762,7 @@ func (s *Sealer) Open(token string) (*State, error) {
 			}
 			sealed = make([]byte, n, n+b64.DecodedLen(len(ct))+tag)
 			copy(sealed, nt[:n])
-			if sealed, err = strictB64.AppendDecode(sealed, []byte(ct)); err != nil {
+			if sealed, err = appendUnB64Strict(sealed, []byte(ct)); err != nil {
 				return nil, refuse("malformed encrypted content", err)
 			}
 			sealed = append(sealed, nt[n:]...)

@@ -1,0 +1,90 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/server/internal/round"
+)
+
+// On the stateless protocol a handler runs again from the top on every
+// round and asks each earlier question again, and each gets the answer
+// its sealed state recorded. Handing one over is on the path of every
+// request, once per answer carried, so it allocates nothing of its own:
+// the question's options are collected into the call's scratch space, and
+// the results of the recorded answers come out of one block allocated for
+// all the answers the state carries. A recorded answer in the server's
+// checked form (recorded.go) is not parsed or validated again; the
+// question is still checked as when it was first asked (key, request,
+// the client's capabilities), and matched to the recorded one by digest.
+
+// replayScratch is what replayed questions reuse within one call. It is
+// guarded by Call.mu.
+type replayScratch struct {
+	opts    askOptions      // the options of the question being asked
+	results []elicit.Result // unused results for recorded answers
+}
+
+// result returns a result to fill with a recorded answer: the next of a
+// block allocated once for the answers the state carries.
+func (s *replayScratch) result(r *round.Round) *elicit.Result {
+	if len(s.results) == 0 {
+		s.results = make([]elicit.Result, max(r.Recorded(), 1))
+	}
+	res := &s.results[0]
+	s.results = s.results[1:]
+	return res
+}
+
+// checkElicit checks an answer to the elicitation e and returns the result
+// and the form in which to record it (round.Check): an answer the sealed
+// state recorded in the checked form is handed over as it is (into a
+// result from the call's scratch space); every other answer gets every
+// check. c.mu is held when recorded is true.
+func (c *Call) checkElicit(e *elicit.Request, raw json.RawMessage, recorded bool) (*elicit.Result, json.RawMessage, error) {
+	if recorded {
+		if res, ok := checkedElicit(e, raw, c.replay.result(c.round)); ok {
+			return res, nil, nil
+		}
+	}
+	res, err := e.CheckResult(raw)
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, appendCheckedElicit(make([]byte, 0, len(`["",]`)+len(res.Action)+len(res.Content)), res), nil
+}
+
+// elicitReplay is Elicit on the stateless protocol (c.round set, no
+// waiting backend): askAll for one question without its slices and
+// tables.
+func (c *Call) elicitReplay(req *elicit.Request, opts []AskOption) (*elicit.Result, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o := &c.replay.opts
+	*o = askOptions{}
+	for _, f := range opts {
+		f(o)
+	}
+	ir, err := c.prepare(mrtr.ElicitRequest(req).Keyed(o.key), false)
+	if err != nil {
+		return nil, err
+	}
+	pos := c.pos
+	c.pos++
+	key := ir.Key()
+	if key == "" {
+		key = round.AutoKey(pos)
+	}
+	var res *elicit.Result
+	_, err = c.round.AskValid(pos, key, ir, func(raw json.RawMessage, recorded bool) (json.RawMessage, error) {
+		r, record, err := c.checkElicit(ir.Elicitation(), raw, recorded)
+		res = r
+		return record, err
+	})
+	if err != nil {
+		return nil, errors.Join(err) // as askAll returns it
+	}
+	return res, nil
+}
