@@ -236,6 +236,9 @@ func (k *keptStream) detach(retry time.Duration) bool {
 // next request on another). A response whose body is encoded by a
 // wrapper (Content-Encoding) cannot be ended cleanly from here: its
 // connection is only closed, and the client resumes as from a cut stream.
+// After this the ResponseWriter belongs to nobody: a wrapper that flushed
+// it once the handler returned would make net/http panic (Baton's own
+// wrappers do not; docs/deployment.md tells users).
 func completeResponse(w http.ResponseWriter, chunked bool) {
 	encoded := w.Header().Get("Content-Encoding") != ""
 	conn, buf, err := http.NewResponseController(w).Hijack()
