@@ -24,19 +24,7 @@ import (
 // each client resumes on the other instance, answers there, and gets its
 // result on the resumed stream.
 func TestDrainEndsInlineCalls(t *testing.T) {
-	ti := newTwoInstances(t, legacy.NewMemoryStore(), legacy.Options{Events: legacy.NewMemoryEventStore(0)}, func(srv *server.Server) {
-		addTool(t, srv, "ask_name", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-			r, err := req.CreateFormElicitation(ctx, "Name?", nameSchema(t))
-			if err != nil {
-				return nil, err
-			}
-			var v struct {
-				Name string `json:"name"`
-			}
-			_ = r.Decode(&v)
-			return server.TextResult("hello " + v.Name), nil
-		})
-	})
+	ti := newTwoInstances(t, legacy.NewMemoryStore(), legacy.Options{Events: legacy.NewMemoryEventStore(0)}, helloNameTool(t))
 	const n = 4
 	type parked struct {
 		c    *wireClient

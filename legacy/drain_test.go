@@ -42,8 +42,10 @@ func (f flushOnly) Write(b []byte) (int, error) { return f.w.Write(b) }
 func (f flushOnly) WriteHeader(code int)        { f.w.WriteHeader(code) }
 func (f flushOnly) Flush()                      { f.w.(http.Flusher).Flush() }
 
-func testDrainDetachesParkedCall(t *testing.T, wrap func(http.Handler) http.Handler) {
-	ti := newTwoInstancesWith(t, legacy.NewMemoryStore(), legacy.Options{Events: legacy.NewMemoryEventStore(0)}, wrap, func(srv *server.Server) {
+// helloNameTool registers "ask_name": one form elicitation, answered
+// with "hello " and the name.
+func helloNameTool(t *testing.T) func(srv *server.Server) {
+	return func(srv *server.Server) {
 		addTool(t, srv, "ask_name", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 			r, err := req.CreateFormElicitation(ctx, "Name?", nameSchema(t))
 			if err != nil {
@@ -55,7 +57,11 @@ func testDrainDetachesParkedCall(t *testing.T, wrap func(http.Handler) http.Hand
 			_ = r.Decode(&v)
 			return server.TextResult("hello " + v.Name), nil
 		})
-	})
+	}
+}
+
+func testDrainDetachesParkedCall(t *testing.T, wrap func(http.Handler) http.Handler) {
+	ti := newTwoInstancesWith(t, legacy.NewMemoryStore(), legacy.Options{Events: legacy.NewMemoryEventStore(0)}, wrap, helloNameTool(t))
 	c := connect(t, ti.a, `{"elicitation":{}}`)
 	call := readSSE(c.rawRequest(http.MethodPost, instanceURL(ti.a), mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": toolCall("ask_name", nil)}), nil))
 	ask := call.next(t)
