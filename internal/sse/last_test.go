@@ -13,13 +13,7 @@ import (
 // reaches the client, with the end of the response, when the handler
 // returns; on a stream not SSE yet it writes the JSON body.
 func TestFinishIDUnflushed(t *testing.T) {
-	r := httptest.NewRequest(http.MethodPost, "/", nil)
-	r.Header.Set("Accept", "text/event-stream")
-	w := httptest.NewRecorder()
-	s := New(w, r)
-	if err := s.SendID("a.1", []byte(`{"jsonrpc":"2.0","method":"x"}`)); err != nil {
-		t.Fatal(err)
-	}
+	s, w := streamWithEvent(t)
 	s.FinishIDUnflushed(http.StatusOK, "a.2", []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
 	want := "id: a.1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n\n" +
 		"id: a.2\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"
@@ -31,7 +25,7 @@ func TestFinishIDUnflushed(t *testing.T) {
 	}
 
 	w = httptest.NewRecorder()
-	s = New(w, r)
+	s = New(w, sseRequest())
 	s.FinishIDUnflushed(http.StatusAccepted, "a.3", []byte(`{"x":1}`))
 	if w.Code != http.StatusAccepted || w.Body.String() != `{"x":1}` || w.Header().Get("Content-Type") != "application/json" {
 		t.Errorf("not SSE: HTTP %d %q %q, want 202 and the JSON body", w.Code, w.Header().Get("Content-Type"), w.Body.String())
