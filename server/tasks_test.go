@@ -676,20 +676,28 @@ func TestTaskAcrossInstances(t *testing.T) {
 	}
 }
 
+// skewedPair returns two servers sharing the task store, with a 30 s
+// lease and 1 s leeway, b's clock running ahead of a's by skew, and the
+// task tool "job" on both, held by g.
+func skewedPair(t *testing.T, store tasks.Store) (a, b *Server, skew *atomic.Int64, g *gate) {
+	t.Helper()
+	skew = new(atomic.Int64)
+	a = newTestServer(t, &Options{Tasks: TaskOptions{Store: store, Lease: 30 * time.Second, Leeway: time.Second}})
+	b = newTestServer(t, &Options{Tasks: TaskOptions{Store: store, Lease: 30 * time.Second, Leeway: time.Second},
+		Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
+	t.Cleanup(func() { a.Close(); b.Close() })
+	g = newGate()
+	for _, s := range []*Server{a, b} {
+		mustAddTool(t, s, Tool{Name: "job"}, g.handler, RunAsTask(TaskOptional))
+	}
+	return a, b, skew, g
+}
+
 // An instance that stops renewing its lease (it died, or lost the store)
 // has its tasks failed by the next instance that reads them, and if it
 // is still alive, it stops their handlers.
 func TestTaskLeaseLapse(t *testing.T) {
-	store := tasks.NewMemoryStore()
-	var skew atomic.Int64 // b's clock runs ahead by this much
-	a := newTestServer(t, &Options{Tasks: TaskOptions{Store: store, Lease: 30 * time.Second, Leeway: time.Second}})
-	b := newTestServer(t, &Options{Tasks: TaskOptions{Store: store, Lease: 30 * time.Second, Leeway: time.Second},
-		Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
-	t.Cleanup(func() { a.Close(); b.Close() })
-	g := newGate()
-	for _, s := range []*Server{a, b} {
-		mustAddTool(t, s, Tool{Name: "job"}, g.handler, RunAsTask(TaskOptional))
-	}
+	a, b, skew, g := skewedPair(t, tasks.NewMemoryStore())
 	id := createTask(t, a, "job", nil, tasksCaps)
 	// Within lease plus leeway, the task is working.
 	skew.Store(int64(30*time.Second + 500*time.Millisecond))

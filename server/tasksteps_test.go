@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -225,15 +224,7 @@ func (r *recordingTelemetry) Record(_ context.Context, m Measurement) {
 // nothing.
 func TestTaskWriteOnALapsedLease(t *testing.T) {
 	store := tasks.NewMemoryStore()
-	var skew atomic.Int64 // b's clock runs ahead by this much
-	a := newTestServer(t, &Options{Tasks: TaskOptions{Store: store, Lease: 30 * time.Second, Leeway: time.Second}})
-	b := newTestServer(t, &Options{Tasks: TaskOptions{Store: store, Lease: 30 * time.Second, Leeway: time.Second},
-		Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }})
-	t.Cleanup(func() { a.Close(); b.Close() })
-	g := newGate()
-	for _, s := range []*Server{a, b} {
-		mustAddTool(t, s, Tool{Name: "job"}, g.handler, RunAsTask(TaskOptional))
-	}
+	a, b, skew, _ := skewedPair(t, store)
 	for b.tasks.storeHealthySince().IsZero() {
 		if b.tasks.heartbeats != nil {
 			b.tasks.startBeats()
