@@ -266,6 +266,15 @@ func (r *Request) CheckResult(data []byte) (*Result, error) {
 	if r == nil {
 		return nil, errors.New("elicit: CheckResult on a nil request")
 	}
+	if res, ok := r.checkFast(data); ok {
+		return res, nil
+	}
+	return r.checkResult(data)
+}
+
+// checkResult is CheckResult with every check: the answers checkFast
+// cannot pass, and every refusal.
+func (r *Request) checkResult(data []byte) (*Result, error) {
 	res, doc, keys, err := parseResult(data)
 	if err != nil {
 		return nil, err

@@ -44,6 +44,9 @@ type compiled struct {
 	// question again on every round, so its digest is read back instead
 	// of hashed again.
 	last atomic.Pointer[requestDigest]
+
+	fastOnce sync.Once
+	fast     *fastForm // the plan for checking answers without the validator (fastcheck.go)
 }
 
 // requestDigest is a Request's digest and the fields it was computed from.
