@@ -332,7 +332,8 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 	defer c.mu.Unlock()
 	first := c.pos
 	c.pos += len(prepared)
-	var errs []error
+	var fail error   // the first failure
+	var errs []error // every failure, once there are two
 	for i, ir := range prepared {
 		key := ir.Key()
 		if key == "" {
@@ -341,12 +342,21 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 		_, err := c.round.AskValid(first+i, key, ir, func(raw json.RawMessage, recorded bool) (json.RawMessage, error) {
 			return check(i, raw, recorded)
 		})
-		if err != nil { // errors.Join drops nils: keep the slice empty when all is well
+		switch {
+		case err == nil:
+		case fail == nil:
+			fail = err
+		case errs == nil:
+			errs = []error{fail, err}
+		default:
 			errs = append(errs, err)
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	if errs != nil {
+		return nil, errors.Join(errs...)
+	}
+	if fail != nil {
+		return nil, fail // one failure as it is: a round asks its first question on every request
 	}
 	return out, nil
 }

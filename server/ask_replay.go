@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/mrtr"
@@ -84,7 +83,7 @@ func (c *Call) elicitReplay(req *elicit.Request, opts []AskOption) (*elicit.Resu
 		return record, err
 	})
 	if err != nil {
-		return nil, errors.Join(err) // as askAll returns it
+		return nil, err // as askAll returns it for one question
 	}
 	return res, nil
 }
