@@ -207,9 +207,20 @@ func (f *Field) appendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
+// appendString appends s encoded as encoding/json encodes it. A string
+// of printable ASCII that json.Marshal leaves as it is (no quote,
+// backslash, <, > or &) is copied without it: a question's mode and
+// message are encoded on every round that asks it.
 func appendString(b []byte, s string) []byte {
-	enc, _ := json.Marshal(s) // a string always encodes
-	return append(b, enc...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			enc, _ := json.Marshal(s) // a string always encodes
+			return append(b, enc...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 func appendStrings(b []byte, list []string) []byte {
