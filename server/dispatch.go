@@ -154,15 +154,18 @@ type messageIn struct {
 
 // decodeModern decodes the body of an ordinary modern request (a request
 // with an id, a method other than initialize, and params) in one pass. It
-// reports false for anything else, malformed bodies included, which take
-// the general path (rpcwire.Decode, then decodeRequest) and get its exact
-// errors.
+// reports false for anything else, malformed bodies and bodies over lim
+// included, which take the general path (rpcwire.Decode, then
+// decodeRequest) and get its exact errors. decodeEnvelope bounds what it
+// takes as it walks it; the library decoder runs only on a body
+// rpcwire.CheckLimits has passed.
 func decodeModern(body []byte, lim rpcwire.Limits) (*request, *jsonrpc.Error, bool) {
+	el := envLimits(lim)
+	if r, ok := decodeEnvelope(body, &el); ok {
+		return r, readEnvelope(r), true
+	}
 	if rpcwire.CheckLimits(body, lim) != nil {
 		return nil, nil, false
-	}
-	if r, ok := decodeEnvelope(body); ok {
-		return r, readEnvelope(r), true
 	}
 	return decodeModernLib(body)
 }

@@ -42,7 +42,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodPost {
-		if s.legacy != nil && r.Header.Get(HeaderSessionID) != "" && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
+		if s.legacy != nil && headerGet(r.Header, HeaderSessionID) != "" && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
 			s.legacy.ServeLegacy(w, r, nil, nil)
 			return
 		}
@@ -50,7 +50,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Method not allowed: use POST"})
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
+	if ct := headerGet(r.Header, "Content-Type"); ct != "" && ct != "application/json" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" {
 			writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Unsupported Content-Type " + clip.String(ct) + ": use application/json"})
@@ -74,7 +74,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The usual request (modern, no session) is decoded in one pass.
-	if r.Header.Get(HeaderSessionID) == "" {
+	if headerGet(r.Header, HeaderSessionID) == "" {
 		if req, e, ok := decodeModern(body, s.jsonLimits()); ok {
 			s.serveModern(w, r, req, e)
 			return
@@ -216,7 +216,7 @@ func (s *Server) checkOrigin(r *http.Request) (int, string) {
 	} else if loopback && !isLoopbackHost(hostname(host)) {
 		return http.StatusForbidden, "Forbidden: Host " + clip.String(host) + " is not a loopback name (DNS rebinding protection)"
 	}
-	origin := r.Header.Get("Origin")
+	origin := headerGet(r.Header, "Origin")
 	if origin == "" {
 		return 0, ""
 	}
