@@ -79,9 +79,9 @@ type envWalk struct {
 	b       []byte
 	i       int
 	bad     bool
-	lim     *jsonscan.Limits
-	depth   int    // objects open around w.i
-	members [8]int // members read so far in each open object
+	lim     jsonscan.Limits // by value: a pointer would escape with the body
+	depth   int             // objects open around w.i
+	members [8]int          // members read so far in each open object
 }
 
 // open expects an object at w.i.
@@ -148,7 +148,7 @@ func (w *envWalk) member(first *bool) ([]byte, bool) {
 
 // raw checks the value at w.i and returns it as sent.
 func (w *envWalk) raw() []byte {
-	end, ok := jsonscan.SkipValueWithin(w.b, w.i, w.lim, w.depth)
+	end, ok := jsonscan.SkipValueWithin(w.b, w.i, &w.lim, w.depth)
 	if !ok {
 		w.bad = true
 		return nil
@@ -221,7 +221,7 @@ func (w *envWalk) strField(mask *uint32, k uint, slot *string, dst **string) {
 // reports false for the library to decode. It takes only a body within lim
 // (see envWalk), which envLimits makes from the server's rpcwire.Limits.
 func decodeEnvelope(body []byte, lim *jsonscan.Limits) (*request, bool) {
-	w := &envWalk{b: body, lim: lim}
+	w := &envWalk{b: body, lim: *lim}
 	if !w.open() {
 		return nil, false
 	}

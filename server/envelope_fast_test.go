@@ -81,6 +81,22 @@ var smallLimits = []rpcwire.Limits{
 	{MaxDepth: 5, MaxMembers: 4, MaxNumberLength: 3, MaxNumberExponent: 2},
 }
 
+// TestDecodeModernAllocs: the whole one-pass decoding of the usual
+// tools/call, limits included, costs the envelope's two allocations (its
+// limits stay on the stack).
+func TestDecodeModernAllocs(t *testing.T) {
+	body := []byte(envelopeSeeds[0].body)
+	lim := rpcwire.Limits{MaxDepth: 32}
+	n := testing.AllocsPerRun(100, func() {
+		if _, e, ok := decodeModern(body, lim); !ok || e != nil {
+			t.Fatal("not taken", e)
+		}
+	})
+	if n > 2 {
+		t.Errorf("decodeModern: %v allocations, want at most 2", n)
+	}
+}
+
 // checkEnvelope compares decodeEnvelope with rpcwire.CheckLimits and the
 // library decoder: it takes only a body within the limits, and every body
 // within them that it takes with the defaults (so the limits are the only
