@@ -57,7 +57,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if !s.authorizeHeaders(w, r) {
+	hs := readCallHeaders(r.Header)
+	if !s.authorizeHeaders(w, r, &hs) {
 		return
 	}
 	body, err := readBody(w, r, s.opts.MaxRequestBytes, s.opts.BodyReadTimeout, &s.bodyDeadlines)
@@ -76,7 +77,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The usual request (modern, no session) is decoded in one pass.
 	if headerGet(r.Header, HeaderSessionID) == "" {
 		if req, e, ok := decodeModern(body, s.jsonLimits()); ok {
-			s.serveModern(w, r, req, e)
+			s.serveModern(w, r, req, e, &hs)
 			return
 		}
 	}
@@ -109,18 +110,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, e := decodeRequest(msg)
-	s.serveModern(w, r, req, e)
+	s.serveModern(w, r, req, e, &hs)
 }
 
-// serveModern checks the headers and version of a decoded modern request
-// (e is its envelope error, if any) and serves it.
-func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *request, e *jsonrpc.Error) {
+// serveModern checks the headers (hs: Mcp-Method and Mcp-Name as read) and
+// version of a decoded modern request (e is its envelope error, if any)
+// and serves it.
+func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *request, e *jsonrpc.Error, hs *callHeaders) {
 	if e == nil {
 		name, hasName := mcpName(req)
 		if !hasName {
 			name, hasName = s.extensionTarget(req)
 		}
-		e = checkStandardHeaders(r.Header, req.method, req.meta.ProtocolVersion, name, hasName)
+		e = checkStandardHeaders(r.Header, hs, req.method, req.meta.ProtocolVersion, name, hasName)
 	}
 	if e == nil {
 		e = s.checkVersion(req.meta.ProtocolVersion)
