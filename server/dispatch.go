@@ -622,7 +622,8 @@ func (mc *mrtrCall) knownArgs() (seal.Digest, bool) {
 // openRound verifies requestState against the request, parses
 // inputResponses, and returns the round. The state's signature, expiry and
 // content are verified before anything the request carries is read beyond
-// the one linear pass that bounded the body (rpcwire.CheckLimits); then
+// the one linear pass that bounded the body (the envelope walk, or
+// rpcwire.CheckLimits for a body the walk leaves to the library); then
 // the method, target and principal are compared, and only then are the
 // arguments canonicalised and compared. A refused state is -32602.
 func (s *Server) openRound(ctx context.Context, r *request, target string, args json.RawMessage, opts round.Options) (*mrtrCall, *jsonrpc.Error) {

@@ -74,7 +74,11 @@ const (
 // over a limit is given up like any other the walk does not take, and the
 // general path answers it with CheckLimits's error; so a body the walk
 // takes has been bounded, and needs no separate limits pass (see
-// jsonscan.SkipValueWithin for the profile figure).
+// jsonscan.SkipValueWithin for the profile figure). Cost before trust
+// holds as before: the walk is itself one linear pass that only slices
+// the body and fills a fixed-size request, so nothing that costs more
+// than reading the body runs before the whole body is known to be within
+// the limits.
 type envWalk struct {
 	b       []byte
 	i       int
