@@ -46,7 +46,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.legacy.ServeLegacy(w, r, nil, nil)
 			return
 		}
-		w.Header().Set("Allow", http.MethodPost)
+		w.Header()["Allow"] = headerAllowPost
 		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Method not allowed: use POST"})
 		return
 	}
@@ -194,9 +194,20 @@ func mcpName(r *request) (string, bool) {
 	return "", false
 }
 
+// Header values set on every error response, built once: Header.Set
+// canonicalises the key and allocates the value's slice per response (an
+// error response is what hostile traffic gets). Each has length and
+// capacity 1, so an Add to the same key copies it rather than writing
+// into it.
+var (
+	headerJSON      = []string{"application/json"}
+	headerAllowPost = []string{http.MethodPost}
+	headerRetry1    = []string{"1"}
+)
+
 func writeError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
 	b, _ := rpcwire.AppendError(nil, id, e)
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = headerJSON
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
@@ -321,7 +332,7 @@ func (s *Server) listenHTTP(w http.ResponseWriter, r *http.Request, req *request
 	l, status, e := s.openListener(agreed, listenOwner(r.Context(), r.RemoteAddr))
 	if e != nil {
 		if status == http.StatusServiceUnavailable {
-			w.Header().Set("Retry-After", "1")
+			w.Header()["Retry-After"] = headerRetry1
 		}
 		return status, e
 	}
