@@ -8,7 +8,10 @@
 # functions (times ns/op: the step's CPU per operation, GC's background
 # work not included) and the allocations made under them per operation
 # (exact). A step's functions are pprof regular expressions (focus, and
-# ignore for what a nested step counts).
+# ignore for what a nested step counts). The usual request's limits are
+# checked by the envelope walk as it reads (server.decodeEnvelope): they
+# count in the envelope row; rpcwire.CheckLimits runs only for a body the
+# walk leaves to the library decoder.
 #
 #   ./steps.sh [N]      N operations per benchmark run (default 20000)
 set -eu
@@ -19,7 +22,7 @@ cd "$(dirname "$0")/.."
 go test -c -o "$dir/server.test" ./server
 
 # step;focus;ignore
-steps='read and pre-scan;server\.readBody$|server\.checkStandardHeaders$|rpcwire\.CheckLimits$;
+steps='read and pre-scan;server\.readBody$|server\.readCallHeaders$|server\.checkStandardHeaders$|rpcwire\.CheckLimits$;
 envelope (decode the request);server\.decodeModern$;
 open and verify the state (JWT, claims, binding);seal\.\(\*Sealer\)\.verify$|seal\.\(\*State\)\.Check$;
 decrypt the state (base64, AES-GCM, binary record);seal\.\(\*Sealer\)\.Open$;seal\.\(\*Sealer\)\.verify$

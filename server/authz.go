@@ -267,21 +267,21 @@ func writeRefusal(w http.ResponseWriter, id jsonrpc.ID, ref *scopeRefusal) {
 // Mcp-Name headers, before the body is read. It reports whether the
 // request may go on (the body is compared with the headers later, so a
 // header that names another operation than the body is refused there).
-func (s *Server) authorizeHeaders(w http.ResponseWriter, r *http.Request) bool {
-	method, ok, err := headerValue(r.Header, HeaderMethod)
-	if !ok || err != nil {
+func (s *Server) authorizeHeaders(w http.ResponseWriter, r *http.Request, hs *callHeaders) bool {
+	method := hs.method
+	if !method.ok || method.err != nil {
 		return true
 	}
-	switch method {
+	switch method.v {
 	case "tools/call", "prompts/get", "resources/read":
 	default:
 		return true
 	}
-	name, ok, err := headerValue(r.Header, HeaderName)
-	if !ok || err != nil {
+	name := hs.name
+	if !name.ok || name.err != nil {
 		return true
 	}
-	if _, ref := s.authorize(r.Context(), method, name); ref != nil {
+	if _, ref := s.authorize(r.Context(), method.v, name.v); ref != nil {
 		writeRefusal(w, jsonrpc.ID{}, ref)
 		return false
 	}

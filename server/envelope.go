@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/baton-mcp/baton/internal/jsonscan"
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/mcp"
 )
 
@@ -66,17 +67,34 @@ const (
 )
 
 // envWalk walks a body. bad is set when decodeEnvelope must give up.
+//
+// It also bounds the body as rpcwire.CheckLimits would (lim): the nesting
+// of the objects it walks (depth) and of the values it skips, the members
+// of each object (members, per open object), and number literals. A body
+// over a limit is given up like any other the walk does not take, and the
+// general path answers it with CheckLimits's error; so a body the walk
+// takes has been bounded, and needs no separate limits pass (see
+// jsonscan.SkipValueWithin for the profile figure). Cost before trust
+// holds as before: the walk is itself one linear pass that only slices
+// the body and fills a fixed-size request, so nothing that costs more
+// than reading the body runs before the whole body is known to be within
+// the limits.
 type envWalk struct {
-	b   []byte
-	i   int
-	bad bool
+	b       []byte
+	i       int
+	bad     bool
+	lim     jsonscan.Limits // by value: a pointer would escape with the body
+	depth   int             // objects open around w.i
+	members [8]int          // members read so far in each open object
 }
 
 // open expects an object at w.i.
 func (w *envWalk) open() bool {
 	w.i = jsonscan.SkipSpace(w.b, w.i)
-	if w.i < len(w.b) && w.b[w.i] == '{' {
+	if w.i < len(w.b) && w.b[w.i] == '{' && w.depth < w.lim.MaxDepth && w.depth < len(w.members) {
 		w.i++
+		w.members[w.depth] = 0
+		w.depth++
 		return true
 	}
 	w.bad = true
@@ -96,6 +114,13 @@ func (w *envWalk) member(first *bool) ([]byte, bool) {
 	}
 	if b[i] == '}' {
 		w.i = i + 1
+		w.depth--
+		return nil, false
+	}
+	if n := &w.members[w.depth-1]; *n < w.lim.MaxMembers {
+		*n++
+	} else {
+		w.bad = true
 		return nil, false
 	}
 	if !*first {
@@ -127,7 +152,7 @@ func (w *envWalk) member(first *bool) ([]byte, bool) {
 
 // raw checks the value at w.i and returns it as sent.
 func (w *envWalk) raw() []byte {
-	end, ok := jsonscan.SkipValue(w.b, w.i)
+	end, ok := jsonscan.SkipValueWithin(w.b, w.i, &w.lim, w.depth)
 	if !ok {
 		w.bad = true
 		return nil
@@ -197,10 +222,10 @@ func (w *envWalk) strField(mask *uint32, k uint, slot *string, dst **string) {
 
 // decodeEnvelope decodes body, an ordinary modern request, into a request
 // whose id, method and params the library decoder would give it, or
-// reports false for the library to decode. The body's limits must have
-// been checked (rpcwire.CheckLimits) first.
-func decodeEnvelope(body []byte) (*request, bool) {
-	w := &envWalk{b: body}
+// reports false for the library to decode. It takes only a body within lim
+// (see envWalk), which envLimits makes from the server's rpcwire.Limits.
+func decodeEnvelope(body []byte, lim *jsonscan.Limits) (*request, bool) {
+	w := &envWalk{b: body, lim: *lim}
 	if !w.open() {
 		return nil, false
 	}
@@ -253,6 +278,12 @@ func decodeEnvelope(body []byte) (*request, bool) {
 		return nil, false
 	}
 	return r, true
+}
+
+// envLimits returns lim, its defaults filled in, for decodeEnvelope.
+func envLimits(lim rpcwire.Limits) jsonscan.Limits {
+	l := lim.WithDefaults()
+	return jsonscan.Limits{MaxDepth: l.MaxDepth, MaxMembers: l.MaxMembers, MaxNumberLength: l.MaxNumberLength, MaxNumberExponent: l.MaxNumberExponent}
 }
 
 // params decodes the params object at w.i into p.

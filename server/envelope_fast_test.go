@@ -47,7 +47,7 @@ var envelopeSeeds = []struct {
 
 func TestEnvelopeTakesTheUsualRequests(t *testing.T) {
 	for _, s := range envelopeSeeds {
-		_, ok := decodeEnvelope([]byte(s.body))
+		_, ok := decodeEnvelope([]byte(s.body), &defaultEnvLimits)
 		if ok != s.takes {
 			t.Errorf("decodeEnvelope took it: %v, want %v: %s", ok, s.takes, s.body)
 		}
@@ -60,7 +60,7 @@ func TestEnvelopeTakesTheUsualRequests(t *testing.T) {
 func TestEnvelopeAllocs(t *testing.T) {
 	body := []byte(envelopeSeeds[0].body)
 	n := testing.AllocsPerRun(100, func() {
-		if _, ok := decodeEnvelope(body); !ok {
+		if _, ok := decodeEnvelope(body, &defaultEnvLimits); !ok {
 			t.Fatal("not taken")
 		}
 	})
@@ -69,15 +69,52 @@ func TestEnvelopeAllocs(t *testing.T) {
 	}
 }
 
-// checkEnvelope compares decodeEnvelope with the library decoder: what
-// the first takes, the second must decode to the same request, with the
-// same envelope verdict.
+// defaultEnvLimits are decodeEnvelope's limits for the default
+// rpcwire.Limits.
+var defaultEnvLimits = envLimits(rpcwire.Limits{})
+
+// smallLimits are limits small enough for FuzzEnvelope's bodies to reach.
+var smallLimits = []rpcwire.Limits{
+	{MaxDepth: 1}, {MaxDepth: 3}, {MaxDepth: 4}, {MaxDepth: 5}, {MaxDepth: 6},
+	{MaxMembers: 1}, {MaxMembers: 2}, {MaxMembers: 3}, {MaxMembers: 5},
+	{MaxNumberLength: 1}, {MaxNumberLength: 2}, {MaxNumberExponent: 1}, {MaxNumberExponent: 3},
+	{MaxDepth: 5, MaxMembers: 4, MaxNumberLength: 3, MaxNumberExponent: 2},
+}
+
+// TestDecodeModernAllocs: the whole one-pass decoding of the usual
+// tools/call, limits included, costs the envelope's two allocations (its
+// limits stay on the stack).
+func TestDecodeModernAllocs(t *testing.T) {
+	body := []byte(envelopeSeeds[0].body)
+	lim := rpcwire.Limits{MaxDepth: 32}
+	n := testing.AllocsPerRun(100, func() {
+		if _, e, ok := decodeModern(body, lim); !ok || e != nil {
+			t.Fatal("not taken", e)
+		}
+	})
+	if n > 2 {
+		t.Errorf("decodeModern: %v allocations, want at most 2", n)
+	}
+}
+
+// checkEnvelope compares decodeEnvelope with rpcwire.CheckLimits and the
+// library decoder: it takes only a body within the limits, and every body
+// within them that it takes with the defaults (so the limits are the only
+// difference); what it takes, the library must decode to the same
+// request, with the same envelope verdict.
 func checkEnvelope(t *testing.T, data []byte) {
 	t.Helper()
-	if rpcwire.CheckLimits(data, rpcwire.Limits{}) != nil {
-		return
+	fast, ok := decodeEnvelope(data, &defaultEnvLimits)
+	if ok && rpcwire.CheckLimits(data, rpcwire.Limits{}) != nil {
+		t.Fatalf("decodeEnvelope took a body over the default limits: %q", data)
 	}
-	fast, ok := decodeEnvelope(data)
+	for _, lim := range smallLimits {
+		el := envLimits(lim)
+		_, got := decodeEnvelope(data, &el)
+		if want := ok && rpcwire.CheckLimits(data, lim) == nil; got != want {
+			t.Fatalf("decodeEnvelope with %+v took it: %v; want %v (with the defaults: %v): %q", lim, got, want, ok, data)
+		}
+	}
 	if !ok {
 		return
 	}

@@ -85,13 +85,22 @@ var protocolVersionKey = http.CanonicalHeaderKey(HeaderProtocolVersion)
 
 // headerValue returns the trimmed value of a header and whether it was
 // present. A value in the =?base64?…?= form is decoded; a malformed
-// encoding or a control character is an error.
+// encoding or a control character is an error. name is HeaderProtocolVersion
+// or a name in canonical form (HeaderMethod, HeaderName, a paramHeader's
+// header): it is looked up as it is.
+//
+// The map is indexed directly rather than through Header.Values, which
+// canonicalises the key on every call: under valgrind (BenchmarkToolsCall,
+// issue 23) net/textproto.CanonicalMIMEHeaderKey was the largest single
+// function of a plain call's own instructions, about 3,500 of ServeHTTP's
+// 29,000 per request, most of it for the five headerValue calls and the
+// Header.Get calls of ServeHTTP (see headerGet).
 func headerValue(h http.Header, name string) (string, bool, error) {
 	key := name
 	if name == HeaderProtocolVersion {
-		key = protocolVersionKey // not canonical as spelled: spare canonicalising it per request
+		key = protocolVersionKey // not canonical as spelled
 	}
-	vs := h.Values(key)
+	vs := h[key]
 	if len(vs) == 0 {
 		return "", false, nil
 	}
@@ -115,6 +124,15 @@ func headerValue(h http.Header, name string) (string, bool, error) {
 	return v, true, nil
 }
 
+// headerGet is h.Get(key) for a key in canonical form, without
+// canonicalising it again on every request (see headerValue).
+func headerGet(h http.Header, key string) string {
+	if vs := h[key]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
+}
+
 func headerMismatch(format string, args ...any) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.HeaderMismatch, Message: "Header mismatch: " + fmt.Sprintf(format, args...)}
 }
@@ -132,9 +150,32 @@ func nameSource(method string) string {
 	return "the request's target"
 }
 
-// checkStandardHeaders compares MCP-Protocol-Version, Mcp-Method and
-// Mcp-Name with the body.
-func checkStandardHeaders(h http.Header, method, version, name string, hasName bool) *jsonrpc.Error {
+// headerRead is one headerValue result.
+type headerRead struct {
+	v   string
+	ok  bool
+	err error
+}
+
+// callHeaders are a request's Mcp-Method and Mcp-Name, read once: both
+// authorizeHeaders (before the body) and checkStandardHeaders (after it)
+// compare them, and each read cost about 250 instructions of a plain
+// call's 23,000 in ServeHTTP (valgrind, BenchmarkToolsCall, issue 23).
+type callHeaders struct {
+	method, name headerRead
+}
+
+// readCallHeaders reads Mcp-Method and Mcp-Name.
+func readCallHeaders(h http.Header) callHeaders {
+	var c callHeaders
+	c.method.v, c.method.ok, c.method.err = headerValue(h, HeaderMethod)
+	c.name.v, c.name.ok, c.name.err = headerValue(h, HeaderName)
+	return c
+}
+
+// checkStandardHeaders compares MCP-Protocol-Version, and Mcp-Method and
+// Mcp-Name as read (hs), with the body.
+func checkStandardHeaders(h http.Header, hs *callHeaders, method, version, name string, hasName bool) *jsonrpc.Error {
 	pv, ok, err := headerValue(h, HeaderProtocolVersion)
 	switch {
 	case err != nil:
@@ -144,7 +185,7 @@ func checkStandardHeaders(h http.Header, method, version, name string, hasName b
 	case pv != version:
 		return headerMismatch("%s is %s but _meta declares %s", HeaderProtocolVersion, clip.Quote(pv), clip.Quote(version))
 	}
-	mv, ok, err := headerValue(h, HeaderMethod)
+	mv, ok, err := hs.method.v, hs.method.ok, hs.method.err
 	switch {
 	case err != nil:
 		return headerMismatch("%v", err)
@@ -153,7 +194,7 @@ func checkStandardHeaders(h http.Header, method, version, name string, hasName b
 	case mv != method:
 		return headerMismatch("%s is %s but the body's method is %s", HeaderMethod, clip.Quote(mv), clip.Quote(method))
 	}
-	nv, ok, err := headerValue(h, HeaderName)
+	nv, ok, err := hs.name.v, hs.name.ok, hs.name.err
 	switch {
 	case err != nil:
 		return headerMismatch("%v", err)

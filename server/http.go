@@ -42,22 +42,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodPost {
-		if s.legacy != nil && r.Header.Get(HeaderSessionID) != "" && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
+		if s.legacy != nil && headerGet(r.Header, HeaderSessionID) != "" && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
 			s.legacy.ServeLegacy(w, r, nil, nil)
 			return
 		}
-		w.Header().Set("Allow", http.MethodPost)
+		w.Header()["Allow"] = headerAllowPost
 		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Method not allowed: use POST"})
 		return
 	}
-	if ct := r.Header.Get("Content-Type"); ct != "" && ct != "application/json" {
+	if ct := headerGet(r.Header, "Content-Type"); ct != "" && ct != "application/json" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" {
 			writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Unsupported Content-Type " + clip.String(ct) + ": use application/json"})
 			return
 		}
 	}
-	if !s.authorizeHeaders(w, r) {
+	hs := readCallHeaders(r.Header)
+	if !s.authorizeHeaders(w, r, &hs) {
 		return
 	}
 	body, err := readBody(w, r, s.opts.MaxRequestBytes, s.opts.BodyReadTimeout, &s.bodyDeadlines)
@@ -74,9 +75,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The usual request (modern, no session) is decoded in one pass.
-	if r.Header.Get(HeaderSessionID) == "" {
+	if headerGet(r.Header, HeaderSessionID) == "" {
 		if req, e, ok := decodeModern(body, s.jsonLimits()); ok {
-			s.serveModern(w, r, req, e)
+			s.serveModern(w, r, req, e, &hs)
 			return
 		}
 	}
@@ -109,18 +110,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, e := decodeRequest(msg)
-	s.serveModern(w, r, req, e)
+	s.serveModern(w, r, req, e, &hs)
 }
 
-// serveModern checks the headers and version of a decoded modern request
-// (e is its envelope error, if any) and serves it.
-func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *request, e *jsonrpc.Error) {
+// serveModern checks the headers (hs: Mcp-Method and Mcp-Name as read) and
+// version of a decoded modern request (e is its envelope error, if any)
+// and serves it.
+func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *request, e *jsonrpc.Error, hs *callHeaders) {
 	if e == nil {
 		name, hasName := mcpName(req)
 		if !hasName {
 			name, hasName = s.extensionTarget(req)
 		}
-		e = checkStandardHeaders(r.Header, req.method, req.meta.ProtocolVersion, name, hasName)
+		e = checkStandardHeaders(r.Header, hs, req.method, req.meta.ProtocolVersion, name, hasName)
 	}
 	if e == nil {
 		e = s.checkVersion(req.meta.ProtocolVersion)
@@ -192,9 +194,20 @@ func mcpName(r *request) (string, bool) {
 	return "", false
 }
 
+// Header values set on every error response, built once: Header.Set
+// canonicalises the key and allocates the value's slice per response (an
+// error response is what hostile traffic gets). Each has length and
+// capacity 1, so an Add to the same key copies it rather than writing
+// into it.
+var (
+	headerJSON      = []string{"application/json"}
+	headerAllowPost = []string{http.MethodPost}
+	headerRetry1    = []string{"1"}
+)
+
 func writeError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
 	b, _ := rpcwire.AppendError(nil, id, e)
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = headerJSON
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
@@ -216,7 +229,7 @@ func (s *Server) checkOrigin(r *http.Request) (int, string) {
 	} else if loopback && !isLoopbackHost(hostname(host)) {
 		return http.StatusForbidden, "Forbidden: Host " + clip.String(host) + " is not a loopback name (DNS rebinding protection)"
 	}
-	origin := r.Header.Get("Origin")
+	origin := headerGet(r.Header, "Origin")
 	if origin == "" {
 		return 0, ""
 	}
@@ -319,7 +332,7 @@ func (s *Server) listenHTTP(w http.ResponseWriter, r *http.Request, req *request
 	l, status, e := s.openListener(agreed, listenOwner(r.Context(), r.RemoteAddr))
 	if e != nil {
 		if status == http.StatusServiceUnavailable {
-			w.Header().Set("Retry-After", "1")
+			w.Header()["Retry-After"] = headerRetry1
 		}
 		return status, e
 	}

@@ -429,7 +429,15 @@ type Call struct {
 
 // newCall returns the Call a handler receives.
 func newCall(id jsonrpc.ID, method string, meta RequestMeta, rd *round.Round, principal string, n Notifier) *Call {
-	return &Call{ID: id, Method: method, Meta: meta, round: rd, principal: principal, notifier: n}
+	c := new(Call)
+	initCall(c, id, method, meta, rd, principal, n)
+	return c
+}
+
+// initCall makes c, a zero Call, the one newCall returns: for a caller that
+// allocates the Call with something else (callTool, with its ToolRequest).
+func initCall(c *Call, id jsonrpc.ID, method string, meta RequestMeta, rd *round.Round, principal string, n Notifier) {
+	c.ID, c.Method, c.Meta, c.round, c.principal, c.notifier = id, method, meta, rd, principal, n
 }
 
 // Progress sends notifications/progress for this request. It does nothing

@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 )
 
@@ -18,8 +19,44 @@ import (
 // walks a document by hand (the request envelope) need not run json.Valid
 // over it first.
 func SkipValue(b []byte, i int) (end int, ok bool) {
-	// open records, per open container, whether it is an object.
-	var buf [64]bool
+	return SkipValueWithin(b, i, &noLimits, 0)
+}
+
+// Limits bound the values SkipValueWithin accepts, as rpcwire.Limits bound
+// a message (every field must be set: rpcwire.Limits.WithDefaults gives
+// them).
+type Limits struct {
+	// MaxDepth is the deepest nesting of arrays and objects, counting the
+	// levels open around the value (SkipValueWithin's depth).
+	MaxDepth int
+	// MaxMembers bounds the members of any one object.
+	MaxMembers int
+	// MaxNumberLength bounds a number literal, in bytes.
+	MaxNumberLength int
+	// MaxNumberExponent bounds the value of the digits a number literal
+	// writes after e or E.
+	MaxNumberExponent int
+}
+
+// noLimits is SkipValue's: nothing valid is refused.
+var noLimits = Limits{MaxDepth: math.MaxInt, MaxMembers: math.MaxInt, MaxNumberLength: math.MaxInt, MaxNumberExponent: math.MaxInt}
+
+// SkipValueWithin is SkipValue that also refuses (ok false) a value that
+// exceeds lim where rpcwire.CheckLimits would refuse the document around
+// it: nesting deeper than lim.MaxDepth counting the depth levels already
+// open around the value, an object with more than lim.MaxMembers members,
+// a number literal longer than lim.MaxNumberLength or whose exponent's
+// digits pass lim.MaxNumberExponent. On valid JSON its verdict is
+// CheckLimits's (FuzzSkipValueWithin holds it there), so a caller that
+// walks a whole document with it (the request envelope) needs no separate
+// limits pass first: issue 23's valgrind count of a plain call in process
+// (BenchmarkToolsCall) had rpcwire.CheckLimits at about 3,500 of
+// ServeHTTP's 29,000 instructions, a second walk of every byte the
+// envelope walk reads anyway.
+func SkipValueWithin(b []byte, i int, lim *Limits, depth int) (end int, ok bool) {
+	// open holds, per open container, -1 for an array or the object's
+	// member count so far.
+	var buf [64]int
 	open := buf[:0]
 	i = SkipSpace(b, i)
 	for {
@@ -29,7 +66,14 @@ func SkipValue(b []byte, i int) (end int, ok bool) {
 		}
 		switch c := b[i]; c {
 		case '{', '[':
-			open = append(open, c == '{')
+			if depth+len(open) >= lim.MaxDepth {
+				return 0, false
+			}
+			n := -1
+			if c == '{' {
+				n = 0
+			}
+			open = append(open, n)
 			i = SkipSpace(b, i+1)
 			if i >= len(b) {
 				return i, false
@@ -40,6 +84,9 @@ func SkipValue(b []byte, i int) (end int, ok bool) {
 				break // the empty container is a complete value
 			}
 			if c == '{' {
+				if open[len(open)-1] = 1; lim.MaxMembers < 1 {
+					return 0, false
+				}
 				if i = skipKey(b, i); i < 0 {
 					return 0, false
 				}
@@ -62,7 +109,9 @@ func SkipValue(b []byte, i int) (end int, ok bool) {
 				return 0, false
 			}
 		default:
-			if i = NumberEndStrict(b, i); i < 0 {
+			start := i
+			exp := 0
+			if i, exp = numberEnd(b, i); i < 0 || !NumberWithin(b[start:i], exp, lim) {
 				return 0, false
 			}
 		}
@@ -76,10 +125,14 @@ func SkipValue(b []byte, i int) (end int, ok bool) {
 			if i >= len(b) {
 				return i, false
 			}
-			obj := open[len(open)-1]
+			top := len(open) - 1
+			obj := open[top] >= 0
 			if b[i] == ',' {
 				i = SkipSpace(b, i+1)
 				if obj {
+					if open[top]++; open[top] > lim.MaxMembers {
+						return 0, false
+					}
 					if i = skipKey(b, i); i < 0 {
 						return 0, false
 					}
@@ -87,13 +140,33 @@ func SkipValue(b []byte, i int) (end int, ok bool) {
 				break
 			}
 			if obj && b[i] == '}' || !obj && b[i] == ']' {
-				open = open[:len(open)-1]
+				open = open[:top]
 				i++
 				continue
 			}
 			return i, false
 		}
 	}
+}
+
+// NumberWithin reports whether the number literal lit (valid JSON, its
+// exponent's digits starting at lit[exp], or exp 0 for none) is within
+// lim's length and exponent, counted as rpcwire.CheckLimits counts them.
+func NumberWithin(lit []byte, exp int, lim *Limits) bool {
+	if len(lit) > lim.MaxNumberLength {
+		return false
+	}
+	if exp == 0 {
+		return true
+	}
+	e := 0
+	for _, c := range lit[exp:] {
+		// As CheckLimits: stop once over the limit (lit holds only digits from exp on).
+		if e = e*10 + int(c-'0'); e > lim.MaxNumberExponent {
+			return false
+		}
+	}
+	return true
 }
 
 // skipKey checks an object key and its colon at b[i] and returns the index
@@ -203,24 +276,32 @@ func isHex(c byte) bool {
 // the index just past it, or -1 when b[i:] does not start with a number of
 // JSON's grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
 func NumberEndStrict(b []byte, i int) int {
+	end, _ := numberEnd(b, i)
+	return end
+}
+
+// numberEnd is NumberEndStrict, and also returns the offset of the
+// exponent's first digit from b[i] (0 when there is no exponent).
+func numberEnd(b []byte, i int) (end, exp int) {
+	start := i
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
 	switch {
 	case i >= len(b):
-		return -1
+		return -1, 0
 	case b[i] == '0':
 		i++
 	case b[i] >= '1' && b[i] <= '9':
 		for i++; i < len(b) && isDigit(b[i]); i++ {
 		}
 	default:
-		return -1
+		return -1, 0
 	}
 	if i < len(b) && b[i] == '.' {
 		i++
 		if i >= len(b) || !isDigit(b[i]) {
-			return -1
+			return -1, 0
 		}
 		for i++; i < len(b) && isDigit(b[i]); i++ {
 		}
@@ -231,10 +312,11 @@ func NumberEndStrict(b []byte, i int) int {
 			i++
 		}
 		if i >= len(b) || !isDigit(b[i]) {
-			return -1
+			return -1, 0
 		}
+		exp = i - start
 		for i++; i < len(b) && isDigit(b[i]); i++ {
 		}
 	}
-	return i
+	return i, exp
 }

@@ -93,6 +93,9 @@ const (
 	DefaultMaxNumberExponent = 400
 )
 
+// WithDefaults returns l with its zero fields set to the defaults.
+func (l Limits) WithDefaults() Limits { return l.withDefaults() }
+
 func (l Limits) withDefaults() Limits {
 	if l.MaxDepth <= 0 {
 		l.MaxDepth = DefaultMaxDepth
