@@ -88,6 +88,11 @@ type Recorded struct {
 	Digest Digest
 	// Answer is the answer as the client sent it.
 	Answer json.RawMessage
+
+	// raw, for an answer read from a binary record, is its bytes there
+	// (key, digest and answer, as appendAnswers writes them): the next
+	// record copies them through. Nil for any other answer.
+	raw []byte
 }
 
 // SealerOptions configure a Sealer. The zero value is usable.
