@@ -339,7 +339,14 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 	if r.orderErr != nil {
 		return nil, r.orderErr
 	}
-	if prev, dup := r.asked[key]; dup {
+	// r.asked stays nil while the run replays recorded answers: no lookup
+	// then (a call into the map code per answer the retry carries).
+	var prev asked
+	dup := false
+	if r.asked != nil {
+		prev, dup = r.asked[key]
+	}
+	if dup {
 		if prev.digest != d {
 			return nil, fmt.Errorf("input request key %s was asked twice with different requests", clip.Quote(key))
 		}
