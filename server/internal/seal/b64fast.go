@@ -111,18 +111,23 @@ func appendUnB64Strict(dst, src []byte) ([]byte, error) {
 // many characters of src it read and bytes of out it wrote.
 func decodeBlocks(out, src []byte) (i, o int) {
 	t := b64Quads
-	n := len(src)
-	for len(src) >= 16 && len(out) >= 14 {
-		x, y := binary.LittleEndian.Uint64(src), binary.LittleEndian.Uint64(src[8:16])
+	// Sixteen characters make twelve bytes, written as two eight-byte
+	// stores (the second reaches two bytes past them): blocks while both
+	// fit, counted up front so that the loop checks one bound each.
+	blocks := min(len(src)/16, (len(out)-2)/12)
+	for ; blocks > 0; blocks-- {
+		s, d := src[i:i+16:i+16], out[o:o+14:o+14]
+		x, y := binary.LittleEndian.Uint64(s), binary.LittleEndian.Uint64(s[8:])
 		p0, p1, p2, p3 := uint64(t[uint16(x)]), uint64(t[uint16(x>>16)]), uint64(t[uint16(x>>32)]), uint64(t[uint16(x>>48)])
 		q0, q1, q2, q3 := uint64(t[uint16(y)]), uint64(t[uint16(y>>16)]), uint64(t[uint16(y>>32)]), uint64(t[uint16(y>>48)])
 		if (p0|p1|p2|p3|q0|q1|q2|q3)&^0xfff != 0 {
 			break // not the alphabet: the eight-character loop finds the block
 		}
-		binary.BigEndian.PutUint64(out, p0<<52|p1<<40|p2<<28|p3<<16)
-		binary.BigEndian.PutUint64(out[6:14], q0<<52|q1<<40|q2<<28|q3<<16)
-		src, out, o = src[16:], out[12:], o+12
+		binary.BigEndian.PutUint64(d, p0<<52|p1<<40|p2<<28|p3<<16)
+		binary.BigEndian.PutUint64(d[6:], q0<<52|q1<<40|q2<<28|q3<<16)
+		i, o = i+16, o+12
 	}
+	src, out = src[i:], out[o:]
 	for len(src) >= 8 && len(out) >= 8 {
 		x := binary.LittleEndian.Uint64(src)
 		p0, p1, p2, p3 := uint64(t[uint16(x)]), uint64(t[uint16(x>>16)]), uint64(t[uint16(x>>32)]), uint64(t[uint16(x>>48)])
@@ -130,7 +135,7 @@ func decodeBlocks(out, src []byte) (i, o int) {
 			break // not the alphabet: encoding/base64 says what
 		}
 		binary.BigEndian.PutUint64(out, p0<<52|p1<<40|p2<<28|p3<<16)
-		src, out, o = src[8:], out[6:], o+6
+		src, out, i, o = src[8:], out[6:], i+8, o+6
 	}
-	return n - len(src), o
+	return i, o
 }
