@@ -208,6 +208,7 @@ type Round struct {
 	// the retry carries).
 	answered []int
 	fresh    []seal.Recorded
+	freshBuf [1]seal.Recorded // fresh's first, in the Round's own allocation
 	// diverged is set once this run asks, under a key, another question
 	// than the one recorded or issued under it: the run has left the
 	// script the recorded answers belong to, and no more are handed over.
@@ -413,6 +414,9 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 		}
 		if record == nil {
 			record = raw
+		}
+		if r.fresh == nil {
+			r.fresh = r.freshBuf[:0]
 		}
 		r.fresh = append(r.fresh, seal.Recorded{Key: key, Digest: d, Answer: record})
 		r.answered = append(r.answered, -len(r.fresh))
