@@ -123,6 +123,16 @@ func elicitWhat(mode string) string {
 func (r InputRequest) CheckCapabilities(caps mcp.ClientCapabilities) error {
 	switch r.method {
 	case MethodElicit:
+		// The declared case first, without building the description an
+		// error would need: a handler replaying from the top asks every
+		// earlier question again, so this runs once per answer a retry
+		// carries.
+		switch mode := r.elicit.Mode; {
+		case (mode == "" || mode == elicit.ModeForm) && caps.CanElicitForm():
+			return nil
+		case mode == elicit.ModeURL && caps.CanElicitURL():
+			return nil
+		}
 		mode := r.elicit.Mode
 		if mode == "" {
 			mode = elicit.ModeForm

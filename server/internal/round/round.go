@@ -199,7 +199,16 @@ type Round struct {
 	pending   mrtr.InputRequests
 	issued    map[string]seal.Digest // pending questions by key
 	asked     map[string]asked       // every question of this run by key
-	answered  []seal.Recorded        // answers handed over in this run, in order
+	// answered lists the answers handed over in this run, in order: i >= 0
+	// is state.Answers[i], -1-j is fresh[j], an answer this request
+	// carried. The list of Recorded to seal is built from it only when the
+	// run suspends: a run that completes copies none of them (under
+	// valgrind, BenchmarkCarried in bench/, 2026-12-04: a copy of the
+	// answer and a block of them zeroed, about 60 instructions per answer
+	// the retry carries).
+	answered []int
+	fresh    []seal.Recorded
+	freshBuf [1]seal.Recorded // fresh's first, in the Round's own allocation
 	// diverged is set once this run asks, under a key, another question
 	// than the one recorded or issued under it: the run has left the
 	// script the recorded answers belong to, and no more are handed over.
@@ -339,7 +348,14 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 	if r.orderErr != nil {
 		return nil, r.orderErr
 	}
-	if prev, dup := r.asked[key]; dup {
+	// r.asked stays nil while the run replays recorded answers: no lookup
+	// then (a call into the map code per answer the retry carries).
+	var prev asked
+	dup := false
+	if r.asked != nil {
+		prev, dup = r.asked[key]
+	}
+	if dup {
 		if prev.digest != d {
 			return nil, fmt.Errorf("input request key %s was asked twice with different requests", clip.Quote(key))
 		}
@@ -371,13 +387,13 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 	}
 	if ri >= 0 && !r.diverged {
 		if r.answered == nil {
-			r.answered = make([]seal.Recorded, 0, r.expected())
+			r.answered = make([]int, 0, r.expected())
 		}
 		if rec := &r.state.Answers[ri]; rec.Digest == d {
 			if _, err := check(rec.Answer, true); err != nil {
 				return nil, &InvalidResponseError{Key: key, Err: err}
 			}
-			r.answered = append(r.answered, *rec)
+			r.answered = append(r.answered, ri)
 			r.handed[ri] = true
 			return rec.Answer, nil
 		}
@@ -399,7 +415,11 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 		if record == nil {
 			record = raw
 		}
-		r.answered = append(r.answered, seal.Recorded{Key: key, Digest: d, Answer: record})
+		if r.fresh == nil {
+			r.fresh = r.freshBuf[:0]
+		}
+		r.fresh = append(r.fresh, seal.Recorded{Key: key, Digest: d, Answer: record})
+		r.answered = append(r.answered, -len(r.fresh))
 		r.asked[key] = asked{digest: d, answer: raw}
 		return raw, nil
 	}
@@ -517,12 +537,29 @@ func (r *Round) Suspended(s *seal.Sealer, b seal.Binding) (*Suspension, error) {
 	if len(r.pending) == 0 && !r.suspend {
 		return nil, errors.New("handler returned ErrInputRequired without asking for input")
 	}
-	st := &seal.State{Binding: b, Payload: r.next, Issued: r.issued, Answers: r.answered, Round: r.Number(), Flow: r.nextFlow()}
+	st := &seal.State{Binding: b, Payload: r.next, Issued: r.issued, Answers: r.answers(), Round: r.Number(), Flow: r.nextFlow()}
 	tok, err := s.Seal(st)
 	if err != nil {
 		return nil, err
 	}
 	return &Suspension{Questions: slices.Clone(r.pending), RequestState: tok, Flow: st.Flow.ID}, nil
+}
+
+// answers returns the answers handed over in this run, in order, to be
+// sealed. r.mu is held.
+func (r *Round) answers() []seal.Recorded {
+	if len(r.answered) == 0 {
+		return nil
+	}
+	out := make([]seal.Recorded, len(r.answered))
+	for n, i := range r.answered {
+		if i >= 0 {
+			out[n] = r.state.Answers[i]
+		} else {
+			out[n] = r.fresh[-1-i]
+		}
+	}
+	return out
 }
 
 // ErrReplayOrder is wrapped by the error of a question without a key asked

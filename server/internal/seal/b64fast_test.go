@@ -31,3 +31,24 @@ func FuzzB64(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkB64 decodes and encodes the ciphertext segment of a state
+// carrying about sixteen answers (1,100 characters).
+func BenchmarkB64(b *testing.B) {
+	src := bytes.Repeat([]byte{0xfb, 0x10, 0x7e, 0x00, 0x42}, 165)
+	text := appendB64(nil, src)
+	var buf []byte
+	b.Run("decode", func(b *testing.B) {
+		for b.Loop() {
+			var err error
+			if buf, err = appendUnB64Strict(buf[:0], text); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encode", func(b *testing.B) {
+		for b.Loop() {
+			buf = appendB64(buf[:0], src)
+		}
+	})
+}

@@ -40,13 +40,40 @@ func appendBinaryState(dst []byte, st *State) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(st.Payload)))
 	dst = append(dst, st.Payload...)
 	dst = binary.AppendUvarint(dst, uint64(len(st.Answers)))
-	for _, a := range st.Answers {
+	dst = appendAnswers(dst, st.Answers)
+	return appendFlow(dst, st.Flow)
+}
+
+// appendAnswers appends the recorded answers. An answer read from a
+// record (readBinaryState) keeps its bytes there (Recorded.raw), and they
+// are copied through as they are: a handler replaying from the top hands
+// over the answers its state recorded, in their order, and the next state
+// records them again, so the whole run of them is one copy instead of
+// four appends an answer (under valgrind, BenchmarkCarried suspend in
+// bench/, 2026-12-04: about 100 instructions an answer). The bytes are
+// exactly what the loop below writes for the answer
+// (TestAnswersCopiedThrough).
+func appendAnswers(dst []byte, answers []Recorded) []byte {
+	var run []byte // raw bytes of consecutive answers, contiguous in their record
+	for i := range answers {
+		a := &answers[i]
+		if len(a.raw) > 0 {
+			if n := len(run); n > 0 && cap(run)-n >= len(a.raw) && &run[:n+1][n] == &a.raw[0] {
+				run = run[:n+len(a.raw)]
+				continue
+			}
+			dst = append(dst, run...)
+			run = a.raw
+			continue
+		}
+		dst = append(dst, run...)
+		run = nil
 		dst = appendStr(dst, a.Key)
 		dst = append(dst, a.Digest[:]...)
 		dst = binary.AppendUvarint(dst, uint64(len(a.Answer)))
 		dst = append(dst, a.Answer...)
 	}
-	return appendFlow(dst, st.Flow)
+	return append(dst, run...)
 }
 
 func appendStr(dst []byte, s string) []byte {
@@ -161,16 +188,7 @@ func readBinaryState(b []byte, st *State) error {
 		st.Payload = p
 	}
 	if n := r.count(3 + len(Digest{})); n > 0 {
-		st.Answers = make([]Recorded, 0, n)
-		for range n {
-			k := r.str()
-			d := r.digest()
-			a := r.bytes()
-			if k == "" && r.err == nil {
-				r.err = errors.New("recorded answer without a key")
-			}
-			st.Answers = append(st.Answers, Recorded{Key: k, Digest: d, Answer: a})
-		}
+		st.Answers = r.answers(n)
 	}
 	st.Flow = r.flow()
 	if r.err != nil {
@@ -180,4 +198,78 @@ func readBinaryState(b []byte, st *State) error {
 		return errors.New("trailing bytes")
 	}
 	return nil
+}
+
+// answers reads n recorded answers. It is the loop of str, digest and
+// bytes written out with one index and one bounds check per field: it
+// runs once per answer a retry's state carries (under valgrind,
+// BenchmarkCarried in bench/, 2026-12-04, the reader's methods cost about
+// 250 instructions an answer). FuzzReadBinaryState holds it to the
+// methods' reading (readAnswersSlow). Each answer keeps its bytes in the
+// record (Recorded.raw) so that the next state can copy them through.
+func (r *binReader) answers(n int) []Recorded {
+	if r.err != nil {
+		return nil
+	}
+	out := make([]Recorded, n)
+	b, all := r.b, r.all
+	off := len(all) - len(b) // b's offset in all (all is b's record from the reader's start)
+	p := 0
+	for i := range out {
+		start := p
+		// key
+		if p >= len(b) {
+			r.err = errTruncated
+			return nil
+		}
+		kl := uint64(b[p])
+		if kl < 0x80 {
+			p++
+		} else {
+			v, m := binary.Uvarint(b[p:])
+			if m <= 0 {
+				r.err = errTruncated
+				return nil
+			}
+			kl, p = v, p+m
+		}
+		if kl == 0 {
+			r.err = errors.New("recorded answer without a key")
+			return nil
+		}
+		if kl > uint64(len(b)-p) || len(b)-p-int(kl) < len(Digest{})+1 {
+			r.err = errTruncated
+			return nil
+		}
+		a := &out[i]
+		if all != "" {
+			a.Key = all[off+p : off+p+int(kl)]
+		} else {
+			a.Key = string(b[p : p+int(kl)])
+		}
+		p += int(kl)
+		a.Digest = Digest(b[p : p+len(Digest{})])
+		p += len(Digest{})
+		// answer
+		al := uint64(b[p])
+		if al < 0x80 {
+			p++
+		} else {
+			v, m := binary.Uvarint(b[p:])
+			if m <= 0 {
+				r.err = errTruncated
+				return nil
+			}
+			al, p = v, p+m
+		}
+		if al > uint64(len(b)-p) {
+			r.err = errTruncated
+			return nil
+		}
+		a.Answer = b[p : p+int(al) : p+int(al)]
+		p += int(al)
+		a.raw = b[start:p]
+	}
+	r.b = b[p:]
+	return out
 }

@@ -2,6 +2,7 @@ package seal
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -43,11 +44,17 @@ func BenchmarkVerifyPath(b *testing.B) {
 			}
 		}
 	})
+	// The JWS the library can parse: the token without its fourth
+	// segment, the ciphertext, which verify returns undecoded.
+	jws := tok
+	if strings.Count(tok, ".") == 3 {
+		jws = tok[:strings.LastIndexByte(tok, '.')]
+	}
 	b.Run("jwt.Parser", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			var c libClaims
-			if _, err := parser.ParseWithClaims(tok, &c, keyfunc); err != nil {
+			if _, err := parser.ParseWithClaims(jws, &c, keyfunc); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -88,6 +88,11 @@ type Recorded struct {
 	Digest Digest
 	// Answer is the answer as the client sent it.
 	Answer json.RawMessage
+
+	// raw, for an answer read from a binary record, is its bytes there
+	// (key, digest and answer, as appendAnswers writes them): the next
+	// record copies them through. Nil for any other answer.
+	raw []byte
 }
 
 // SealerOptions configure a Sealer. The zero value is usable.
@@ -303,7 +308,11 @@ func (c *stateClaims) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON encodes the claims by hand.
 func (c stateClaims) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 112+len(c.Enc))
+	return c.appendJSON(make([]byte, 0, 112+len(c.Enc)))
+}
+
+// appendJSON appends the claims' JSON to b.
+func (c *stateClaims) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, `{"exp":`...)
 	b = appendNumericDate(b, c.ExpiresAtMs)
 	b = append(b, `,"iat":`...)
@@ -561,7 +570,7 @@ func (s *Sealer) Seal(st *State) (string, error) {
 		if _, err := rand.Read(sealed); err != nil {
 			return "", fmt.Errorf("seal state: %w", err)
 		}
-		sealed = key.aead.Seal(sealed, sealed[:n], plain, []byte(st.ID))
+		sealed = key.aead.Seal(sealed, sealed[:n], plain, readOnly(st.ID))
 		// The claims carry the nonce and the tag; the ciphertext travels
 		// once base64url-encoded after the signature, bound by the tag.
 		ct = sealed[n : len(sealed)-tag]
@@ -578,19 +587,20 @@ func (s *Sealer) Seal(st *State) (string, error) {
 	signing = append(signing, key.header...)
 	signing = append(signing, '.')
 	signing = b64.AppendEncode(signing, claims)
-	var sig [sha256.Size]byte
-	key.hs256.sum(sig[:0], unsafe.String(unsafe.SliceData(signing), len(signing)))
+	sig := key.hs256.sum(unsafe.String(unsafe.SliceData(signing), len(signing)))
 	signing = append(signing, '.')
 	signing = b64.AppendEncode(signing, sig[:])
 	if ct != nil {
 		signing = append(signing, '.')
 		signing = appendB64(signing, ct)
 	}
-	signed := string(signing)
-	if len(signed) > s.maxSize {
-		return "", fmt.Errorf("seal state: the requestState would be %d bytes, over the %d-byte limit; keep less in the payload and the answers", len(signed), s.maxSize)
+	if len(signing) > s.maxSize {
+		return "", fmt.Errorf("seal state: the requestState would be %d bytes, over the %d-byte limit; keep less in the payload and the answers", len(signing), s.maxSize)
 	}
-	return signed, nil
+	// signing is not written again: the token is its bytes, not a copy
+	// (one allocation and a copy of the whole token, which grows with
+	// every answer the state carries).
+	return unsafe.String(unsafe.SliceData(signing), len(signing)), nil
 }
 
 // StateError says why a requestState was refused. It becomes a -32602
@@ -633,6 +643,11 @@ type jwsHeader struct {
 
 var strictB64 = base64.RawURLEncoding.Strict()
 
+// readOnly returns s's bytes in place, for a callee that only reads them
+// (a decoder's input, an AEAD's additional data): a conversion would copy
+// them, and allocate once they pass 32 bytes.
+func readOnly(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
 // verify checks a token in the JWS compact form: exactly three segments,
 // strict base64url, a header naming HS256 (the only algorithm accepted)
 // and a key of the ring, and an HS256 signature (HMAC-SHA256 with the
@@ -651,7 +666,8 @@ var strictB64 = base64.RawURLEncoding.Strict()
 //     signing 2.0 µs and 12. A two-round flow signs once and verifies
 //     once: the library would add about 7.4 µs to the 78 µs of server
 //     CPU the flow costs in bench/ (about a tenth), which is the margin
-//     of the flow's 4x over mcp-go.
+//     of the flow's 4x over mcp-go. Since 2026-12-04 verify makes 3
+//     allocations (the claims and their two strings), the Parser 48.
 //
 // A token of encrypted content has a fourth segment after the signature,
 // the ciphertext (see Open); it is returned, still base64url, and nothing
@@ -688,21 +704,26 @@ func (s *Sealer) verify(token string) (*stateClaims, *derivedKey, string, error)
 			return nil, nil, "", refuse("cannot be verified: unknown key id "+clip.Quote(hdr.Kid), nil)
 		}
 	}
-	sb, err := strictB64.DecodeString(sig)
+	var sbuf [sha256.Size + 3]byte // a signature of another length decodes (and fails) here too
+	sb, err := appendUnB64Strict(sbuf[:0], readOnly(sig))
 	if err != nil {
 		return nil, nil, "", refuse("malformed token: the signature is not base64url", err)
 	}
-	var want [sha256.Size]byte
-	if !hmac.Equal(sb, key.hs256.sum(want[:0], token[:len(h)+1+len(payload)])) {
+	want := key.hs256.sum(token[:len(h)+1+len(payload)])
+	if !hmac.Equal(sb, want[:]) {
 		return nil, nil, "", refuse("signature does not verify", jwt.ErrSignatureInvalid)
 	}
-	pb, err := strictB64.DecodeString(payload)
+	var pbuf [384]byte // the claims a sealer writes, decoded on the stack
+	pb, err := appendUnB64Strict(pbuf[:0], readOnly(payload))
 	if err != nil {
 		return nil, nil, "", refuse("malformed token: the claims are not base64url", err)
 	}
-	c := new(stateClaims)
-	if err := c.UnmarshalJSON(pb); err != nil {
-		return nil, nil, "", refuse("malformed token: the claims are not a JSON object", err)
+	c, ok := canonicalClaims(pb)
+	if !ok {
+		c = new(stateClaims)
+		if err := c.UnmarshalJSON(bytes.Clone(pb)); err != nil { // a copy: the decoder may keep it
+			return nil, nil, "", refuse("malformed token: the claims are not a JSON object", err)
+		}
 	}
 	if err := s.validator.Validate(c); err != nil {
 		return nil, nil, "", classify(err)
@@ -756,18 +777,24 @@ func (s *Sealer) Open(token string) (*State, error) {
 			// state carried answers through both, about 103 bytes per
 			// answer; see BenchmarkCarried in bench/).
 			tag := key.aead.Overhead()
-			nt, err := b64.DecodeString(c.Enc)
+			var ntb [48]byte // the nonce and the tag, decoded on the stack
+			var nt []byte
+			if b64.DecodedLen(len(c.Enc)) <= len(ntb) {
+				var k int
+				k, err = b64.Decode(ntb[:], readOnly(c.Enc))
+				nt = ntb[:k]
+			}
 			if err != nil || len(nt) != n+tag {
 				return nil, refuse("malformed encrypted content", err)
 			}
 			sealed = make([]byte, n, n+b64.DecodedLen(len(ct))+tag)
 			copy(sealed, nt[:n])
-			if sealed, err = appendUnB64Strict(sealed, []byte(ct)); err != nil {
+			if sealed, err = appendUnB64Strict(sealed, readOnly(ct)); err != nil {
 				return nil, refuse("malformed encrypted content", err)
 			}
 			sealed = append(sealed, nt[n:]...)
 		}
-		plain, err := key.aead.Open(sealed[n:n], sealed[:n], sealed[n:], []byte(c.ID))
+		plain, err := key.aead.Open(sealed[n:n], sealed[:n], sealed[n:], readOnly(c.ID))
 		if err != nil {
 			return nil, refuse("encrypted content does not decrypt", err)
 		}

@@ -1,0 +1,59 @@
+package seal
+
+import (
+	"reflect"
+	"testing"
+)
+
+// FuzzCanonicalClaims: whatever canonicalClaims accepts, the library path
+// (stateClaims.UnmarshalJSON, through strictjson) decodes to the same
+// claims.
+func FuzzCanonicalClaims(f *testing.F) {
+	for _, c := range []stateClaims{
+		{ExpiresAtMs: 1767225900123, IssuedAtMs: 1767225600123, ID: "AAECAwQFBgcICQoL", Enc: "bm9uY2UtYW5kLXRhZw"},
+		{ExpiresAtMs: 1767225900000, IssuedAtMs: 1767225600000, ID: "x", Audience: []string{"https://a.example/mcp"}, Enc: "e"},
+		{ExpiresAtMs: 253402300799999, IssuedAtMs: 1, ID: "", Enc: "e"},
+	} {
+		b, err := c.MarshalJSON()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"exp":1767225900.1,"iat":1767225600,"jti":"a","enc":"b"}`))
+	f.Add([]byte(`{"exp":1e12,"iat":1767225600,"jti":"a","enc":"b"}`))
+	f.Add([]byte(`{"exp":1767225900,"iat":1767225600,"jti":"a\u0041","enc":"b"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fast, ok := canonicalClaims(b)
+		if !ok {
+			return
+		}
+		var slow stateClaims
+		if err := slow.UnmarshalJSON(b); err != nil {
+			t.Fatalf("canonicalClaims read %q, which the library path refuses: %v", b, err)
+		}
+		if !reflect.DeepEqual(fast, &slow) {
+			t.Fatalf("canonicalClaims read %q as\n%+v\nthe library path as\n%+v", b, *fast, slow)
+		}
+	})
+}
+
+// TestCanonicalClaimsSealed: the claims Seal writes, with an audience or
+// without, take the fast path.
+func TestCanonicalClaimsSealed(t *testing.T) {
+	for _, aud := range []string{"", "https://mcp.example/x"} {
+		s := testSealer(t, SealerOptions{Audience: aud})
+		tok := seal(t, s, testBinding(t))
+		c, _, _, err := s.verify(tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := c.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := canonicalClaims(b); !ok {
+			t.Fatalf("audience %q: the claims Seal writes, %s, miss the fast path", aud, b)
+		}
+	}
+}
