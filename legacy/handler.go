@@ -389,6 +389,13 @@ func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc
 // ServeLegacy serves an HTTP request the server routed to a legacy
 // session; the server calls it, not users.
 func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byte, msg *rpcwire.Message) {
+	h.ServeLegacyDecoded(w, r, body, msg, nil)
+}
+
+// ServeLegacyDecoded is ServeLegacy for a request whose params the server
+// decoded already (decoded, handed back to its dispatch with the call's
+// first run); the server calls it, not users.
+func (h *Handler) ServeLegacyDecoded(w http.ResponseWriter, r *http.Request, body []byte, msg *rpcwire.Message, decoded any) {
 	// During a drain the server has set Connection: close already: it
 	// marks itself draining before it calls Shutdown, and every request
 	// comes here through its ServeHTTP.
@@ -474,7 +481,7 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 			h.clientNotification(sid, msg)
 			w.WriteHeader(http.StatusAccepted)
 		default:
-			h.serveCall(w, r, rec, use, msg)
+			h.serveCall(w, r, rec, use, msg, decoded)
 		}
 	}
 }
