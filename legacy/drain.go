@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
 
@@ -139,7 +138,7 @@ func (d *drainState) remove(k *keptStream) {
 func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, rec *Record, use bool, msg *rpcwire.Message, decoded any) {
 	h.calls.Add(1)
 	s := h.acquire(rec, use)
-	k := h.newKeptStream(rec.ID, sse.New(w, r), msg.ID)
+	k := h.newCallStream(w, r, rec.ID, msg.ID)
 	if r.ProtoMajor != 1 || !hijackable(w) {
 		h.serveCallAside(r, s, use, k, msg, decoded)
 		return
