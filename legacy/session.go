@@ -441,11 +441,8 @@ func (s *session) run(ctx context.Context, msg *rpcwire.Message, decoded any, w 
 		r := &era.Request[server.RequestMeta]{ID: msg.ID, Method: msg.Method, Params: msg.Params, Meta: s.meta(), SessionID: s.id}
 		return s.h.d.Intercept(ctx, r, func(context.Context) (json.RawMessage, *jsonrpc.Error) { return s.own(msg) })
 	}
-	c := &struct { // one allocation for the call's peer and its dispatch
-		p   peer
-		req era.Request[server.RequestMeta]
-	}{p: peer{s: s, w: w}}
-	return s.bridge(ctx, msg, decoded, &c.p, &c.req)
+	p := &peer{s: s, w: w}
+	return s.bridge(ctx, msg, decoded, p)
 }
 
 // own serves the methods a session answers itself.
@@ -498,20 +495,20 @@ func (s *session) own(msg *rpcwire.Message) (json.RawMessage, *jsonrpc.Error) {
 // the client for real, up to MaxRounds times. Every run of the handler
 // shares p, which sends each notification once per request (see the
 // package documentation). decoded goes with the first run only: the
-// later ones carry other params. req is where each run's request to the
-// dispatch is made (the dispatch does not keep it).
-func (s *session) bridge(ctx context.Context, msg *rpcwire.Message, decoded any, p *peer, req *era.Request[server.RequestMeta]) (json.RawMessage, *jsonrpc.Error) {
+// later ones carry other params. Each run's request to the dispatch is
+// allocated for it: the dispatch copies what it needs, so a call parked in
+// its handler does not keep it.
+func (s *session) bridge(ctx context.Context, msg *rpcwire.Message, decoded any, p *peer) (json.RawMessage, *jsonrpc.Error) {
 	params := msg.Params
 	for round := 0; ; round++ {
 		if round > 0 {
 			p.newRun() // the handler starts again from the top
 			decoded = nil
 		}
-		*req = era.Request[server.RequestMeta]{
+		out, e := s.h.d.Dispatch(ctx, &era.Request[server.RequestMeta]{
 			ID: msg.ID, Method: msg.Method, Params: params, Meta: s.meta(),
 			Notifier: p, Peer: p, SessionID: s.id, Decoded: decoded,
-		}
-		out, e := s.h.d.Dispatch(ctx, req)
+		})
 		if e != nil {
 			return nil, e
 		}

@@ -21,12 +21,32 @@ import (
 
 // legacyEnvelope is a legacy session's request decoded in one pass: the
 // message the legacy adapter reads and the request the dispatch reads (its
-// params pointing into store), in one allocation.
+// params pointing into store), in one allocation. A call parked on its
+// client keeps it, so it holds only what a legacy request's params carry
+// (legacyStore), not the modern envelope's capabilities and client info.
 type legacyEnvelope struct {
 	request
-	store envelopeStore
+	store legacyStore
 	msg   rpcwire.Message
 }
+
+// legacyStore is what decodeLegacy points a request's params at: the
+// strings of params and of _meta it reads, and _meta.
+type legacyStore struct {
+	meta metaIn
+	strs [legacyStrings]string
+}
+
+// The strings of legacyStore.strs.
+const (
+	legacyName = iota
+	legacyURI
+	legacyCursor
+	legacyTraceparent
+	legacyTracestate
+	legacyBaggage
+	legacyStrings
+)
 
 // decodeLegacy decodes body, an ordinary request of a legacy session: a
 // request with an id, a method whose params paramsIn describes (onePass),
@@ -73,7 +93,7 @@ func decodeLegacy(body []byte) (*legacyEnvelope, bool) {
 		case "params":
 			if !w.seen(&mask, 3) {
 				start := w.i
-				w.params(&r.p, st)
+				w.legacyParams(&r.p, st)
 				params = body[start:w.i]
 			}
 		case "result", "error":
@@ -120,4 +140,77 @@ func (s *Server) serveLegacyDecoded(w http.ResponseWriter, r *http.Request, body
 	}
 	s.legacy.ServeLegacyDecoded(w, r, body, &e.msg, &e.request)
 	return true
+}
+
+// legacyParams decodes the params object at w.i into p, as envWalk.params
+// does, for the members a legacy session's requests carry: name, uri,
+// cursor, arguments and _meta (legacyMeta). It gives up on the members of
+// the modern protocol (requestState, inputResponses, taskId) and of
+// completion/complete and subscriptions/listen, which the general path
+// decodes.
+func (w *envWalk) legacyParams(p *paramsIn, st *legacyStore) {
+	if !w.open() {
+		return
+	}
+	var mask uint32
+	first := true
+	for !w.bad {
+		key, ok := w.member(&first)
+		if !ok {
+			return
+		}
+		switch string(key) {
+		case "name":
+			w.strField(&mask, 0, &st.strs[legacyName], &p.Name)
+		case "uri":
+			w.strField(&mask, 1, &st.strs[legacyURI], &p.URI)
+		case "cursor":
+			w.strField(&mask, 2, &st.strs[legacyCursor], &p.Cursor)
+		case "arguments":
+			if !w.seen(&mask, 3) {
+				p.Arguments = w.raw()
+			}
+		case "_meta":
+			if !w.seen(&mask, 4) {
+				p.Meta = &st.meta
+				w.legacyMeta(&st.meta, st)
+			}
+		case "requestState", "inputResponses", "taskId", "ref", "argument", "context", "notifications":
+			w.bad = true
+		default:
+			w.skip()
+		}
+	}
+}
+
+// legacyMeta decodes the _meta object at w.i into m: a progress token and
+// the trace context. It gives up on the modern envelope's members.
+func (w *envWalk) legacyMeta(m *metaIn, st *legacyStore) {
+	if !w.open() {
+		return
+	}
+	var mask uint32
+	first := true
+	for !w.bad {
+		key, ok := w.member(&first)
+		if !ok {
+			return
+		}
+		switch string(key) {
+		case "progressToken":
+			if !w.seen(&mask, 0) {
+				m.ProgressToken = w.raw()
+			}
+		case "traceparent":
+			w.strField(&mask, 1, &st.strs[legacyTraceparent], &m.Traceparent)
+		case "tracestate":
+			w.strField(&mask, 2, &st.strs[legacyTracestate], &m.Tracestate)
+		case "baggage":
+			w.strField(&mask, 3, &st.strs[legacyBaggage], &m.Baggage)
+		case metaProtocolVersion, metaClientCaps, "io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/logLevel":
+			w.bad = true
+		default:
+			w.skip()
+		}
+	}
 }

@@ -3,7 +3,9 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
@@ -43,6 +45,12 @@ var legacyEnvelopeSeeds = []struct {
 	{`{"jsonrpc":"2.0","id":22,"method":"tools/list","params":{}} x`, false},
 	{`{"jsonrpc":"2.0","id":23,"method":"x/ext","params":{}}`, false},
 	{`[{"jsonrpc":"2.0","id":24,"method":"tools/list"}]`, false},
+	{`{"jsonrpc":"2.0","id":25,"method":"tools/call","params":{"name":"echo","_meta":{"progressToken":7,"traceparent":"00-ab-cd-01","tracestate":"k=v","baggage":"b=1","other":{"x":[1]}}}}`, true},
+	{`{"jsonrpc":"2.0","id":26,"method":"tools/list","params":{"cursor":"MA"}}`, true},
+	{`{"jsonrpc":"2.0","id":27,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, false},
+	{`{"jsonrpc":"2.0","id":28,"method":"tools/call","params":{"name":"echo","requestState":"s"}}`, false},
+	{`{"jsonrpc":"2.0","id":29,"method":"tools/call","params":{"name":"echo","_meta":null}}`, false},
+	{`{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"echo","arguments":null}}`, true},
 }
 
 func TestLegacyEnvelopeTakesTheUsualRequests(t *testing.T) {
@@ -123,4 +131,31 @@ func FuzzLegacyEnvelope(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkLegacyEnvelope(t, data)
 	})
+}
+
+// TestLegacyEnvelopeKnowsEveryField: decodeLegacy reads the members of
+// params and _meta it knows by name and skips the others. Every member
+// of paramsIn and metaIn, with values of each JSON type, must come out of
+// it as the general path decodes it (or be left to that path), so a field
+// added to either struct that it would silently skip fails here.
+func TestLegacyEnvelopeKnowsEveryField(t *testing.T) {
+	values := []string{`"x"`, `{}`, `{"type":"ref/prompt","name":"p"}`, `1`, `true`, `null`, `[]`}
+	keys := func(v any) []string {
+		var out []string
+		for _, f := range reflect.VisibleFields(reflect.TypeOf(v)) {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			out = append(out, name)
+		}
+		return out
+	}
+	for _, key := range keys(paramsIn{}) {
+		for _, v := range values {
+			checkLegacyEnvelope(t, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a",%q:%s}}`, key, v)))
+		}
+	}
+	for _, key := range keys(metaIn{}) {
+		for _, v := range values {
+			checkLegacyEnvelope(t, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{%q:%s}}}`, key, v)))
+		}
+	}
 }

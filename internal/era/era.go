@@ -68,7 +68,7 @@ type Dispatcher[M any] interface {
 	// Dispatch runs one request of the methods handlers serve (tools,
 	// prompts, resources, completion). It returns ErrNoResponse's error by
 	// identity when the request was cancelled and must not be answered.
-	// It does not keep r once it returns (the adapter reuses it).
+	// It does not keep r.
 	Dispatch(ctx context.Context, r *Request[M]) (*Outcome, *jsonrpc.Error)
 	// Intercept runs serve, a request the session answers itself (ping,
 	// logging/setLevel, resources/subscribe and unsubscribe), through the
