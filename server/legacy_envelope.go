@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"net/http"
 
 	"github.com/baton-mcp/baton/internal/jsonscan"
@@ -110,12 +111,23 @@ func decodeLegacy(body []byte) (*legacyEnvelope, bool) {
 	return e, true
 }
 
+// methodKey is how the method's key appears in every body decodeLegacy
+// takes.
+var methodKey = []byte(`"method"`)
+
 // serveLegacyDecoded serves a POST that carries a session id, when its
 // body is a request decodeLegacy takes: the call is authorized from the
 // decoded name (as authorizeMessage does from the params) and handed to
 // the legacy adapter with its decoding. It reports false, having written
 // nothing, for the general path.
 func (s *Server) serveLegacyDecoded(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	// A body without a "method" key (a client's answer to a server
+	// request, the other usual POST of a session) is not a request
+	// decodeLegacy takes (it takes only keys without escapes): it goes the
+	// general path at once, without an envelope allocated for nothing.
+	if !bytes.Contains(body, methodKey) {
+		return false
+	}
 	if rpcwire.CheckLimits(body, s.jsonLimits()) != nil {
 		return false // the general path answers it
 	}
