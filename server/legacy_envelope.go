@@ -1,11 +1,11 @@
 package server
 
 import (
-	"bytes"
 	"net/http"
 
 	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/internal/rpcwire"
+	"github.com/baton-mcp/baton/jsonrpc"
 )
 
 // A request of a 2025-11-25 session (a POST with Mcp-Session-Id) took three
@@ -61,9 +61,13 @@ func decodeLegacy(body []byte) (*legacyEnvelope, bool) {
 	if !w.open() {
 		return nil, false
 	}
-	e := &legacyEnvelope{}
-	r, st := &e.request, &e.store
+	// The envelope is allocated when params come (or at the end): a
+	// client's answer to a server request, the other usual POST of a
+	// session, is given up on at its "result" before that.
 	var (
+		e         *legacyEnvelope
+		id        jsonrpc.ID
+		method    string
 		mask      uint32
 		jsonrpcOK bool
 		params    []byte
@@ -84,17 +88,18 @@ func decodeLegacy(body []byte) (*legacyEnvelope, bool) {
 				w.bad = true
 				break
 			}
-			if v := w.raw(); !w.bad && r.id.UnmarshalJSON(v) != nil {
+			if v := w.raw(); !w.bad && id.UnmarshalJSON(v) != nil {
 				w.bad = true
 			}
 		case "method":
 			if !w.seen(&mask, 2) {
-				r.method = w.str()
+				method = w.str()
 			}
 		case "params":
 			if !w.seen(&mask, 3) {
+				e = &legacyEnvelope{}
 				start := w.i
-				w.legacyParams(&r.p, st)
+				w.legacyParams(&e.p, &e.store)
 				params = body[start:w.i]
 			}
 		case "result", "error":
@@ -103,17 +108,17 @@ func decodeLegacy(body []byte) (*legacyEnvelope, bool) {
 			w.skip()
 		}
 	}
-	if w.bad || jsonscan.SkipSpace(body, w.i) != len(body) || !jsonrpcOK || r.id.IsZero() ||
-		r.method == "" || r.method == "initialize" || !onePass(r.method) {
+	if w.bad || jsonscan.SkipSpace(body, w.i) != len(body) || !jsonrpcOK || id.IsZero() ||
+		method == "" || method == "initialize" || !onePass(method) {
 		return nil, false
 	}
-	e.msg = rpcwire.Message{JSONRPC: rpcwire.Version, ID: r.id, Method: r.method, Params: params}
+	if e == nil { // no params
+		e = &legacyEnvelope{}
+	}
+	e.id, e.method = id, method
+	e.msg = rpcwire.Message{JSONRPC: rpcwire.Version, ID: id, Method: method, Params: params}
 	return e, true
 }
-
-// methodKey is how the method's key appears in every body decodeLegacy
-// takes.
-var methodKey = []byte(`"method"`)
 
 // serveLegacyDecoded serves a POST that carries a session id, when its
 // body is a request decodeLegacy takes: the call is authorized from the
@@ -121,13 +126,6 @@ var methodKey = []byte(`"method"`)
 // the legacy adapter with its decoding. It reports false, having written
 // nothing, for the general path.
 func (s *Server) serveLegacyDecoded(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	// A body without a "method" key (a client's answer to a server
-	// request, the other usual POST of a session) is not a request
-	// decodeLegacy takes (it takes only keys without escapes): it goes the
-	// general path at once, without an envelope allocated for nothing.
-	if !bytes.Contains(body, methodKey) {
-		return false
-	}
 	if rpcwire.CheckLimits(body, s.jsonLimits()) != nil {
 		return false // the general path answers it
 	}
