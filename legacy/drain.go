@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
 
@@ -136,12 +135,12 @@ func (d *drainState) remove(k *keptStream) {
 // not reach its connection) gets the call on a goroutine of its own
 // instead, so that the request can end while the call goes on
 // (serveCallAside).
-func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, rec *Record, use bool, msg *rpcwire.Message) {
+func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, rec *Record, use bool, msg *rpcwire.Message, decoded any) {
 	h.calls.Add(1)
 	s := h.acquire(rec, use)
-	k := h.newKeptStream(rec.ID, sse.New(w, r), msg.ID)
+	k := h.newCallStream(w, r, rec.ID, msg.ID)
 	if r.ProtoMajor != 1 || !hijackable(w) {
-		h.serveCallAside(r, s, use, k, msg)
+		h.serveCallAside(r, s, use, k, msg, decoded)
 		return
 	}
 	defer h.calls.Add(-1)
@@ -149,19 +148,19 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, rec *Record,
 	k.conn, k.chunked = w, r.ProtoAtLeast(1, 1)
 	h.drain.add(k)
 	defer h.drain.remove(k)
-	s.serveRequest(context.WithoutCancel(r.Context()), msg, k, k.finish, func() { k.cancelled(msg.ID) })
+	s.serveRequest(context.WithoutCancel(r.Context()), msg, decoded, k, k.finish, func() { k.cancelled(msg.ID) })
 }
 
 // serveCallAside runs the call in its own goroutine so that, once the
 // drain ends the streams, the HTTP request can end while the call goes on
 // (its events are kept for the client that resumes).
-func (h *Handler) serveCallAside(r *http.Request, s *session, use bool, k *keptStream, msg *rpcwire.Message) {
+func (h *Handler) serveCallAside(r *http.Request, s *session, use bool, k *keptStream, msg *rpcwire.Message, decoded any) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		defer h.calls.Add(-1)
 		defer h.releaseBefore(s, use, k.flushFinal)
-		s.serveRequest(context.WithoutCancel(r.Context()), msg, k, k.finish, func() { k.cancelled(msg.ID) })
+		s.serveRequest(context.WithoutCancel(r.Context()), msg, decoded, k, k.finish, func() { k.cancelled(msg.ID) })
 	}()
 	select {
 	case <-done:

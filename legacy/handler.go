@@ -389,10 +389,17 @@ func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc
 // ServeLegacy serves an HTTP request the server routed to a legacy
 // session; the server calls it, not users.
 func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byte, msg *rpcwire.Message) {
+	h.ServeLegacyDecoded(w, r, body, msg, nil)
+}
+
+// ServeLegacyDecoded is ServeLegacy for a request whose params the server
+// decoded already (decoded, handed back to its dispatch with the call's
+// first run); the server calls it, not users.
+func (h *Handler) ServeLegacyDecoded(w http.ResponseWriter, r *http.Request, body []byte, msg *rpcwire.Message, decoded any) {
 	// During a drain the server has set Connection: close already: it
 	// marks itself draining before it calls Shutdown, and every request
 	// comes here through its ServeHTTP.
-	sid := r.Header.Get(server.HeaderSessionID)
+	sid := headerValue(r.Header, sessionIDKey)
 	if r.Method == http.MethodPost && msg != nil && msg.Method == "initialize" {
 		if sid != "" {
 			writeJSONError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "initialize must not carry an %s header", server.HeaderSessionID))
@@ -414,16 +421,13 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 	}
 	// Only a request other than ping, and a GET stream, are use.
 	use := r.Method == http.MethodGet || (msg != nil && msg.IsRequest() && msg.Method != "ping")
-	var rec *Record
+	var (
+		rec   *Record
+		local Record // the record, read from the default store
+	)
 	err := ErrNotFound
 	if validSessionID(sid) {
-		sctx, cancel := h.storeCtx(r.Context())
-		if use {
-			rec, err = h.store.Touch(sctx, sid, h.opts.SessionIdle)
-		} else {
-			rec, err = h.store.Get(sctx, sid)
-		}
-		cancel()
+		rec, err = h.readRecord(r.Context(), sid, use, &local)
 	}
 	if err == nil && rec.Principal != server.PrincipalFromContext(r.Context()) {
 		err = ErrNotFound // another subject's session does not exist for this one
@@ -474,7 +478,7 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 			h.clientNotification(sid, msg)
 			w.WriteHeader(http.StatusAccepted)
 		default:
-			h.serveCall(w, r, rec, use, msg)
+			h.serveCall(w, r, rec, use, msg, decoded)
 		}
 	}
 }
@@ -483,6 +487,10 @@ func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byt
 // form net/http keys a request's headers by, so that reading it does not
 // canonicalize (and allocate) the name on every request.
 var protocolVersionKey = http.CanonicalHeaderKey(server.HeaderProtocolVersion)
+
+// sessionIDKey is server.HeaderSessionID in canonical form (see
+// protocolVersionKey).
+var sessionIDKey = http.CanonicalHeaderKey(server.HeaderSessionID)
 
 // headerValue is h.Get(key) for a key already canonical.
 func headerValue(h http.Header, key string) string {

@@ -64,6 +64,18 @@ func (h *Handler) newKeptStream(sid string, st *sse.Stream, request jsonrpc.ID) 
 	return &keptStream{h: h, sid: sid, st: st, meta: meta}
 }
 
+// newCallStream returns the kept stream of a POSTed call answering r on w,
+// allocated with its SSE stream.
+func (h *Handler) newCallStream(w http.ResponseWriter, r *http.Request, sid string, request jsonrpc.ID) *keptStream {
+	c := &struct {
+		k  keptStream
+		st sse.Stream
+	}{}
+	c.st.Init(w, r)
+	c.k = keptStream{h: h, sid: sid, st: &c.st, meta: StreamMeta{Instance: h.instance, Request: request.Raw()}}
+	return &c.k
+}
+
 // storeContext bounds one call of the event store by eventTimeout. The
 // MemoryEventStore neither waits nor fails on these calls, so it gets no
 // deadline (and no timer per event).

@@ -375,7 +375,9 @@ func (s *session) cancelRequest(id, reason string) bool {
 
 // serveRequest runs one client request. finish writes the response;
 // abandon ends the stream without one (the request was cancelled).
-func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, w wire, finish func([]byte), abandon func()) {
+// decoded, if not nil, is the server's decoding of msg's params (see
+// era.Request.Decoded).
+func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, decoded any, w wire, finish func([]byte), abandon func()) {
 	key := msg.ID.String()
 	ctx, cancel := context.WithCancelCause(parent)
 	s.mu.Lock()
@@ -403,7 +405,7 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, w w
 
 	res, e := s.admit(msg)
 	if e == nil {
-		res, e = s.run(ctx, msg, w)
+		res, e = s.run(ctx, msg, decoded, w)
 	}
 	if e == nil {
 		e = s.persist(ctx, msg)
@@ -433,14 +435,14 @@ func (s *session) meta() server.RequestMeta {
 // run serves one request and returns its result: the session's own
 // methods here (through the server's middleware), the rest through the
 // server's dispatch.
-func (s *session) run(ctx context.Context, msg *rpcwire.Message, w wire) (json.RawMessage, *jsonrpc.Error) {
+func (s *session) run(ctx context.Context, msg *rpcwire.Message, decoded any, w wire) (json.RawMessage, *jsonrpc.Error) {
 	switch msg.Method {
 	case "ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "server/discover", "subscriptions/listen":
 		r := &era.Request[server.RequestMeta]{ID: msg.ID, Method: msg.Method, Params: msg.Params, Meta: s.meta(), SessionID: s.id}
 		return s.h.d.Intercept(ctx, r, func(context.Context) (json.RawMessage, *jsonrpc.Error) { return s.own(msg) })
 	}
 	p := &peer{s: s, w: w}
-	return s.bridge(ctx, msg, p)
+	return s.bridge(ctx, msg, decoded, p)
 }
 
 // own serves the methods a session answers itself.
@@ -492,16 +494,20 @@ func (s *session) own(msg *rpcwire.Message) (json.RawMessage, *jsonrpc.Error) {
 // bridge dispatches a request and serves input_required results by asking
 // the client for real, up to MaxRounds times. Every run of the handler
 // shares p, which sends each notification once per request (see the
-// package documentation).
-func (s *session) bridge(ctx context.Context, msg *rpcwire.Message, p *peer) (json.RawMessage, *jsonrpc.Error) {
+// package documentation). decoded goes with the first run only: the
+// later ones carry other params. Each run's request to the dispatch is
+// allocated for it: the dispatch copies what it needs, so a call parked in
+// its handler does not keep it.
+func (s *session) bridge(ctx context.Context, msg *rpcwire.Message, decoded any, p *peer) (json.RawMessage, *jsonrpc.Error) {
 	params := msg.Params
 	for round := 0; ; round++ {
 		if round > 0 {
 			p.newRun() // the handler starts again from the top
+			decoded = nil
 		}
 		out, e := s.h.d.Dispatch(ctx, &era.Request[server.RequestMeta]{
 			ID: msg.ID, Method: msg.Method, Params: params, Meta: s.meta(),
-			Notifier: p, Peer: p, SessionID: s.id,
+			Notifier: p, Peer: p, SessionID: s.id, Decoded: decoded,
 		})
 		if e != nil {
 			return nil, e

@@ -72,7 +72,7 @@ func (ss *stdioSession) HandleMessage(ctx context.Context, msg *rpcwire.Message,
 		go func() {
 			defer s.calls.Done()
 			finish := func(b []byte) { _ = write(b) }
-			s.serveRequest(ctx, msg, stdioWire{write}, finish, func() {})
+			s.serveRequest(ctx, msg, nil, stdioWire{write}, finish, func() {})
 		}()
 	}
 }

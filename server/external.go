@@ -18,11 +18,16 @@ import (
 // cancelled and must not be answered.
 func (d legacyDispatcher) Dispatch(ctx context.Context, lr *era.Request[RequestMeta]) (*era.Outcome, *jsonrpc.Error) {
 	s := d.s
-	r := &request{id: lr.ID, method: lr.Method, meta: lr.Meta, legacy: true, peer: lr.Peer, session: lr.SessionID, raw: lr.Params}
+	r, decoded := lr.Decoded.(*request) // decodeLegacy's: id, method and params decoded
+	if decoded {
+		r.meta, r.legacy, r.peer, r.session, r.raw = lr.Meta, true, lr.Peer, lr.SessionID, lr.Params
+	} else {
+		r = &request{id: lr.ID, method: lr.Method, meta: lr.Meta, legacy: true, peer: lr.Peer, session: lr.SessionID, raw: lr.Params}
+	}
 	if lr.Peer != nil && s.opts.Telemetry != nil {
 		r.peer = tracedPeer{Peer: lr.Peer, s: s}
 	}
-	if t := bytes.TrimSpace(lr.Params); len(t) > 0 && !bytes.Equal(t, []byte("null")) {
+	if t := bytes.TrimSpace(lr.Params); len(t) > 0 && !bytes.Equal(t, []byte("null")) && !decoded {
 		if err := strictjson.Unmarshal(t, &r.p); err != nil {
 			return nil, invalidParams("%v", describeUnmarshal(err))
 		}

@@ -80,6 +80,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.serveModern(w, r, req, e, &hs)
 			return
 		}
+	} else if s.legacy != nil && s.serveLegacyDecoded(w, r, body) { // legacy_envelope.go
+		return
 	}
 	msg, derr := rpcwire.Decode(body, s.jsonLimits())
 	if derr != nil {

@@ -37,6 +37,11 @@ type Adapter[S, M any] interface {
 	// Mcp-Session-Id. body and msg are the already-read body and its
 	// decoded message; both are nil for GET and DELETE.
 	ServeLegacy(w http.ResponseWriter, r *http.Request, body []byte, msg *rpcwire.Message)
+	// ServeLegacyDecoded is ServeLegacy for a POSTed request whose params
+	// the server decoded while it read the body (decoded, opaque to the
+	// adapter): the adapter hands decoded back as Request.Decoded on the
+	// request's first dispatch, so the params are not decoded twice.
+	ServeLegacyDecoded(w http.ResponseWriter, r *http.Request, body []byte, msg *rpcwire.Message, decoded any)
 	// NewStdioSession returns the session a stdio process becomes once its
 	// client sends initialize.
 	NewStdioSession(ctx context.Context) StdioSession
@@ -63,6 +68,7 @@ type Dispatcher[M any] interface {
 	// Dispatch runs one request of the methods handlers serve (tools,
 	// prompts, resources, completion). It returns ErrNoResponse's error by
 	// identity when the request was cancelled and must not be answered.
+	// It does not keep r.
 	Dispatch(ctx context.Context, r *Request[M]) (*Outcome, *jsonrpc.Error)
 	// Intercept runs serve, a request the session answers itself (ping,
 	// logging/setLevel, resources/subscribe and unsubscribe), through the
@@ -107,6 +113,11 @@ type Request[M any] struct {
 	Peer Peer
 	// SessionID is the session's id, for telemetry.
 	SessionID string
+	// Decoded is what the server handed ServeLegacyDecoded for this
+	// request, given back only with the Params it decoded (the first
+	// dispatch), else nil. The server reads its decoding of Params from
+	// it instead of decoding them again.
+	Decoded any
 }
 
 // Outcome is what a dispatched request produced: an encoded result, or,

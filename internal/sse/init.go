@@ -6,5 +6,5 @@ import "net/http"
 // that holds the Stream in a value allocated per request anyway, which
 // spares the Stream's own allocation.
 func (s *Stream) Init(w http.ResponseWriter, r *http.Request) {
-	s.w, s.ctx, s.canSSE = w, r.Context(), AcceptsSSE(r.Header.Get("Accept"))
+	s.w, s.ctx, s.canSSE = w, r.Context(), AcceptsSSE(accept(r.Header))
 }

@@ -37,7 +37,16 @@ type Stream struct {
 
 // New returns a stream answering r on w. Its context is r's.
 func New(w http.ResponseWriter, r *http.Request) *Stream {
-	return &Stream{w: w, ctx: r.Context(), canSSE: AcceptsSSE(r.Header.Get("Accept"))}
+	return &Stream{w: w, ctx: r.Context(), canSSE: AcceptsSSE(accept(r.Header))}
+}
+
+// accept is h.Get("Accept"), without canonicalizing the key (it is
+// canonical) on every request.
+func accept(h http.Header) string {
+	if v := h["Accept"]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // flush sends what was written so far. The ResponseController is made on
