@@ -54,10 +54,11 @@ const (
 // and params that are an object or absent. It returns what rpcwire.Decode
 // would give the legacy adapter (msg) and what the legacy dispatch would
 // decode from its params (the request's p), or reports false for the
-// general path. The body's limits must have been checked
-// (rpcwire.CheckLimits) first.
-func decodeLegacy(body []byte) (*legacyEnvelope, bool) {
-	w := &envWalk{b: body}
+// general path. The walk bounds the body as rpcwire.CheckLimits would
+// (lim, as decodeEnvelope does): a body over a limit is left to the
+// general path, which answers it with CheckLimits's error.
+func decodeLegacy(body []byte, lim *jsonscan.Limits) (*legacyEnvelope, bool) {
+	w := &envWalk{b: body, lim: *lim}
 	if !w.open() {
 		return nil, false
 	}
@@ -126,10 +127,8 @@ func decodeLegacy(body []byte) (*legacyEnvelope, bool) {
 // the legacy adapter with its decoding. It reports false, having written
 // nothing, for the general path.
 func (s *Server) serveLegacyDecoded(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	if rpcwire.CheckLimits(body, s.jsonLimits()) != nil {
-		return false // the general path answers it
-	}
-	e, ok := decodeLegacy(body)
+	lim := envLimits(s.jsonLimits())
+	e, ok := decodeLegacy(body, &lim)
 	if !ok {
 		return false
 	}

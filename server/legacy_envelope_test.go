@@ -54,8 +54,9 @@ var legacyEnvelopeSeeds = []struct {
 }
 
 func TestLegacyEnvelopeTakesTheUsualRequests(t *testing.T) {
+	defLim := envLimits(rpcwire.Limits{})
 	for _, s := range legacyEnvelopeSeeds {
-		_, ok := decodeLegacy([]byte(s.body))
+		_, ok := decodeLegacy([]byte(s.body), &defLim)
 		if ok != s.takes {
 			t.Errorf("decodeLegacy took it: %v, want %v: %s", ok, s.takes, s.body)
 		}
@@ -68,8 +69,9 @@ func TestLegacyEnvelopeTakesTheUsualRequests(t *testing.T) {
 // at) and its id.
 func TestLegacyEnvelopeAllocs(t *testing.T) {
 	body := []byte(legacyEnvelopeSeeds[0].body)
+	defLim := envLimits(rpcwire.Limits{})
 	n := testing.AllocsPerRun(100, func() {
-		if _, ok := decodeLegacy(body); !ok {
+		if _, ok := decodeLegacy(body, &defLim); !ok {
 			t.Fatal("not taken")
 		}
 	})
@@ -84,12 +86,20 @@ func TestLegacyEnvelopeAllocs(t *testing.T) {
 // params.
 func checkLegacyEnvelope(t *testing.T, data []byte) {
 	t.Helper()
-	if rpcwire.CheckLimits(data, rpcwire.Limits{}) != nil {
-		return
-	}
-	fast, ok := decodeLegacy(data)
+	defLim := envLimits(rpcwire.Limits{})
+	fast, ok := decodeLegacy(data, &defLim)
 	if !ok {
 		return
+	}
+	// The walk bounds the body: what it takes is within the limits.
+	if err := rpcwire.CheckLimits(data, rpcwire.Limits{}); err != nil {
+		t.Fatalf("decodeLegacy took a body over the limits (%v): %q", err, data)
+	}
+	// And under small limits it takes a body only when CheckLimits passes it.
+	small := rpcwire.Limits{MaxDepth: 3, MaxMembers: 4, MaxNumberLength: 8, MaxNumberExponent: 3}
+	smallLim := envLimits(small)
+	if _, took := decodeLegacy(data, &smallLim); took && rpcwire.CheckLimits(data, small) != nil {
+		t.Fatalf("decodeLegacy took a body over small limits: %q", data)
 	}
 	msg, derr := rpcwire.Decode(data, rpcwire.Limits{})
 	if derr != nil {
