@@ -114,31 +114,20 @@ func (m *MemoryStore) Create(ctx context.Context, r *Record, lim Limits) error {
 
 // Get implements Store.
 func (m *MemoryStore) Get(ctx context.Context, id string) (*Record, error) {
-	now := m.now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.expire(now)
-	e, ok := m.sessions[id]
-	if !ok {
-		return nil, ErrNotFound
+	rec := new(Record)
+	if err := m.read(id, false, 0, rec); err != nil {
+		return nil, err
 	}
-	return e.rec.Clone(), nil
+	return rec, nil
 }
 
 // Touch implements Store.
 func (m *MemoryStore) Touch(ctx context.Context, id string, idle time.Duration) (*Record, error) {
-	now := m.now()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.expire(now)
-	e, ok := m.sessions[id]
-	if !ok {
-		return nil, ErrNotFound
+	rec := new(Record)
+	if err := m.read(id, true, idle, rec); err != nil {
+		return nil, err
 	}
-	e.rec.LastUsed = now
-	e.deadline = now.Add(idle)
-	heap.Fix(&m.expiry, e.index)
-	return e.rec.Clone(), nil
+	return rec, nil
 }
 
 // Update implements Store.

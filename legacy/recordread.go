@@ -3,7 +3,6 @@ package legacy
 import (
 	"container/heap"
 	"context"
-	"slices"
 	"time"
 )
 
@@ -27,7 +26,7 @@ func (h *Handler) readRecord(ctx context.Context, sid string, use bool, into *Re
 }
 
 // read is Touch (when touch is set) or Get, copying the record into *into
-// as Record.Clone copies it.
+// as Record.Clone copies it. Get and Touch read through it.
 func (m *MemoryStore) read(id string, touch bool, idle time.Duration, into *Record) error {
 	now := m.now()
 	m.mu.Lock()
@@ -42,7 +41,6 @@ func (m *MemoryStore) read(id string, touch bool, idle time.Duration, into *Reco
 		e.deadline = now.Add(idle)
 		heap.Fix(&m.expiry, e.index)
 	}
-	*into = *e.rec
-	into.Subscriptions = slices.Clone(e.rec.Subscriptions)
+	e.rec.copyTo(into)
 	return nil
 }

@@ -57,9 +57,15 @@ func (r *Record) Clone() *Record {
 	if r == nil {
 		return nil
 	}
-	c := *r
-	c.Subscriptions = slices.Clone(r.Subscriptions)
-	return &c
+	c := new(Record)
+	r.copyTo(c)
+	return c
+}
+
+// copyTo copies r into dst as Clone does: dst gets its own subscriptions.
+func (r *Record) copyTo(dst *Record) {
+	*dst = *r
+	dst.Subscriptions = slices.Clone(r.Subscriptions)
 }
 
 // Limits are the quotas a Store checks when it creates a session.
