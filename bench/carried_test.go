@@ -103,3 +103,39 @@ func TestCarriedRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestCarriedOverHTTP runs the carried scenario's operation (carried.go)
+// against Baton over HTTP, as the load generator does: each retry is
+// served the same way again (completing, or asking the next question with
+// a state one answer larger), and a full decode is checked too.
+func TestCarriedOverHTTP(t *testing.T) {
+	urls, _, err := startServers()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, suspend := range []bool{false, true} {
+		for _, k := range []int{1, 3} {
+			sc := carriedScenario(k, suspend)
+			if gk, gs, ok := carriedOf(sc); !ok || gk != k || gs != suspend {
+				t.Fatalf("carriedOf(%q) = %d, %v, %v", sc, gk, gs, ok)
+			}
+			c, err := newRawClient(urls["baton"], 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			op := c.carriedOp(k, suspend)
+			for i := range 3 {
+				if err := op(); err != nil {
+					t.Fatalf("%s, operation %d: %v", sc, i, err)
+				}
+			}
+			if c.id != k+1+3 {
+				t.Errorf("%s: %d requests, want %d (k+1 rounds to build the retry, then one per operation)", sc, c.id, k+4)
+			}
+			c.close()
+		}
+	}
+	if _, err := carriedCountsOf("1,0"); err == nil {
+		t.Error("-carried 1,0 accepted")
+	}
+}

@@ -333,6 +333,9 @@ func opsFor(generator string, tr *http.Transport, url, scenario string, fullEver
 		if n, ok := roundsN(scenario); ok {
 			return func() error { return c.roundsOp(n) }, c.close, nil
 		}
+		if k, suspend, ok := carriedOf(scenario); ok {
+			return c.carriedOp(k, suspend), c.close, nil
+		}
 		if scenario == "confirm" {
 			return c.confirmOp, c.close, nil
 		}

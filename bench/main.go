@@ -44,8 +44,9 @@ func main() {
 		warmup      = flag.Duration("warmup", 2*time.Second, "unrecorded (but checked) time before each measurement")
 		reps        = flag.Int("reps", 3, "measurements per server and scenario, interleaved; the median is reported")
 		servers     = flag.String("servers", strings.Join(serverNames, ","), "servers to measure: baton (net/http), baton-echo (mcpecho.Mount), gosdk, mcpgo, floor")
-		scenarios   = flag.String("scenarios", "echo,confirm", "scenarios: echo (a), confirm (b), rounds (Baton asking 1, 2, 4 … questions in sequence; see -rounds), hostile (hostile bodies beside benign ones, one at a time)")
+		scenarios   = flag.String("scenarios", "echo,confirm", "scenarios: echo (a), confirm (b), rounds (Baton asking 1, 2, 4 … questions in sequence; see -rounds), carried (one retry whose state carries k answers; see -carried), hostile (hostile bodies beside benign ones, one at a time)")
 		rounds      = flag.String("rounds", "1,2,4,8,16", "rounds: the numbers of questions asked in sequence, one measurement each")
+		carried     = flag.String("carried", "1,16", "carried: the numbers of answers the retry's state carries, one measurement each, completing and suspending")
 		pin         = flag.Bool("pin", true, "pin the server process to CPU 0 and the load generator to CPU 1 (taskset; needs 2 CPUs)")
 		generator   = flag.String("generator", "raw", "load generator client: raw (one TCP connection per worker, minimal HTTP/1.1) or nethttp (net/http's client; echo and confirm only)")
 		fullEvery   = flag.Int("full-check", 8, "raw generator: decode every N-th response whole with encoding/json (every response gets the cheap checks)")
@@ -113,6 +114,16 @@ func main() {
 			}
 			for _, n := range ns {
 				load = append(load, roundsScenario(n))
+			}
+		case "carried":
+			ks, err := carriedCountsOf(*carried)
+			if err != nil {
+				fatal(err)
+			}
+			for _, suspend := range []bool{false, true} {
+				for _, k := range ks {
+					load = append(load, carriedScenario(k, suspend))
+				}
 			}
 		case "hostile":
 			hostile = true
@@ -520,7 +531,8 @@ func serversFor(cfg config, sc string) []string {
 	if legacyScenario(sc) {
 		return legacyServersFor(cfg)
 	}
-	if _, ok := roundsN(sc); ok {
+	_, isRounds := roundsN(sc)
+	if _, _, isCarried := carriedOf(sc); isRounds || isCarried {
 		if slices.Contains(cfg.servers, "baton") {
 			return []string{"baton"}
 		}
@@ -629,6 +641,7 @@ func report(cfg config, all map[string]map[string][]*result) bool {
 	sum := map[string]map[string]*summary{}
 	valid := true
 	var rounds []int
+	var carried []string
 	for _, sc := range cfg.scenarios {
 		sum[sc] = map[string]*summary{}
 		for _, s := range serversFor(cfg, sc) {
@@ -640,6 +653,10 @@ func report(cfg config, all map[string]map[string][]*result) bool {
 		}
 		if n, ok := roundsN(sc); ok {
 			rounds = append(rounds, n)
+			continue
+		}
+		if _, _, ok := carriedOf(sc); ok {
+			carried = append(carried, sc)
 			continue
 		}
 		if legacyScenario(sc) {
@@ -665,6 +682,9 @@ func report(cfg config, all map[string]map[string][]*result) bool {
 	}
 	if len(rounds) > 0 {
 		reportRounds(rounds, sum)
+	}
+	if len(carried) > 0 {
+		reportCarried(carried, sum) // carried.go
 	}
 
 	type target struct {

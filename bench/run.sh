@@ -2,13 +2,14 @@
 # Runs the harness with the figures' settings: every table of bench/README.md
 # ("Latest figures") from one run of one process: echo and confirm over all
 # five servers and the authorization and telemetry variants of Baton
-# (baton-auth, baton-otel), the rounds-growth scenario, the 2025-11-25
+# (baton-auth, baton-otel), the rounds-growth scenario, the carried
+# answers (one retry carrying 1 and 16 answers, over HTTP), the 2025-11-25
 # scenarios (session-call and session-elicit over Baton's legacy endpoint,
 # the go-sdk's and mcp-go's stateful servers and a floor, 3 repetitions,
 # about 3 minutes; session-memory), the hostile bodies, then the fleet
 # (fleet.sh). The
 # server process is pinned to CPU 0 and the load generator to CPU 1
-# (taskset; -pin=false to share the CPUs). About 15 minutes on 2 CPUs.
+# (taskset; -pin=false to share the CPUs). About 18 minutes on 2 CPUs.
 # With -p, it instead profiles Baton's server process (cpu-echo.pprof,
 # cpu-confirm.pprof, and the floor's beside them) and prints the top
 # entries. Extra arguments go to the harness (`go run . -h`).
@@ -28,7 +29,7 @@ if [ "${1:-}" = "-p" ]; then
 	exit 0
 fi
 status=0
-/tmp/baton-bench -servers baton,baton-echo,gosdk,mcpgo,floor,baton-auth,baton-otel -scenarios echo,confirm,rounds,session-call,session-elicit,session-memory,hostile -rounds 1,2,4,8,16 -duration 5s -warmup 2s -reps 5 -session-reps 3 -concurrency 32 "$@" || status=$?
+/tmp/baton-bench -servers baton,baton-echo,gosdk,mcpgo,floor,baton-auth,baton-otel -scenarios echo,confirm,rounds,carried,session-call,session-elicit,session-memory,hostile -rounds 1,2,4,8,16 -carried 1,16 -duration 5s -warmup 2s -reps 5 -session-reps 3 -concurrency 32 "$@" || status=$?
 # The fleet (three instances behind nginx with Redis, beside one): fleet.sh.
 ./fleet.sh || status=$?
 exit $status
