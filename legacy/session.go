@@ -419,7 +419,7 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, dec
 	case e != nil:
 		finishError(finish, msg.ID, e)
 	default:
-		finish(rpcwire.AppendResult(make([]byte, 0, len(res)+len(msg.ID.Raw())+40), msg.ID, res))
+		finishResult(finish, msg.ID, res)
 	}
 }
 
@@ -431,7 +431,15 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, dec
 // profile. So the frames between the connection and a tool's handler are
 // kept small: the rare branches of serveRequest, run and bridge are
 // functions of their own (finishError, runOwn, bridgeFailed), kept out of
-// line, and so is prepareToolCall in package server.
+// line, as are bridge's request (dispatchRequest) and, in package server,
+// prepareToolCall.
+
+// finishResult writes res as the result of request id.
+//
+//go:noinline
+func finishResult(finish func([]byte), id jsonrpc.ID, res json.RawMessage) {
+	finish(rpcwire.AppendResult(make([]byte, 0, len(res)+len(id.Raw())+40), id, res))
+}
 
 // finishError writes e as the response to request id.
 //
@@ -528,10 +536,7 @@ func (s *session) bridge(ctx context.Context, msg *rpcwire.Message, decoded any,
 			p.newRun() // the handler starts again from the top
 			decoded = nil
 		}
-		out, e := s.h.d.Dispatch(ctx, &era.Request[server.RequestMeta]{
-			ID: msg.ID, Method: msg.Method, Params: params, Meta: s.meta(),
-			Notifier: p, Peer: p, SessionID: s.id, Decoded: decoded,
-		})
+		out, e := s.h.d.Dispatch(ctx, s.dispatchRequest(msg, params, decoded, p))
 		if e != nil {
 			return nil, e
 		}
@@ -545,6 +550,16 @@ func (s *session) bridge(ctx context.Context, msg *rpcwire.Message, decoded any,
 		if params, err = withState(params, out.RequestState); err != nil {
 			return nil, bridgeFailed("%s: %v", msg.Method, err)
 		}
+	}
+}
+
+// dispatchRequest is the request one run of bridge hands the dispatch.
+//
+//go:noinline
+func (s *session) dispatchRequest(msg *rpcwire.Message, params json.RawMessage, decoded any, p *peer) *era.Request[server.RequestMeta] {
+	return &era.Request[server.RequestMeta]{
+		ID: msg.ID, Method: msg.Method, Params: params, Meta: s.meta(),
+		Notifier: p, Peer: p, SessionID: s.id, Decoded: decoded,
 	}
 }
 
