@@ -401,11 +401,7 @@ func (h *Handler) ServeLegacyDecoded(w http.ResponseWriter, r *http.Request, bod
 	// comes here through its ServeHTTP.
 	sid := headerValue(r.Header, sessionIDKey)
 	if r.Method == http.MethodPost && msg != nil && msg.Method == "initialize" {
-		if sid != "" {
-			writeJSONError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "initialize must not carry an %s header", server.HeaderSessionID))
-			return
-		}
-		h.initializeHTTP(w, r, msg)
+		h.serveInitialize(w, r, sid, msg)
 		return
 	}
 	var id jsonrpc.ID
@@ -415,8 +411,7 @@ func (h *Handler) ServeLegacyDecoded(w http.ResponseWriter, r *http.Request, bod
 	switch r.Method {
 	case http.MethodGet, http.MethodPost, http.MethodDelete:
 	default:
-		w.Header().Set("Allow", "GET, POST, DELETE")
-		writeJSONError(w, http.StatusMethodNotAllowed, id, jsonrpc.Errorf(jsonrpc.InvalidRequest, "method %s not allowed", r.Method))
+		refuseMethod(w, r, id)
 		return
 	}
 	// Only a request other than ping, and a GET stream, are use.
@@ -432,42 +427,19 @@ func (h *Handler) ServeLegacyDecoded(w http.ResponseWriter, r *http.Request, bod
 	if err == nil && rec.Principal != server.PrincipalFromContext(r.Context()) {
 		err = ErrNotFound // another subject's session does not exist for this one
 	}
-	switch {
-	case errors.Is(err, ErrNotFound):
-		writeJSONError(w, http.StatusNotFound, id, &jsonrpc.Error{Code: codeSessionNotFound, Message: "Session not found: initialize a new session"})
-		return
-	case err != nil:
-		h.storeFailed(w, id, "read the session", err)
+	if err != nil {
+		h.refuseRecord(w, id, err)
 		return
 	}
 	if v := headerValue(r.Header, protocolVersionKey); v != "" && v != rec.ProtocolVersion {
-		writeJSONError(w, http.StatusBadRequest, id, jsonrpc.Errorf(jsonrpc.InvalidRequest, "%s %s does not match the session's version %q", server.HeaderProtocolVersion, clip.Quote(v), rec.ProtocolVersion))
+		refuseVersion(w, id, v, rec.ProtocolVersion)
 		return
 	}
 	switch r.Method {
 	case http.MethodDelete:
-		sctx, cancel := h.storeCtx(r.Context())
-		_, err := h.store.Delete(sctx, sid)
-		cancel()
-		if err != nil {
-			h.storeFailed(w, id, "delete the session", err)
-			return
-		}
-		h.broadcast(&fleetMessage{Kind: kindClosed, Session: sid}) // here too
-		w.WriteHeader(http.StatusNoContent)
+		h.deleteSession(w, r, sid, id)
 	case http.MethodGet:
-		if h.draining.Load() {
-			h.refuseDraining(w)
-			return
-		}
-		s := h.acquire(rec, use)
-		defer h.release(s, use)
-		stream, pos, meta := h.lastEventStream(r.Context(), r, s)
-		if meta != nil && len(meta.Request) > 0 {
-			h.resumeCall(w, r, s, stream, pos, meta)
-			return
-		}
-		s.serveGET(w, r, stream, pos)
+		h.serveGETRequest(w, r, rec, use)
 	case http.MethodPost:
 		switch {
 		case msg.IsResponse():
@@ -481,6 +453,85 @@ func (h *Handler) ServeLegacyDecoded(w http.ResponseWriter, r *http.Request, bod
 			h.serveCall(w, r, rec, use, msg, decoded)
 		}
 	}
+}
+
+// The rare branches of ServeLegacyDecoded are functions of their own,
+// kept out of line, so that its frame, under every call of a session over
+// HTTP, stays small (see finishError).
+
+// serveInitialize serves an initialize POST; sid is its session id
+// header, which it must not carry.
+//
+//go:noinline
+func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, sid string, msg *rpcwire.Message) {
+	if sid != "" {
+		writeJSONError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "initialize must not carry an %s header", server.HeaderSessionID))
+		return
+	}
+	h.initializeHTTP(w, r, msg)
+}
+
+// refuseMethod answers an HTTP method a session endpoint does not serve.
+//
+//go:noinline
+func refuseMethod(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) {
+	w.Header().Set("Allow", "GET, POST, DELETE")
+	writeJSONError(w, http.StatusMethodNotAllowed, id, jsonrpc.Errorf(jsonrpc.InvalidRequest, "method %s not allowed", r.Method))
+}
+
+// refuseRecord answers a request whose session could not be read (err
+// not nil): 404 when it does not exist (for this caller), else the
+// store's failure.
+//
+//go:noinline
+func (h *Handler) refuseRecord(w http.ResponseWriter, id jsonrpc.ID, err error) {
+	if errors.Is(err, ErrNotFound) {
+		writeJSONError(w, http.StatusNotFound, id, &jsonrpc.Error{Code: codeSessionNotFound, Message: "Session not found: initialize a new session"})
+		return
+	}
+	h.storeFailed(w, id, "read the session", err)
+}
+
+// refuseVersion answers a request whose protocol version header v is not
+// its session's version.
+//
+//go:noinline
+func refuseVersion(w http.ResponseWriter, id jsonrpc.ID, v, version string) {
+	writeJSONError(w, http.StatusBadRequest, id, jsonrpc.Errorf(jsonrpc.InvalidRequest, "%s %s does not match the session's version %q", server.HeaderProtocolVersion, clip.Quote(v), version))
+}
+
+// deleteSession serves a DELETE of session sid.
+//
+//go:noinline
+func (h *Handler) deleteSession(w http.ResponseWriter, r *http.Request, sid string, id jsonrpc.ID) {
+	sctx, cancel := h.storeCtx(r.Context())
+	_, err := h.store.Delete(sctx, sid)
+	cancel()
+	if err != nil {
+		h.storeFailed(w, id, "delete the session", err)
+		return
+	}
+	h.broadcast(&fleetMessage{Kind: kindClosed, Session: sid}) // here too
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// serveGETRequest serves a GET of the session of rec: its stream, or the
+// resumption of a call's.
+//
+//go:noinline
+func (h *Handler) serveGETRequest(w http.ResponseWriter, r *http.Request, rec *Record, use bool) {
+	if h.draining.Load() {
+		h.refuseDraining(w)
+		return
+	}
+	s := h.acquire(rec, use)
+	defer h.release(s, use)
+	stream, pos, meta := h.lastEventStream(r.Context(), r, s)
+	if meta != nil && len(meta.Request) > 0 {
+		h.resumeCall(w, r, s, stream, pos, meta)
+		return
+	}
+	s.serveGET(w, r, stream, pos)
 }
 
 // protocolVersionKey is server.HeaderProtocolVersion in the canonical

@@ -386,8 +386,7 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, dec
 	if !added {
 		s.mu.Unlock()
 		cancel(nil)
-		b, _ := rpcwire.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", clip.String(key)))
-		finish(b)
+		finishError(finish, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", clip.String(key)))
 		return
 	}
 	s.mu.Unlock()
@@ -414,16 +413,40 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, dec
 	case ctx.Err() != nil && errors.Is(context.Cause(ctx), errHandlerClosed):
 		// The server, not the client, ended it: a client that resumes the
 		// stream is told so.
-		b, _ := rpcwire.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.InternalError, "%s was not completed: %v; call again", clip.String(msg.Method), errHandlerClosed))
-		finish(b)
+		finishError(finish, msg.ID, jsonrpc.Errorf(jsonrpc.InternalError, "%s was not completed: %v; call again", clip.String(msg.Method), errHandlerClosed))
 	case e == server.ErrNoResponse || ctx.Err() != nil:
 		abandon() // cancelled: no response, whatever the handler returned
 	case e != nil:
-		b, _ := rpcwire.AppendError(nil, msg.ID, e)
-		finish(b)
+		finishError(finish, msg.ID, e)
 	default:
-		finish(rpcwire.AppendResult(make([]byte, 0, len(res)+len(msg.ID.Raw())+40), msg.ID, res))
+		finishResult(finish, msg.ID, res)
 	}
+}
+
+// A 2025-11-25 call over HTTP runs on its connection's goroutine, whose
+// stack net/http starts at 8 KiB; a call deeper than that grows it to 16
+// KiB, and the garbage collector, finding the idle connection using a
+// quarter of it, shrinks it back at each cycle: a stack copy per
+// connection per cycle, about 1 µs per call in issue 23's session-call
+// profile. So the frames between the connection and a tool's handler are
+// kept small: the rare branches of serveRequest, run and bridge are
+// functions of their own (finishError, runOwn, bridgeFailed), kept out of
+// line, as are bridge's request (dispatchRequest) and, in package server,
+// prepareToolCall.
+
+// finishResult writes res as the result of request id.
+//
+//go:noinline
+func finishResult(finish func([]byte), id jsonrpc.ID, res json.RawMessage) {
+	finish(rpcwire.AppendResult(make([]byte, 0, len(res)+len(id.Raw())+40), id, res))
+}
+
+// finishError writes e as the response to request id.
+//
+//go:noinline
+func finishError(finish func([]byte), id jsonrpc.ID, e *jsonrpc.Error) {
+	b, _ := rpcwire.AppendError(nil, id, e)
+	finish(b)
 }
 
 func (s *session) meta() server.RequestMeta {
@@ -438,11 +461,19 @@ func (s *session) meta() server.RequestMeta {
 func (s *session) run(ctx context.Context, msg *rpcwire.Message, decoded any, w wire) (json.RawMessage, *jsonrpc.Error) {
 	switch msg.Method {
 	case "ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "server/discover", "subscriptions/listen":
-		r := &era.Request[server.RequestMeta]{ID: msg.ID, Method: msg.Method, Params: msg.Params, Meta: s.meta(), SessionID: s.id}
-		return s.h.d.Intercept(ctx, r, func(context.Context) (json.RawMessage, *jsonrpc.Error) { return s.own(msg) })
+		return s.runOwn(ctx, msg)
 	}
 	p := &peer{s: s, w: w}
 	return s.bridge(ctx, msg, decoded, p)
+}
+
+// runOwn serves one of the session's own methods through the server's
+// middleware.
+//
+//go:noinline
+func (s *session) runOwn(ctx context.Context, msg *rpcwire.Message) (json.RawMessage, *jsonrpc.Error) {
+	r := &era.Request[server.RequestMeta]{ID: msg.ID, Method: msg.Method, Params: msg.Params, Meta: s.meta(), SessionID: s.id}
+	return s.h.d.Intercept(ctx, r, func(context.Context) (json.RawMessage, *jsonrpc.Error) { return s.own(msg) })
 }
 
 // own serves the methods a session answers itself.
@@ -505,10 +536,7 @@ func (s *session) bridge(ctx context.Context, msg *rpcwire.Message, decoded any,
 			p.newRun() // the handler starts again from the top
 			decoded = nil
 		}
-		out, e := s.h.d.Dispatch(ctx, &era.Request[server.RequestMeta]{
-			ID: msg.ID, Method: msg.Method, Params: params, Meta: s.meta(),
-			Notifier: p, Peer: p, SessionID: s.id, Decoded: decoded,
-		})
+		out, e := s.h.d.Dispatch(ctx, s.dispatchRequest(msg, params, decoded, p))
 		if e != nil {
 			return nil, e
 		}
@@ -516,13 +544,30 @@ func (s *session) bridge(ctx context.Context, msg *rpcwire.Message, decoded any,
 			return out.Result, nil
 		}
 		if round >= s.h.opts.MaxRounds {
-			return nil, jsonrpc.Errorf(jsonrpc.InternalError, "%s suspended more than %d times; giving up", msg.Method, s.h.opts.MaxRounds)
+			return nil, bridgeFailed("%s suspended more than %d times; giving up", msg.Method, s.h.opts.MaxRounds)
 		}
 		var err error
 		if params, err = withState(params, out.RequestState); err != nil {
-			return nil, jsonrpc.Errorf(jsonrpc.InternalError, "%s: %v", msg.Method, err)
+			return nil, bridgeFailed("%s: %v", msg.Method, err)
 		}
 	}
+}
+
+// dispatchRequest is the request one run of bridge hands the dispatch.
+//
+//go:noinline
+func (s *session) dispatchRequest(msg *rpcwire.Message, params json.RawMessage, decoded any, p *peer) *era.Request[server.RequestMeta] {
+	return &era.Request[server.RequestMeta]{
+		ID: msg.ID, Method: msg.Method, Params: params, Meta: s.meta(),
+		Notifier: p, Peer: p, SessionID: s.id, Decoded: decoded,
+	}
+}
+
+// bridgeFailed is bridge's internal error.
+//
+//go:noinline
+func bridgeFailed(format string, args ...any) *jsonrpc.Error {
+	return jsonrpc.Errorf(jsonrpc.InternalError, format, args...)
 }
 
 // withState returns params with requestState set to state.

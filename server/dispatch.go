@@ -742,20 +742,44 @@ func (s *Server) handlerError(ctx context.Context, what string, err error) *json
 }
 
 func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
+	req, e, mc, asTask, out, re := s.prepareToolCall(ctx, r, n)
+	if req == nil {
+		return out, re
+	}
+	if asTask {
+		return s.callToolAsTask(ctx, r, e, mc, req)
+	}
+	res, err := invoke(s, "tool", req.Name, func() (*ToolResult, error) { return e.handler(ctx, req) })
+	return s.toolOutcome(ctx, r, e, mc, req.Name, res, err)
+}
+
+// prepareToolCall does a tools/call's work before its handler runs: the
+// tool, the client's capabilities, the arguments' checks, the round and
+// the ToolRequest. It returns a nil req with the call's answer when the
+// call ends before its handler. It is a function of its own, not part of
+// callTool, so that its frame (about 1 KiB with everything it inlines) is
+// gone when the handler runs: a 2025-11-25 call over HTTP then fits in the
+// connection goroutine's 8 KiB stack, which the garbage collector would
+// otherwise shrink at each cycle and the next call grow again (a stack
+// copy per connection per cycle, about 1 µs per call in issue 23's
+// session-call profile).
+//
+//go:noinline
+func (s *Server) prepareToolCall(ctx context.Context, r *request, n Notifier) (req *ToolRequest, e *toolEntry, mc *mrtrCall, asTask bool, out json.RawMessage, re *jsonrpc.Error) {
 	if r.p.Name == nil || *r.p.Name == "" {
-		return nil, invalidParams("tools/call needs a tool name")
+		return nil, nil, nil, false, nil, invalidParams("tools/call needs a tool name")
 	}
 	name := *r.p.Name
 	s.mu.RLock()
-	e, _ := s.tools.get(name)
+	e, _ = s.tools.get(name)
 	s.mu.RUnlock()
 	if e == nil {
-		return nil, invalidParams("unknown tool %s", clip.Quote(name))
+		return nil, nil, nil, false, nil, invalidParams("unknown tool %s", clip.Quote(name))
 	}
 	if missing, ok := r.meta.ClientCapabilities.Missing(e.opts.Requires); ok {
-		return nil, (&mcp.MissingCapabilityError{Required: missing, What: "tool " + name}).RPCError()
+		return nil, nil, nil, false, nil, (&mcp.MissingCapabilityError{Required: missing, What: "tool " + name}).RPCError()
 	}
-	asTask := false
+	asTask = false
 	if e.opts.Task != TaskForbidden {
 		// Only a modern request can declare the extension; a task-required
 		// tool refuses every other request before its handler runs.
@@ -763,27 +787,27 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 		if !asTask && e.opts.Task == TaskRequired {
 			err := mcp.ClientCapabilities{}.RequireExtension("tool "+name+" (it runs only as a task)", TasksExtension)
 			re, _ := asRPCError(err)
-			return nil, re
+			return nil, nil, nil, false, nil, re
 		}
 	}
 	args := r.p.Arguments
 	if t := bytes.TrimSpace(args); len(t) == 0 || bytes.Equal(t, []byte("null")) {
 		args = json.RawMessage("{}")
 	} else if t[0] != '{' {
-		return nil, invalidParams("tools/call arguments must be a JSON object")
+		return nil, nil, nil, false, nil, invalidParams("tools/call arguments must be a JSON object")
 	}
 	if r.header != nil && len(e.headers) > 0 {
 		var m map[string]json.RawMessage
 		if err := strictjson.Unmarshal(args, &m); err != nil {
-			return nil, invalidParams("tools/call arguments: %v", err)
+			return nil, nil, nil, false, nil, invalidParams("tools/call arguments: %v", err)
 		}
 		if he := checkParamHeaders(r.header, e.headers, m); he != nil {
-			return nil, he
+			return nil, nil, nil, false, nil, he
 		}
 	}
-	mc, re := s.openRound(ctx, r, name, args, round.Options{AnswersWithoutState: e.opts.AnswersWithoutState})
+	mc, re = s.openRound(ctx, r, name, args, round.Options{AnswersWithoutState: e.opts.AnswersWithoutState})
 	if re != nil {
-		return nil, re
+		return nil, nil, nil, false, nil, re
 	}
 	validate := !e.opts.SkipInputValidation && !e.anyArgs
 	if d, ok := mc.knownArgs(); validate && ok && e.valid.has(d) {
@@ -795,10 +819,11 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 	if validate {
 		inst, err := strictjson.DecodeValue(args)
 		if err != nil {
-			return nil, invalidParams("tools/call arguments: %v", err)
+			return nil, nil, nil, false, nil, invalidParams("tools/call arguments: %v", err)
 		}
 		if msg := validateArguments(e.input, inst); msg != "" {
-			return s.encodeToolResult(r, ErrorResult(msg), nil)
+			out, re = s.encodeToolResult(r, ErrorResult(msg), nil)
+			return nil, nil, nil, false, out, re
 		}
 	}
 	// The Call and the ToolRequest in one allocation: one fewer per
@@ -811,37 +836,16 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 	initCall(call, r.id, r.method, r.meta, mc.round, mc.principal, n)
 	call.storeTimeout = s.opts.StoreTimeout
 	call.peer = r.peer
-	req := &tc.req
+	req = &tc.req
 	*req = ToolRequest{Call: call, Name: name, Arguments: args, fields: &e.fields}
-	if asTask {
-		return s.callToolAsTask(ctx, r, e, mc, req)
-	}
-	res, err := invoke(s, "tool", name, func() (*ToolResult, error) { return e.handler(ctx, req) })
-	return s.toolOutcome(ctx, r, e, mc, name, res, err)
+	return req, e, mc, asTask, nil, nil
 }
 
 // toolOutcome turns what a tool handler returned into the call's answer:
 // the encoded result, input_required, or a protocol error.
 func (s *Server) toolOutcome(ctx context.Context, r *request, e *toolEntry, mc *mrtrCall, name string, res *ToolResult, err error) (json.RawMessage, *jsonrpc.Error) {
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, errNoResponse
-		}
-		if errors.Is(err, mrtr.ErrInputRequired) {
-			out, se := s.suspend(r, mc)
-			if d, ok := mc.knownArgs(); se == nil && ok && !e.opts.SkipInputValidation && !e.anyArgs {
-				e.valid.add(d) // the retry may skip validation
-			}
-			return out, se
-		}
-		var ue *URLElicitationRequiredError
-		if errors.As(err, &ue) {
-			return s.urlRequired(r, mc, ue)
-		}
-		if re, ok := asRPCError(err); ok {
-			return nil, re
-		}
-		return s.encodeToolResult(r, ErrorResult(s.clientText("tool "+name, err)), nil)
+		return s.toolFailed(ctx, r, e, mc, name, err)
 	}
 	if res == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: fmt.Sprintf("Internal error: tool %q returned no result", name)}
@@ -854,6 +858,31 @@ func (s *Server) toolOutcome(ctx context.Context, r *request, e *toolEntry, mc *
 		}
 	}
 	return s.encodeToolResult(r, res, sc)
+}
+
+// toolFailed is toolOutcome for a handler that returned an error. It is
+// out of line, as prepareToolCall is, to keep toolOutcome's frame small.
+//
+//go:noinline
+func (s *Server) toolFailed(ctx context.Context, r *request, e *toolEntry, mc *mrtrCall, name string, err error) (json.RawMessage, *jsonrpc.Error) {
+	if ctx.Err() != nil {
+		return nil, errNoResponse
+	}
+	if errors.Is(err, mrtr.ErrInputRequired) {
+		out, se := s.suspend(r, mc)
+		if d, ok := mc.knownArgs(); se == nil && ok && !e.opts.SkipInputValidation && !e.anyArgs {
+			e.valid.add(d) // the retry may skip validation
+		}
+		return out, se
+	}
+	var ue *URLElicitationRequiredError
+	if errors.As(err, &ue) {
+		return s.urlRequired(r, mc, ue)
+	}
+	if re, ok := asRPCError(err); ok {
+		return nil, re
+	}
+	return s.encodeToolResult(r, ErrorResult(s.clientText("tool "+name, err)), nil)
 }
 
 // checkOutput validates the structuredContent of a tool's result against
@@ -905,8 +934,7 @@ func (s *Server) encodeToolResult(r *request, res *ToolResult, sc json.RawMessag
 		}
 		var err error
 		if b, err = c.AppendJSON(b); err != nil {
-			s.log.Error("encode tool result content", "err", err)
-			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the result could not be encoded: " + err.Error()}
+			return nil, s.encodeFailed("encode tool result content", err, "Internal error: the result could not be encoded: "+err.Error())
 		}
 	}
 	b = append(b, ']')
@@ -916,8 +944,7 @@ func (s *Server) encodeToolResult(r *request, res *ToolResult, sc json.RawMessag
 	} else if res.StructuredContent != nil {
 		sc, err := json.Marshal(res.StructuredContent)
 		if err != nil {
-			s.log.Error("encode structuredContent", "err", err)
-			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: structuredContent could not be encoded"}
+			return nil, s.encodeFailed("encode structuredContent", err, "Internal error: structuredContent could not be encoded")
 		}
 		b = append(b, `,"structuredContent":`...)
 		b = append(b, sc...)
@@ -931,6 +958,17 @@ func (s *Server) encodeToolResult(r *request, res *ToolResult, sc json.RawMessag
 		b = append(b, meta...)
 	}
 	return append(b, '}'), nil
+}
+
+// encodeFailed logs an encoding failure of a tool's result (what, err)
+// and returns the call's -32603 with message. It is out of line so that
+// encodeToolResult's frame, on every call's path, stays small (see
+// prepareToolCall).
+//
+//go:noinline
+func (s *Server) encodeFailed(what string, err error, message string) *jsonrpc.Error {
+	s.log.Error(what, "err", err)
+	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: message}
 }
 
 type promptResultWire struct {

@@ -18,6 +18,32 @@ import (
 // cancelled and must not be answered.
 func (d legacyDispatcher) Dispatch(ctx context.Context, lr *era.Request[RequestMeta]) (*era.Outcome, *jsonrpc.Error) {
 	s := d.s
+	r, e := d.request(lr)
+	if e != nil {
+		return nil, e
+	}
+	var n Notifier
+	if lr.Notifier != nil {
+		n = lr.Notifier
+	}
+	res, e := s.handle(ctx, r, n)
+	if e != nil {
+		return nil, e
+	}
+	if irr := r.suspended; irr != nil {
+		return &era.Outcome{Suspended: true, RequestState: irr.RequestState}, nil
+	}
+	return &era.Outcome{Result: res}, nil
+}
+
+// request is Dispatch's request for lr: decodeLegacy's (lr.Decoded) or
+// one decoded here, with the session's part set. It is out of line so
+// that Dispatch's frame, under every call of a session, stays small (see
+// prepareToolCall).
+//
+//go:noinline
+func (d legacyDispatcher) request(lr *era.Request[RequestMeta]) (*request, *jsonrpc.Error) {
+	s := d.s
 	r, decoded := lr.Decoded.(*request) // decodeLegacy's: id, method and params decoded
 	if decoded {
 		r.meta, r.legacy, r.peer, r.session, r.raw = lr.Meta, true, lr.Peer, lr.SessionID, lr.Params
@@ -45,18 +71,7 @@ func (d legacyDispatcher) Dispatch(ctx context.Context, lr *era.Request[RequestM
 	case "server/discover", "subscriptions/listen":
 		return nil, methodNotFound(lr.Method)
 	}
-	var n Notifier
-	if lr.Notifier != nil {
-		n = lr.Notifier
-	}
-	res, e := s.handle(ctx, r, n)
-	if e != nil {
-		return nil, e
-	}
-	if irr := r.suspended; irr != nil {
-		return &era.Outcome{Suspended: true, RequestState: irr.RequestState}, nil
-	}
-	return &era.Outcome{Result: res}, nil
+	return r, nil
 }
 
 // Watch calls f for every change of the tool, prompt or resource lists and

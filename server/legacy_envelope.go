@@ -32,10 +32,19 @@ type legacyEnvelope struct {
 }
 
 // legacyStore is what decodeLegacy points a request's params at: the
-// strings of params and of _meta it reads, and _meta.
+// strings of params it reads. _meta, which a plain call does not carry,
+// has a legacyMetaStore of its own: without it the envelope fits the
+// 896-byte size class, not the 1024-byte one (less to allocate, and so to
+// collect, on every request of a session; issue 23).
 type legacyStore struct {
-	meta metaIn
 	strs [legacyStrings]string
+}
+
+// legacyMetaStore is what decodeLegacy points a request's _meta at: _meta
+// and the strings of it that it reads.
+type legacyMetaStore struct {
+	meta metaIn
+	strs [legacyMetaStrings]string
 }
 
 // The strings of legacyStore.strs.
@@ -43,10 +52,15 @@ const (
 	legacyName = iota
 	legacyURI
 	legacyCursor
-	legacyTraceparent
+	legacyStrings
+)
+
+// The strings of legacyMetaStore.strs.
+const (
+	legacyTraceparent = iota
 	legacyTracestate
 	legacyBaggage
-	legacyStrings
+	legacyMetaStrings
 )
 
 // decodeLegacy decodes body, an ordinary request of a legacy session: a
@@ -181,8 +195,9 @@ func (w *envWalk) legacyParams(p *paramsIn, st *legacyStore) {
 			}
 		case "_meta":
 			if !w.seen(&mask, 4) {
-				p.Meta = &st.meta
-				w.legacyMeta(&st.meta, st)
+				ms := &legacyMetaStore{}
+				p.Meta = &ms.meta
+				w.legacyMeta(ms)
 			}
 		case "requestState", "inputResponses", "taskId", "ref", "argument", "context", "notifications":
 			w.bad = true
@@ -192,9 +207,11 @@ func (w *envWalk) legacyParams(p *paramsIn, st *legacyStore) {
 	}
 }
 
-// legacyMeta decodes the _meta object at w.i into m: a progress token and
-// the trace context. It gives up on the modern envelope's members.
-func (w *envWalk) legacyMeta(m *metaIn, st *legacyStore) {
+// legacyMeta decodes the _meta object at w.i into st.meta: a progress
+// token and the trace context. It gives up on the modern envelope's
+// members.
+func (w *envWalk) legacyMeta(st *legacyMetaStore) {
+	m := &st.meta
 	if !w.open() {
 		return
 	}
