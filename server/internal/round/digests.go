@@ -33,8 +33,12 @@ type Digests struct {
 	m  map[seal.Digest]seal.Digest
 }
 
-// digestSlots is the size of Digests.recent.
-const digestSlots = 64
+// digestSlots is the size of Digests.recent (2 KiB of pointers). A slot
+// is picked by the first byte of a SHA-256 digest: with 64 slots, a
+// handler asking 17 questions shared slots often enough that about one
+// lookup in five (BenchmarkCarried in bench/, 2026-12-04) went on to the
+// locked map, some 250 instructions; 256 slots make that rare.
+const digestSlots = 256
 
 // digestPair is an elicitation's digest and its question's.
 type digestPair struct{ ed, d seal.Digest }
@@ -45,8 +49,8 @@ func (t *Digests) elicit(ed [32]byte) seal.Digest {
 	if t == nil {
 		return elicitDigest(ed)
 	}
-	slot := &t.recent[ed[0]%digestSlots]
-	if p := slot.Load(); p != nil && p.ed == ed {
+	slot := &t.recent[int(ed[0])%digestSlots]
+	if p := slot.Load(); p != nil && p.ed.Equal((*seal.Digest)(&ed)) {
 		return p.d
 	}
 	t.mu.RLock()
