@@ -29,13 +29,15 @@ type exactKeys struct {
 	first atomic.Pointer[exactType] // the first type looked up, read without a lock
 
 	mu sync.RWMutex
-	m  map[reflect.Type]bool
+	m  map[reflect.Type]*exactType
 }
 
-// exactType is a type and whether the schema's names are exact for it.
+// exactType is a type, whether the schema's names are exact for it, and
+// its flat decoding plan (nil: none; decode_flat.go).
 type exactType struct {
 	t     reflect.Type
 	exact bool
+	plan  *flatPlan
 }
 
 // bindChecked decodes content, checked against s, into v (Result.Decode).
@@ -45,36 +47,42 @@ func (s *Schema) bindChecked(content []byte, v any) error {
 		return strictjson.Bind(content, v)
 	}
 	c := s.cache
-	if v != nil && c.exact.of(s, &c.decode, reflect.TypeOf(v)) {
-		return strictjson.Unmarshal(content, v)
+	if v != nil {
+		if e := c.exact.of(s, &c.decode, reflect.TypeOf(v)); e.exact {
+			if e.plan != nil && e.plan.decode(content, v) {
+				return nil // strictjson.Unmarshal's result, in one pass (decode_flat.go)
+			}
+			return strictjson.Unmarshal(content, v)
+		}
 	}
 	return c.decode.Bind(content, v)
 }
 
-// of reports whether the property names of s are exact for t.
-func (e *exactKeys) of(s *Schema, memo *strictjson.Memo, t reflect.Type) bool {
+// of returns what e remembers of t: whether the property names of s are
+// exact for it, and its flat decoding plan.
+func (e *exactKeys) of(s *Schema, memo *strictjson.Memo, t reflect.Type) *exactType {
 	if l := e.first.Load(); l != nil && l.t == t {
-		return l.exact
+		return l
 	}
 	e.mu.RLock()
-	exact, ok := e.m[t]
+	et, ok := e.m[t]
 	e.mu.RUnlock()
 	if ok {
-		return exact
+		return et
 	}
 	names := make([]string, len(s.fields))
 	for i, f := range s.fields {
 		names[i] = f.name
 	}
-	exact = memo.Of(t).Exact(names)
+	et = &exactType{t: t, exact: memo.Of(t).Exact(names), plan: flatPlanOf(t)}
 	e.mu.Lock()
 	if len(e.m) < exactTypes {
 		if e.m == nil {
-			e.m = make(map[reflect.Type]bool)
+			e.m = make(map[reflect.Type]*exactType)
 		}
-		e.m[t] = exact
+		e.m[t] = et
 	}
 	e.mu.Unlock()
-	e.first.CompareAndSwap(nil, &exactType{t: t, exact: exact}) // the first type kept: types decoded in turn do not replace each other
-	return exact
+	e.first.CompareAndSwap(nil, et) // the first type kept: types decoded in turn do not replace each other
+	return et
 }

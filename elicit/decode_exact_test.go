@@ -73,7 +73,7 @@ func TestDecodeCheckedLikeBind(t *testing.T) {
 	if err := res.Decode(&c); err == nil {
 		t.Fatal("a key matched only without case was not refused")
 	}
-	if !form.RequestedSchema.cache.exact.of(form.RequestedSchema, &form.RequestedSchema.cache.decode, reflect.TypeFor[*exact]()) {
+	if !form.RequestedSchema.cache.exact.of(form.RequestedSchema, &form.RequestedSchema.cache.decode, reflect.TypeFor[*exact]()).exact {
 		t.Error("a type whose fields take the properties exactly was not found exact")
 	}
 }

@@ -119,7 +119,9 @@ func (r *Result) Decode(v any) error {
 		return fmt.Errorf("elicit: cannot decode a %q result: %w", r.Action, ErrNotAccepted)
 	}
 	content := r.Content
-	if len(bytes.TrimSpace(content)) == 0 {
+	// Content that begins with '{' (every accepted form content checked or
+	// recorded by the server) is not blank: TrimSpace only for the rest.
+	if len(content) == 0 || content[0] != '{' && len(bytes.TrimSpace(content)) == 0 {
 		content = json.RawMessage("{}")
 	}
 	if err := r.schema.bindChecked(content, v); err != nil {

@@ -368,10 +368,7 @@ func (c *Call) askAll(ctx context.Context, irs []mrtr.InputRequest, o askOptions
 // returns the request to ask.
 func (c *Call) prepare(ir mrtr.InputRequest, isPeer bool) (mrtr.InputRequest, error) {
 	if k := ir.Key(); k != "" {
-		if strings.HasPrefix(k, round.AutoKeyPrefix) {
-			return ir, fmt.Errorf("question key %s: keys beginning %q are the server's own", clip.Quote(k), round.AutoKeyPrefix)
-		}
-		if err := round.CheckKey(k); err != nil {
+		if err := checkUserKey(k); err != nil {
 			return ir, err
 		}
 	}
@@ -400,6 +397,15 @@ func (c *Call) prepare(ir mrtr.InputRequest, isPeer bool) (mrtr.InputRequest, er
 		return ir, err
 	}
 	return prepared, nil
+}
+
+// checkUserKey checks a question key the handler gave (WithKey,
+// mrtr.InputRequest.Keyed): valid, and not in the server's namespace.
+func checkUserKey(k string) error {
+	if strings.HasPrefix(k, round.AutoKeyPrefix) {
+		return fmt.Errorf("question key %s: keys beginning %q are the server's own", clip.Quote(k), round.AutoKeyPrefix)
+	}
+	return round.CheckKey(k)
 }
 
 // askOne holds what asking one question (Elicit, CreateMessage,

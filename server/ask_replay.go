@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/mrtr"
@@ -66,19 +67,19 @@ func (c *Call) elicitReplay(req *elicit.Request, opts []AskOption) (*elicit.Resu
 	for _, f := range opts {
 		f(o)
 	}
-	ir, err := c.prepare(mrtr.ElicitRequest(req).Keyed(o.key), false)
+	e, err := c.prepareElicit(req, o.key)
 	if err != nil {
 		return nil, err
 	}
 	pos := c.pos
 	c.pos++
-	key := ir.Key()
+	key := o.key
 	if key == "" {
 		key = round.AutoKey(pos)
 	}
 	var res *elicit.Result
-	_, err = c.round.AskValid(pos, key, ir, func(raw json.RawMessage, recorded bool) (json.RawMessage, error) {
-		r, record, err := c.checkElicit(ir.Elicitation(), raw, recorded)
+	_, err = c.round.AskValid(pos, key, mrtr.ElicitRequest(e).Keyed(o.key), func(raw json.RawMessage, recorded bool) (json.RawMessage, error) {
+		r, record, err := c.checkElicit(e, raw, recorded)
 		res = r
 		return record, err
 	})
@@ -86,4 +87,29 @@ func (c *Call) elicitReplay(req *elicit.Request, opts []AskOption) (*elicit.Resu
 		return nil, err // as askAll returns it for one question
 	}
 	return res, nil
+}
+
+// prepareElicit is prepare for the elicitation e (not nil) asked under key
+// ("" for none) on the stateless protocol: the same checks in the same
+// order with the same errors (TestPrepareElicitIsPrepare), and the
+// request to ask, without copying an mrtr.InputRequest through them (once
+// per answer a retry carries).
+func (c *Call) prepareElicit(e *elicit.Request, key string) (*elicit.Request, error) {
+	if key != "" {
+		if err := checkUserKey(key); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.Validate(); err != nil {
+		return nil, fmt.Errorf("elicit: %w", err)
+	}
+	if e.ElicitationID != "" {
+		modern := *e
+		modern.ElicitationID = "" // not part of 2026-07-28
+		e = &modern
+	}
+	if err := mrtr.ElicitRequest(e).CheckCapabilities(c.Meta.ClientCapabilities); err != nil {
+		return nil, err
+	}
+	return e, nil
 }

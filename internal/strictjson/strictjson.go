@@ -22,6 +22,9 @@ func Unmarshal(data []byte, v any) error {
 	if err != nil {
 		return err
 	}
+	if len(rest) == 0 { // the usual case: no call to trim nothing
+		return nil
+	}
 	if rest = bytes.TrimLeft(rest, " \t\r\n"); len(rest) > 0 {
 		return fmt.Errorf("invalid character %q after top-level value", rest[0])
 	}

@@ -134,13 +134,13 @@ func TestCheckKeyControlCharacters(t *testing.T) {
 func TestDigestsSharedSlot(t *testing.T) {
 	var tab Digests
 	var forms []*elicit.Request
-	seen := map[byte]*elicit.Request{}
+	seen := map[int]*elicit.Request{}
 	for i := 0; len(forms) < 2; i++ {
 		f, err := elicit.NewForm("Question "+strconv.Itoa(i)+"?", elicit.Boolean("ok").Required())
 		if err != nil {
 			t.Fatal(err)
 		}
-		slot := f.Digest()[0] % digestSlots
+		slot := int(f.Digest()[0]) % digestSlots
 		if prev, ok := seen[slot]; ok {
 			forms = append(forms, prev, f)
 		}

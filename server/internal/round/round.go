@@ -57,6 +57,12 @@ func autoPos(key string) (int, bool) {
 	return p, true
 }
 
+// isAutoKey reports whether key is AutoKey(pos).
+func isAutoKey(key string, pos int) bool {
+	_, ok := autoPos(key)
+	return ok && key == AutoKey(pos)
+}
+
 // inputRequiredError names the question that was not answered yet.
 type inputRequiredError struct{ key string }
 
@@ -372,7 +378,7 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 	ri := r.recordedIndex(key)
 	if ri >= 0 && r.handed[ri] { // asked before in this run and handed the recorded answer
 		rec := &r.state.Answers[ri]
-		if rec.Digest != d {
+		if !rec.Digest.Equal(&d) {
 			return nil, fmt.Errorf("input request key %s was asked twice with different requests", clip.Quote(key))
 		}
 		if _, err := check(rec.Answer, true); err != nil {
@@ -380,7 +386,7 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 		}
 		return rec.Answer, nil
 	}
-	if _, ok := autoPos(key); ok && key == AutoKey(pos) {
+	if strings.HasPrefix(key, AutoKeyPrefix) && isAutoKey(key, pos) {
 		if err := r.keepOrder(pos, d); err != nil {
 			return nil, err
 		}
@@ -389,7 +395,7 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 		if r.answered == nil {
 			r.answered = make([]int, 0, r.expected())
 		}
-		if rec := &r.state.Answers[ri]; rec.Digest == d {
+		if rec := &r.state.Answers[ri]; rec.Digest.Equal(&d) {
 			if _, err := check(rec.Answer, true); err != nil {
 				return nil, &InvalidResponseError{Key: key, Err: err}
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"slices"
+	"sync"
 )
 
 // The ciphertext segment of a requestState grows by about 80 base64url
@@ -39,14 +40,16 @@ var b64Values = func() (t [256]byte) {
 	return t
 }()
 
-// b64Quads maps two characters (the first in the low byte, as a
-// little-endian load reads them) to their 12 bits, and any pair with a
-// byte outside the alphabet to 0xffff. Decoding reads two characters per
-// lookup: under valgrind (BenchmarkCarried in bench/, 2026-12-04) the
-// decoding of a retry's ciphertext segment was the largest cost per
-// carried answer, about 660 instructions (9.6 a character) with one lookup
-// per character; FuzzB64 holds it to encoding/base64.
-var b64Quads = func() *[1 << 16]uint16 {
+// b64Quads returns the table that maps two characters (the first in the
+// low byte, as a little-endian load reads them) to their 12 bits, and any
+// pair with a byte outside the alphabet to 0xffff. Decoding reads two
+// characters per lookup: under valgrind (BenchmarkCarried in bench/,
+// 2026-12-04) the decoding of a retry's ciphertext segment was the largest
+// cost per carried answer, about 660 instructions (9.6 a character) with
+// one lookup per character; FuzzB64 holds it to encoding/base64. The
+// table is 128 KiB, so it is built on the first decode (a process that
+// never opens a state never builds it), once, and only read after.
+var b64Quads = sync.OnceValue(func() *[1 << 16]uint16 {
 	t := new([1 << 16]uint16)
 	for i := range t {
 		a, b := b64Values[i&0xff], b64Values[i>>8]
@@ -57,7 +60,7 @@ var b64Quads = func() *[1 << 16]uint16 {
 		}
 	}
 	return t
-}()
+})
 
 // appendB64 is b64.AppendEncode(dst, src).
 func appendB64(dst, src []byte) []byte {
@@ -110,7 +113,7 @@ func appendUnB64Strict(dst, src []byte) ([]byte, error) {
 // the first block with a character outside the alphabet, and returns how
 // many characters of src it read and bytes of out it wrote.
 func decodeBlocks(out, src []byte) (i, o int) {
-	t := b64Quads
+	t := b64Quads()
 	// Sixteen characters make twelve bytes, written as two eight-byte
 	// stores (the second reaches two bytes past them): blocks while both
 	// fit, counted up front so that the loop checks one bound each.

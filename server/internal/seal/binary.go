@@ -108,18 +108,35 @@ func (r *binReader) uvarint() uint64 {
 	if r.err != nil {
 		return 0
 	}
-	if len(r.b) > 0 && r.b[0] < 0x80 { // one byte: every length of a key or an answer below 128
+	if len(r.b) > 0 && r.b[0] < 0x80 { // one byte
 		v := uint64(r.b[0])
 		r.b = r.b[1:]
 		return v
 	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
+	v, n := uvarintLong(r.b, 0)
+	if n < 0 {
 		r.err = errTruncated
 		return 0
 	}
 	r.b = r.b[n:]
 	return v
+}
+
+// uvarintLong reads the uvarint at b[p:] and returns it and the offset
+// just past it, or a negative offset when b ends first or the uvarint
+// overflows. Callers read a one-byte uvarint (every length of a key or an
+// answer below 128) themselves, before calling it: a function that did
+// both would not be inlined (its call alone is most of the inliner's
+// budget), and the answers' loop runs once per carried answer.
+func uvarintLong(b []byte, p int) (v uint64, next int) {
+	if p >= len(b) {
+		return 0, -1
+	}
+	v, n := binary.Uvarint(b[p:])
+	if n <= 0 {
+		return 0, -1
+	}
+	return v, p + n
 }
 
 func (r *binReader) bytes() []byte {
@@ -218,20 +235,12 @@ func (r *binReader) answers(n int) []Recorded {
 	for i := range out {
 		start := p
 		// key
-		if p >= len(b) {
+		var kl, al uint64
+		if p < len(b) && b[p] < 0x80 { // one byte
+			kl, p = uint64(b[p]), p+1
+		} else if kl, p = uvarintLong(b, p); p < 0 {
 			r.err = errTruncated
 			return nil
-		}
-		kl := uint64(b[p])
-		if kl < 0x80 {
-			p++
-		} else {
-			v, m := binary.Uvarint(b[p:])
-			if m <= 0 {
-				r.err = errTruncated
-				return nil
-			}
-			kl, p = v, p+m
 		}
 		if kl == 0 {
 			r.err = errors.New("recorded answer without a key")
@@ -251,16 +260,11 @@ func (r *binReader) answers(n int) []Recorded {
 		a.Digest = Digest(b[p : p+len(Digest{})])
 		p += len(Digest{})
 		// answer
-		al := uint64(b[p])
-		if al < 0x80 {
-			p++
-		} else {
-			v, m := binary.Uvarint(b[p:])
-			if m <= 0 {
-				r.err = errTruncated
-				return nil
-			}
-			al, p = v, p+m
+		if p < len(b) && b[p] < 0x80 { // one byte
+			al, p = uint64(b[p]), p+1
+		} else if al, p = uvarintLong(b, p); p < 0 {
+			r.err = errTruncated
+			return nil
 		}
 		if al > uint64(len(b)-p) {
 			r.err = errTruncated
