@@ -4,7 +4,6 @@ import (
 	"encoding"
 	stdjson "encoding/json"
 	"reflect"
-	"unsafe"
 )
 
 // A handler decodes each carried answer on every round: under valgrind
@@ -20,16 +19,16 @@ import (
 // anything. FuzzDecodeFlat holds it to strictjson.Unmarshal.
 
 // flatPlan is how a struct type of only bool and string fields takes an
-// object's members: the field for each key, with its kind and offset.
+// object's members: the field for each key, with its kind and index.
 // It is built once per schema and type (exactKeys) and only read after.
 type flatPlan struct {
 	fields []flatField
 }
 
 type flatField struct {
-	key  string
-	off  uintptr
-	kind reflect.Kind // reflect.Bool or reflect.String
+	key   string
+	index int          // the field's index in the struct
+	kind  reflect.Kind // reflect.Bool or reflect.String
 }
 
 // maxFlatFields bounds the members a flat decode holds before writing.
@@ -81,7 +80,7 @@ func flatPlanOf(t reflect.Type) *flatPlan {
 				return nil
 			}
 		}
-		p.fields = append(p.fields, flatField{key: name, off: sf.Offset, kind: k})
+		p.fields = append(p.fields, flatField{key: name, index: i, kind: k})
 	}
 	return p
 }
@@ -228,20 +227,19 @@ func (p *flatPlan) decode(content []byte, v any) bool {
 	if skipWS(b, i) != len(b) {
 		return false
 	}
-	// v's type is the plan's, a pointer: an interface holds a pointer in
-	// its data word, which is read as segmentio's Parse reads it
-	// (reflect.Value.UnsafePointer is as much again as the write).
-	base := (*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1]
-	if base == nil {
+	// v's type is the plan's, a pointer to the struct; the fields are set
+	// through reflect (no unsafe: a few dozen instructions a field more).
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return false
 	}
+	st := rv.Elem()
 	for _, m := range members[:n] {
 		f := &p.fields[m.f]
-		ptr := unsafe.Add(base, f.off)
 		if f.kind == reflect.Bool {
-			*(*bool)(ptr) = m.end > m.start
+			st.Field(f.index).SetBool(m.end > m.start)
 		} else {
-			*(*string)(ptr) = string(b[m.start:m.end])
+			st.Field(f.index).SetString(string(b[m.start:m.end]))
 		}
 	}
 	return true
