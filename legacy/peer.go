@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -8,11 +9,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -39,14 +40,32 @@ type peer struct {
 	pos      int                // next blocking call position in this run
 }
 
-// digest is a SHA-256 of a notification or of a blocking call's requests.
+// digest is a SHA-256 of a notification.
 type digest [32]byte
 
 // askedBatch is a blocking call already answered in an earlier run.
 type askedBatch struct {
-	digest  digest
+	reqs    []outgoing // its requests, compared with a re-run's (sameRequests)
 	answers []json.RawMessage
 	set     bool // answered (a position whose call failed has none)
+}
+
+// sameRequests reports whether two blocking calls ask the same: the same
+// methods with the same params, in the same order. They are compared as
+// encoded, not by a digest: a SHA-256 of every call's requests cost 4,800
+// instructions of the blocking elicitation round trip's 118,000
+// (BenchmarkLegacyElicitInProcess, callgrind, issue 23), for the re-runs
+// only, and the encoded requests are made for the wire anyway.
+func sameRequests(a, b []outgoing) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].method != b[i].method || !bytes.Equal(a[i].params, b[i].params) {
+			return false
+		}
+	}
+	return true
 }
 
 // newRun tells the peer that the handler starts again from the top.
@@ -136,25 +155,24 @@ func (p *peer) Notify(ctx context.Context, method string, params any) error {
 // questions, returns the answers given then instead of asking again.
 func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time.Duration) ([]json.RawMessage, error) {
 	out := make([]outgoing, len(reqs))
-	h := sha256.New()
 	for i, r := range reqs {
 		out[i] = outgoing{pos: i, method: r.Method}
-		if r.Params != nil {
+		if q, ok := r.Params.(*elicit.Request); ok && q != nil {
+			// A question encodes itself: AppendJSON writes what
+			// json.Marshal would (TestElicitParamsEncoding), without its
+			// reflection and its compaction of the MarshalJSON output,
+			// which were 14,000 instructions of the blocking elicitation
+			// round trip's 118,000 (BenchmarkLegacyElicitInProcess,
+			// callgrind, issue 23).
+			out[i].params = q.AppendJSON(make([]byte, 0, 256))
+		} else if r.Params != nil {
 			b, err := json.Marshal(r.Params)
 			if err != nil {
 				return nil, fmt.Errorf("encode %s params: %w", r.Method, err)
 			}
 			out[i].params = b
 		}
-		// The digest input is "<len(method)>:<method><len(params)>:<params>".
-		var num [20]byte
-		h.Write(append(strconv.AppendInt(num[:0], int64(len(r.Method)), 10), ':'))
-		h.Write([]byte(r.Method))
-		h.Write(append(strconv.AppendInt(num[:0], int64(len(out[i].params)), 10), ':'))
-		h.Write(out[i].params)
 	}
-	var d digest
-	h.Sum(d[:0])
 	p.mu.Lock()
 	pos := p.pos
 	p.pos++
@@ -163,7 +181,7 @@ func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time
 		prev = p.asked[pos]
 	}
 	p.mu.Unlock()
-	if prev.set && prev.digest == d {
+	if prev.set && sameRequests(prev.reqs, out) {
 		return slices.Clone(prev.answers), nil
 	}
 	res, err := p.exchange(ctx, out, timeout)
@@ -174,7 +192,7 @@ func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time
 	for len(p.asked) <= pos {
 		p.asked = append(p.asked, askedBatch{})
 	}
-	p.asked[pos] = askedBatch{digest: d, answers: slices.Clone(res), set: true}
+	p.asked[pos] = askedBatch{reqs: out, answers: slices.Clone(res), set: true}
 	p.mu.Unlock()
 	return res, nil
 }
