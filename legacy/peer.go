@@ -204,6 +204,30 @@ type outgoing struct {
 	params json.RawMessage
 	id     jsonrpc.ID // the wire id, set when sent
 	wait   string     // the key its answer is awaited under
+	done   bool       // answered (or its reply drained): no longer open
+}
+
+// openRequests are the requests of an exchange not answered yet. They are
+// found by a search of the exchange's requests, not in a map: an exchange
+// asks one question or a few, and the map was an allocation and 1,700
+// instructions of every blocking round trip (BenchmarkLegacyElicitInProcess,
+// callgrind, issue 23).
+type openRequests struct {
+	reqs []outgoing
+	n    int // the requests not done
+}
+
+// take marks the open request awaited under key done and returns it, or
+// nil when none is open under key.
+func (o *openRequests) take(key string) *outgoing {
+	for i := range o.reqs {
+		if r := &o.reqs[i]; !r.done && r.wait == key {
+			r.done = true
+			o.n--
+			return r
+		}
+	}
+	return nil
 }
 
 func randomID(prefix string) string {
@@ -224,12 +248,11 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 		timeout = s.h.opts.CallTimeout
 	}
 	replies := make(chan reply, len(reqs))
-	open := make(map[string]*outgoing, len(reqs)) // answer key → request
+	open := &openRequests{reqs: reqs, n: len(reqs)}
 	s.mu.Lock()
 	for i := range reqs {
 		reqs[i].id, reqs[i].wait = s.h.newRequestID(s)
 		s.pending.set(reqs[i].wait, replies)
-		open[reqs[i].wait] = &reqs[i]
 	}
 	s.mu.Unlock()
 	// Whatever happens, no waiter stays registered.
@@ -283,14 +306,13 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 	timer := time.NewTimer(min(timeout, s.h.opts.KeepAlive))
 	defer timer.Stop()
 	answers := make([]json.RawMessage, len(reqs))
-	for len(open) > 0 {
+	for open.n > 0 {
 		select {
 		case rp := <-replies:
-			r, ok := open[rp.id]
-			if !ok {
+			r := open.take(rp.id)
+			if r == nil {
 				continue
 			}
-			delete(open, rp.id)
 			if rp.taken {
 				if taken == nil {
 					taken = make(map[string]bool, len(reqs))
@@ -353,11 +375,11 @@ func appendRequest(dst []byte, id jsonrpc.ID, method string, params json.RawMess
 // drain takes out of open the requests whose replies have arrived but not
 // been read: a client that answered (and was told 202) is not then told
 // its request was cancelled.
-func drain(replies <-chan reply, open map[string]*outgoing) {
+func drain(replies <-chan reply, open *openRequests) {
 	for {
 		select {
 		case rp := <-replies:
-			delete(open, rp.id)
+			open.take(rp.id)
 		default:
 			return
 		}
@@ -366,8 +388,12 @@ func drain(replies <-chan reply, open map[string]*outgoing) {
 
 // cancelOutstanding tells the client to stop working on the requests not
 // answered yet.
-func (p *peer) cancelOutstanding(open map[string]*outgoing, reason string) {
-	for _, r := range open {
+func (p *peer) cancelOutstanding(open *openRequests, reason string) {
+	for i := range open.reqs {
+		r := &open.reqs[i]
+		if r.done {
+			continue
+		}
 		msg, err := rpcwire.EncodeNotification("notifications/cancelled", map[string]any{"requestId": r.id, "reason": reason})
 		if err == nil && p.w.send(msg) != nil {
 			p.s.sendSession(msg)
@@ -375,11 +401,11 @@ func (p *peer) cancelOutstanding(open map[string]*outgoing, reason string) {
 	}
 }
 
-func methods(open map[string]*outgoing) string {
+func methods(open *openRequests) string {
 	seen := map[string]bool{}
 	var out []string
-	for _, r := range open {
-		if !seen[r.method] {
+	for i := range open.reqs {
+		if r := &open.reqs[i]; !r.done && !seen[r.method] {
 			seen[r.method] = true
 			out = append(out, r.method)
 		}
