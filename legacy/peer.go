@@ -303,8 +303,8 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 	start := time.Now()
 	deadline := start.Add(timeout)
 	nextBeat := start.Add(s.h.opts.KeepAlive)
-	timer := time.NewTimer(min(timeout, s.h.opts.KeepAlive))
-	defer timer.Stop()
+	timer := s.h.answers.timers.get(min(timeout, s.h.opts.KeepAlive))
+	defer s.h.answers.timers.put(timer)
 	answers := make([]json.RawMessage, len(reqs))
 	for open.n > 0 {
 		select {
