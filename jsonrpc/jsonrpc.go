@@ -65,9 +65,16 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 	}
 	switch b[0] {
 	case '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return fmt.Errorf("id: %w", err)
+		// A string without an escape is valid JSON when nothing in it is a
+		// quote or a control character (encoding/json takes any bytes
+		// above those, replacing invalid UTF-8): the usual id, checked
+		// without encoding/json's decoder, which was most of an answer's
+		// decoding (issue 23). FuzzIDUnmarshal holds it to encoding/json.
+		if !plainString(b) {
+			var s string
+			if err := json.Unmarshal(b, &s); err != nil {
+				return fmt.Errorf("id: %w", err)
+			}
 		}
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
 		if _, err := strconv.ParseInt(string(b), 10, 64); err != nil {
@@ -78,6 +85,20 @@ func (id *ID) UnmarshalJSON(b []byte) error {
 	}
 	id.raw = append(id.raw[:0], b...)
 	return nil
+}
+
+// plainString reports whether b is a JSON string with no escape, quote or
+// control character between its quotes.
+func plainString(b []byte) bool {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return false
+	}
+	for _, c := range b[1 : len(b)-1] {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 func truncate(b []byte, n int) string {

@@ -241,6 +241,12 @@ func (m *MemoryEventStore) OpenStream(ctx context.Context, sid, stream string, m
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.open(sid, stream, meta, now)
+	return nil
+}
+
+// open opens a stream (see OpenStream). Called with m.mu held.
+func (m *MemoryEventStore) open(sid, stream string, meta StreamMeta, now time.Time) *memStream {
 	m.sweep(now)
 	m.evict()
 	key := streamKey{sid, stream}
@@ -252,7 +258,7 @@ func (m *MemoryEventStore) OpenStream(ctx context.Context, sid, stream string, m
 	s := &memStream{meta: meta, key: key, events: make([]Event, 0, 2)}
 	m.streams[key] = s
 	m.touch(s, now)
-	return nil
+	return s
 }
 
 // Append implements EventStore.
@@ -264,6 +270,12 @@ func (m *MemoryEventStore) Append(ctx context.Context, sid, stream string, msg [
 	if s == nil {
 		return "", ErrNotFound
 	}
+	return m.append(s, msg, now), nil
+}
+
+// append appends msg to s and returns its position. Called with m.mu
+// held.
+func (m *MemoryEventStore) append(s *memStream, msg []byte, now time.Time) string {
 	s.next++
 	pos := strconv.FormatInt(s.next, 10)
 	s.events = append(s.events, Event{Pos: pos, Msg: append([]byte{}, msg...)})
@@ -272,7 +284,17 @@ func (m *MemoryEventStore) Append(ctx context.Context, sid, stream string, msg [
 	}
 	m.touch(s, now)
 	s.wake()
-	return pos, nil
+	return pos
+}
+
+// OpenStreamAppend is OpenStream then Append of msg, in one step (one
+// lock and one reading of the clock): a call's stream opens with its first
+// event, the elicitation/create of a blocking round trip.
+func (m *MemoryEventStore) OpenStreamAppend(ctx context.Context, sid, stream string, meta StreamMeta, msg []byte) (string, error) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.append(m.open(sid, stream, meta, now), msg, now), nil
 }
 
 // EndStream implements EventStore.
@@ -284,12 +306,32 @@ func (m *MemoryEventStore) EndStream(ctx context.Context, sid, stream string) er
 	if s == nil {
 		return ErrNotFound
 	}
+	m.end(s, now)
+	return nil
+}
+
+// end marks s ended. Called with m.mu held.
+func (m *MemoryEventStore) end(s *memStream, now time.Time) {
 	if !s.ended {
 		s.ended = true
 		m.touch(s, now)
 		s.wake()
 	}
-	return nil
+}
+
+// AppendEndStream is Append of msg then EndStream, in one step: a call's
+// response ends its stream.
+func (m *MemoryEventStore) AppendEndStream(ctx context.Context, sid, stream string, msg []byte) (string, error) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.get(sid, stream, now)
+	if s == nil {
+		return "", ErrNotFound
+	}
+	pos := m.append(s, msg, now)
+	m.end(s, now)
+	return pos, nil
 }
 
 // StreamMeta implements EventStore.

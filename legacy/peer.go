@@ -1,6 +1,7 @@
 package legacy
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -8,11 +9,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
@@ -39,14 +40,32 @@ type peer struct {
 	pos      int                // next blocking call position in this run
 }
 
-// digest is a SHA-256 of a notification or of a blocking call's requests.
+// digest is a SHA-256 of a notification.
 type digest [32]byte
 
 // askedBatch is a blocking call already answered in an earlier run.
 type askedBatch struct {
-	digest  digest
+	reqs    []outgoing // its requests, compared with a re-run's (sameRequests)
 	answers []json.RawMessage
 	set     bool // answered (a position whose call failed has none)
+}
+
+// sameRequests reports whether two blocking calls ask the same: the same
+// methods with the same params, in the same order. They are compared as
+// encoded, not by a digest: a SHA-256 of every call's requests cost 4,800
+// instructions of the blocking elicitation round trip's 118,000
+// (BenchmarkLegacyElicitInProcess, callgrind, issue 23), for the re-runs
+// only, and the encoded requests are made for the wire anyway.
+func sameRequests(a, b []outgoing) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].method != b[i].method || !bytes.Equal(a[i].params, b[i].params) {
+			return false
+		}
+	}
+	return true
 }
 
 // newRun tells the peer that the handler starts again from the top.
@@ -136,25 +155,24 @@ func (p *peer) Notify(ctx context.Context, method string, params any) error {
 // questions, returns the answers given then instead of asking again.
 func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time.Duration) ([]json.RawMessage, error) {
 	out := make([]outgoing, len(reqs))
-	h := sha256.New()
 	for i, r := range reqs {
 		out[i] = outgoing{pos: i, method: r.Method}
-		if r.Params != nil {
+		if q, ok := r.Params.(*elicit.Request); ok && q != nil {
+			// A question encodes itself: AppendJSON writes what
+			// json.Marshal would (TestElicitParamsEncoding), without its
+			// reflection and its compaction of the MarshalJSON output,
+			// which were 14,000 instructions of the blocking elicitation
+			// round trip's 118,000 (BenchmarkLegacyElicitInProcess,
+			// callgrind, issue 23).
+			out[i].params = q.AppendJSON(make([]byte, 0, 256))
+		} else if r.Params != nil {
 			b, err := json.Marshal(r.Params)
 			if err != nil {
 				return nil, fmt.Errorf("encode %s params: %w", r.Method, err)
 			}
 			out[i].params = b
 		}
-		// The digest input is "<len(method)>:<method><len(params)>:<params>".
-		var num [20]byte
-		h.Write(append(strconv.AppendInt(num[:0], int64(len(r.Method)), 10), ':'))
-		h.Write([]byte(r.Method))
-		h.Write(append(strconv.AppendInt(num[:0], int64(len(out[i].params)), 10), ':'))
-		h.Write(out[i].params)
 	}
-	var d digest
-	h.Sum(d[:0])
 	p.mu.Lock()
 	pos := p.pos
 	p.pos++
@@ -163,7 +181,7 @@ func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time
 		prev = p.asked[pos]
 	}
 	p.mu.Unlock()
-	if prev.set && prev.digest == d {
+	if prev.set && sameRequests(prev.reqs, out) {
 		return slices.Clone(prev.answers), nil
 	}
 	res, err := p.exchange(ctx, out, timeout)
@@ -174,7 +192,7 @@ func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time
 	for len(p.asked) <= pos {
 		p.asked = append(p.asked, askedBatch{})
 	}
-	p.asked[pos] = askedBatch{digest: d, answers: slices.Clone(res), set: true}
+	p.asked[pos] = askedBatch{reqs: out, answers: slices.Clone(res), set: true}
 	p.mu.Unlock()
 	return res, nil
 }
@@ -186,6 +204,30 @@ type outgoing struct {
 	params json.RawMessage
 	id     jsonrpc.ID // the wire id, set when sent
 	wait   string     // the key its answer is awaited under
+	done   bool       // answered (or its reply drained): no longer open
+}
+
+// openRequests are the requests of an exchange not answered yet. They are
+// found by a search of the exchange's requests, not in a map: an exchange
+// asks one question or a few, and the map was an allocation and 1,700
+// instructions of every blocking round trip (BenchmarkLegacyElicitInProcess,
+// callgrind, issue 23).
+type openRequests struct {
+	reqs []outgoing
+	n    int // the requests not done
+}
+
+// take marks the open request awaited under key done and returns it, or
+// nil when none is open under key.
+func (o *openRequests) take(key string) *outgoing {
+	for i := range o.reqs {
+		if r := &o.reqs[i]; !r.done && r.wait == key {
+			r.done = true
+			o.n--
+			return r
+		}
+	}
+	return nil
 }
 
 func randomID(prefix string) string {
@@ -206,12 +248,11 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 		timeout = s.h.opts.CallTimeout
 	}
 	replies := make(chan reply, len(reqs))
-	open := make(map[string]*outgoing, len(reqs)) // answer key → request
+	open := &openRequests{reqs: reqs, n: len(reqs)}
 	s.mu.Lock()
 	for i := range reqs {
 		reqs[i].id, reqs[i].wait = s.h.newRequestID(s)
 		s.pending.set(reqs[i].wait, replies)
-		open[reqs[i].wait] = &reqs[i]
 	}
 	s.mu.Unlock()
 	// Whatever happens, no waiter stays registered.
@@ -262,17 +303,16 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 	start := time.Now()
 	deadline := start.Add(timeout)
 	nextBeat := start.Add(s.h.opts.KeepAlive)
-	timer := time.NewTimer(min(timeout, s.h.opts.KeepAlive))
-	defer timer.Stop()
+	timer := s.h.answers.timers.get(min(timeout, s.h.opts.KeepAlive))
+	defer s.h.answers.timers.put(timer)
 	answers := make([]json.RawMessage, len(reqs))
-	for len(open) > 0 {
+	for open.n > 0 {
 		select {
 		case rp := <-replies:
-			r, ok := open[rp.id]
-			if !ok {
+			r := open.take(rp.id)
+			if r == nil {
 				continue
 			}
-			delete(open, rp.id)
 			if rp.taken {
 				if taken == nil {
 					taken = make(map[string]bool, len(reqs))
@@ -335,11 +375,11 @@ func appendRequest(dst []byte, id jsonrpc.ID, method string, params json.RawMess
 // drain takes out of open the requests whose replies have arrived but not
 // been read: a client that answered (and was told 202) is not then told
 // its request was cancelled.
-func drain(replies <-chan reply, open map[string]*outgoing) {
+func drain(replies <-chan reply, open *openRequests) {
 	for {
 		select {
 		case rp := <-replies:
-			delete(open, rp.id)
+			open.take(rp.id)
 		default:
 			return
 		}
@@ -348,8 +388,12 @@ func drain(replies <-chan reply, open map[string]*outgoing) {
 
 // cancelOutstanding tells the client to stop working on the requests not
 // answered yet.
-func (p *peer) cancelOutstanding(open map[string]*outgoing, reason string) {
-	for _, r := range open {
+func (p *peer) cancelOutstanding(open *openRequests, reason string) {
+	for i := range open.reqs {
+		r := &open.reqs[i]
+		if r.done {
+			continue
+		}
 		msg, err := rpcwire.EncodeNotification("notifications/cancelled", map[string]any{"requestId": r.id, "reason": reason})
 		if err == nil && p.w.send(msg) != nil {
 			p.s.sendSession(msg)
@@ -357,11 +401,11 @@ func (p *peer) cancelOutstanding(open map[string]*outgoing, reason string) {
 	}
 }
 
-func methods(open map[string]*outgoing) string {
+func methods(open *openRequests) string {
 	seen := map[string]bool{}
 	var out []string
-	for _, r := range open {
-		if !seen[r.method] {
+	for i := range open.reqs {
+		if r := &open.reqs[i]; !r.done && !seen[r.method] {
 			seen[r.method] = true
 			out = append(out, r.method)
 		}

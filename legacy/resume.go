@@ -172,7 +172,7 @@ func (k *keptStream) finish(res []byte) {
 	}
 	if ae, ok := k.h.events.(streamAppendEnder); ok && k.key != "" && !k.failed {
 		// The response and the stream's end, kept in one step.
-		ctx, cancel := context.WithTimeout(context.Background(), eventTimeout)
+		ctx, cancel := k.storeContext()
 		pos, err := ae.AppendEndStream(ctx, k.sid, k.key, res)
 		cancel()
 		id := ""

@@ -138,13 +138,14 @@ func decodeLegacy(body []byte, lim *jsonscan.Limits) (*legacyEnvelope, bool) {
 // serveLegacyDecoded serves a POST that carries a session id, when its
 // body is a request decodeLegacy takes: the call is authorized from the
 // decoded name (as authorizeMessage does from the params) and handed to
-// the legacy adapter with its decoding. It reports false, having written
+// the legacy adapter with its decoding; a client's answer to a server
+// request goes to serveLegacyAnswer. It reports false, having written
 // nothing, for the general path.
 func (s *Server) serveLegacyDecoded(w http.ResponseWriter, r *http.Request, body []byte) bool {
 	lim := envLimits(s.jsonLimits())
 	e, ok := decodeLegacy(body, &lim)
 	if !ok {
-		return false
+		return s.serveLegacyAnswer(w, r, body, &lim) // a client's answer: legacy_answer.go
 	}
 	switch e.method {
 	case "tools/call", "prompts/get", "resources/read":
