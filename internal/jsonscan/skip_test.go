@@ -120,6 +120,22 @@ func TestScanString(t *testing.T) {
 	}
 }
 
+// TestScanStringEveryPlace puts each kind of byte that ends a plain run at
+// every place of a long string, in and after the 8-byte and 32-byte loops.
+func TestScanStringEveryPlace(t *testing.T) {
+	for _, c := range []byte{'"', '\\', 0x00, 0x1f, 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0xc3, 0xff} {
+		for p := 1; p < 200; p++ {
+			data := []byte("\"" + strings.Repeat("abcdefghijklmnopqrstuvwxyz0123456789-_", 6)[:205] + "\"")
+			data[p] = c
+			end, plain := ScanString(data, 0)
+			wantEnd, wantPlain := scanStringSlow(data, 0)
+			if end != wantEnd || end > 0 && plain != wantPlain {
+				t.Fatalf("ScanString(%q) = %d, %v; want %d, %v", data, end, plain, wantEnd, wantPlain)
+			}
+		}
+	}
+}
+
 // FuzzScanString compares ScanString (eight bytes at a time) with the
 // grammar read one byte at a time.
 func FuzzScanString(f *testing.F) {
@@ -133,4 +149,20 @@ func FuzzScanString(f *testing.F) {
 			t.Fatalf("ScanString(%q) = %d, %v; want %d, %v", data, end, plain, wantEnd, wantPlain)
 		}
 	})
+}
+
+// BenchmarkScanString scans a string of 1,104 base64url characters, the
+// shape of a requestState carrying about sixteen answers.
+func BenchmarkScanString(b *testing.B) {
+	const alpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	s := []byte{'"'}
+	for i := range 1104 {
+		s = append(s, alpha[i*7%64])
+	}
+	s = append(s, '"', ',')
+	for b.Loop() {
+		if end, plain := ScanString(s, 0); end != len(s)-1 || !plain {
+			b.Fatal(end, plain)
+		}
+	}
 }

@@ -46,6 +46,14 @@ func BenchmarkB64(b *testing.B) {
 			}
 		}
 	})
+	b.Run("decode-library", func(b *testing.B) {
+		for b.Loop() {
+			var err error
+			if buf, err = strictB64.AppendDecode(buf[:0], text); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("encode", func(b *testing.B) {
 		for b.Loop() {
 			buf = appendB64(buf[:0], src)
