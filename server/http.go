@@ -155,7 +155,11 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 	if req.method == "tools/call" {
 		req.client = clientaddr.Of(r, s.opts.TrustedProxies)
 	}
-	st := &req.stream // allocated with the request
+	rs := req.resp // allocated with the request
+	if rs == nil {
+		rs = new(modernResponse)
+	}
+	st := &rs.stream
 	st.Init(w, r)
 	res, e := s.handle(r.Context(), req, streamNotifier{st})
 	if e != nil && e != errNoResponse && req.status != 0 {
@@ -164,7 +168,7 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 		st.Finish(req.status, body)
 		return
 	}
-	finishStream(st, req.id, res, e, req.prefix[:0])
+	finishStream(st, req.id, res, e, rs.prefix[:0])
 }
 
 // initializeRefusal answers a legacy initialize when no legacy handler is
