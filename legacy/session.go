@@ -49,7 +49,10 @@ type session struct {
 
 	calls sync.WaitGroup // requests being served
 
-	refs, uses int // guarded by h.mu: acquisitions, and those that are use
+	// refs and uses are guarded by h.mu: acquisitions, and those that are
+	// use. int32 keeps a session in the 320-byte size class (it is
+	// allocated for each request of an HTTP session; issue 23).
+	refs, uses int32
 
 	mu       sync.Mutex
 	logLevel server.LogLevel

@@ -951,7 +951,7 @@ func (s *Server) checkOutput(name string, sch *jsv.Schema, sc any) (json.RawMess
 // structuredContent already encoded (and checked).
 func (s *Server) encodeToolResult(r *request, res *ToolResult, sc json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	// Written by hand: this runs on every tools/call.
-	b := make([]byte, 0, 256)
+	b := make([]byte, 0, resultCap(r, res, sc))
 	if !r.legacy {
 		b = append(b, `{"resultType":"complete","content":[`...)
 	} else {
@@ -987,6 +987,27 @@ func (s *Server) encodeToolResult(r *request, res *ToolResult, sc json.RawMessag
 		b = append(b, meta...)
 	}
 	return append(b, '}'), nil
+}
+
+// resultCap is the first capacity of encodeToolResult's buffer: 256 bytes
+// on the 2026-07-28 protocol, whose results carry the server's info in
+// _meta; on the 2025-11-25 one, about the size of the result (a plain
+// call's in the 112-byte size class, not the 256-byte one: less to
+// allocate and collect on every call; issue 23). A block's escapes, or
+// what a hint leaves out, grow the buffer as append does.
+func resultCap(r *request, res *ToolResult, sc json.RawMessage) int {
+	n := 48 + len(sc)
+	for i := range res.Content {
+		c := &res.Content[i]
+		n += 48 + len(c.Text) + len(c.Data) + len(c.MimeType) + len(c.URI) + len(c.Name) + len(c.Title) + len(c.Description) + len(c.Input)
+	}
+	if sc == nil && res.StructuredContent != nil || res.Meta != nil {
+		n += 128
+	}
+	if !r.legacy {
+		n = max(n, 256)
+	}
+	return n
 }
 
 // encodeFailed logs an encoding failure of a tool's result (what, err)

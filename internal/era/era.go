@@ -68,8 +68,9 @@ type Dispatcher[M any] interface {
 	// Dispatch runs one request of the methods handlers serve (tools,
 	// prompts, resources, completion). It returns ErrNoResponse's error by
 	// identity when the request was cancelled and must not be answered.
-	// It does not keep r.
-	Dispatch(ctx context.Context, r *Request[M]) (*Outcome, *jsonrpc.Error)
+	// It does not keep r. The Outcome is returned by value: one
+	// allocation fewer per request.
+	Dispatch(ctx context.Context, r *Request[M]) (Outcome, *jsonrpc.Error)
 	// Intercept runs serve, a request the session answers itself (ping,
 	// logging/setLevel, resources/subscribe and unsubscribe), through the
 	// server's middleware.
