@@ -79,7 +79,6 @@ type request struct {
 	raw    json.RawMessage // params as sent; nil on the one-pass path of core methods
 	meta   RequestMeta
 	header http.Header // HTTP only: for Mcp-Param checks
-	legacy bool        // encode results for the 2025-11-25 era
 	peer   era.Peer    // server-to-client requests (legacy sessions)
 
 	session string // the legacy session's id, for telemetry
@@ -95,27 +94,45 @@ type request struct {
 	out     resultNote
 
 	scopes []string // the scopes the call was checked against (authz.go)
-	// client is the caller's address (HTTP), for the task quotas; status
-	// and retryAfter, when set, are the HTTP status and Retry-After of a
-	// refusal (a quota, a store that failed).
-	client     netip.Addr
-	status     int
+	// status and retryAfter, when set, are the HTTP status and Retry-After
+	// of a refusal (a quota, a store that failed).
+	status     int32
+	legacy     bool // encode results for the 2025-11-25 era (here, beside status, to fill its word)
 	retryAfter time.Duration
+
+	// frame is a legacy tools/call's whole response, written by
+	// encodeToolResult around the result it returns (the result is its
+	// middle): the legacy dispatch hands it to the session, which sends
+	// it as is, when the result it answers with is that one (legacyFrame).
+	// One buffer per call instead of the result and a copy of it in the
+	// response (issue 23).
+	frame []byte
 
 	round mrtrCall // openRound's, allocated with the request
 
-	// resp is the HTTP response's stream and the result's prefix, for
-	// serveModern: allocated with a modern request (newModernRequest,
-	// decodeEnvelope), nil on a legacy one, which answers through its
-	// session (128 bytes fewer in its envelope: the 768-byte size class,
-	// not the 896-byte one; issue 23).
+	// resp is what only serveModern uses: allocated with a modern request
+	// (newModernRequest, decodeEnvelope), nil on a legacy one, which
+	// answers through its session. Without it a legacy session's envelope
+	// (legacyEnvelope, with the 8-byte header the allocator adds to an
+	// object over 512 bytes that holds pointers) fits the 768-byte size
+	// class, not the 896-byte one (issue 23).
 	resp *modernResponse
 }
 
-// modernResponse is what serveModern writes a response with.
+// modernResponse is what serveModern answers a request with: the HTTP
+// response's stream, the result's prefix, and the caller's address.
 type modernResponse struct {
 	stream sse.Stream
 	prefix [64]byte
+	client netip.Addr // the caller's address (HTTP tools/call), for the task quotas
+}
+
+// clientAddr is the caller's address, for the task quotas (HTTP only).
+func (r *request) clientAddr() netip.Addr {
+	if r.resp == nil {
+		return netip.Addr{}
+	}
+	return r.resp.client
 }
 
 // newModernRequest returns a request with its modernResponse, in one
@@ -132,7 +149,7 @@ func newModernRequest() *request {
 // refuse sets the HTTP status and Retry-After the request's error is
 // answered with.
 func (r *request) refuse(status int, after time.Duration) {
-	r.status, r.retryAfter = status, after
+	r.status, r.retryAfter = int32(status), after
 }
 
 // resultType is "complete" for modern requests and omitted for legacy ones.
@@ -952,9 +969,12 @@ func (s *Server) checkOutput(name string, sch *jsv.Schema, sc any) (json.RawMess
 func (s *Server) encodeToolResult(r *request, res *ToolResult, sc json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	// Written by hand: this runs on every tools/call.
 	b := make([]byte, 0, resultCap(r, res, sc))
+	pre := 0
 	if !r.legacy {
 		b = append(b, `{"resultType":"complete","content":[`...)
 	} else {
+		b = rpcwire.ResultPrefix(b, r.id) // the response around the result: see request.frame
+		pre = len(b)
 		b = append(b, `{"content":[`...)
 	}
 	for i, c := range res.Content {
@@ -986,17 +1006,38 @@ func (s *Server) encodeToolResult(r *request, res *ToolResult, sc json.RawMessag
 		b = append(b, `,"_meta":`...)
 		b = append(b, meta...)
 	}
-	return append(b, '}'), nil
+	b = append(b, '}')
+	if r.legacy {
+		r.frame = append(b, '}')
+		return b[pre:len(b):len(b)], nil // appending to the result leaves the frame alone
+	}
+	return b, nil
+}
+
+// legacyFrame returns r.frame if it is the response to r with result
+// res, the slice encodeToolResult returned (what middleware returned may
+// be another), or nil.
+func legacyFrame(r *request, res json.RawMessage) []byte {
+	f := r.frame
+	pre := rpcwire.ResultPrefixLen(r.id)
+	if len(res) == 0 || len(f) != pre+len(res)+1 || &f[pre] != &res[0] {
+		return nil
+	}
+	return f
 }
 
 // resultCap is the first capacity of encodeToolResult's buffer: 256 bytes
 // on the 2026-07-28 protocol, whose results carry the server's info in
-// _meta; on the 2025-11-25 one, about the size of the result (a plain
-// call's in the 112-byte size class, not the 256-byte one: less to
+// _meta; on the 2025-11-25 one, about the size of the response around
+// the result (request.frame; a plain call's in the 144-byte size class,
+// where the result took 256 bytes and the response a copy of 96: less to
 // allocate and collect on every call; issue 23). A block's escapes, or
 // what a hint leaves out, grow the buffer as append does.
 func resultCap(r *request, res *ToolResult, sc json.RawMessage) int {
 	n := 48 + len(sc)
+	if r.legacy {
+		n += rpcwire.ResultPrefixLen(r.id) + 1
+	}
 	for i := range res.Content {
 		c := &res.Content[i]
 		n += 48 + len(c.Text) + len(c.Data) + len(c.MimeType) + len(c.URI) + len(c.Name) + len(c.Title) + len(c.Description) + len(c.Input)

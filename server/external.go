@@ -33,7 +33,7 @@ func (d legacyDispatcher) Dispatch(ctx context.Context, lr *era.Request[RequestM
 	if irr := r.suspended; irr != nil {
 		return era.Outcome{Suspended: true, RequestState: irr.RequestState}, nil
 	}
-	return era.Outcome{Result: res}, nil
+	return era.Outcome{Result: res, Response: legacyFrame(r, res)}, nil
 }
 
 // request is Dispatch's request for lr: decodeLegacy's (lr.Decoded) or

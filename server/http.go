@@ -152,12 +152,13 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 		}
 		return
 	}
-	if req.method == "tools/call" {
-		req.client = clientaddr.Of(r, s.opts.TrustedProxies)
-	}
 	rs := req.resp // allocated with the request
 	if rs == nil {
 		rs = new(modernResponse)
+		req.resp = rs
+	}
+	if req.method == "tools/call" {
+		rs.client = clientaddr.Of(r, s.opts.TrustedProxies)
 	}
 	st := &rs.stream
 	st.Init(w, r)
@@ -165,7 +166,7 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 	if e != nil && e != errNoResponse && req.status != 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt(retrySeconds(req.retryAfter), 10))
 		body, _ := rpcwire.AppendError(nil, req.id, e)
-		st.Finish(req.status, body)
+		st.Finish(int(req.status), body)
 		return
 	}
 	finishStream(st, req.id, res, e, rs.prefix[:0])

@@ -129,6 +129,10 @@ type Request[M any] struct {
 type Outcome struct {
 	// Result is the encoded result, when the handler completed.
 	Result json.RawMessage
+	// Response, when set, is the whole JSON-RPC response to the request
+	// with Result as its result, which the server wrote in one buffer:
+	// the adapter sends it as is.
+	Response []byte
 	// RequestState is the sealed state of a suspended handler.
 	RequestState string
 	// Suspended reports whether the handler suspended (Result is then
