@@ -15,6 +15,7 @@ import (
 
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/baton-mcp/baton/internal/clientaddr"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
@@ -120,19 +121,23 @@ type request struct {
 }
 
 // modernResponse is what serveModern answers a request with: the HTTP
-// response's stream, the result's prefix, and the caller's address.
+// response's stream, the result's prefix, and the HTTP request (for the
+// caller's address).
 type modernResponse struct {
 	stream sse.Stream
 	prefix [64]byte
-	client netip.Addr // the caller's address (HTTP tools/call), for the task quotas
+	hr     *http.Request
 }
 
-// clientAddr is the caller's address, for the task quotas (HTTP only).
-func (r *request) clientAddr() netip.Addr {
-	if r.resp == nil {
+// clientAddr is the caller's address (HTTP only; trusted: the proxies
+// whose X-Forwarded-For counts), for the task quotas. It is read from the
+// HTTP request only when a task needs it: a plain call does not (and an
+// envRequest keeps its 1152-byte size class).
+func (r *request) clientAddr(trusted []netip.Prefix) netip.Addr {
+	if r.resp == nil || r.resp.hr == nil {
 		return netip.Addr{}
 	}
-	return r.resp.client
+	return clientaddr.Of(r.resp.hr, trusted)
 }
 
 // newModernRequest returns a request with its modernResponse, in one

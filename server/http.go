@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/baton-mcp/baton/internal/clientaddr"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/sse"
@@ -157,9 +156,7 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 		rs = new(modernResponse)
 		req.resp = rs
 	}
-	if req.method == "tools/call" {
-		rs.client = clientaddr.Of(r, s.opts.TrustedProxies)
-	}
+	rs.hr = r
 	st := &rs.stream
 	st.Init(w, r)
 	res, e := s.handle(r.Context(), req, streamNotifier{st})
