@@ -49,7 +49,10 @@ type session struct {
 
 	calls sync.WaitGroup // requests being served
 
-	refs, uses int // guarded by h.mu: acquisitions, and those that are use
+	// refs and uses are guarded by h.mu: acquisitions, and those that are
+	// use. int32 keeps a session in the 320-byte size class (it is
+	// allocated for each request of an HTTP session; issue 23).
+	refs, uses int32
 
 	mu       sync.Mutex
 	logLevel server.LogLevel
@@ -402,9 +405,10 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, dec
 		s.calls.Done()
 	}()
 
+	var resp []byte // the whole response, when the server wrote one around res
 	res, e := s.admit(msg)
 	if e == nil {
-		res, e = s.run(ctx, msg, decoded, w)
+		res, resp, e = s.run(ctx, msg, decoded, w)
 	}
 	if e == nil {
 		e = s.persist(ctx, msg)
@@ -418,6 +422,8 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, dec
 		abandon() // cancelled: no response, whatever the handler returned
 	case e != nil:
 		finishError(finish, msg.ID, e)
+	case resp != nil:
+		finish(resp)
 	default:
 		finishResult(finish, msg.ID, res)
 	}
@@ -457,11 +463,13 @@ func (s *session) meta() server.RequestMeta {
 
 // run serves one request and returns its result: the session's own
 // methods here (through the server's middleware), the rest through the
-// server's dispatch.
-func (s *session) run(ctx context.Context, msg *rpcwire.Message, decoded any, w wire) (json.RawMessage, *jsonrpc.Error) {
+// server's dispatch. resp, when set, is the whole response with that
+// result, as the server wrote it (era.Outcome.Response).
+func (s *session) run(ctx context.Context, msg *rpcwire.Message, decoded any, w wire) (res json.RawMessage, resp []byte, e *jsonrpc.Error) {
 	switch msg.Method {
 	case "ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "server/discover", "subscriptions/listen":
-		return s.runOwn(ctx, msg)
+		res, e = s.runOwn(ctx, msg)
+		return res, nil, e
 	}
 	p := &peer{s: s, w: w}
 	return s.bridge(ctx, msg, decoded, p)
@@ -529,7 +537,7 @@ func (s *session) own(msg *rpcwire.Message) (json.RawMessage, *jsonrpc.Error) {
 // later ones carry other params. Each run's request to the dispatch is
 // allocated for it: the dispatch copies what it needs, so a call parked in
 // its handler does not keep it.
-func (s *session) bridge(ctx context.Context, msg *rpcwire.Message, decoded any, p *peer) (json.RawMessage, *jsonrpc.Error) {
+func (s *session) bridge(ctx context.Context, msg *rpcwire.Message, decoded any, p *peer) (json.RawMessage, []byte, *jsonrpc.Error) {
 	params := msg.Params
 	for round := 0; ; round++ {
 		if round > 0 {
@@ -538,17 +546,17 @@ func (s *session) bridge(ctx context.Context, msg *rpcwire.Message, decoded any,
 		}
 		out, e := s.h.d.Dispatch(ctx, s.dispatchRequest(msg, params, decoded, p))
 		if e != nil {
-			return nil, e
+			return nil, nil, e
 		}
 		if !out.Suspended {
-			return out.Result, nil
+			return out.Result, out.Response, nil
 		}
 		if round >= s.h.opts.MaxRounds {
-			return nil, bridgeFailed("%s suspended more than %d times; giving up", msg.Method, s.h.opts.MaxRounds)
+			return nil, nil, bridgeFailed("%s suspended more than %d times; giving up", msg.Method, s.h.opts.MaxRounds)
 		}
 		var err error
 		if params, err = withState(params, out.RequestState); err != nil {
-			return nil, bridgeFailed("%s: %v", msg.Method, err)
+			return nil, nil, bridgeFailed("%s: %v", msg.Method, err)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/baton-mcp/baton/internal/clientaddr"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
@@ -79,7 +80,6 @@ type request struct {
 	raw    json.RawMessage // params as sent; nil on the one-pass path of core methods
 	meta   RequestMeta
 	header http.Header // HTTP only: for Mcp-Param checks
-	legacy bool        // encode results for the 2025-11-25 era
 	peer   era.Peer    // server-to-client requests (legacy sessions)
 
 	session string // the legacy session's id, for telemetry
@@ -95,25 +95,66 @@ type request struct {
 	out     resultNote
 
 	scopes []string // the scopes the call was checked against (authz.go)
-	// client is the caller's address (HTTP), for the task quotas; status
-	// and retryAfter, when set, are the HTTP status and Retry-After of a
-	// refusal (a quota, a store that failed).
-	client     netip.Addr
-	status     int
+	// status and retryAfter, when set, are the HTTP status and Retry-After
+	// of a refusal (a quota, a store that failed).
+	status     int32
+	legacy     bool // encode results for the 2025-11-25 era (here, beside status, to fill its word)
 	retryAfter time.Duration
+
+	// frame is a legacy tools/call's whole response, written by
+	// encodeToolResult around the result it returns (the result is its
+	// middle): the legacy dispatch hands it to the session, which sends
+	// it as is, when the result it answers with is that one (legacyFrame).
+	// One buffer per call instead of the result and a copy of it in the
+	// response (issue 23).
+	frame []byte
 
 	round mrtrCall // openRound's, allocated with the request
 
-	// The HTTP response's stream and the result's prefix, allocated with
-	// the request (serveModern).
+	// resp is what only serveModern uses: allocated with a modern request
+	// (newModernRequest, decodeEnvelope), nil on a legacy one, which
+	// answers through its session. Without it a legacy session's envelope
+	// (legacyEnvelope, with the 8-byte header the allocator adds to an
+	// object over 512 bytes that holds pointers) fits the 768-byte size
+	// class, not the 896-byte one (issue 23).
+	resp *modernResponse
+}
+
+// modernResponse is what serveModern answers a request with: the HTTP
+// response's stream, the result's prefix, and the HTTP request (for the
+// caller's address).
+type modernResponse struct {
 	stream sse.Stream
 	prefix [64]byte
+	hr     *http.Request
+}
+
+// clientAddr is the caller's address (HTTP only; trusted: the proxies
+// whose X-Forwarded-For counts), for the task quotas. It is read from the
+// HTTP request only when a task needs it: a plain call does not (and an
+// envRequest keeps its 1152-byte size class).
+func (r *request) clientAddr(trusted []netip.Prefix) netip.Addr {
+	if r.resp == nil || r.resp.hr == nil {
+		return netip.Addr{}
+	}
+	return clientaddr.Of(r.resp.hr, trusted)
+}
+
+// newModernRequest returns a request with its modernResponse, in one
+// allocation.
+func newModernRequest() *request {
+	m := &struct {
+		request
+		resp modernResponse
+	}{}
+	m.request.resp = &m.resp
+	return &m.request
 }
 
 // refuse sets the HTTP status and Retry-After the request's error is
 // answered with.
 func (r *request) refuse(status int, after time.Duration) {
-	r.status, r.retryAfter = status, after
+	r.status, r.retryAfter = int32(status), after
 }
 
 // resultType is "complete" for modern requests and omitted for legacy ones.
@@ -131,7 +172,8 @@ func invalidParams(format string, args ...any) *jsonrpc.Error {
 // decodeRequest reads params and the _meta envelope. It does not check the
 // version; see checkVersion.
 func decodeRequest(msg *rpcwire.Message) (*request, *jsonrpc.Error) {
-	r := &request{id: msg.ID, method: msg.Method, raw: msg.Params}
+	r := newModernRequest()
+	r.id, r.method, r.raw = msg.ID, msg.Method, msg.Params
 	if len(msg.Params) == 0 {
 		return r, invalidParams("params with _meta (%s and %s) are required", metaProtocolVersion, metaClientCaps)
 	}
@@ -181,7 +223,8 @@ func decodeModernLib(body []byte) (*request, *jsonrpc.Error, bool) {
 	if !onePass(m.Method) { // extension methods read their params as sent
 		return nil, nil, false
 	}
-	r := &request{id: m.ID, method: m.Method, p: *m.Params}
+	r := newModernRequest()
+	r.id, r.method, r.p = m.ID, m.Method, *m.Params
 	return r, readEnvelope(r), true
 }
 
@@ -626,7 +669,10 @@ func (mc *mrtrCall) knownArgs() (seal.Digest, bool) {
 // rpcwire.CheckLimits for a body the walk leaves to the library); then
 // the method, target and principal are compared, and only then are the
 // arguments canonicalised and compared. A refused state is -32602.
-func (s *Server) openRound(ctx context.Context, r *request, target string, args json.RawMessage, opts round.Options) (*mrtrCall, *jsonrpc.Error) {
+//
+// rd, if not nil, is a new Round allocated with something else (a
+// tools/call's with its Call) for the call's round; nil allocates one.
+func (s *Server) openRound(ctx context.Context, r *request, target string, args json.RawMessage, opts round.Options, rd *round.Round) (*mrtrCall, *jsonrpc.Error) {
 	mc := &r.round // allocated with the request
 	*mc = mrtrCall{method: r.method, target: target, args: args, principal: PrincipalFromContext(ctx)}
 	mc.boundTo = stateSubject(mc.principal, r.scopes)
@@ -648,7 +694,11 @@ func (s *Server) openRound(ctx context.Context, r *request, target string, args 
 	}
 	opts.Span = s.spanRef(ctx)
 	opts.Digests = &s.digests
-	mc.round = round.New(r.meta.ClientCapabilities, responses, st, opts)
+	if rd == nil {
+		rd = new(round.Round)
+	}
+	rd.Init(r.meta.ClientCapabilities, responses, st, opts)
+	mc.round = rd
 	return mc, nil
 }
 
@@ -805,7 +855,14 @@ func (s *Server) prepareToolCall(ctx context.Context, r *request, n Notifier) (r
 			return nil, nil, nil, false, nil, he
 		}
 	}
-	mc, re = s.openRound(ctx, r, name, args, round.Options{AnswersWithoutState: e.opts.AnswersWithoutState})
+	// The Call, the ToolRequest and the call's Round in one allocation:
+	// two fewer per tools/call.
+	tc := &struct {
+		req   ToolRequest
+		call  Call
+		round round.Round
+	}{}
+	mc, re = s.openRound(ctx, r, name, args, round.Options{AnswersWithoutState: e.opts.AnswersWithoutState}, &tc.round)
 	if re != nil {
 		return nil, nil, nil, false, nil, re
 	}
@@ -826,12 +883,6 @@ func (s *Server) prepareToolCall(ctx context.Context, r *request, n Notifier) (r
 			return nil, nil, nil, false, out, re
 		}
 	}
-	// The Call and the ToolRequest in one allocation: one fewer per
-	// tools/call (a plain call's 32 in process, BenchmarkToolsCall).
-	tc := &struct {
-		req  ToolRequest
-		call Call
-	}{}
 	call := &tc.call
 	initCall(call, r.id, r.method, r.meta, mc.round, mc.principal, n)
 	call.storeTimeout = s.opts.StoreTimeout
@@ -922,10 +973,13 @@ func (s *Server) checkOutput(name string, sch *jsv.Schema, sc any) (json.RawMess
 // structuredContent already encoded (and checked).
 func (s *Server) encodeToolResult(r *request, res *ToolResult, sc json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	// Written by hand: this runs on every tools/call.
-	b := make([]byte, 0, 256)
+	b := make([]byte, 0, resultCap(r, res, sc))
+	pre := 0
 	if !r.legacy {
 		b = append(b, `{"resultType":"complete","content":[`...)
 	} else {
+		b = rpcwire.ResultPrefix(b, r.id) // the response around the result: see request.frame
+		pre = len(b)
 		b = append(b, `{"content":[`...)
 	}
 	for i, c := range res.Content {
@@ -957,7 +1011,49 @@ func (s *Server) encodeToolResult(r *request, res *ToolResult, sc json.RawMessag
 		b = append(b, `,"_meta":`...)
 		b = append(b, meta...)
 	}
-	return append(b, '}'), nil
+	b = append(b, '}')
+	if r.legacy {
+		r.frame = append(b, '}')
+		return b[pre:len(b):len(b)], nil // appending to the result leaves the frame alone
+	}
+	return b, nil
+}
+
+// legacyFrame returns r.frame if it is the response to r with result
+// res, the slice encodeToolResult returned (what middleware returned may
+// be another), or nil.
+func legacyFrame(r *request, res json.RawMessage) []byte {
+	f := r.frame
+	pre := rpcwire.ResultPrefixLen(r.id)
+	if len(res) == 0 || len(f) != pre+len(res)+1 || &f[pre] != &res[0] {
+		return nil
+	}
+	return f
+}
+
+// resultCap is the first capacity of encodeToolResult's buffer: 256 bytes
+// on the 2026-07-28 protocol, whose results carry the server's info in
+// _meta; on the 2025-11-25 one, about the size of the response around
+// the result (request.frame; a plain call's in the 144-byte size class,
+// where the result took 256 bytes and the response a copy of 96: less to
+// allocate and collect on every call; issue 23). A block's escapes, or
+// what a hint leaves out, grow the buffer as append does.
+func resultCap(r *request, res *ToolResult, sc json.RawMessage) int {
+	n := 48 + len(sc)
+	if r.legacy {
+		n += rpcwire.ResultPrefixLen(r.id) + 1
+	}
+	for i := range res.Content {
+		c := &res.Content[i]
+		n += 48 + len(c.Text) + len(c.Data) + len(c.MimeType) + len(c.URI) + len(c.Name) + len(c.Title) + len(c.Description) + len(c.Input)
+	}
+	if sc == nil && res.StructuredContent != nil || res.Meta != nil {
+		n += 128
+	}
+	if !r.legacy {
+		n = max(n, 256)
+	}
+	return n
 }
 
 // encodeFailed logs an encoding failure of a tool's result (what, err)
@@ -1007,7 +1103,7 @@ func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.Ra
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
-	mc, re := s.openRound(ctx, r, name, argsJSON, round.Options{AnswersWithoutState: e.opts.AnswersWithoutState})
+	mc, re := s.openRound(ctx, r, name, argsJSON, round.Options{AnswersWithoutState: e.opts.AnswersWithoutState}, nil)
 	if re != nil {
 		return nil, re
 	}
@@ -1072,7 +1168,7 @@ func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json
 	if missing, ok := r.meta.ClientCapabilities.Missing(opts.Requires); ok {
 		return nil, (&mcp.MissingCapabilityError{Required: missing, What: "resource " + clip.String(uri)}).RPCError()
 	}
-	mc, re := s.openRound(ctx, r, uri, nil, round.Options{AnswersWithoutState: opts.AnswersWithoutState})
+	mc, re := s.openRound(ctx, r, uri, nil, round.Options{AnswersWithoutState: opts.AnswersWithoutState}, nil)
 	if re != nil {
 		return nil, re
 	}

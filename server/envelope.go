@@ -232,9 +232,11 @@ func decodeEnvelope(body []byte, lim *jsonscan.Limits) (*request, bool) {
 	type envRequest struct {
 		request
 		store envelopeStore
+		resp  modernResponse
 	}
 	er := &envRequest{}
 	r, st := &er.request, &er.store
+	r.resp = &er.resp
 	var (
 		mask                 uint32
 		jsonrpcOK, hasParams bool

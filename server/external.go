@@ -16,11 +16,11 @@ import (
 // resources/read and completion/complete, with results in the 2025-11-25
 // form. It returns errNoResponse, by identity, when the request was
 // cancelled and must not be answered.
-func (d legacyDispatcher) Dispatch(ctx context.Context, lr *era.Request[RequestMeta]) (*era.Outcome, *jsonrpc.Error) {
+func (d legacyDispatcher) Dispatch(ctx context.Context, lr *era.Request[RequestMeta]) (era.Outcome, *jsonrpc.Error) {
 	s := d.s
 	r, e := d.request(lr)
 	if e != nil {
-		return nil, e
+		return era.Outcome{}, e
 	}
 	var n Notifier
 	if lr.Notifier != nil {
@@ -28,12 +28,12 @@ func (d legacyDispatcher) Dispatch(ctx context.Context, lr *era.Request[RequestM
 	}
 	res, e := s.handle(ctx, r, n)
 	if e != nil {
-		return nil, e
+		return era.Outcome{}, e
 	}
 	if irr := r.suspended; irr != nil {
-		return &era.Outcome{Suspended: true, RequestState: irr.RequestState}, nil
+		return era.Outcome{Suspended: true, RequestState: irr.RequestState}, nil
 	}
-	return &era.Outcome{Result: res}, nil
+	return era.Outcome{Result: res, Response: legacyFrame(r, res)}, nil
 }
 
 // request is Dispatch's request for lr: decodeLegacy's (lr.Decoded) or

@@ -16,7 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/baton-mcp/baton/internal/clientaddr"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/sse"
@@ -152,19 +151,22 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 		}
 		return
 	}
-	if req.method == "tools/call" {
-		req.client = clientaddr.Of(r, s.opts.TrustedProxies)
+	rs := req.resp // allocated with the request
+	if rs == nil {
+		rs = new(modernResponse)
+		req.resp = rs
 	}
-	st := &req.stream // allocated with the request
+	rs.hr = r
+	st := &rs.stream
 	st.Init(w, r)
 	res, e := s.handle(r.Context(), req, streamNotifier{st})
 	if e != nil && e != errNoResponse && req.status != 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt(retrySeconds(req.retryAfter), 10))
 		body, _ := rpcwire.AppendError(nil, req.id, e)
-		st.Finish(req.status, body)
+		st.Finish(int(req.status), body)
 		return
 	}
-	finishStream(st, req.id, res, e, req.prefix[:0])
+	finishStream(st, req.id, res, e, rs.prefix[:0])
 }
 
 // initializeRefusal answers a legacy initialize when no legacy handler is

@@ -33,9 +33,9 @@ type legacyEnvelope struct {
 
 // legacyStore is what decodeLegacy points a request's params at: the
 // strings of params it reads. _meta, which a plain call does not carry,
-// has a legacyMetaStore of its own: without it the envelope fits the
-// 896-byte size class, not the 1024-byte one (less to allocate, and so to
-// collect, on every request of a session; issue 23).
+// has a legacyMetaStore of its own: without it the envelope fits a
+// smaller size class (768 bytes now, with request.resp; less to allocate,
+// and so to collect, on every request of a session; issue 23).
 type legacyStore struct {
 	strs [legacyStrings]string
 }

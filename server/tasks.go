@@ -1022,7 +1022,7 @@ func (c *Call) TaskID() string { return c.task.taskID() }
 // tool, say).
 func (s *Server) callToolAsTask(ctx context.Context, r *request, e *toolEntry, mc *mrtrCall, req *ToolRequest) (json.RawMessage, *jsonrpc.Error) {
 	run := s.tasks.newRun(ctx)
-	run.owner = taskOwner(ctx, r.client)
+	run.owner = taskOwner(ctx, r.clientAddr(s.opts.TrustedProxies))
 	run.refuse = r.refuse
 	req.task = run
 	req.notifier = taskNotifier{next: req.notifier, run: run}

@@ -68,8 +68,9 @@ type Dispatcher[M any] interface {
 	// Dispatch runs one request of the methods handlers serve (tools,
 	// prompts, resources, completion). It returns ErrNoResponse's error by
 	// identity when the request was cancelled and must not be answered.
-	// It does not keep r.
-	Dispatch(ctx context.Context, r *Request[M]) (*Outcome, *jsonrpc.Error)
+	// It does not keep r. The Outcome is returned by value: one
+	// allocation fewer per request.
+	Dispatch(ctx context.Context, r *Request[M]) (Outcome, *jsonrpc.Error)
 	// Intercept runs serve, a request the session answers itself (ping,
 	// logging/setLevel, resources/subscribe and unsubscribe), through the
 	// server's middleware.
@@ -128,6 +129,10 @@ type Request[M any] struct {
 type Outcome struct {
 	// Result is the encoded result, when the handler completed.
 	Result json.RawMessage
+	// Response, when set, is the whole JSON-RPC response to the request
+	// with Result as its result, which the server wrote in one buffer:
+	// the adapter sends it as is.
+	Response []byte
 	// RequestState is the sealed state of a suspended handler.
 	RequestState string
 	// Suspended reports whether the handler suspended (Result is then

@@ -340,6 +340,15 @@ func ResultPrefix(dst []byte, id jsonrpc.ID) []byte {
 	return append(dst, `,"result":`...)
 }
 
+// ResultPrefixLen is the length of what ResultPrefix appends for id.
+func ResultPrefixLen(id jsonrpc.ID) int {
+	n := len(`{"jsonrpc":"2.0","id":`) + len(`,"result":`)
+	if id.IsZero() {
+		return n + len("null")
+	}
+	return n + len(id.Raw())
+}
+
 // AppendError appends the encoding of an error response to dst.
 func AppendError(dst []byte, id jsonrpc.ID, e *jsonrpc.Error) ([]byte, error) {
 	body, err := json.Marshal(e)

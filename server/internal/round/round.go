@@ -190,7 +190,18 @@ type Round struct {
 	state     *seal.State
 	opts      Options
 
-	mu sync.Mutex // guards everything below
+	mu sync.Mutex // guards book
+	// book is what the run records, allocated by the first method that
+	// needs it (held): most calls never ask a question, and a Round
+	// without it is a quarter of the size (less to allocate and collect
+	// on every tools/call; issue 23). Its fields are promoted: r.pending
+	// is r.book.pending, valid once ensure has run.
+	*book
+}
+
+// book is a Round's record of its run: what was handed over, asked,
+// issued and saved.
+type book struct {
 	// The state's answers are found by key without building a table when
 	// the handler asks them in the order they were recorded (as a handler
 	// replaying from the top does): recNext is the one expected next.
@@ -230,6 +241,13 @@ type Round struct {
 	orderErr error
 }
 
+// ensure allocates r.book if it is not yet. r.mu is held.
+func (r *Round) ensure() {
+	if r.book == nil {
+		r.book = new(book)
+	}
+}
+
 // asked is one question of this run and what became of it.
 type asked struct {
 	digest seal.Digest
@@ -240,7 +258,15 @@ type asked struct {
 // responses (from ParseResponses) and state (from seal.Sealer.Open, or nil
 // when the request carried none).
 func New(caps mcp.ClientCapabilities, responses map[string]json.RawMessage, state *seal.State, opts Options) *Round {
-	return &Round{caps: caps, responses: responses, state: state, opts: opts}
+	r := new(Round)
+	r.Init(caps, responses, state, opts)
+	return r
+}
+
+// Init makes r, which must be new (a zero Round), what New returns, for a
+// caller that allocates the Round with something else.
+func (r *Round) Init(caps mcp.ClientCapabilities, responses map[string]json.RawMessage, state *seal.State, opts Options) {
+	r.caps, r.responses, r.state, r.opts = caps, responses, state, opts
 }
 
 // Capabilities returns the client capabilities declared on this request.
@@ -278,6 +304,7 @@ func (r *Round) SaveState(v any) error {
 		return fmt.Errorf("encode requestState payload %T: %w", v, err)
 	}
 	r.mu.Lock()
+	r.ensure()
 	r.next = b
 	r.mu.Unlock()
 	return nil
@@ -287,6 +314,7 @@ func (r *Round) SaveState(v any) error {
 // requestState. It returns an error wrapping mrtr.ErrInputRequired.
 func (r *Round) Suspend() error {
 	r.mu.Lock()
+	r.ensure()
 	r.suspend = true
 	r.mu.Unlock()
 	return fmt.Errorf("suspend: %w", mrtr.ErrInputRequired)
@@ -350,6 +378,7 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 		return nil, err
 	}
 	r.mu.Lock()
+	r.ensure()
 	defer r.mu.Unlock()
 	if r.orderErr != nil {
 		return nil, r.orderErr
@@ -462,6 +491,7 @@ func (r *Round) Require(key string, req mrtr.InputRequest) error {
 		return err
 	}
 	r.mu.Lock()
+	r.ensure()
 	defer r.mu.Unlock()
 	prev, dup := r.asked[key]
 	if !dup {
@@ -513,6 +543,7 @@ func (r *Round) answer(key string, d seal.Digest) (json.RawMessage, bool) {
 // the order they were asked.
 func (r *Round) Pending() mrtr.InputRequests {
 	r.mu.Lock()
+	r.ensure()
 	defer r.mu.Unlock()
 	return slices.Clone(r.pending)
 }
@@ -536,6 +567,7 @@ type Suspension struct {
 // asked out of order (whatever the handler did with that error).
 func (r *Round) Suspended(s *seal.Sealer, b seal.Binding) (*Suspension, error) {
 	r.mu.Lock()
+	r.ensure()
 	defer r.mu.Unlock()
 	if r.orderErr != nil {
 		return nil, r.orderErr
