@@ -8,6 +8,7 @@ import (
 
 	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/internal/rpcwire"
+	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
 )
 
@@ -220,6 +221,19 @@ func (w *envWalk) strField(mask *uint32, k uint, slot *string, dst **string) {
 	}
 }
 
+// idField decodes the id member at w.i (key bit k of *mask) into *id: a
+// string or a number, as jsonrpc.ID takes them; anything else (null, an
+// object, a duplicate) is left to the library decoder.
+func (w *envWalk) idField(mask *uint32, k uint, id *jsonrpc.ID) {
+	if w.seen(mask, k) || w.i >= len(w.b) || w.b[w.i] != '"' && w.b[w.i] != '-' && (w.b[w.i] < '0' || w.b[w.i] > '9') {
+		w.bad = true
+		return
+	}
+	if v := w.raw(); !w.bad && id.UnmarshalJSON(v) != nil {
+		w.bad = true
+	}
+}
+
 // decodeEnvelope decodes body, an ordinary modern request, into a request
 // whose id, method and params the library decoder would give it, or
 // reports false for the library to decode. It takes only a body within lim
@@ -253,13 +267,7 @@ func decodeEnvelope(body []byte, lim *jsonscan.Limits) (*request, bool) {
 				jsonrpcOK = w.str() == "2.0"
 			}
 		case "id":
-			if w.seen(&mask, 1) || w.i >= len(w.b) || w.b[w.i] != '"' && w.b[w.i] != '-' && (w.b[w.i] < '0' || w.b[w.i] > '9') {
-				w.bad = true
-				break
-			}
-			if v := w.raw(); !w.bad && r.id.UnmarshalJSON(v) != nil {
-				w.bad = true
-			}
+			w.idField(&mask, 1, &r.id)
 		case "method":
 			if !w.seen(&mask, 2) {
 				r.method = w.str()

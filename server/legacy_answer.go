@@ -52,13 +52,7 @@ func decodeLegacyAnswer(body []byte, lim *jsonscan.Limits) (*rpcwire.Message, bo
 				jsonrpcOK = w.str() == rpcwire.Version
 			}
 		case "id":
-			if w.seen(&mask, 1) || w.i >= len(w.b) || w.b[w.i] != '"' && w.b[w.i] != '-' && (w.b[w.i] < '0' || w.b[w.i] > '9') {
-				w.bad = true
-				break
-			}
-			if v := w.raw(); !w.bad && id.UnmarshalJSON(v) != nil {
-				w.bad = true
-			}
+			w.idField(&mask, 1, &id)
 		case "result":
 			if w.seen(&mask, 2) || w.i >= len(w.b) || w.b[w.i] != '{' {
 				w.bad = true

@@ -99,13 +99,7 @@ func decodeLegacy(body []byte, lim *jsonscan.Limits) (*legacyEnvelope, bool) {
 				jsonrpcOK = w.str() == rpcwire.Version
 			}
 		case "id":
-			if w.seen(&mask, 1) || w.i >= len(w.b) || w.b[w.i] != '"' && w.b[w.i] != '-' && (w.b[w.i] < '0' || w.b[w.i] > '9') {
-				w.bad = true
-				break
-			}
-			if v := w.raw(); !w.bad && id.UnmarshalJSON(v) != nil {
-				w.bad = true
-			}
+			w.idField(&mask, 1, &id)
 		case "method":
 			if !w.seen(&mask, 2) {
 				method = w.str()
