@@ -24,15 +24,7 @@ func BenchmarkLegacySessionCall(b *testing.B) {
 	for _, name := range legacyServerNames {
 		h := handlers[legacyKey(name)]
 		b.Run(name, func(b *testing.B) {
-			w := serveLegacyOnce(h, "", []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+legacyProtocol+
-				`","capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"baton-bench","version":"1.0.0"}}}`))
-			sid := w.Header().Get("Mcp-Session-Id")
-			if w.Code != 200 || sid == "" {
-				b.Fatalf("initialize: %d %s", w.Code, w.Body.Bytes())
-			}
-			if w := serveLegacyOnce(h, sid, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); w.Code != 202 {
-				b.Fatalf("notifications/initialized: %d %s", w.Code, w.Body.Bytes())
-			}
+			sid := openLegacySession(b, h)
 			b.ReportAllocs()
 			id := 1
 			var body []byte
@@ -64,6 +56,23 @@ func serveLegacyOnce(h http.Handler, sid string, body []byte) *httptest.Response
 	w := httptest.NewRecorder()
 	h.ServeHTTP(connRecorder{w}, req)
 	return w
+}
+
+// openLegacySession opens a 2025-11-25 session on h in process
+// (initialize with the elicitation capability, then
+// notifications/initialized) and returns its id.
+func openLegacySession(tb testing.TB, h http.Handler) string {
+	tb.Helper()
+	w := serveLegacyOnce(h, "", []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+legacyProtocol+
+		`","capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"baton-bench","version":"1.0.0"}}}`))
+	sid := w.Header().Get("Mcp-Session-Id")
+	if w.Code != 200 || sid == "" {
+		tb.Fatalf("initialize: %d %s", w.Code, w.Body.Bytes())
+	}
+	if w := serveLegacyOnce(h, sid, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); w.Code != 202 {
+		tb.Fatalf("notifications/initialized: %d %s", w.Code, w.Body.Bytes())
+	}
+	return sid
 }
 
 // connRecorder is a ResponseRecorder that says it can hand over its

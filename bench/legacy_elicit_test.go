@@ -21,15 +21,7 @@ func BenchmarkLegacyElicitInProcess(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	w := serveLegacyOnce(h, "", []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+legacyProtocol+
-		`","capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"baton-bench","version":"1.0.0"}}}`))
-	sid := w.Header().Get("Mcp-Session-Id")
-	if w.Code != 200 || sid == "" {
-		b.Fatalf("initialize: %d %s", w.Code, w.Body.Bytes())
-	}
-	if w := serveLegacyOnce(h, sid, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); w.Code != 202 {
-		b.Fatalf("notifications/initialized: %d %s", w.Code, w.Body.Bytes())
-	}
+	sid := openLegacySession(b, h)
 	st := &streamWriter{flushed: make(chan struct{}, 1), header: http.Header{}}
 	// The calls are served on one goroutine, as net/http serves a
 	// connection's requests, so that its stack is grown once.
