@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -119,23 +121,64 @@ func TestCarriedOverHTTP(t *testing.T) {
 			if gk, gs, ok := carriedOf(sc); !ok || gk != k || gs != suspend {
 				t.Fatalf("carriedOf(%q) = %d, %v, %v", sc, gk, gs, ok)
 			}
-			c, err := newRawClient(urls["baton"], 2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			op := c.carriedOp(k, suspend)
-			for i := range 3 {
-				if err := op(); err != nil {
-					t.Fatalf("%s, operation %d: %v", sc, i, err)
+			for _, server := range []string{"baton", "floor"} {
+				c, err := newRawClient(urls[server], 2)
+				if err != nil {
+					t.Fatal(err)
 				}
+				op := c.carriedOp(k, suspend)
+				for i := range 3 {
+					if err := op(); err != nil {
+						t.Fatalf("%s on %s, operation %d: %v", sc, server, i, err)
+					}
+				}
+				if c.id != k+1+3 {
+					t.Errorf("%s on %s: %d requests, want %d (k+1 rounds to build the retry, then one per operation)", sc, server, c.id, k+4)
+				}
+				c.close()
 			}
-			if c.id != k+1+3 {
-				t.Errorf("%s: %d requests, want %d (k+1 rounds to build the retry, then one per operation)", sc, c.id, k+4)
-			}
-			c.close()
 		}
 	}
 	if _, err := carriedCountsOf("1,0"); err == nil {
 		t.Error("-carried 1,0 accepted")
+	}
+}
+
+// TestCarriedFloorRefuses checks that the carried floor (carried_floor.go)
+// does the work it is the floor of: a state it did not seal, or a refused
+// answer to the issued question, is turned away, so its cost per carried
+// answer includes opening the sealed answers.
+func TestCarriedFloorRefuses(t *testing.T) {
+	f, err := newCarriedFloor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(params string) (int, string) {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask",` + params + metaJSON + `}}`
+		r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		r.Header.Set("Mcp-Name", askTool)
+		w := httptest.NewRecorder()
+		f.ServeHTTP(w, r)
+		return w.Code, w.Body.String()
+	}
+	args := `"arguments":{"n":3},`
+	code, out := serve(args)
+	state := stateIn([]byte(out))
+	if code != http.StatusOK || state == nil || !strings.Contains(out, `"q1":{"method":"elicitation/create"`) {
+		t.Fatalf("round 1: %d %.300s", code, out)
+	}
+	answer := func(ok string, st []byte) string {
+		return args + `"inputResponses":{"q1":{"action":"accept","content":{"ok":` + ok + `}}},"requestState":"` + string(st) + `",`
+	}
+	if code, out := serve(answer("true", state)); code != http.StatusOK || !strings.Contains(out, `"q2":{"method":"elicitation/create"`) {
+		t.Fatalf("round 2: %d %.300s", code, out)
+	}
+	forged := bytes.Clone(state)
+	forged[len(forged)/2] ^= 1
+	if code, _ := serve(answer("true", forged)); code != http.StatusBadRequest {
+		t.Errorf("a forged state: %d, want 400", code)
+	}
+	if code, _ := serve(answer("false", state)); code != http.StatusBadRequest {
+		t.Errorf("a refused answer: %d, want 400", code)
 	}
 }

@@ -526,13 +526,22 @@ func run(cfg config) (bool, error) {
 }
 
 // serversFor is the servers measured in scenario sc: all of them in echo
-// and confirm; Baton (net/http) alone in the rounds scenario.
+// and confirm; Baton (net/http) alone in the rounds scenario, and beside
+// the floor (carried_floor.go) in the carried scenario.
 func serversFor(cfg config, sc string) []string {
 	if legacyScenario(sc) {
 		return legacyServersFor(cfg)
 	}
-	_, isRounds := roundsN(sc)
-	if _, _, isCarried := carriedOf(sc); isRounds || isCarried {
+	if _, _, isCarried := carriedOf(sc); isCarried {
+		var out []string
+		for _, s := range []string{"baton", "floor"} {
+			if slices.Contains(cfg.servers, s) {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	if _, isRounds := roundsN(sc); isRounds {
 		if slices.Contains(cfg.servers, "baton") {
 			return []string{"baton"}
 		}

@@ -3,13 +3,13 @@
 # ("Latest figures") from one run of one process: echo and confirm over all
 # five servers and the authorization and telemetry variants of Baton
 # (baton-auth, baton-otel), the rounds-growth scenario, the carried
-# answers (one retry carrying 1 and 16 answers, over HTTP), the 2025-11-25
+# answers (one retry carrying 1 and 16 answers, over HTTP, Baton and its floor), the 2025-11-25
 # scenarios (session-call and session-elicit over Baton's legacy endpoint,
 # the go-sdk's and mcp-go's stateful servers and a floor, 3 repetitions,
 # about 3 minutes; session-memory), the hostile bodies, then the fleet
 # (fleet.sh). The
 # server process is pinned to CPU 0 and the load generator to CPU 1
-# (taskset; -pin=false to share the CPUs). About 18 minutes on 2 CPUs.
+# (taskset; -pin=false to share the CPUs). About 20 minutes on 2 CPUs.
 # With -p, it instead profiles Baton's server process (cpu-echo.pprof,
 # cpu-confirm.pprof, and the floor's beside them) and prints the top
 # entries. Extra arguments go to the harness (`go run . -h`).

@@ -318,12 +318,16 @@ func newHandlers() (map[string]http.Handler, *server.Server, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("mcpgo: %w", err)
 	}
+	floor, err := newCarriedFloor() // floorHandler, and the ask tool's floor (carried_floor.go)
+	if err != nil {
+		return nil, nil, err
+	}
 	handlers := map[string]http.Handler{
 		"baton":      b,             // *server.Server as http.Handler
 		"baton-echo": behindEcho(b), // the same server behind echo
 		"gosdk":      sdk,
 		"mcpgo":      mgo,
-		"floor":      http.HandlerFunc(floorHandler),
+		"floor":      floor,
 	}
 	if err := addVariants(handlers, b); err != nil { // variants.go
 		return nil, nil, err
