@@ -29,6 +29,20 @@ func BenchmarkCarried(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchmarkCarried(b, h)
+}
+
+// BenchmarkCarriedFloor is BenchmarkCarried on the carried floor
+// (carried_floor.go): what carrying sealed answers costs a bare handler.
+func BenchmarkCarriedFloor(b *testing.B) {
+	f, err := newCarriedFloor()
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchmarkCarried(b, f)
+}
+
+func benchmarkCarried(b *testing.B, h http.Handler) {
 	for _, mode := range []string{"complete", "suspend"} {
 		for _, k := range carriedCounts {
 			n := k + 1
