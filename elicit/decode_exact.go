@@ -48,7 +48,12 @@ func (s *Schema) bindChecked(content []byte, v any) error {
 	}
 	c := s.cache
 	if v != nil {
-		if e := c.exact.of(s, &c.decode, reflect.TypeOf(v)); e.exact {
+		t := reflect.TypeOf(v)
+		e := c.exact.first.Load() // of's first step, without its call: once per answer a handler decodes
+		if e == nil || e.t != t {
+			e = c.exact.of(s, &c.decode, t)
+		}
+		if e.exact {
 			if e.plan != nil && e.plan.decode(content, v) {
 				return nil // strictjson.Unmarshal's result, in one pass (decode_flat.go)
 			}

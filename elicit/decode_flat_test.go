@@ -145,3 +145,28 @@ func TestDecodeFlatThroughDecode(t *testing.T) {
 		t.Error("no flat plan was made for the type")
 	}
 }
+
+// TestFlatDecodeLeavesUnquotableKeys: a field whose name a plain JSON
+// string cannot spell in printable ASCII (here a Go name with a letter
+// outside ASCII) is never taken by the flat decode, which leaves the
+// content to the library, having written nothing.
+func TestFlatDecodeLeavesUnquotableKeys(t *testing.T) {
+	type accented struct {
+		Café bool
+		OK   bool `json:"ok"`
+	}
+	plan := flatPlanOf(reflect.TypeFor[*accented]())
+	if plan == nil {
+		t.Fatal("no plan for accented")
+	}
+	if plan.fields[0].quoted != "" || plan.fields[1].quoted != `"ok"` {
+		t.Fatalf("quoted keys %q, %q", plan.fields[0].quoted, plan.fields[1].quoted)
+	}
+	var got accented
+	if plan.decode([]byte(`{"ok":true,"Café":true}`), &got) || got != (accented{}) {
+		t.Fatalf("taken: %+v", got)
+	}
+	if !plan.decode([]byte(`{"ok":true}`), &got) || got != (accented{OK: true}) {
+		t.Fatalf("not taken: %+v", got)
+	}
+}

@@ -162,7 +162,7 @@ func (r *Request) Digest() [32]byte {
 		c = r.RequestedSchema.cache
 	}
 	if c != nil {
-		if e := c.last.Load(); e != nil && e.mode == r.Mode && e.message == r.Message && e.url == r.URL && e.elicitationID == r.ElicitationID {
+		if e := c.last.Load(); e != nil && e.message == r.Message && sameString(e.mode, r.Mode) && sameString(e.url, r.URL) && sameString(e.elicitationID, r.ElicitationID) {
 			return e.digest
 		}
 	}
@@ -171,6 +171,13 @@ func (r *Request) Digest() [32]byte {
 		c.last.Store(&requestDigest{mode: r.Mode, message: r.Message, url: r.URL, elicitationID: r.ElicitationID, digest: d})
 	}
 	return d
+}
+
+// sameString is a == b, without a call to compare two empty strings (a
+// form's mode, URL and elicitationId usually are): Digest compares four
+// strings once per question per round.
+func sameString(a, b string) bool {
+	return len(a) == len(b) && (len(a) == 0 || a == b)
 }
 
 // digest computes Digest.

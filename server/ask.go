@@ -70,7 +70,10 @@ func (c *Call) Elicit(ctx context.Context, req *elicit.Request, opts ...AskOptio
 	if req == nil {
 		return nil, errors.New("elicit: nil request")
 	}
-	if c.round != nil && c.waiter() == nil {
+	// Stateless: a round and no waiting backend (waiter() is nil without
+	// a task or a peer; tested here without its call, once per answer a
+	// retry carries).
+	if c.round != nil && (c.task == nil && c.peer == nil || c.waiter() == nil) {
 		return c.elicitReplay(req, opts)
 	}
 	b := collectOne(opts)

@@ -3,6 +3,7 @@ package round
 import (
 	"testing"
 
+	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server/internal/seal"
@@ -20,5 +21,22 @@ func TestDigestDistinguishesRequests(t *testing.T) {
 			t.Fatal("two different requests share a digest")
 		}
 		seen[d] = true
+	}
+}
+
+// TestDigestOfElicitation: an elicitation's digest is elicitDigest of its
+// elicit.Request digest, whichever way digestOf reaches it (an
+// elicit.Request, or an elicitation without one), with and without the
+// server's table.
+func TestDigestOfElicitation(t *testing.T) {
+	form := confirmForm(t, "a")
+	var table Digests
+	for _, req := range []*elicit.Request{form, nil} {
+		want := elicitDigest(req.Digest())
+		for _, tab := range []*Digests{nil, &table, &table} {
+			if got, err := digestOf(mrtr.ElicitRequest(req), tab); err != nil || got != want {
+				t.Fatalf("request %v: digest %x, %v; want %x", req != nil, got, err, want)
+			}
+		}
 	}
 }
