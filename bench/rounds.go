@@ -24,13 +24,17 @@ const (
 )
 
 func addAskTool(srv *server.Server) error {
+	// The forms and their keys are built once, as a handler asking a fixed
+	// sequence writes them as literals: the key's string is not the
+	// handler's work on every ask.
 	forms := make([]*elicit.Request, maxRounds+1)
+	keys := make([]string, maxRounds+1)
 	for i := 1; i <= maxRounds; i++ {
 		f, err := elicit.NewForm("Step "+strconv.Itoa(i)+"?", elicit.Boolean("ok").Required())
 		if err != nil {
 			return err
 		}
-		forms[i] = f
+		forms[i], keys[i] = f, "q"+strconv.Itoa(i)
 	}
 	return server.AddTool(srv, server.Tool{Name: askTool, Description: "Asks n questions in sequence, then answers"},
 		func(ctx context.Context, req *server.ToolRequest, in askIn) (*server.ToolResult, error) {
@@ -38,7 +42,7 @@ func addAskTool(srv *server.Server) error {
 				return server.ErrorResult("n out of range"), nil
 			}
 			for i := 1; i <= in.N; i++ {
-				answer, err := req.Elicit(ctx, forms[i], server.WithKey("q"+strconv.Itoa(i)))
+				answer, err := req.Elicit(ctx, forms[i], server.WithKey(keys[i]))
 				if err != nil {
 					return nil, err
 				}
