@@ -49,10 +49,19 @@ func accept(h http.Header) string {
 	return ""
 }
 
-// flush sends what was written so far. The ResponseController is made on
-// the first flush: most responses are one JSON body and never flush.
-// s.mu is held.
+// flush sends what was written so far, as http.ResponseController's Flush
+// does: a writer's FlushError, else its Flush. A writer that has neither
+// (a wrapper that only unwraps) gets a ResponseController, made on the
+// first flush; net/http's own writer flushes without one, which was an
+// allocation for every stream that flushed (issue 23). s.mu is held.
 func (s *Stream) flush() error {
+	switch f := s.w.(type) {
+	case interface{ FlushError() error }:
+		return f.FlushError()
+	case http.Flusher:
+		f.Flush()
+		return nil
+	}
 	if s.rc == nil {
 		s.rc = http.NewResponseController(s.w)
 	}
