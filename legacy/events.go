@@ -129,6 +129,7 @@ type streamKey struct{ sid, stream string }
 type memStream struct {
 	meta    StreamMeta
 	events  []Event
+	first   [2]Event // events' first array: a call's stream with one question and its response grows no further
 	next    int64
 	ended   bool
 	changed chan struct{} // made by a waiting Read; closed (and dropped) at every append and the end
@@ -253,9 +254,9 @@ func (m *MemoryEventStore) open(sid, stream string, meta StreamMeta, now time.Ti
 	if old := m.streams[key]; old != nil {
 		m.drop(old)
 	}
-	// Room for two events: a call's stream with one question and its
-	// response grows no further.
-	s := &memStream{meta: meta, key: key, events: make([]Event, 0, 2)}
+	// Room for two events in the stream itself (one allocation, not two).
+	s := &memStream{meta: meta, key: key}
+	s.events = s.first[:0]
 	m.streams[key] = s
 	m.touch(s, now)
 	return s
@@ -279,6 +280,9 @@ func (m *MemoryEventStore) append(s *memStream, msg []byte, now time.Time) strin
 	s.next++
 	pos := strconv.FormatInt(s.next, 10)
 	s.events = append(s.events, Event{Pos: pos, Msg: append([]byte{}, msg...)})
+	if s.first[0].Msg != nil && &s.events[0] != &s.first[0] {
+		s.first = [2]Event{} // moved out: let their messages go
+	}
 	if len(s.events) > maxStreamEvents {
 		s.events = append(s.events[:0:0], s.events[len(s.events)-maxStreamEvents:]...)
 	}
@@ -329,9 +333,10 @@ func (m *MemoryEventStore) AppendEndStream(ctx context.Context, sid, stream stri
 	if s == nil {
 		return "", ErrNotFound
 	}
-	pos := m.append(s, msg, now)
-	m.end(s, now)
-	return pos, nil
+	// append and end in one: the stream is touched and its waiting
+	// Reads woken once.
+	s.ended = true
+	return m.append(s, msg, now), nil
 }
 
 // StreamMeta implements EventStore.
