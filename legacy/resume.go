@@ -89,7 +89,9 @@ func (k *keptStream) storeContext() (context.Context, context.CancelFunc) {
 // keep stores msg and returns its position in the stream, its event id
 // being k.key "." pos (eventID; the two are written as such by the SSE
 // stream, not joined into a string), or false when the store failed.
-// Called with k.mu held.
+// A MemoryEventStore keeps msg itself, not a copy (appendKept): msg, and
+// every message a kept stream sends or finishes with, is never modified
+// once handed over. Called with k.mu held.
 func (k *keptStream) keep(msg []byte) (pos string, ok bool) {
 	if k.failed {
 		return "", false
@@ -99,7 +101,12 @@ func (k *keptStream) keep(msg []byte) (pos string, ok bool) {
 	if k.key == "" {
 		key := k.h.streams.next()
 		if oa, ok := k.h.events.(streamOpenAppender); ok {
-			pos, err := oa.OpenStreamAppend(ctx, k.sid, key, k.meta, msg)
+			var err error
+			if m, mem := oa.(*MemoryEventStore); mem {
+				pos = m.openStreamAppendKept(k.sid, key, k.meta, msg)
+			} else {
+				pos, err = oa.OpenStreamAppend(ctx, k.sid, key, k.meta, msg)
+			}
 			if err != nil {
 				k.failed = true
 				k.h.srv.Logger().Warn("legacy sessions: could not keep a stream's events; it cannot be resumed", "session", k.sid, "err", err)
@@ -115,7 +122,12 @@ func (k *keptStream) keep(msg []byte) (pos string, ok bool) {
 		}
 		k.key = key
 	}
-	pos, err := k.h.events.Append(ctx, k.sid, k.key, msg)
+	var err error
+	if m, mem := k.h.events.(*MemoryEventStore); mem {
+		pos, err = m.appendKept(k.sid, k.key, msg)
+	} else {
+		pos, err = k.h.events.Append(ctx, k.sid, k.key, msg)
+	}
 	if err != nil {
 		k.h.srv.Logger().Warn("legacy sessions: could not keep an event; it goes out without an id", "session", k.sid, "err", err)
 		return "", false
@@ -183,9 +195,17 @@ func (k *keptStream) finish(res []byte) {
 	}
 	if ae, ok := k.h.events.(streamAppendEnder); ok && k.key != "" && !k.failed {
 		// The response and the stream's end, kept in one step.
-		ctx, cancel := k.storeContext()
-		pos, err := ae.AppendEndStream(ctx, k.sid, k.key, res)
-		cancel()
+		var (
+			pos string
+			err error
+		)
+		if m, mem := ae.(*MemoryEventStore); mem {
+			pos, err = m.appendEndStreamKept(k.sid, k.key, res) // see keep
+		} else {
+			ctx, cancel := k.storeContext()
+			pos, err = ae.AppendEndStream(ctx, k.sid, k.key, res)
+			cancel()
+		}
 		if err != nil {
 			k.h.srv.Logger().Warn("legacy sessions: could not keep an event; it goes out without an id", "session", k.sid, "err", err)
 			k.end()
