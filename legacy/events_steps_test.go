@@ -60,3 +60,41 @@ func TestMemoryEventStoreSteps(t *testing.T) {
 		t.Fatalf("AppendEndStream made a stream: %v", err)
 	}
 }
+
+// The MemoryEventStore's EventStore methods keep a copy of msg (a caller
+// may reuse its buffer); only the package's own kept streams hand theirs
+// over (appendKept and the others). A stream also lets go of the events
+// its first array held once they moved out of it.
+func TestMemoryEventStoreCopies(t *testing.T) {
+	ctx := context.Background()
+	m := NewMemoryEventStore(0)
+	bufs := [][]byte{[]byte(`{"a":1}`), []byte(`{"b":2}`), []byte(`{"c":3}`)}
+	if _, err := m.OpenStreamAppend(ctx, "sid", "st", StreamMeta{}, bufs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Append(ctx, "sid", "st", bufs[1]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.AppendEndStream(ctx, "sid", "st", bufs[2]); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bufs {
+		copy(b, "XXXXXXX")
+	}
+	evs, ended, err := m.Read(ctx, "sid", "st", "", 0)
+	if err != nil || !ended || len(evs) != 3 {
+		t.Fatalf("Read: %d events, ended %v, %v", len(evs), ended, err)
+	}
+	for i, want := range []string{`{"a":1}`, `{"b":2}`, `{"c":3}`} {
+		if string(evs[i].Msg) != want {
+			t.Errorf("event %d: %s, want %s (the caller's buffer was kept)", i, evs[i].Msg, want)
+		}
+	}
+	m.mu.Lock()
+	s := m.streams[streamKey{"sid", "st"}]
+	first := s.first
+	m.mu.Unlock()
+	if first[0].Msg != nil || first[1].Msg != nil {
+		t.Error("the stream still holds the events of its first array after they moved out")
+	}
+}

@@ -104,9 +104,13 @@ func (h *Handler) replyTarget(id jsonrpc.ID) (key, instance string, ok bool) {
 	if len(raw) == 0 || raw[0] != '"' || len(raw) > 64 {
 		return "", "", false
 	}
-	if err := json.Unmarshal(raw, &key); err != nil {
+	// A variable of its own: the named result, escaping to Unmarshal, was
+	// allocated on every call, the unshared store's too (issue 23).
+	var k string
+	if err := json.Unmarshal(raw, &k); err != nil {
 		return "", "", false
 	}
+	key = k
 	inst, n, found := strings.Cut(key, ".")
 	if !found || len(inst) != instanceIDLen || !base64URL(inst) {
 		return "", "", false

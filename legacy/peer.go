@@ -184,15 +184,20 @@ func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time
 	if prev.set && sameRequests(prev.reqs, out) {
 		return slices.Clone(prev.answers), nil
 	}
-	res, err := p.exchange(ctx, out, timeout)
+	all, err := p.exchange(ctx, out, timeout)
 	if err != nil {
 		return nil, err
 	}
+	// The answers kept for a re-run are a copy in the second half of
+	// exchange's slice (one allocation, not two); the caller's half is cut
+	// to its length, so that an append to it cannot reach the copy.
+	res, kept := all[:len(out):len(out)], all[len(out):]
+	copy(kept, res)
 	p.mu.Lock()
 	for len(p.asked) <= pos {
 		p.asked = append(p.asked, askedBatch{})
 	}
-	p.asked[pos] = askedBatch{reqs: out, answers: slices.Clone(res), set: true}
+	p.asked[pos] = askedBatch{reqs: out, answers: kept, set: true}
 	p.mu.Unlock()
 	return res, nil
 }
@@ -237,7 +242,9 @@ func randomID(prefix string) string {
 }
 
 // exchange sends the requests on the call's stream and waits until every
-// one is answered; it returns the answers in the order of reqs. It gives
+// one is answered; it returns the answers in the order of reqs, in a
+// slice twice as long (the second half zero, room for Request's copy of
+// them). It gives
 // up when the timeout (0: the handler's default) passes, the call's
 // context ends, or the session closes; outstanding
 // requests are then cancelled with the client. A client error answer ends
@@ -305,7 +312,7 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 	nextBeat := start.Add(s.h.opts.KeepAlive)
 	timer := s.h.answers.timers.get(min(timeout, s.h.opts.KeepAlive))
 	defer s.h.answers.timers.put(timer)
-	answers := make([]json.RawMessage, len(reqs))
+	answers := make([]json.RawMessage, 2*len(reqs))
 	for open.n > 0 {
 		select {
 		case rp := <-replies:

@@ -86,39 +86,63 @@ func (k *keptStream) storeContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), eventTimeout)
 }
 
-// keep stores msg and returns its event id, or "" when the store failed.
-// Called with k.mu held.
-func (k *keptStream) keep(msg []byte) string {
+// keep stores msg and returns its position in the stream, its event id
+// being k.key "." pos (eventID; the two are written as such by the SSE
+// stream, not joined into a string), or false when the store failed.
+// A MemoryEventStore keeps msg itself, not a copy (appendKept): msg, and
+// every message a kept stream sends or finishes with, is never modified
+// once handed over. Called with k.mu held.
+func (k *keptStream) keep(msg []byte) (pos string, ok bool) {
 	if k.failed {
-		return ""
+		return "", false
 	}
 	ctx, cancel := k.storeContext()
 	defer cancel()
 	if k.key == "" {
 		key := k.h.streams.next()
 		if oa, ok := k.h.events.(streamOpenAppender); ok {
-			pos, err := oa.OpenStreamAppend(ctx, k.sid, key, k.meta, msg)
+			var err error
+			if m, mem := oa.(*MemoryEventStore); mem {
+				pos = m.openStreamAppendKept(k.sid, key, k.meta, msg)
+			} else {
+				pos, err = oa.OpenStreamAppend(ctx, k.sid, key, k.meta, msg)
+			}
 			if err != nil {
 				k.failed = true
 				k.h.srv.Logger().Warn("legacy sessions: could not keep a stream's events; it cannot be resumed", "session", k.sid, "err", err)
-				return ""
+				return "", false
 			}
 			k.key = key
-			return eventID(k.key, pos)
+			return pos, true
 		}
 		if err := k.h.events.OpenStream(ctx, k.sid, key, k.meta); err != nil {
 			k.failed = true
 			k.h.srv.Logger().Warn("legacy sessions: could not keep a stream's events; it cannot be resumed", "session", k.sid, "err", err)
-			return ""
+			return "", false
 		}
 		k.key = key
 	}
-	pos, err := k.h.events.Append(ctx, k.sid, k.key, msg)
+	var err error
+	if m, mem := k.h.events.(*MemoryEventStore); mem {
+		pos, err = m.appendKept(k.sid, k.key, msg)
+	} else {
+		pos, err = k.h.events.Append(ctx, k.sid, k.key, msg)
+	}
 	if err != nil {
 		k.h.srv.Logger().Warn("legacy sessions: could not keep an event; it goes out without an id", "session", k.sid, "err", err)
-		return ""
+		return "", false
 	}
-	return eventID(k.key, pos)
+	return pos, true
+}
+
+// sendKept keeps msg and sends it on st, with its event id when it was
+// kept; kept reports whether it was. Called with k.mu held.
+func (k *keptStream) sendKept(st *sse.Stream, msg []byte) (kept bool, err error) {
+	pos, kept := k.keep(msg)
+	if !kept {
+		return false, st.SendID("", msg)
+	}
+	return true, st.SendIDPos(k.key, pos, msg)
 }
 
 // send keeps msg and sends it. A message that was kept counts as sent
@@ -131,7 +155,7 @@ func (k *keptStream) send(msg []byte) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.detached { // the client resumes elsewhere and reads it there
-		if k.keep(msg) == "" {
+		if _, kept := k.keep(msg); !kept {
 			return sse.ErrClosed
 		}
 		return nil
@@ -139,9 +163,8 @@ func (k *keptStream) send(msg []byte) error {
 	if k.st.Done() {
 		return sse.ErrClosed // the call has answered: its stream is over
 	}
-	id := k.keep(msg)
-	err := k.st.SendID(id, msg)
-	if err != nil && id != "" {
+	kept, err := k.sendKept(k.st, msg)
+	if err != nil && kept {
 		return nil
 	}
 	return err
@@ -172,32 +195,42 @@ func (k *keptStream) finish(res []byte) {
 	}
 	if ae, ok := k.h.events.(streamAppendEnder); ok && k.key != "" && !k.failed {
 		// The response and the stream's end, kept in one step.
-		ctx, cancel := k.storeContext()
-		pos, err := ae.AppendEndStream(ctx, k.sid, k.key, res)
-		cancel()
-		id := ""
+		var (
+			pos string
+			err error
+		)
+		if m, mem := ae.(*MemoryEventStore); mem {
+			pos, err = m.appendEndStreamKept(k.sid, k.key, res) // see keep
+		} else {
+			ctx, cancel := k.storeContext()
+			pos, err = ae.AppendEndStream(ctx, k.sid, k.key, res)
+			cancel()
+		}
 		if err != nil {
 			k.h.srv.Logger().Warn("legacy sessions: could not keep an event; it goes out without an id", "session", k.sid, "err", err)
-		} else {
-			id = eventID(k.key, pos)
-		}
-		if err != nil {
 			k.end()
+			k.finishSSE(false, "", res)
+			return
 		}
-		k.finishSSE(id, res)
+		k.finishSSE(true, pos, res)
 		return
 	}
-	id := k.keep(res)
+	pos, kept := k.keep(res)
 	k.end()
-	k.finishSSE(id, res)
+	k.finishSSE(kept, pos, res)
 }
 
-// finishSSE writes the final event of the stream. It is not flushed: the
-// handler returns next and net/http sends it with the end of the
-// response, in one write; flushFinal sends it before anything that may
-// wait. Called with k.mu held.
-func (k *keptStream) finishSSE(id string, res []byte) {
-	k.st.FinishIDUnflushed(http.StatusOK, id, res)
+// finishSSE writes the final event of the stream, with the event id of
+// its position pos when it was kept. It is not flushed: the handler
+// returns next and net/http sends it with the end of the response, in
+// one write; flushFinal sends it before anything that may wait. Called
+// with k.mu held.
+func (k *keptStream) finishSSE(kept bool, pos string, res []byte) {
+	if kept {
+		k.st.FinishIDPosUnflushed(http.StatusOK, k.key, pos, res)
+	} else {
+		k.st.FinishIDUnflushed(http.StatusOK, "", res)
+	}
 	k.unflushed = true
 }
 

@@ -300,7 +300,7 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request, resume, pos s
 			var err error
 			if k != nil {
 				k.mu.Lock()
-				err = st.SendID(k.keep(msg), msg)
+				_, err = k.sendKept(st, msg)
 				k.mu.Unlock()
 			} else {
 				err = st.Send(msg)

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 )
 
 // legacyAnswerSeeds are bodies POSTed in a legacy session that
-// decodeLegacyAnswer must take (takes) or leave to the general path:
+// decodeLegacy must take as an answer (takes) or leave to the general path:
 // FuzzLegacyAnswer starts from them (and from testdata/fuzz), and
 // TestLegacyAnswerTakesTheUsualAnswers checks which is which.
 var legacyAnswerSeeds = []struct {
@@ -51,54 +52,66 @@ var legacyAnswerSeeds = []struct {
 func TestLegacyAnswerTakesTheUsualAnswers(t *testing.T) {
 	defLim := envLimits(rpcwire.Limits{})
 	for _, s := range legacyAnswerSeeds {
-		_, ok := decodeLegacyAnswer([]byte(s.body), &defLim)
+		_, ok := legacyAnswerOf(t, []byte(s.body), &defLim)
 		if ok != s.takes {
-			t.Errorf("decodeLegacyAnswer took it: %v, want %v: %s", ok, s.takes, s.body)
+			t.Errorf("decodeLegacy took it as an answer: %v, want %v: %s", ok, s.takes, s.body)
 		}
 		checkLegacyAnswer(t, []byte(s.body))
 	}
 }
 
 // TestLegacyAnswerAllocs: an answer is decoded in two allocations, the
-// message and its id.
+// message and its id (decoded once).
 func TestLegacyAnswerAllocs(t *testing.T) {
 	body := []byte(legacyAnswerSeeds[0].body)
 	defLim := envLimits(rpcwire.Limits{})
 	n := testing.AllocsPerRun(100, func() {
-		if _, ok := decodeLegacyAnswer(body, &defLim); !ok {
+		if _, ans, _ := decodeLegacy(body, &defLim); ans == nil {
 			t.Fatal("not taken")
 		}
 	})
 	if n > 2 {
-		t.Errorf("decodeLegacyAnswer: %v allocations, want at most 2", n)
+		t.Errorf("decodeLegacy of an answer: %v allocations, want at most 2", n)
 	}
 }
 
-// checkLegacyAnswer compares decodeLegacyAnswer with the general path:
+// legacyAnswerOf is decodeLegacy's answer for body, having checked that
+// decodeLegacy reports ok exactly when it returns a request or an answer,
+// never both.
+func legacyAnswerOf(t *testing.T, body []byte, lim *jsonscan.Limits) (*rpcwire.Message, bool) {
+	t.Helper()
+	e, ans, ok := decodeLegacy(body, lim)
+	if ok != (e != nil || ans != nil) || e != nil && ans != nil {
+		t.Fatalf("decodeLegacy: ok %v with request %v and answer %v: %q", ok, e != nil, ans != nil, body)
+	}
+	return ans, ans != nil
+}
+
+// checkLegacyAnswer compares decodeLegacy's answers with the general path:
 // what it takes is within the limits (the server's and, under small
 // limits, those), and rpcwire.Decode decodes it without error to the
 // same response.
 func checkLegacyAnswer(t *testing.T, data []byte) {
 	t.Helper()
 	defLim := envLimits(rpcwire.Limits{})
-	fast, ok := decodeLegacyAnswer(data, &defLim)
+	fast, ok := legacyAnswerOf(t, data, &defLim)
 	if !ok {
 		return
 	}
 	if err := rpcwire.CheckLimits(data, rpcwire.Limits{}); err != nil {
-		t.Fatalf("decodeLegacyAnswer took a body over the limits (%v): %q", err, data)
+		t.Fatalf("decodeLegacy took an answer a body over the limits (%v): %q", err, data)
 	}
 	small := rpcwire.Limits{MaxDepth: 3, MaxMembers: 4, MaxNumberLength: 8, MaxNumberExponent: 3}
 	smallLim := envLimits(small)
-	if _, took := decodeLegacyAnswer(data, &smallLim); took && rpcwire.CheckLimits(data, small) != nil {
-		t.Fatalf("decodeLegacyAnswer took a body over small limits: %q", data)
+	if _, took := legacyAnswerOf(t, data, &smallLim); took && rpcwire.CheckLimits(data, small) != nil {
+		t.Fatalf("decodeLegacy took an answer a body over small limits: %q", data)
 	}
 	msg, derr := rpcwire.Decode(data, rpcwire.Limits{})
 	if derr != nil {
-		t.Fatalf("decodeLegacyAnswer took a body rpcwire.Decode refuses (%v): %q", derr, data)
+		t.Fatalf("decodeLegacy took an answer a body rpcwire.Decode refuses (%v): %q", derr, data)
 	}
 	if !msg.IsResponse() || msg.IsRequest() || msg.IsNotification() {
-		t.Fatalf("decodeLegacyAnswer took a body that is not a response: %q", data)
+		t.Fatalf("decodeLegacy took an answer a body that is not a response: %q", data)
 	}
 	if fast.JSONRPC != msg.JSONRPC || !fast.ID.Equal(msg.ID) || fast.ID.String() != msg.ID.String() || fast.Method != msg.Method ||
 		fast.Params != nil || !bytes.Equal(fast.Result, msg.Result) || fast.Error != nil || msg.Error != nil || !fast.IsResponse() {
@@ -106,7 +119,7 @@ func checkLegacyAnswer(t *testing.T, data []byte) {
 	}
 }
 
-// FuzzLegacyAnswer holds decodeLegacyAnswer to the general path's result
+// FuzzLegacyAnswer holds decodeLegacy's answers to the general path's result
 // on every body it takes.
 func FuzzLegacyAnswer(f *testing.F) {
 	for _, s := range legacyAnswerSeeds {

@@ -71,16 +71,21 @@ const (
 // general path. The walk bounds the body as rpcwire.CheckLimits would
 // (lim, as decodeEnvelope does): a body over a limit is left to the
 // general path, which answers it with CheckLimits's error.
-func decodeLegacy(body []byte, lim *jsonscan.Limits) (*legacyEnvelope, bool) {
+//
+// A client's answer to a server request (a success response) is given up
+// on at its "result" as a request, and decoded from there as an answer
+// (legacyAnswer, legacy_answer.go), when only "jsonrpc" and "id" came
+// before it: ans is then the message rpcwire.Decode would give the legacy
+// adapter, and e is nil. The id is decoded once, by this walk, for both.
+func decodeLegacy(body []byte, lim *jsonscan.Limits) (e *legacyEnvelope, ans *rpcwire.Message, ok bool) {
 	w := &envWalk{b: body, lim: *lim}
 	if !w.open() {
-		return nil, false
+		return nil, nil, false
 	}
 	// The envelope is allocated when params come (or at the end): a
 	// client's answer to a server request, the other usual POST of a
-	// session, is given up on at its "result" before that.
+	// session, turns into an answer at its "result" before that.
 	var (
-		e         *legacyEnvelope
 		id        jsonrpc.ID
 		method    string
 		mask      uint32
@@ -111,35 +116,47 @@ func decodeLegacy(body []byte, lim *jsonscan.Limits) (*legacyEnvelope, bool) {
 				w.legacyParams(&e.p, &e.store)
 				params = body[start:w.i]
 			}
-		case "result", "error":
+		case "result":
+			if mask&^(1<<0|1<<1) != 0 { // method, params or another member came first
+				w.bad = true
+				break
+			}
+			ans = w.legacyAnswer(mask, id, jsonrpcOK)
+			return nil, ans, ans != nil
+		case "error":
 			w.bad = true
 		default:
+			mask |= 1 << 4 // an answer has no other member
 			w.skip()
 		}
 	}
 	if w.bad || jsonscan.SkipSpace(body, w.i) != len(body) || !jsonrpcOK || id.IsZero() ||
 		method == "" || method == "initialize" || !onePass(method) {
-		return nil, false
+		return nil, nil, false
 	}
 	if e == nil { // no params
 		e = &legacyEnvelope{}
 	}
 	e.id, e.method = id, method
 	e.msg = rpcwire.Message{JSONRPC: rpcwire.Version, ID: id, Method: method, Params: params}
-	return e, true
+	return e, nil, true
 }
 
 // serveLegacyDecoded serves a POST that carries a session id, when its
 // body is a request decodeLegacy takes: the call is authorized from the
 // decoded name (as authorizeMessage does from the params) and handed to
 // the legacy adapter with its decoding; a client's answer to a server
-// request goes to serveLegacyAnswer. It reports false, having written
+// request (decoded by the same walk) goes to serveLegacyAnswer. It reports false, having written
 // nothing, for the general path.
 func (s *Server) serveLegacyDecoded(w http.ResponseWriter, r *http.Request, body []byte) bool {
 	lim := envLimits(s.jsonLimits())
-	e, ok := decodeLegacy(body, &lim)
+	e, ans, ok := decodeLegacy(body, &lim)
 	if !ok {
-		return s.serveLegacyAnswer(w, r, body, &lim) // a client's answer: legacy_answer.go
+		return false
+	}
+	if ans != nil { // a client's answer: legacy_answer.go
+		s.serveLegacyAnswer(w, r, body, ans)
+		return true
 	}
 	switch e.method {
 	case "tools/call", "prompts/get", "resources/read":

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/strictjson"
 )
@@ -56,7 +57,7 @@ var legacyEnvelopeSeeds = []struct {
 func TestLegacyEnvelopeTakesTheUsualRequests(t *testing.T) {
 	defLim := envLimits(rpcwire.Limits{})
 	for _, s := range legacyEnvelopeSeeds {
-		_, ok := decodeLegacy([]byte(s.body), &defLim)
+		_, ok := legacyRequestOf(t, []byte(s.body), &defLim)
 		if ok != s.takes {
 			t.Errorf("decodeLegacy took it: %v, want %v: %s", ok, s.takes, s.body)
 		}
@@ -71,13 +72,25 @@ func TestLegacyEnvelopeAllocs(t *testing.T) {
 	body := []byte(legacyEnvelopeSeeds[0].body)
 	defLim := envLimits(rpcwire.Limits{})
 	n := testing.AllocsPerRun(100, func() {
-		if _, ok := decodeLegacy(body, &defLim); !ok {
+		if e, _, _ := decodeLegacy(body, &defLim); e == nil {
 			t.Fatal("not taken")
 		}
 	})
 	if n > 2 {
 		t.Errorf("decodeLegacy: %v allocations, want at most 2", n)
 	}
+}
+
+// legacyRequestOf is decodeLegacy's request for body, having checked that
+// decodeLegacy reports ok exactly when it returns a request or an answer,
+// never both.
+func legacyRequestOf(t *testing.T, body []byte, lim *jsonscan.Limits) (*legacyEnvelope, bool) {
+	t.Helper()
+	e, ans, ok := decodeLegacy(body, lim)
+	if ok != (e != nil || ans != nil) || e != nil && ans != nil {
+		t.Fatalf("decodeLegacy: ok %v with request %v and answer %v: %q", ok, e != nil, ans != nil, body)
+	}
+	return e, e != nil
 }
 
 // checkLegacyEnvelope compares decodeLegacy with the general path: what it
@@ -87,7 +100,7 @@ func TestLegacyEnvelopeAllocs(t *testing.T) {
 func checkLegacyEnvelope(t *testing.T, data []byte) {
 	t.Helper()
 	defLim := envLimits(rpcwire.Limits{})
-	fast, ok := decodeLegacy(data, &defLim)
+	fast, ok := legacyRequestOf(t, data, &defLim)
 	if !ok {
 		return
 	}
@@ -98,7 +111,7 @@ func checkLegacyEnvelope(t *testing.T, data []byte) {
 	// And under small limits it takes a body only when CheckLimits passes it.
 	small := rpcwire.Limits{MaxDepth: 3, MaxMembers: 4, MaxNumberLength: 8, MaxNumberExponent: 3}
 	smallLim := envLimits(small)
-	if _, took := decodeLegacy(data, &smallLim); took && rpcwire.CheckLimits(data, small) != nil {
+	if _, took := legacyRequestOf(t, data, &smallLim); took && rpcwire.CheckLimits(data, small) != nil {
 		t.Fatalf("decodeLegacy took a body over small limits: %q", data)
 	}
 	msg, derr := rpcwire.Decode(data, rpcwire.Limits{})

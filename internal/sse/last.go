@@ -6,19 +6,22 @@ package sse
 // last chunk) in one write when the handler returns, instead of two.
 // A response that is not SSE yet is written as FinishID writes it.
 func (s *Stream) FinishIDUnflushed(status int, id string, msg []byte) {
+	s.finishUnflushed(status, id, "", false, msg)
+}
+
+// FinishIDPosUnflushed is FinishIDUnflushed with the event id stream "."
+// pos (see SendIDPos).
+func (s *Stream) FinishIDPosUnflushed(status int, stream, pos string, msg []byte) {
+	s.finishUnflushed(status, stream, pos, true, msg)
+}
+
+// finishUnflushed is FinishIDUnflushed and FinishIDPosUnflushed (see
+// frame).
+func (s *Stream) finishUnflushed(status int, id, pos string, withPos bool, msg []byte) {
 	s.mu.Lock()
 	if s.sse && !s.done {
 		s.done = true
-		buf := make([]byte, 0, len(msg)+len(id)+32)
-		if id != "" {
-			buf = append(buf, "id: "...)
-			buf = append(buf, id...)
-			buf = append(buf, '\n')
-		}
-		buf = append(buf, "event: message\ndata: "...)
-		buf = append(buf, msg...)
-		buf = append(buf, "\n\n"...)
-		_, _ = s.w.Write(buf)
+		_, _ = s.w.Write(frame(id, pos, withPos, msg))
 		s.mu.Unlock()
 		return
 	}

@@ -51,3 +51,61 @@ func TestFinishIDUnflushed(t *testing.T) {
 		t.Errorf("over HTTP: %q, %v; want the final event and a complete body", body, err)
 	}
 }
+
+// The event id in two parts (SendIDPos, FinishIDPosUnflushed) is written
+// as the joined id would be: stream "." pos (even with an empty pos),
+// none without a stream.
+func TestEventIDPos(t *testing.T) {
+	w := httptest.NewRecorder()
+	s := New(w, sseRequest())
+	for _, e := range []struct{ stream, pos string }{{"a", "1"}, {"b", ""}, {"", ""}, {"", "9"}} {
+		if err := s.SendIDPos(e.stream, e.pos, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.FinishIDPosUnflushed(http.StatusOK, "a", "2", []byte(`{"n":2}`))
+	want := "id: a.1\nevent: message\ndata: {}\n\n" +
+		"id: b.\nevent: message\ndata: {}\n\n" +
+		"event: message\ndata: {}\n\n" +
+		"event: message\ndata: {}\n\n" +
+		"id: a.2\nevent: message\ndata: {\"n\":2}\n\n"
+	if got := w.Body.String(); got != want {
+		t.Errorf("stream %q, want %q", got, want)
+	}
+}
+
+// flushOnly is a writer that flushes only through Unwrap, as middleware
+// wrappers do: flush reaches the writer under it.
+type flushOnly struct{ http.ResponseWriter }
+
+func (f flushOnly) Unwrap() http.ResponseWriter { return f.ResponseWriter }
+
+// countFlushes counts Flush calls and has no FlushError.
+type countFlushes struct {
+	*httptest.ResponseRecorder
+	n int
+}
+
+func (c *countFlushes) Flush() { c.n++; c.ResponseRecorder.Flush() }
+
+// flush reaches FlushError, Flush, or (through Unwrap) the writer under a
+// wrapper, as http.ResponseController's Flush does.
+func TestFlushWriters(t *testing.T) {
+	c := &countFlushes{ResponseRecorder: httptest.NewRecorder()}
+	for _, w := range []http.ResponseWriter{c, flushOnly{c}} {
+		s := New(w, sseRequest())
+		before := c.n
+		if err := s.SendID("a.1", []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+		if c.n != before+1 {
+			t.Errorf("%T: %d flushes, want 1", w, c.n-before)
+		}
+	}
+	var plain struct{ http.ResponseWriter } // neither flushes nor unwraps
+	plain.ResponseWriter = httptest.NewRecorder()
+	s := New(plain, sseRequest())
+	if err := s.SendID("a.1", []byte(`{}`)); err == nil {
+		t.Error("a writer that cannot flush: Send reported no error")
+	}
+}

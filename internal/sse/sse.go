@@ -49,10 +49,19 @@ func accept(h http.Header) string {
 	return ""
 }
 
-// flush sends what was written so far. The ResponseController is made on
-// the first flush: most responses are one JSON body and never flush.
-// s.mu is held.
+// flush sends what was written so far, as http.ResponseController's Flush
+// does: a writer's FlushError, else its Flush. A writer that has neither
+// (a wrapper that only unwraps) gets a ResponseController, made on the
+// first flush; net/http's own writer flushes without one, which was an
+// allocation for every stream that flushed (issue 23). s.mu is held.
 func (s *Stream) flush() error {
+	switch f := s.w.(type) {
+	case interface{ FlushError() error }:
+		return f.FlushError()
+	case http.Flusher:
+		f.Flush()
+		return nil
+	}
 	if s.rc == nil {
 		s.rc = http.NewResponseController(s.w)
 	}
@@ -103,23 +112,34 @@ func (s *Stream) Open() {
 	}
 }
 
-func (s *Stream) event(data []byte) error { return s.eventID("", data) }
+func (s *Stream) event(data []byte) error { return s.eventID("", "", false, data) }
 
-// eventID writes one event, with an id line when id is not empty.
-func (s *Stream) eventID(id string, data []byte) error {
-	buf := make([]byte, 0, len(data)+len(id)+32)
+// eventID writes one event and flushes it (see frame for id and pos).
+func (s *Stream) eventID(id, pos string, withPos bool, data []byte) error {
+	if _, err := s.w.Write(frame(id, pos, withPos, data)); err != nil {
+		return err
+	}
+	return s.flush()
+}
+
+// frame returns one event carrying data, with an id line when id is not
+// empty: id, or id "." pos with withPos (an event id of a stream and a
+// position in it, written without joining them into a string first: that
+// was an allocation per event; issue 23).
+func frame(id, pos string, withPos bool, data []byte) []byte {
+	buf := make([]byte, 0, len(data)+len(id)+len(pos)+33)
 	if id != "" {
 		buf = append(buf, "id: "...)
 		buf = append(buf, id...)
+		if withPos {
+			buf = append(buf, '.')
+			buf = append(buf, pos...)
+		}
 		buf = append(buf, '\n')
 	}
 	buf = append(buf, "event: message\ndata: "...)
 	buf = append(buf, data...)
-	buf = append(buf, "\n\n"...)
-	if _, err := s.w.Write(buf); err != nil {
-		return err
-	}
-	return s.flush()
+	return append(buf, "\n\n"...)
 }
 
 // Send writes one message as an SSE event, switching to SSE first. It
@@ -145,7 +165,16 @@ func (s *Stream) Send(msg []byte) error {
 
 // SendID is Send with an SSE event id (the id a client resumes from with
 // Last-Event-ID); an empty id writes none.
-func (s *Stream) SendID(id string, msg []byte) error {
+func (s *Stream) SendID(id string, msg []byte) error { return s.send(id, "", false, msg) }
+
+// SendIDPos is SendID with the event id stream "." pos (none when stream
+// is empty).
+func (s *Stream) SendIDPos(stream, pos string, msg []byte) error {
+	return s.send(stream, pos, true, msg)
+}
+
+// send is SendID and SendIDPos (see frame).
+func (s *Stream) send(id, pos string, withPos bool, msg []byte) error {
 	if !s.canSSE {
 		return ErrNoSSE
 	}
@@ -157,7 +186,7 @@ func (s *Stream) SendID(id string, msg []byte) error {
 	if !s.sse {
 		s.start()
 	}
-	if err := s.eventID(id, msg); err != nil {
+	if err := s.eventID(id, pos, withPos, msg); err != nil {
 		return errors.Join(ErrClosed, err)
 	}
 	return nil
@@ -169,7 +198,7 @@ func (s *Stream) FinishID(status int, id string, msg []byte) {
 	s.mu.Lock()
 	if s.sse && !s.done {
 		s.done = true
-		_ = s.eventID(id, msg)
+		_ = s.eventID(id, "", false, msg)
 		s.mu.Unlock()
 		return
 	}

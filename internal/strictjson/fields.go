@@ -256,6 +256,9 @@ func checkValue(data []byte, s *shape, path string) error {
 			return checkValue(v, s.elem, path+"/"+strconv.Itoa(i))
 		})
 	}
+	if err == nil {
+		return nil // and no *CaseError for errors.As to escape (an allocation per check)
+	}
 	var ce *CaseError
 	if errors.As(err, &ce) {
 		return err
