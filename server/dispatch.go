@@ -853,12 +853,14 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 // tool, the client's capabilities, the arguments' checks, the round and
 // the ToolRequest. It returns a nil req with the call's answer when the
 // call ends before its handler. It is a function of its own, not part of
-// callTool, so that its frame (about 1 KiB with everything it inlines) is
-// gone when the handler runs: a 2025-11-25 call over HTTP then fits in the
-// connection goroutine's 8 KiB stack, which the garbage collector would
-// otherwise shrink at each cycle and the next call grow again (a stack
-// copy per connection per cycle, about 1 µs per call in issue 23's
-// session-call profile).
+// callTool, so that its frame is gone when the handler runs: a 2025-11-25
+// call over HTTP then fits in the connection goroutine's 8 KiB stack,
+// which the garbage collector would otherwise shrink at each cycle and the
+// next call grow again (a stack copy per connection per cycle, about 1 µs
+// per call in issue 23's session-call profile). Its own rare branches are
+// out of line too, since its frame is on the stack while a retry's state
+// is opened and verified (openRound): about 1 KiB with everything it
+// inlined, 288 bytes since (bench's TestFlowStack).
 //
 //go:noinline
 func (s *Server) prepareToolCall(ctx context.Context, r *request, n Notifier) (req *ToolRequest, e *toolEntry, mc *mrtrCall, asTask bool, out json.RawMessage, re *jsonrpc.Error) {
