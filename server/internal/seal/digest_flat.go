@@ -13,10 +13,10 @@ type flatMember struct{ key, keyEnd, val, valEnd int32 }
 
 // maxFlatMembers is the most members appendFlat takes: its members live
 // in its frame.
-const maxFlatMembers = 16
+const maxFlatMembers = 32
 
 // appendFlat appends the canonical form of t (not empty, spaces trimmed)
-// to dst when t is a flat object, the usual tool arguments: at most 16
+// to dst when t is a flat object, the usual tool arguments: at most 32
 // members, each key a plain string and each value a plain scalar
 // (plainScalar: its own canonical form) or an array of them; any
 // whitespace between tokens. The canonical form is then the members
@@ -63,23 +63,7 @@ func appendFlat(dst, t []byte) ([]byte, bool) {
 		if !ok {
 			return dst, false
 		}
-		// Sorted as they come (insertion; at most 16): by the key's bytes,
-		// which for a plain key are its decoded bytes, as the general path
-		// compares them.
-		m := flatMember{key: int32(ks), keyEnd: int32(ke), val: int32(vs), valEnd: int32(ve)}
-		k := t[m.key+1 : m.keyEnd-1]
-		j := n
-		for ; j > 0; j-- {
-			c := bytes.Compare(t[ms[j-1].key+1:ms[j-1].keyEnd-1], k)
-			if c == 0 {
-				return dst, false // a duplicate key: the general path refuses it
-			}
-			if c < 0 {
-				break
-			}
-			ms[j] = ms[j-1]
-		}
-		ms[j] = m
+		ms[n] = flatMember{key: int32(ks), keyEnd: int32(ke), val: int32(vs), valEnd: int32(ve)}
 		n++
 		i = jsonscan.SkipSpace(t, ve)
 		if i >= len(t) {
@@ -95,6 +79,26 @@ func appendFlat(dst, t []byte) ([]byte, bool) {
 			return dst, false
 		}
 		i = jsonscan.SkipSpace(t, i+1)
+	}
+	// Sorted once the whole object is known to be flat (insertion; at
+	// most 32), so an object that is not costs only the walk: by the
+	// key's bytes, which for a plain key are its decoded
+	// bytes, as the general path compares them.
+	for i := 1; i < n; i++ {
+		m := ms[i]
+		k := t[m.key+1 : m.keyEnd-1]
+		j := i
+		for ; j > 0; j-- {
+			c := bytes.Compare(t[ms[j-1].key+1:ms[j-1].keyEnd-1], k)
+			if c == 0 {
+				return dst, false // a duplicate key: the general path refuses it
+			}
+			if c < 0 {
+				break
+			}
+			ms[j] = ms[j-1]
+		}
+		ms[j] = m
 	}
 	dst = append(dst, '{')
 	for j := range n {
@@ -161,8 +165,9 @@ func flatValue(t []byte, i int) (int, bool) {
 
 // flatScalar returns where the scalar at t[i] ends, if it is plain
 // (plainScalar: true, false, null, a string of printable ASCII without
-// escapes, an integer of at most 21 digits other than 0 and -0) and
-// well-formed; what follows it is the caller's to check.
+// escapes, an integer of at most 21 digits other than -0; and 0, which
+// plainScalar leaves to the general path) and well-formed; what follows
+// it is the caller's to check.
 func flatScalar(t []byte, i int) (int, bool) {
 	if i >= len(t) {
 		return 0, false
@@ -189,8 +194,11 @@ func flatScalar(t []byte, i int) (int, bool) {
 	if t[j] == '-' {
 		j++
 	}
+	if j == i && t[j] == '0' && (j+1 == len(t) || t[j+1] != '.' && t[j+1] != 'e' && t[j+1] != 'E' && (t[j+1] < '0' || t[j+1] > '9')) {
+		return j + 1, true // 0 is its own canonical form (-0, 0.5 and 01 are not)
+	}
 	if j >= len(t) || t[j] < '1' || t[j] > '9' {
-		return 0, false // 0 and -0 are not plain (nor 0.5); anything else is not a number
+		return 0, false // -0 is not plain (nor 0.5); anything else is not a number
 	}
 	start := j
 	for j < len(t) && t[j] >= '0' && t[j] <= '9' {

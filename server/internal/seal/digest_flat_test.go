@@ -58,8 +58,11 @@ func TestFlatCanonical(t *testing.T) {
 		{many, true},
 		{objectOfKeys(maxFlatMembers+1, "1"), false},
 		{`{"n":1234567890123456789012}`, false}, // 22 digits: the general path writes it in its exact form
-		{`{"n":0}`, false},
+		{`{"n":0,"m":[0, 0 ,1]}`, true},
 		{`{"n":-0}`, false},
+		{`{"n":00}`, false},
+		{`{"n":0.0}`, false},
+		{`{"n":0e1}`, false},
 		{`{"n":1.5}`, false},
 		{`{"n":1e2}`, false},
 		{`{"n":01}`, false},
