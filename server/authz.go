@@ -199,13 +199,17 @@ func (s *Server) authorize(ctx context.Context, method, name string) ([]string, 
 	if !ok {
 		return nil, nil // unknown: the dispatch answers it
 	}
-	g := GrantFromContext(ctx)
-	if len(it.Scopes) > 0 && !g.covers(it.Scopes) {
-		ref := &scopeRefusal{need: it.Scopes, anonymous: g == nil || g.Subject == "", method: method, name: name}
-		if g != nil {
-			ref.metadata = g.ResourceMetadata
+	if len(it.Scopes) > 0 {
+		// The grant is looked up only for an item that declares scopes: a
+		// walk up the request's context, twice per call (the headers, then
+		// the dispatch), that an item without scopes never needs.
+		if g := GrantFromContext(ctx); !g.covers(it.Scopes) {
+			ref := &scopeRefusal{need: it.Scopes, anonymous: g == nil || g.Subject == "", method: method, name: name}
+			if g != nil {
+				ref.metadata = g.ResourceMetadata
+			}
+			return nil, ref
 		}
-		return nil, ref
 	}
 	if s.opts.Visible != nil && !s.opts.Visible(ctx, it) {
 		return nil, &scopeRefusal{hidden: true, method: method, name: name}

@@ -674,20 +674,28 @@ func (mc *mrtrCall) knownArgs() (seal.Digest, bool) {
 // tools/call's with its Call) for the call's round; nil allocates one.
 func (s *Server) openRound(ctx context.Context, r *request, target string, args json.RawMessage, opts round.Options, rd *round.Round) (*mrtrCall, *jsonrpc.Error) {
 	mc := &r.round // allocated with the request
-	*mc = mrtrCall{method: r.method, target: target, args: args, principal: PrincipalFromContext(ctx)}
+	// Cleared, then set field by field: a composite literal would be
+	// built in openRound's frame and copied (see beginRound).
+	*mc = mrtrCall{}
+	mc.method, mc.target, mc.args, mc.principal = r.method, target, args, PrincipalFromContext(ctx)
 	mc.boundTo = stateSubject(mc.principal, r.scopes)
 	var st *seal.State
 	if r.p.RequestState != nil {
-		var err error
-		if st, err = s.openState(r); err != nil {
-			return nil, s.stateError(ctx, r, target, err)
+		var re *jsonrpc.Error
+		if st, re = s.checkState(ctx, r, mc); re != nil {
+			return nil, re
 		}
-		d, err := st.Check(mc.method, mc.target, mc.boundTo, args)
-		if err != nil {
-			return nil, s.stateError(ctx, r, target, err)
-		}
-		mc.bound = &seal.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.boundTo}
 	}
+	return s.beginRound(ctx, r, mc, st, opts, rd)
+}
+
+// beginRound is openRound's work after the state: it reads inputResponses
+// and starts the call's round. It is a function of its own so that
+// openRound's frame, under the state's opening and verification, stays
+// small (see prepareToolCall).
+//
+//go:noinline
+func (s *Server) beginRound(ctx context.Context, r *request, mc *mrtrCall, st *seal.State, opts round.Options, rd *round.Round) (*mrtrCall, *jsonrpc.Error) {
 	responses, err := round.ParseResponses(r.p.InputResponses)
 	if err != nil {
 		return nil, invalidParams("%v", err)
@@ -700,6 +708,24 @@ func (s *Server) openRound(ctx context.Context, r *request, target string, args 
 	rd.Init(r.meta.ClientCapabilities, responses, st, opts)
 	mc.round = rd
 	return mc, nil
+}
+
+// checkState opens and verifies the request's state and checks it was
+// issued for this request (mc: its method, target, principal and
+// arguments, in that order), and sets mc's binding.
+//
+//go:noinline
+func (s *Server) checkState(ctx context.Context, r *request, mc *mrtrCall) (*seal.State, *jsonrpc.Error) {
+	st, err := s.openState(r)
+	if err != nil {
+		return nil, s.stateError(ctx, r, mc.target, err)
+	}
+	d, err := st.Check(mc.method, mc.target, mc.boundTo, mc.args)
+	if err != nil {
+		return nil, s.stateError(ctx, r, mc.target, err)
+	}
+	mc.bound = &seal.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.boundTo}
+	return st, nil
 }
 
 // stateError is the wire form of a refused state or of arguments that
@@ -726,24 +752,27 @@ func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *jsonrpc.Er
 	s.keyNeeded()
 	irr, err := mc.round.Suspended(s.sealer, b)
 	if err != nil {
-		if e, ok := asRPCError(err); ok {
-			return nil, e
-		}
-		if isInternal(err) {
-			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: s.clientText(r.method+" (suspending)", err)}
-		}
-		s.log.Error("suspend call", "err", err)
-		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
+		return nil, s.suspendFailed(r, err)
 	}
 	r.out.inputRequired, r.out.flow = true, irr.Flow
 	if r.legacy {
 		r.suspended = irr
 		return nil, nil
 	}
+	return s.encodeInputRequired(irr)
+}
+
+// encodeInputRequired writes a modern request's input_required result. It
+// is a function of its own so that suspend's frame, on the stack while
+// the state is sealed, stays small (see prepareToolCall).
+//
+//go:noinline
+func (s *Server) encodeInputRequired(irr *round.Suspension) (json.RawMessage, *jsonrpc.Error) {
 	out := make([]byte, 0, 512+len(irr.RequestState))
 	out = append(out, `{"resultType":"input_required"`...)
 	if len(irr.Questions) > 0 {
 		out = append(out, `,"inputRequests":`...)
+		var err error
 		if out, err = irr.Questions.AppendJSON(out); err != nil {
 			s.log.Error("encode input requests", "err", err)
 			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the input requests could not be encoded"}
@@ -757,6 +786,23 @@ func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *jsonrpc.Er
 	out = append(out, `,"_meta":`...)
 	out = append(out, s.infoMeta...)
 	return append(out, '}'), nil
+}
+
+// suspendFailed is the error for a call whose round could not be
+// suspended (its state not sealed). It is out of line so that suspend's
+// frame, on the stack while the state is sealed, stays small (see
+// prepareToolCall).
+//
+//go:noinline
+func (s *Server) suspendFailed(r *request, err error) *jsonrpc.Error {
+	if e, ok := asRPCError(err); ok {
+		return e
+	}
+	if isInternal(err) {
+		return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: s.clientText(r.method+" (suspending)", err)}
+	}
+	s.log.Error("suspend call", "err", err)
+	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
 }
 
 // invoke runs a handler and turns a panic into -32603, so one faulty
@@ -807,12 +853,14 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 // tool, the client's capabilities, the arguments' checks, the round and
 // the ToolRequest. It returns a nil req with the call's answer when the
 // call ends before its handler. It is a function of its own, not part of
-// callTool, so that its frame (about 1 KiB with everything it inlines) is
-// gone when the handler runs: a 2025-11-25 call over HTTP then fits in the
-// connection goroutine's 8 KiB stack, which the garbage collector would
-// otherwise shrink at each cycle and the next call grow again (a stack
-// copy per connection per cycle, about 1 µs per call in issue 23's
-// session-call profile).
+// callTool, so that its frame is gone when the handler runs: a 2025-11-25
+// call over HTTP then fits in the connection goroutine's 8 KiB stack,
+// which the garbage collector would otherwise shrink at each cycle and the
+// next call grow again (a stack copy per connection per cycle, about 1 µs
+// per call in issue 23's session-call profile). Its own rare branches are
+// out of line too, since its frame is on the stack while a retry's state
+// is opened and verified (openRound): about 1 KiB with everything it
+// inlined, 288 bytes since (bench's TestFlowStack).
 //
 //go:noinline
 func (s *Server) prepareToolCall(ctx context.Context, r *request, n Notifier) (req *ToolRequest, e *toolEntry, mc *mrtrCall, asTask bool, out json.RawMessage, re *jsonrpc.Error) {
@@ -824,21 +872,10 @@ func (s *Server) prepareToolCall(ctx context.Context, r *request, n Notifier) (r
 	e, _ = s.tools.get(name)
 	s.mu.RUnlock()
 	if e == nil {
-		return nil, nil, nil, false, nil, invalidParams("unknown tool %s", clip.Quote(name))
+		return nil, nil, nil, false, nil, unknownTool(name)
 	}
-	if missing, ok := r.meta.ClientCapabilities.Missing(e.opts.Requires); ok {
-		return nil, nil, nil, false, nil, (&mcp.MissingCapabilityError{Required: missing, What: "tool " + name}).RPCError()
-	}
-	asTask = false
-	if e.opts.Task != TaskForbidden {
-		// Only a modern request can declare the extension; a task-required
-		// tool refuses every other request before its handler runs.
-		asTask = !r.legacy && r.meta.ClientCapabilities.HasExtension(TasksExtension)
-		if !asTask && e.opts.Task == TaskRequired {
-			err := mcp.ClientCapabilities{}.RequireExtension("tool "+name+" (it runs only as a task)", TasksExtension)
-			re, _ := asRPCError(err)
-			return nil, nil, nil, false, nil, re
-		}
+	if re := toolGate(r, e, name, &asTask); re != nil {
+		return nil, nil, nil, false, nil, re
 	}
 	args := r.p.Arguments
 	if t := bytes.TrimSpace(args); len(t) == 0 || bytes.Equal(t, []byte("null")) {
@@ -847,11 +884,7 @@ func (s *Server) prepareToolCall(ctx context.Context, r *request, n Notifier) (r
 		return nil, nil, nil, false, nil, invalidParams("tools/call arguments must be a JSON object")
 	}
 	if r.header != nil && len(e.headers) > 0 {
-		var m map[string]json.RawMessage
-		if err := strictjson.Unmarshal(args, &m); err != nil {
-			return nil, nil, nil, false, nil, invalidParams("tools/call arguments: %v", err)
-		}
-		if he := checkParamHeaders(r.header, e.headers, m); he != nil {
+		if he := toolParamHeaders(r, e, args); he != nil {
 			return nil, nil, nil, false, nil, he
 		}
 	}
@@ -874,22 +907,93 @@ func (s *Server) prepareToolCall(ctx context.Context, r *request, n Notifier) (r
 		validate = false // certainly valid (flatschema.go); the validator words a refusal
 	}
 	if validate {
-		inst, err := strictjson.DecodeValue(args)
-		if err != nil {
-			return nil, nil, nil, false, nil, invalidParams("tools/call arguments: %v", err)
-		}
-		if msg := validateArguments(e.input, inst); msg != "" {
-			out, re = s.encodeToolResult(r, ErrorResult(msg), nil)
+		if out, re, ok := s.validateToolArgs(r, e, args); !ok {
 			return nil, nil, nil, false, out, re
 		}
 	}
 	call := &tc.call
-	initCall(call, r.id, r.method, r.meta, mc.round, mc.principal, n)
+	initCall(call, r.id, r.method, &r.meta, mc.round, mc.principal, n)
 	call.storeTimeout = s.opts.StoreTimeout
 	call.peer = r.peer
 	req = &tc.req
-	*req = ToolRequest{Call: call, Name: name, Arguments: args, fields: &e.fields}
+	req.Call, req.Name, req.Arguments, req.fields = call, name, args, &e.fields
 	return req, e, mc, asTask, nil, nil
+}
+
+// prepareToolCall's rare branches are functions of their own, out of line,
+// so that its frame, on the stack while the state is opened and verified
+// (openRound), stays small (see prepareToolCall).
+
+// unknownTool is the error for a tools/call of a tool not registered.
+//
+//go:noinline
+func unknownTool(name string) *jsonrpc.Error {
+	return invalidParams("unknown tool %s", clip.Quote(name))
+}
+
+// toolGate checks the client's capabilities against what tool e requires,
+// and sets *asTask when the call runs as a task.
+func toolGate(r *request, e *toolEntry, name string, asTask *bool) *jsonrpc.Error {
+	if missing, ok := r.meta.ClientCapabilities.Missing(e.opts.Requires); ok {
+		return toolMissing(missing, name)
+	}
+	if e.opts.Task != TaskForbidden {
+		// Only a modern request can declare the extension; a task-required
+		// tool refuses every other request before its handler runs.
+		*asTask = !r.legacy && r.meta.ClientCapabilities.HasExtension(TasksExtension)
+		if !*asTask && e.opts.Task == TaskRequired {
+			return taskRequired(name)
+		}
+	}
+	return nil
+}
+
+// toolMissing is the error for a call of a tool whose required client
+// capabilities (missing) the request did not declare.
+//
+//go:noinline
+func toolMissing(missing mcp.ClientCapabilities, name string) *jsonrpc.Error {
+	return (&mcp.MissingCapabilityError{Required: missing, What: "tool " + name}).RPCError()
+}
+
+// taskRequired is the error for a call, not as a task, of a tool that
+// runs only as one.
+//
+//go:noinline
+func taskRequired(name string) *jsonrpc.Error {
+	err := mcp.ClientCapabilities{}.RequireExtension("tool "+name+" (it runs only as a task)", TasksExtension)
+	re, _ := asRPCError(err)
+	return re
+}
+
+// toolParamHeaders checks the Mcp-Param headers of a call of tool e
+// against its arguments.
+//
+//go:noinline
+func toolParamHeaders(r *request, e *toolEntry, args json.RawMessage) *jsonrpc.Error {
+	var m map[string]json.RawMessage
+	if err := strictjson.Unmarshal(args, &m); err != nil {
+		return invalidParams("tools/call arguments: %v", err)
+	}
+	return checkParamHeaders(r.header, e.headers, m)
+}
+
+// validateToolArgs validates a call's arguments against tool e's input
+// schema. It reports false with the call's answer when they fail: a
+// protocol error for arguments that are not JSON, an isError result for
+// arguments the schema refuses.
+//
+//go:noinline
+func (s *Server) validateToolArgs(r *request, e *toolEntry, args json.RawMessage) (json.RawMessage, *jsonrpc.Error, bool) {
+	inst, err := strictjson.DecodeValue(args)
+	if err != nil {
+		return nil, invalidParams("tools/call arguments: %v", err), false
+	}
+	if msg := validateArguments(e.input, inst); msg != "" {
+		out, re := s.encodeToolResult(r, ErrorResult(msg), nil)
+		return out, re, false
+	}
+	return nil, nil, true
 }
 
 // toolOutcome turns what a tool handler returned into the call's answer:

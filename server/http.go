@@ -41,20 +41,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method != http.MethodPost {
-		if s.legacy != nil && headerGet(r.Header, HeaderSessionID) != "" && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
-			s.legacy.ServeLegacy(w, r, nil, nil)
-			return
-		}
-		w.Header()["Allow"] = headerAllowPost
-		writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Method not allowed: use POST"})
+		s.serveNotPost(w, r)
 		return
 	}
-	if ct := headerGet(r.Header, "Content-Type"); ct != "" && ct != "application/json" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
-			writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Unsupported Content-Type " + clip.String(ct) + ": use application/json"})
-			return
-		}
+	if ct := headerGet(r.Header, "Content-Type"); ct != "" && ct != "application/json" && !contentTypeJSON(w, ct) {
+		return
 	}
 	hs := readCallHeaders(r.Header)
 	if !s.authorizeHeaders(w, r, &hs) {
@@ -62,15 +53,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := readBody(w, r, s.opts.MaxRequestBytes, s.opts.BodyReadTimeout, &s.bodyDeadlines)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		switch {
-		case errors.As(err, &mbe):
-			writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "Request body exceeds the %d-byte limit", s.opts.MaxRequestBytes))
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			writeError(w, http.StatusRequestTimeout, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "Request body not received within %v", s.opts.BodyReadTimeout))
-		default:
-			writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "Could not read the request body: %v", err))
-		}
+		s.bodyFailed(w, err)
 		return
 	}
 	// The usual request (modern, no session) is decoded in one pass.
@@ -82,6 +65,60 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else if s.legacy != nil && s.serveLegacyDecoded(w, r, body) { // legacy_envelope.go
 		return
 	}
+	s.serveDecoded(w, r, body, &hs)
+}
+
+// ServeHTTP's branches other than a request it serves are functions of
+// their own, out of line, so that its frame, under every call's handler,
+// stays small (issue 23: a call, and each round of a flow, within the
+// 8 KiB stack net/http starts a connection's goroutine with).
+
+// serveNotPost answers a request whose method is not POST.
+//
+//go:noinline
+func (s *Server) serveNotPost(w http.ResponseWriter, r *http.Request) {
+	if s.legacy != nil && headerGet(r.Header, HeaderSessionID) != "" && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
+		s.legacy.ServeLegacy(w, r, nil, nil)
+		return
+	}
+	w.Header()["Allow"] = headerAllowPost
+	writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Method not allowed: use POST"})
+}
+
+// contentTypeJSON reports whether ct, a Content-Type other than exactly
+// application/json, names JSON; if not, it answers 415.
+//
+//go:noinline
+func contentTypeJSON(w http.ResponseWriter, ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "application/json" {
+		writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Unsupported Content-Type " + clip.String(ct) + ": use application/json"})
+		return false
+	}
+	return true
+}
+
+// bodyFailed answers a request whose body could not be read.
+//
+//go:noinline
+func (s *Server) bodyFailed(w http.ResponseWriter, err error) {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "Request body exceeds the %d-byte limit", s.opts.MaxRequestBytes))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		writeError(w, http.StatusRequestTimeout, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "Request body not received within %v", s.opts.BodyReadTimeout))
+	default:
+		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "Could not read the request body: %v", err))
+	}
+}
+
+// serveDecoded serves a body the one-pass paths left to the general
+// decoder: its exact errors, a 2025-11-25 request that is not a session's
+// call, a notification, a response, initialize, an extension method.
+//
+//go:noinline
+func (s *Server) serveDecoded(w http.ResponseWriter, r *http.Request, body []byte, hs *callHeaders) {
 	msg, derr := rpcwire.Decode(body, s.jsonLimits())
 	if derr != nil {
 		var id jsonrpc.ID
@@ -111,7 +148,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req, e := decodeRequest(msg)
-	s.serveModern(w, r, req, e, &hs)
+	s.serveModern(w, r, req, e, hs)
 }
 
 // serveModern checks the headers (hs: Mcp-Method and Mcp-Name as read) and

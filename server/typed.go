@@ -179,11 +179,8 @@ type typedTool[In, Out any] struct {
 
 func (tt *typedTool[In, Out]) handle(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
 	var in In
-	if err := strictjson.Unmarshal(req.Arguments, &in); err != nil {
-		return ErrorResult("invalid arguments: " + describeUnmarshal(err)), nil
-	}
-	if err := tt.inFields.Check(req.Arguments); err != nil {
-		return ErrorResult("invalid arguments: " + err.Error()), nil
+	if res := tt.decode(req, &in); res != nil {
+		return res, nil
 	}
 	out, err := tt.h(ctx, req, in)
 	if err != nil {
@@ -192,6 +189,30 @@ func (tt *typedTool[In, Out]) handle(ctx context.Context, req *ToolRequest) (*To
 	if tt.rawOut {
 		return any(out).(*ToolResult), nil
 	}
+	return tt.result(out)
+}
+
+// decode decodes a call's arguments into in, or returns the result that
+// refuses them. It and result are out of line so that handle's frame,
+// under the tool's handler on every call's stack, holds little more than
+// in (issue 23: a call within the 8 KiB stack net/http starts a
+// connection's goroutine with).
+//
+//go:noinline
+func (tt *typedTool[In, Out]) decode(req *ToolRequest, in *In) *ToolResult {
+	if err := strictjson.Unmarshal(req.Arguments, in); err != nil {
+		return ErrorResult("invalid arguments: " + describeUnmarshal(err))
+	}
+	if err := tt.inFields.Check(req.Arguments); err != nil {
+		return ErrorResult("invalid arguments: " + err.Error())
+	}
+	return nil
+}
+
+// result is the result of a handler that returned out (see decode).
+//
+//go:noinline
+func (tt *typedTool[In, Out]) result(out Out) (*ToolResult, error) {
 	b, err := json.Marshal(out)
 	if err != nil {
 		return nil, tt.internal("its result could not be encoded", err)

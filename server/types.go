@@ -123,27 +123,30 @@ type ToolResult struct {
 
 // TextResult returns a result holding one text block.
 func TextResult(text string) *ToolResult {
-	return oneBlock(mcp.Text(text))
+	return textBlock(text, false)
 }
 
 // ErrorResult returns an isError result holding one text block: a tool
 // execution failure the model can see, not a protocol error.
 func ErrorResult(text string) *ToolResult {
-	res := oneBlock(mcp.Text(text))
-	res.IsError = true
-	return res
+	return textBlock(text, true)
 }
 
-// oneBlock returns a result whose Content is b, the result and its block
-// in one allocation: one fewer on every call of a tool that answers with
-// TextResult (issue 23). Content's capacity is 1, as a one-element
-// literal's is: appending to it copies.
-func oneBlock(b mcp.Block) *ToolResult {
+// textBlock returns a result whose Content is one text block, the result
+// and its block in one allocation: one fewer on every call of a tool that
+// answers with TextResult (issue 23). Content's capacity is 1, as a
+// one-element literal's is: appending to it copies. The block's fields
+// are written in place, not built as an mcp.Block value and copied: that
+// value (about 250 bytes) would sit, twice, in the frame of every handler
+// TextResult is inlined into, deep in a call's stack (issue 23: a call
+// within the 8 KiB stack net/http starts a connection's goroutine with).
+func textBlock(text string, isError bool) *ToolResult {
 	rb := &struct {
 		res ToolResult
 		blk [1]mcp.Block
-	}{blk: [1]mcp.Block{b}}
-	rb.res.Content = rb.blk[:]
+	}{}
+	rb.blk[0].Type, rb.blk[0].Text = mcp.BlockText, text
+	rb.res.Content, rb.res.IsError = rb.blk[:], isError
 	return &rb.res
 }
 
@@ -445,14 +448,19 @@ type Call struct {
 // newCall returns the Call a handler receives.
 func newCall(id jsonrpc.ID, method string, meta RequestMeta, rd *round.Round, principal string, n Notifier) *Call {
 	c := new(Call)
-	initCall(c, id, method, meta, rd, principal, n)
+	initCall(c, id, method, &meta, rd, principal, n)
 	return c
 }
 
 // initCall makes c, a zero Call, the one newCall returns: for a caller that
 // allocates the Call with something else (callTool, with its ToolRequest).
-func initCall(c *Call, id jsonrpc.ID, method string, meta RequestMeta, rd *round.Round, principal string, n Notifier) {
-	c.ID, c.Method, c.Meta, c.round, c.principal, c.notifier = id, method, meta, rd, principal, n
+// meta is copied from where it is, not passed by value: a copy in the
+// frame of prepareToolCall, which is on the stack while the state is
+// verified, is one more RequestMeta there (issue 23: a call within the
+// 8 KiB stack net/http starts a connection's goroutine with).
+func initCall(c *Call, id jsonrpc.ID, method string, meta *RequestMeta, rd *round.Round, principal string, n Notifier) {
+	c.ID, c.Method, c.round, c.principal, c.notifier = id, method, rd, principal, n
+	c.Meta = *meta
 }
 
 // Progress sends notifications/progress for this request. It does nothing

@@ -80,8 +80,22 @@ func Canonicalize(v json.RawMessage) ([]byte, error) {
 }
 
 // appendCanonical appends the canonical form of the JSON value t (not
-// empty, spaces trimmed) to dst.
+// empty, spaces trimmed) to dst: a flat object's by appendFlat, anything
+// else's by the general canonicalizer.
 func appendCanonical(dst, t []byte) ([]byte, error) {
+	if out, ok := appendFlat(dst, t); ok {
+		return out, nil
+	}
+	return appendCanonicalAll(dst, t)
+}
+
+// appendCanonicalAll is appendCanonical for any JSON value. It is out of
+// line so that its frame (3.4 KiB, most of it the buffers below) is on
+// the stack only for the values appendFlat does not take (issue 23: a
+// tool call's stack within net/http's first 8 KiB).
+//
+//go:noinline
+func appendCanonicalAll(dst, t []byte) ([]byte, error) {
 	if !json.Valid(t) {
 		return nil, errors.New("canonicalize arguments: invalid JSON")
 	}
