@@ -85,7 +85,7 @@ func (c *Call) elicitReplay(req *elicit.Request, opts []AskOption) (*elicit.Resu
 				return nil, nil
 			}
 		}
-		r, record, err := c.checkElicit(e, raw, false) // recorded as the client sent it: checked in full
+		r, record, err := c.checkElicit(e, raw, false) // the client's answer, or a recorded one not in the checked form: checked in full
 		res = r
 		return record, err
 	})
