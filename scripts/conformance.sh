@@ -36,7 +36,10 @@ cleanup() {
 trap cleanup EXIT
 
 (cd "$ROOT" && go build -o "$WORK/everything" ./examples/everything)
-"$WORK/everything" -addr 127.0.0.1:0 2> "$WORK/server.log" &
+# The log exists before the server starts: the shell opens the redirect in
+# the child, which may run after the first sed below.
+: > "$WORK/server.log"
+"$WORK/everything" -addr 127.0.0.1:0 2>> "$WORK/server.log" &
 SERVER_PID=$!
 
 URL=

@@ -95,8 +95,11 @@ export BATON_REDIS_URL
 # from the line it logs once it listens.
 UPSTREAMS=()
 for i in 1 2 3; do
+  # The log exists before the instance starts: the shell opens the
+  # redirect in the child, which may run after the first sed below.
+  : > "$WORK/instance$i.log"
   # nginx runs on this host: its X-Forwarded-For is believed.
-  "$WORK/everything" -addr 127.0.0.1:0 -trusted-proxy 127.0.0.1 2> "$WORK/instance$i.log" &
+  "$WORK/everything" -addr 127.0.0.1:0 -trusted-proxy 127.0.0.1 2>> "$WORK/instance$i.log" &
   pid=$!
   PIDS+=("$pid")
   addr=
