@@ -227,7 +227,7 @@ type book struct {
 	suspend   bool
 	pending   mrtr.InputRequests
 	issued    map[string]seal.Digest // pending questions by key
-	asked     map[string]asked       // every question of this run by key
+	asked     askedTable             // every question of this run by key
 	// answered lists the answers handed over in this run, in order: i >= 0
 	// is state.Answers[i], -1-j is fresh[j], an answer this request
 	// carried. The list of Recorded to seal is built from it only when the
@@ -264,6 +264,73 @@ func (r *Round) ensure() {
 type asked struct {
 	digest seal.Digest
 	answer json.RawMessage // nil while pending
+}
+
+// askedTable maps a key to the question asked under it. A run asks few
+// questions (one is the usual round), so the table is a slice searched
+// from the front; a map is built only once it holds more than
+// askedScanMax. A map of one entry costs a 640-byte allocation per round
+// (BenchmarkMRTRTwoRounds -memprofile, 2026-12-04: two of them in a
+// two-round flow); the slice of one, 96 bytes.
+type askedTable struct {
+	list  []askedEntry
+	index map[string]int // key to position in list, once len(list) > askedScanMax
+}
+
+type askedEntry struct {
+	key string
+	asked
+}
+
+// askedScanMax is how many entries the table searches one by one.
+const askedScanMax = 8
+
+// started reports whether start has been called.
+func (t *askedTable) started() bool { return t.list != nil }
+
+// start allocates room for n entries.
+func (t *askedTable) start(n int) { t.list = make([]askedEntry, 0, max(n, 1)) }
+
+// find returns the position of key in t.list, or -1.
+func (t *askedTable) find(key string) int {
+	if t.index != nil {
+		if i, ok := t.index[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range t.list {
+		if t.list[i].key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// get returns the question asked under key.
+func (t *askedTable) get(key string) (asked, bool) {
+	if i := t.find(key); i >= 0 {
+		return t.list[i].asked, true
+	}
+	return asked{}, false
+}
+
+// set records a under key, replacing what was recorded under it.
+func (t *askedTable) set(key string, a asked) {
+	if i := t.find(key); i >= 0 {
+		t.list[i].asked = a
+		return
+	}
+	t.list = append(t.list, askedEntry{key: key, asked: a})
+	switch n := len(t.list); {
+	case t.index != nil:
+		t.index[key] = n - 1
+	case n > askedScanMax:
+		t.index = make(map[string]int, 2*n)
+		for i := range t.list {
+			t.index[t.list[i].key] = i
+		}
+	}
 }
 
 // New returns a Round for a request with capabilities caps, answers
@@ -399,8 +466,8 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 	// then (a call into the map code per answer the retry carries).
 	var prev asked
 	dup := false
-	if r.asked != nil {
-		prev, dup = r.asked[key]
+	if r.asked.started() {
+		prev, dup = r.asked.get(key)
 	}
 	if dup {
 		if prev.digest != d {
@@ -446,8 +513,8 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 		}
 		r.diverged = true // the handler asks something else now
 	}
-	if r.asked == nil {
-		r.asked = make(map[string]asked, r.expected())
+	if !r.asked.started() {
+		r.asked.start(r.expected())
 	}
 	if r.state != nil {
 		if issued, ok := r.state.Issued[key]; ok && issued != d {
@@ -467,7 +534,7 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 		}
 		r.fresh = append(r.fresh, seal.Recorded{Key: key, Digest: d, Answer: record})
 		r.answered = append(r.answered, -len(r.fresh))
-		r.asked[key] = asked{digest: d, answer: raw}
+		r.asked.set(key, asked{digest: d, answer: raw})
 		return raw, nil
 	}
 	r.issue(key, req, d)
@@ -505,7 +572,7 @@ func (r *Round) Require(key string, req mrtr.InputRequest) error {
 	r.mu.Lock()
 	r.ensure()
 	defer r.mu.Unlock()
-	prev, dup := r.asked[key]
+	prev, dup := r.asked.get(key)
 	if !dup {
 		if ri := r.recordedIndex(key); ri >= 0 && r.handed[ri] {
 			prev, dup = asked{digest: r.state.Answers[ri].Digest}, true
@@ -514,8 +581,8 @@ func (r *Round) Require(key string, req mrtr.InputRequest) error {
 	if dup && prev.digest != d {
 		return fmt.Errorf("input request key %s was asked twice with different requests", clip.Quote(key))
 	}
-	if r.asked == nil {
-		r.asked = make(map[string]asked)
+	if !r.asked.started() {
+		r.asked.start(1)
 	}
 	if _, dup := r.issued[key]; !dup {
 		r.issue(key, req, d)
@@ -529,7 +596,7 @@ func (r *Round) issue(key string, req mrtr.InputRequest, d seal.Digest) {
 		r.issued = make(map[string]seal.Digest)
 	}
 	r.issued[key] = d
-	r.asked[key] = asked{digest: d}
+	r.asked.set(key, asked{digest: d})
 	r.pending = append(r.pending, mrtr.KeyedRequest{Key: key, Request: req})
 }
 
