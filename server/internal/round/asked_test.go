@@ -1,6 +1,10 @@
 package round
 
 import (
+	"errors"
+
+	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mrtr"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -34,6 +38,50 @@ func TestAskedTableMatchesMap(t *testing.T) {
 		}
 		if len(tab.list) != len(want) {
 			t.Fatalf("keys=%d: %d entries, want %d", keys, len(tab.list), len(want))
+		}
+	}
+}
+
+// TestManyIssuedQuestions: a round issuing a few or many questions (its
+// state's Issued searched one by one or through a table) has each answered
+// in the next round under its key, a question changed under an issued key
+// asked again, and a question required twice issued once.
+func TestManyIssuedQuestions(t *testing.T) {
+	for _, n := range []int{1, 3, askedScanMax, askedScanMax + 1, 20} {
+		rt := newRoundTrip(t, Options{})
+		forms := make([]*elicit.Request, n)
+		r1 := rt.round(formCaps, "", "")
+		resp := "{"
+		for i := range forms {
+			forms[i] = confirmForm(t, "Question "+strconv.Itoa(i)+"?")
+			key := "k" + strconv.Itoa(i)
+			if _, err := elicitQ(r1, key, forms[i]); !errors.Is(err, mrtr.ErrInputRequired) {
+				t.Fatalf("n=%d %s: %v", n, key, err)
+			}
+			if i > 0 {
+				resp += ","
+			}
+			resp += `"` + key + `":{"action":"accept","content":{"confirm":true}}`
+		}
+		resp += "}"
+		if err := r1.Require("k0", mrtr.ElicitRequest(forms[0])); !errors.Is(err, mrtr.ErrInputRequired) {
+			t.Fatalf("n=%d: Require: %v", n, err)
+		}
+		irr, err := r1.Suspended(rt.sealer, rt.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(irr.Questions) != n {
+			t.Fatalf("n=%d: %d questions issued", n, len(irr.Questions))
+		}
+		r2 := rt.round(formCaps, irr.RequestState, resp)
+		for i := n - 1; i >= 1; i-- {
+			if res, err := elicitQ(r2, "k"+strconv.Itoa(i), forms[i]); err != nil || res.Action != elicit.ActionAccept {
+				t.Fatalf("n=%d k%d: %+v, %v", n, i, res, err)
+			}
+		}
+		if _, err := elicitQ(r2, "k0", confirmForm(t, "Another?")); !errors.Is(err, mrtr.ErrInputRequired) {
+			t.Fatalf("n=%d: a changed question must be asked again: %v", n, err)
 		}
 	}
 }

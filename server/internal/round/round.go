@@ -226,8 +226,11 @@ type book struct {
 	next      json.RawMessage
 	suspend   bool
 	pending   mrtr.InputRequests
-	issued    map[string]seal.Digest // pending questions by key
-	asked     askedTable             // every question of this run by key
+	issued    seal.Issued // pending questions, in order
+	asked     askedTable  // every question of this run by key
+	// issuedIndex maps the keys state.Issued holds, once it holds more
+	// than askedScanMax (see stateIssued).
+	issuedIndex map[string]seal.Digest
 	// answered lists the answers handed over in this run, in order: i >= 0
 	// is state.Answers[i], -1-j is fresh[j], an answer this request
 	// carried. The list of Recorded to seal is built from it only when the
@@ -264,6 +267,7 @@ func (r *Round) ensure() {
 type asked struct {
 	digest seal.Digest
 	answer json.RawMessage // nil while pending
+	issued bool            // in r.issued
 }
 
 // askedTable maps a key to the question asked under it. A run asks few
@@ -517,7 +521,7 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 		r.asked.start(r.expected())
 	}
 	if r.state != nil {
-		if issued, ok := r.state.Issued[key]; ok && issued != d {
+		if issued, ok := r.stateIssued(key); ok && issued != d {
 			r.diverged = true // the question issued under key was another one
 		}
 	}
@@ -584,7 +588,7 @@ func (r *Round) Require(key string, req mrtr.InputRequest) error {
 	if !r.asked.started() {
 		r.asked.start(1)
 	}
-	if _, dup := r.issued[key]; !dup {
+	if a, _ := r.asked.get(key); !a.issued {
 		r.issue(key, req, d)
 	}
 	return &inputRequiredError{key: key}
@@ -592,12 +596,28 @@ func (r *Round) Require(key string, req mrtr.InputRequest) error {
 
 // issue records a pending question. r.mu is held.
 func (r *Round) issue(key string, req mrtr.InputRequest, d seal.Digest) {
-	if r.issued == nil {
-		r.issued = make(map[string]seal.Digest)
-	}
-	r.issued[key] = d
-	r.asked.set(key, asked{digest: d})
+	r.issued = append(r.issued, seal.IssuedRequest{Key: key, Digest: d})
+	r.asked.set(key, asked{digest: d, issued: true})
 	r.pending = append(r.pending, mrtr.KeyedRequest{Key: key, Request: req})
+}
+
+// stateIssued returns the digest the verified state issued under key.
+// A state issues few questions, searched one by one; past askedScanMax
+// they are looked up in a map built once. r.mu is held, r.state is not
+// nil.
+func (r *Round) stateIssued(key string) (seal.Digest, bool) {
+	is := r.state.Issued
+	if len(is) <= askedScanMax {
+		return is.Lookup(key)
+	}
+	if r.issuedIndex == nil {
+		r.issuedIndex = make(map[string]seal.Digest, len(is))
+		for _, q := range is { // the last under a key counts, as in Lookup
+			r.issuedIndex[q.Key] = q.Digest
+		}
+	}
+	d, ok := r.issuedIndex[key]
+	return d, ok
 }
 
 // answer returns the raw answer under key if it may be handed over: it
@@ -612,7 +632,7 @@ func (r *Round) answer(key string, d seal.Digest) (json.RawMessage, bool) {
 		if !r.opts.AnswersWithoutState {
 			return nil, false
 		}
-	} else if issued, ok := r.state.Issued[key]; !ok || issued != d {
+	} else if issued, ok := r.stateIssued(key); !ok || issued != d {
 		return nil, false
 	}
 	return bytes.TrimSpace(raw), true
@@ -719,9 +739,9 @@ func (r *Round) keepOrder(pos int, d seal.Digest) error {
 				r.script[p] = rec.Digest
 			}
 		}
-		for key, dg := range r.state.Issued {
-			if p, ok := autoPos(key); ok {
-				r.script[p] = dg
+		for _, is := range r.state.Issued {
+			if p, ok := autoPos(is.Key); ok {
+				r.script[p] = is.Digest
 			}
 		}
 		r.met = make(map[int]bool, len(r.script))
