@@ -2,13 +2,12 @@ package round
 
 import (
 	"errors"
-
-	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/mrtr"
 	"math/rand/v2"
 	"strconv"
 	"testing"
 
+	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
