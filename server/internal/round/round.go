@@ -219,15 +219,17 @@ type book struct {
 	// replaying from the top does): recNext is the one expected next.
 	// recIndex, built once lookups miss it often, maps every key.
 	// handed[i] is set once state.Answers[i] was handed over in this run.
-	recNext   int
-	recMisses int
+	// (int32: a book of at most 320 bytes, its size class, as before the
+	// tables below replaced maps; a state's answers are far fewer.)
+	recNext   int32
+	recMisses int32
 	recIndex  map[string]int
 	handed    []bool
 	next      json.RawMessage
-	suspend   bool
-	pending   mrtr.InputRequests
-	issued    seal.Issued // pending questions, in order
-	asked     askedTable  // every question of this run by key
+	// pending are the questions issued in this run, in order; their
+	// digests are in asked (issued set).
+	pending mrtr.InputRequests
+	asked   askedTable // every question of this run by key
 	// issuedIndex maps the keys state.Issued holds, once it holds more
 	// than askedScanMax (see stateIssued).
 	issuedIndex map[string]seal.Digest
@@ -245,6 +247,7 @@ type book struct {
 	// than the one recorded or issued under it: the run has left the
 	// script the recorded answers belong to, and no more are handed over.
 	diverged bool
+	suspend  bool // Suspend was called
 
 	// Order of the questions asked without a key (matched by position):
 	// the positions of the previous run, which of them this run has met,
@@ -596,7 +599,6 @@ func (r *Round) Require(key string, req mrtr.InputRequest) error {
 
 // issue records a pending question. r.mu is held.
 func (r *Round) issue(key string, req mrtr.InputRequest, d seal.Digest) {
-	r.issued = append(r.issued, seal.IssuedRequest{Key: key, Digest: d})
 	r.asked.set(key, asked{digest: d, issued: true})
 	r.pending = append(r.pending, mrtr.KeyedRequest{Key: key, Request: req})
 }
@@ -674,12 +676,26 @@ func (r *Round) Suspended(s *seal.Sealer, b seal.Binding) (*Suspension, error) {
 	if len(r.pending) == 0 && !r.suspend {
 		return nil, errors.New("handler returned ErrInputRequired without asking for input")
 	}
-	st := &seal.State{Binding: b, Payload: r.next, Issued: r.issued, Answers: r.answers(), Round: r.Number(), Flow: r.nextFlow()}
+	st := &seal.State{Binding: b, Payload: r.next, Issued: r.issued(), Answers: r.answers(), Round: r.Number(), Flow: r.nextFlow()}
 	tok, err := s.Seal(st)
 	if err != nil {
 		return nil, err
 	}
 	return &Suspension{Questions: slices.Clone(r.pending), RequestState: tok, Flow: st.Flow.ID}, nil
+}
+
+// issued returns the questions issued in this run, in order, to be
+// sealed. r.mu is held.
+func (r *Round) issued() seal.Issued {
+	if len(r.pending) == 0 {
+		return nil
+	}
+	out := make(seal.Issued, len(r.pending))
+	for i, kr := range r.pending {
+		a, _ := r.asked.get(kr.Key)
+		out[i] = seal.IssuedRequest{Key: kr.Key, Digest: a.digest}
+	}
+	return out
 }
 
 // answers returns the answers handed over in this run, in order, to be
