@@ -54,11 +54,47 @@ var noLimits = Limits{MaxDepth: math.MaxInt, MaxMembers: math.MaxInt, MaxNumberL
 // ServeHTTP's 29,000 instructions, a second walk of every byte the
 // envelope walk reads anyway.
 func SkipValueWithin(b []byte, i int, lim *Limits, depth int) (end int, ok bool) {
+	i = SkipSpace(b, i)
+	// A scalar is skipped without skipContainer's stack of open
+	// containers, a 512-byte array the compiler zeroes on every call
+	// (issue 23: the request envelope's id and requestState are scalars).
+	if i < len(b) && b[i] != '{' && b[i] != '[' {
+		if i = scalarEnd(b, i, lim); i < 0 {
+			return 0, false
+		}
+		return i, true
+	}
+	return skipContainer(b, i, lim, depth)
+}
+
+// scalarEnd returns the end of the string, literal or number at b[i]
+// (i < len(b)), or -1 if it is not valid or not within lim.
+func scalarEnd(b []byte, i int, lim *Limits) int {
+	switch b[i] {
+	case '"':
+		return StringEndStrict(b, i)
+	case 't':
+		return literal(b, i, "true")
+	case 'f':
+		return literal(b, i, "false")
+	case 'n':
+		return literal(b, i, "null")
+	}
+	start := i
+	exp := 0
+	if i, exp = numberEnd(b, i); i < 0 || !NumberWithin(b[start:i], exp, lim) {
+		return -1
+	}
+	return i
+}
+
+// skipContainer is SkipValueWithin for a value that is not a scalar (b[i]
+// is '{' or '[', or i is past b).
+func skipContainer(b []byte, i int, lim *Limits, depth int) (end int, ok bool) {
 	// open holds, per open container, -1 for an array or the object's
 	// member count so far.
 	var buf [64]int
 	open := buf[:0]
-	i = SkipSpace(b, i)
 	for {
 		// A value starts at b[i].
 		if i >= len(b) {
@@ -92,26 +128,8 @@ func SkipValueWithin(b []byte, i int, lim *Limits, depth int) (end int, ok bool)
 				}
 			}
 			continue // its first element or member value starts at b[i]
-		case '"':
-			if i = StringEndStrict(b, i); i < 0 {
-				return 0, false
-			}
-		case 't':
-			if i = literal(b, i, "true"); i < 0 {
-				return 0, false
-			}
-		case 'f':
-			if i = literal(b, i, "false"); i < 0 {
-				return 0, false
-			}
-		case 'n':
-			if i = literal(b, i, "null"); i < 0 {
-				return 0, false
-			}
 		default:
-			start := i
-			exp := 0
-			if i, exp = numberEnd(b, i); i < 0 || !NumberWithin(b[start:i], exp, lim) {
+			if i = scalarEnd(b, i, lim); i < 0 {
 				return 0, false
 			}
 		}

@@ -25,7 +25,7 @@ func (r *Round) recordedIndex(key string) int {
 	if r.handed == nil {
 		r.handed = make([]bool, len(ans))
 	}
-	if i := r.recNext; i < len(ans) && ans[i].Key == key {
+	if i := int(r.recNext); i < len(ans) && ans[i].Key == key {
 		r.recNext++
 		return i
 	}
@@ -50,7 +50,7 @@ func (r *Round) recordedIndex(key string) int {
 		}
 	}
 	if i >= 0 {
-		r.recNext = i + 1
+		r.recNext = int32(i + 1)
 	}
 	return i
 }

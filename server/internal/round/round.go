@@ -219,15 +219,20 @@ type book struct {
 	// replaying from the top does): recNext is the one expected next.
 	// recIndex, built once lookups miss it often, maps every key.
 	// handed[i] is set once state.Answers[i] was handed over in this run.
-	recNext   int
-	recMisses int
+	// (int32: a book of at most 320 bytes, its size class, as before the
+	// tables below replaced maps; a state's answers are far fewer.)
+	recNext   int32
+	recMisses int32
 	recIndex  map[string]int
 	handed    []bool
 	next      json.RawMessage
-	suspend   bool
-	pending   mrtr.InputRequests
-	issued    map[string]seal.Digest // pending questions by key
-	asked     map[string]asked       // every question of this run by key
+	// pending are the questions issued in this run, in order; their
+	// digests are in asked (issued set).
+	pending mrtr.InputRequests
+	asked   askedTable // every question of this run by key
+	// issuedIndex maps the keys state.Issued holds, once it holds more
+	// than askedScanMax (see stateIssued).
+	issuedIndex map[string]seal.Digest
 	// answered lists the answers handed over in this run, in order: i >= 0
 	// is state.Answers[i], -1-j is fresh[j], an answer this request
 	// carried. The list of Recorded to seal is built from it only when the
@@ -242,6 +247,7 @@ type book struct {
 	// than the one recorded or issued under it: the run has left the
 	// script the recorded answers belong to, and no more are handed over.
 	diverged bool
+	suspend  bool // Suspend was called
 
 	// Order of the questions asked without a key (matched by position):
 	// the positions of the previous run, which of them this run has met,
@@ -264,6 +270,74 @@ func (r *Round) ensure() {
 type asked struct {
 	digest seal.Digest
 	answer json.RawMessage // nil while pending
+	issued bool            // in r.issued
+}
+
+// askedTable maps a key to the question asked under it. A run asks few
+// questions (one is the usual round), so the table is a slice searched
+// from the front; a map is built only once it holds more than
+// askedScanMax. A map of one entry costs a 640-byte allocation per round
+// (BenchmarkMRTRTwoRounds -memprofile, 2026-12-04: two of them in a
+// two-round flow); the slice of one, 96 bytes.
+type askedTable struct {
+	list  []askedEntry
+	index map[string]int // key to position in list, once len(list) > askedScanMax
+}
+
+type askedEntry struct {
+	key string
+	asked
+}
+
+// askedScanMax is how many entries the table searches one by one.
+const askedScanMax = 8
+
+// started reports whether start has been called.
+func (t *askedTable) started() bool { return t.list != nil }
+
+// start allocates room for n entries.
+func (t *askedTable) start(n int) { t.list = make([]askedEntry, 0, max(n, 1)) }
+
+// find returns the position of key in t.list, or -1.
+func (t *askedTable) find(key string) int {
+	if t.index != nil {
+		if i, ok := t.index[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range t.list {
+		if t.list[i].key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// get returns the question asked under key.
+func (t *askedTable) get(key string) (asked, bool) {
+	if i := t.find(key); i >= 0 {
+		return t.list[i].asked, true
+	}
+	return asked{}, false
+}
+
+// set records a under key, replacing what was recorded under it.
+func (t *askedTable) set(key string, a asked) {
+	if i := t.find(key); i >= 0 {
+		t.list[i].asked = a
+		return
+	}
+	t.list = append(t.list, askedEntry{key: key, asked: a})
+	switch n := len(t.list); {
+	case t.index != nil:
+		t.index[key] = n - 1
+	case n > askedScanMax:
+		t.index = make(map[string]int, 2*n)
+		for i := range t.list {
+			t.index[t.list[i].key] = i
+		}
+	}
 }
 
 // New returns a Round for a request with capabilities caps, answers
@@ -399,8 +473,8 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 	// then (a call into the map code per answer the retry carries).
 	var prev asked
 	dup := false
-	if r.asked != nil {
-		prev, dup = r.asked[key]
+	if r.asked.started() {
+		prev, dup = r.asked.get(key)
 	}
 	if dup {
 		if prev.digest != d {
@@ -446,11 +520,11 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 		}
 		r.diverged = true // the handler asks something else now
 	}
-	if r.asked == nil {
-		r.asked = make(map[string]asked, r.expected())
+	if !r.asked.started() {
+		r.asked.start(r.expected())
 	}
 	if r.state != nil {
-		if issued, ok := r.state.Issued[key]; ok && issued != d {
+		if issued, ok := r.stateIssued(key); ok && issued != d {
 			r.diverged = true // the question issued under key was another one
 		}
 	}
@@ -467,7 +541,7 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 		}
 		r.fresh = append(r.fresh, seal.Recorded{Key: key, Digest: d, Answer: record})
 		r.answered = append(r.answered, -len(r.fresh))
-		r.asked[key] = asked{digest: d, answer: raw}
+		r.asked.set(key, asked{digest: d, answer: raw})
 		return raw, nil
 	}
 	r.issue(key, req, d)
@@ -505,7 +579,7 @@ func (r *Round) Require(key string, req mrtr.InputRequest) error {
 	r.mu.Lock()
 	r.ensure()
 	defer r.mu.Unlock()
-	prev, dup := r.asked[key]
+	prev, dup := r.asked.get(key)
 	if !dup {
 		if ri := r.recordedIndex(key); ri >= 0 && r.handed[ri] {
 			prev, dup = asked{digest: r.state.Answers[ri].Digest}, true
@@ -514,10 +588,10 @@ func (r *Round) Require(key string, req mrtr.InputRequest) error {
 	if dup && prev.digest != d {
 		return fmt.Errorf("input request key %s was asked twice with different requests", clip.Quote(key))
 	}
-	if r.asked == nil {
-		r.asked = make(map[string]asked)
+	if !r.asked.started() {
+		r.asked.start(1)
 	}
-	if _, dup := r.issued[key]; !dup {
+	if a, _ := r.asked.get(key); !a.issued {
 		r.issue(key, req, d)
 	}
 	return &inputRequiredError{key: key}
@@ -525,12 +599,27 @@ func (r *Round) Require(key string, req mrtr.InputRequest) error {
 
 // issue records a pending question. r.mu is held.
 func (r *Round) issue(key string, req mrtr.InputRequest, d seal.Digest) {
-	if r.issued == nil {
-		r.issued = make(map[string]seal.Digest)
-	}
-	r.issued[key] = d
-	r.asked[key] = asked{digest: d}
+	r.asked.set(key, asked{digest: d, issued: true})
 	r.pending = append(r.pending, mrtr.KeyedRequest{Key: key, Request: req})
+}
+
+// stateIssued returns the digest the verified state issued under key.
+// A state issues few questions, searched one by one; past askedScanMax
+// they are looked up in a map built once. r.mu is held, r.state is not
+// nil.
+func (r *Round) stateIssued(key string) (seal.Digest, bool) {
+	is := r.state.Issued
+	if len(is) <= askedScanMax {
+		return is.Lookup(key)
+	}
+	if r.issuedIndex == nil {
+		r.issuedIndex = make(map[string]seal.Digest, len(is))
+		for _, q := range is { // the last under a key counts, as in Lookup
+			r.issuedIndex[q.Key] = q.Digest
+		}
+	}
+	d, ok := r.issuedIndex[key]
+	return d, ok
 }
 
 // answer returns the raw answer under key if it may be handed over: it
@@ -545,7 +634,7 @@ func (r *Round) answer(key string, d seal.Digest) (json.RawMessage, bool) {
 		if !r.opts.AnswersWithoutState {
 			return nil, false
 		}
-	} else if issued, ok := r.state.Issued[key]; !ok || issued != d {
+	} else if issued, ok := r.stateIssued(key); !ok || issued != d {
 		return nil, false
 	}
 	return bytes.TrimSpace(raw), true
@@ -587,12 +676,26 @@ func (r *Round) Suspended(s *seal.Sealer, b seal.Binding) (*Suspension, error) {
 	if len(r.pending) == 0 && !r.suspend {
 		return nil, errors.New("handler returned ErrInputRequired without asking for input")
 	}
-	st := &seal.State{Binding: b, Payload: r.next, Issued: r.issued, Answers: r.answers(), Round: r.Number(), Flow: r.nextFlow()}
+	st := &seal.State{Binding: b, Payload: r.next, Issued: r.issued(), Answers: r.answers(), Round: r.Number(), Flow: r.nextFlow()}
 	tok, err := s.Seal(st)
 	if err != nil {
 		return nil, err
 	}
 	return &Suspension{Questions: slices.Clone(r.pending), RequestState: tok, Flow: st.Flow.ID}, nil
+}
+
+// issued returns the questions issued in this run, in order, to be
+// sealed. r.mu is held.
+func (r *Round) issued() seal.Issued {
+	if len(r.pending) == 0 {
+		return nil
+	}
+	out := make(seal.Issued, len(r.pending))
+	for i, kr := range r.pending {
+		a, _ := r.asked.get(kr.Key)
+		out[i] = seal.IssuedRequest{Key: kr.Key, Digest: a.digest}
+	}
+	return out
 }
 
 // answers returns the answers handed over in this run, in order, to be
@@ -652,9 +755,9 @@ func (r *Round) keepOrder(pos int, d seal.Digest) error {
 				r.script[p] = rec.Digest
 			}
 		}
-		for key, dg := range r.state.Issued {
-			if p, ok := autoPos(key); ok {
-				r.script[p] = dg
+		for _, is := range r.state.Issued {
+			if p, ok := autoPos(is.Key); ok {
+				r.script[p] = is.Digest
 			}
 		}
 		r.met = make(map[int]bool, len(r.script))

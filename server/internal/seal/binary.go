@@ -33,9 +33,9 @@ func appendBinaryState(dst []byte, st *State) []byte {
 	dst = appendStr(dst, st.Principal)
 	dst = binary.AppendUvarint(dst, uint64(st.Round))
 	dst = binary.AppendUvarint(dst, uint64(len(st.Issued)))
-	for k, d := range st.Issued {
-		dst = appendStr(dst, k)
-		dst = append(dst, d[:]...)
+	for _, is := range st.Issued {
+		dst = appendStr(dst, is.Key)
+		dst = append(dst, is.Digest[:]...)
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(st.Payload)))
 	dst = append(dst, st.Payload...)
@@ -195,10 +195,10 @@ func readBinaryState(b []byte, st *State) error {
 		st.Round = int(rounds)
 	}
 	if n := r.count(1 + len(Digest{})); n > 0 {
-		st.Issued = make(map[string]Digest, n)
-		for range n {
+		st.Issued = make(Issued, n)
+		for i := range st.Issued {
 			k := r.str()
-			st.Issued[k] = r.digest()
+			st.Issued[i] = IssuedRequest{Key: k, Digest: r.digest()}
 		}
 	}
 	if p := r.bytes(); len(p) > 0 {

@@ -14,7 +14,7 @@ import (
 func sampleState() *State {
 	return &State{
 		Binding: Binding{Method: "tools/call", Target: "onboard_user", Arguments: Digest{1, 2}, Principal: "alice"},
-		Issued:  map[string]Digest{"q1": {3}, "x": {4}},
+		Issued:  Issued{{"q1", Digest{3}}, {"x", Digest{4}}},
 		Payload: json.RawMessage(`{"round":2}`),
 		Answers: []Recorded{{Key: "baton:0", Digest: Digest{5}, Answer: json.RawMessage(`{"action":"accept","content":{"name":"Alice"}}`)}},
 	}
@@ -176,3 +176,22 @@ func TestAnswersCopiedThrough(t *testing.T) {
 }
 
 func cloneAnswers(a []Recorded) []Recorded { return slices.Clone(a) }
+
+// issuedIs reports whether is holds d under key.
+func issuedIs(is Issued, key string, d Digest) bool {
+	got, ok := is.Lookup(key)
+	return ok && got == d
+}
+
+func TestIssuedLookup(t *testing.T) {
+	is := Issued{{"a", Digest{1}}, {"b", Digest{2}}, {"a", Digest{3}}}
+	if !issuedIs(is, "a", Digest{3}) || !issuedIs(is, "b", Digest{2}) {
+		t.Fatalf("lookups in %v: the last under a key counts", is)
+	}
+	if _, ok := is.Lookup("c"); ok {
+		t.Fatal("found a key never issued")
+	}
+	if _, ok := Issued(nil).Lookup("a"); ok {
+		t.Fatal("found a key in nil")
+	}
+}

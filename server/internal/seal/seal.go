@@ -63,13 +63,39 @@ type Binding struct {
 	Principal string
 }
 
+// Issued is the input requests issued with a state, each key with its
+// request's digest, in the order issued. A state issues few (one is the
+// usual round), so it is a slice searched from the front, not a map: a
+// map of one entry cost two allocations of about 440 bytes in all in
+// each round of a two-round flow (BenchmarkMRTRTwoRounds -memprofile,
+// issue 23, 2026-12-04), one where the round issued the question and one
+// where the next round opened the state.
+type Issued []IssuedRequest
+
+// IssuedRequest is one input request of Issued.
+type IssuedRequest struct {
+	Key    string
+	Digest Digest
+}
+
+// Lookup returns the digest issued under key. Were a key issued twice,
+// the last one counts (as it would in a map filled in order).
+func (is Issued) Lookup(key string) (Digest, bool) {
+	for i := len(is) - 1; i >= 0; i-- {
+		if is[i].Key == key {
+			return is[i].Digest, true
+		}
+	}
+	return Digest{}, false
+}
+
 // State is the content of a requestState.
 type State struct {
 	// Binding is the request the state was issued for.
 	Binding
-	// Issued maps the key of every input request issued with this state to
-	// the request's digest.
-	Issued map[string]Digest
+	// Issued holds the key of every input request issued with this state
+	// and the request's digest.
+	Issued Issued
 	// Payload is the handler's own data, as JSON.
 	Payload json.RawMessage
 	// Answers are the answers the handler has been given so far, in the
@@ -478,13 +504,13 @@ func (body *stateBody) into(st *State) error {
 		return refuse("malformed argument digest", err)
 	}
 	if len(body.Issued) > 0 {
-		st.Issued = make(map[string]Digest, len(body.Issued))
+		st.Issued = make(Issued, 0, len(body.Issued))
 		for _, iw := range body.Issued {
 			var d Digest
 			if err := decodeDigest(iw.Digest, &d); err != nil {
 				return refuse("malformed digest for input request "+clip.Quote(iw.Key), err)
 			}
-			st.Issued[iw.Key] = d
+			st.Issued = append(st.Issued, IssuedRequest{Key: iw.Key, Digest: d})
 		}
 	}
 	for _, a := range body.Answers {
@@ -530,8 +556,8 @@ func plainBody(st *State) *stateBody {
 	}
 	if len(st.Issued) > 0 {
 		body.Issued = make([]issuedWire, 0, len(st.Issued))
-		for k, d := range st.Issued {
-			body.Issued = append(body.Issued, issuedWire{Key: k, Digest: b64.EncodeToString(d[:])})
+		for _, is := range st.Issued {
+			body.Issued = append(body.Issued, issuedWire{Key: is.Key, Digest: b64.EncodeToString(is.Digest[:])})
 		}
 	}
 	for _, a := range st.Answers {

@@ -48,7 +48,7 @@ func testBinding(t testing.TB) Binding {
 
 func seal(t testing.TB, s *Sealer, b Binding) string {
 	t.Helper()
-	tok, err := s.Seal(&State{Binding: b, Issued: map[string]Digest{"confirm": {1, 2, 3}}, Payload: json.RawMessage(`{"round":1}`)})
+	tok, err := s.Seal(&State{Binding: b, Issued: Issued{{"confirm", Digest{1, 2, 3}}}, Payload: json.RawMessage(`{"round":1}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestSealOpenRoundTrip(t *testing.T) {
 	if st.Binding != b {
 		t.Fatalf("binding = %+v, want %+v", st.Binding, b)
 	}
-	if st.Issued["confirm"] != (Digest{1, 2, 3}) || len(st.Issued) != 1 {
+	if !issuedIs(st.Issued, "confirm", Digest{1, 2, 3}) || len(st.Issued) != 1 {
 		t.Fatalf("issued = %v", st.Issued)
 	}
 	if string(st.Payload) != `{"round":1}` {
@@ -414,7 +414,7 @@ func TestKeyRingValidation(t *testing.T) {
 func BenchmarkSeal(b *testing.B) {
 	s := testSealer(b, SealerOptions{})
 	bind := testBinding(b)
-	st := &State{Binding: bind, Issued: map[string]Digest{"confirm": {1}}, Payload: json.RawMessage(`{"round":1}`)}
+	st := &State{Binding: bind, Issued: Issued{{"confirm", Digest{1}}}, Payload: json.RawMessage(`{"round":1}`)}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := s.Seal(st); err != nil {

@@ -124,7 +124,7 @@ func TestCiphertextSegment(t *testing.T) {
 		if err != nil {
 			t.Fatalf("a state in the earlier form was refused: %v", err)
 		}
-		if string(st.Payload) != `{"round":1}` || st.Issued["confirm"] != (Digest{1, 2, 3}) {
+		if string(st.Payload) != `{"round":1}` || !issuedIs(st.Issued, "confirm", Digest{1, 2, 3}) {
 			t.Fatalf("opened %+v", st)
 		}
 	})
