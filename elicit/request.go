@@ -207,28 +207,6 @@ func (r *Request) digest() [32]byte {
 	return sha256.Sum256(b)
 }
 
-// EncodedLen estimates the length of AppendJSON's output, to size a
-// buffer: it is exact when no string needs escaping (see stringLen).
-func (r *Request) EncodedLen() int {
-	if r == nil {
-		return len("null")
-	}
-	n := len(`{"message":}`) + stringLen(r.Message)
-	if r.Mode != "" {
-		n += len(`"mode":,`) + stringLen(r.Mode)
-	}
-	if r.RequestedSchema != nil {
-		n += len(`,"requestedSchema":`) + r.RequestedSchema.EncodedLen()
-	}
-	if r.URL != "" {
-		n += len(`,"url":`) + stringLen(r.URL)
-	}
-	if r.ElicitationID != "" {
-		n += len(`,"elicitationId":`) + stringLen(r.ElicitationID)
-	}
-	return n
-}
-
 // AppendJSON appends the request's wire encoding (the params of
 // elicitation/create) to dst, using the schema's cached encoding.
 func (r *Request) AppendJSON(dst []byte) []byte {

@@ -117,16 +117,6 @@ func (s *Schema) AppendJSON(dst []byte) []byte {
 	return append(dst, w...)
 }
 
-// EncodedLen returns the length of AppendJSON's output, read from the
-// encoding computed once per Schema.
-func (s *Schema) EncodedLen() int {
-	if s == nil {
-		return len("null")
-	}
-	w, _ := s.wire()
-	return len(w)
-}
-
 // wire returns the canonical encoding and its digest, computed once.
 // A Schema is immutable, so the cache never goes stale.
 func (s *Schema) wire() ([]byte, [32]byte) {
@@ -231,19 +221,6 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
-}
-
-// stringLen estimates the length of appendString's output: exact when s
-// needs no escape, otherwise counting six bytes (\u00XX, the longest
-// escape of an ASCII byte) for each ASCII byte appendString escapes.
-func stringLen(s string) int {
-	n := len(s) + 2
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			n += 5
-		}
-	}
-	return n
 }
 
 func appendStrings(b []byte, list []string) []byte {

@@ -229,36 +229,6 @@ func (rs InputRequests) AppendJSON(dst []byte) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-// EncodedLen estimates the length of AppendJSON's output, to size a
-// buffer: exact when the requests are elicitations and roots/list
-// requests whose keys and strings need no escaping; a sampling request is
-// counted as sampleLenGuess bytes of params.
-func (rs InputRequests) EncodedLen() int {
-	n := len("{}") + max(len(rs)-1, 0) // the braces and commas
-	for _, kr := range rs {
-		n += len(kr.Key) + len(`"":`) + kr.Request.encodedLen()
-	}
-	return n
-}
-
-// sampleLenGuess is EncodedLen's guess at a sampling request's params.
-const sampleLenGuess = 256
-
-// encodedLen estimates the length of AppendJSON's output (see
-// InputRequests.EncodedLen).
-func (r InputRequest) encodedLen() int {
-	n := len(`{"method":""}`) + len(r.method)
-	switch r.method {
-	case MethodElicit:
-		n += len(`,"params":`) + r.elicit.EncodedLen()
-	case MethodSample:
-		n += len(`,"params":`) + sampleLenGuess
-	case MethodListRoots:
-		n += len(`,"params":{}`)
-	}
-	return n
-}
-
 // AppendJSON appends the bare {method, params} form to dst; roots/list
 // carries "params":{}.
 func (r InputRequest) AppendJSON(dst []byte) ([]byte, error) {

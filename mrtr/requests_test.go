@@ -109,27 +109,3 @@ func confirmForm(t testing.TB, message string) *elicit.Request {
 	}
 	return r
 }
-
-// TestEncodedLen holds EncodedLen to AppendJSON: equal when nothing needs
-// escaping, never less when ASCII characters are escaped.
-func TestEncodedLen(t *testing.T) {
-	url := &elicit.Request{Mode: "url", Message: "Sign in", URL: "https://a.example/x?y=1", ElicitationID: "e-1"}
-	for _, tc := range []struct {
-		rs    InputRequests
-		exact bool
-	}{
-		{nil, true},
-		{InputRequests{{Key: "confirm", Request: ElicitRequest(confirmForm(t, "Proceed?"))}}, true},
-		{InputRequests{{Key: "a", Request: ElicitRequest(confirmForm(t, "One"))}, {Key: "b", Request: RootsRequest()}, {Key: "c", Request: ElicitRequest(url)}}, true},
-		{InputRequests{{Key: "n", Request: ElicitRequest(&elicit.Request{Message: "no schema"})}}, true},
-		{InputRequests{{Key: "q", Request: ElicitRequest(confirmForm(t, "Say \"<yes>\" & go\\\n\x01"))}}, false},
-	} {
-		b, err := tc.rs.AppendJSON(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n := tc.rs.EncodedLen(); n != len(b) && (tc.exact || n < len(b)) {
-			t.Errorf("EncodedLen = %d for %d bytes: %s", n, len(b), b)
-		}
-	}
-}

@@ -768,13 +768,15 @@ func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *jsonrpc.Er
 //
 //go:noinline
 func (s *Server) encodeInputRequired(irr *round.Suspension) (json.RawMessage, *jsonrpc.Error) {
-	// Sized to what is written (the questions' length is exact unless a
-	// string needs escaping or a question is a sampling request): 724
-	// bytes, a 768-byte allocation, for BenchmarkMRTRTwoRounds's first
-	// round, where 512 bytes more than the state took 1024.
-	const fixed = len(`{"resultType":"input_required","inputRequests":,"requestState":"","_meta":}`)
-	out := make([]byte, 0, fixed+irr.Questions.EncodedLen()+len(irr.RequestState)+len(s.infoMeta))
-	out = append(out, `{"resultType":"input_required"`...)
+	// Written into a reused buffer, then copied into one allocation of its
+	// length: 724 bytes, a 768-byte allocation, for BenchmarkMRTRTwoRounds's
+	// first round, where reserving room up front (512 bytes more than the
+	// state) took 1,024 (issue 23: bytes allocated per flow).
+	bp, _ := s.scratch.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	out := append((*bp)[:0], `{"resultType":"input_required"`...)
 	if len(irr.Questions) > 0 {
 		out = append(out, `,"inputRequests":`...)
 		var err error
@@ -790,8 +792,17 @@ func (s *Server) encodeInputRequired(irr *round.Suspension) (json.RawMessage, *j
 	out = append(out, '"')
 	out = append(out, `,"_meta":`...)
 	out = append(out, s.infoMeta...)
-	return append(out, '}'), nil
+	out = append(out, '}')
+	res := append(make([]byte, 0, len(out)), out...)
+	if cap(out) <= maxScratch { // a rare huge one is not kept
+		*bp = out[:0]
+		s.scratch.Put(bp)
+	}
+	return res, nil
 }
+
+// maxScratch is the largest buffer encodeInputRequired keeps for reuse.
+const maxScratch = 64 << 10
 
 // suspendFailed is the error for a call whose round could not be
 // suspended (its state not sealed). It is out of line so that suspend's

@@ -207,6 +207,7 @@ type Server struct {
 	digests  round.Digests   // question digests, remembered across rounds
 
 	bodyDeadlines deadlinePool // readBody's timers, for reuse
+	scratch       sync.Pool    // *[]byte: encodeInputRequired's buffers, for reuse
 
 	// randomKey is set while the state keys are the random ones New made
 	// (no Options.StateKeys, no SetStateKeys yet); keyWarn warns of it
