@@ -124,7 +124,7 @@ func (k *keptStream) keep(msg []byte) (pos string, ok bool) {
 	}
 	var err error
 	if m, mem := k.h.events.(*MemoryEventStore); mem {
-		pos, err = m.appendKept(k.sid, k.key, msg)
+		pos, err = m.appendKept(k.sid, k.key, msg, false)
 	} else {
 		pos, err = k.h.events.Append(ctx, k.sid, k.key, msg)
 	}
@@ -200,7 +200,7 @@ func (k *keptStream) finish(res []byte) {
 			err error
 		)
 		if m, mem := ae.(*MemoryEventStore); mem {
-			pos, err = m.appendEndStreamKept(k.sid, k.key, res) // see keep
+			pos, err = m.appendKept(k.sid, k.key, res, true) // see keep
 		} else {
 			ctx, cancel := k.storeContext()
 			pos, err = ae.AppendEndStream(ctx, k.sid, k.key, res)
