@@ -76,7 +76,8 @@ func (bw *bodyWatch) start(w http.ResponseWriter, timeout time.Duration) *bodyRe
 	if !bw.running {
 		bw.running = true
 		if bw.timer == nil {
-			bw.tick = max(timeout/bodyWatchTicks, 1)
+			// Rounded up: bodyWatchTicks ticks are never less than timeout.
+			bw.tick = (timeout + bodyWatchTicks - 1) / bodyWatchTicks
 			bw.timer = time.AfterFunc(bw.tick, bw.sweep)
 		} else {
 			bw.timer.Reset(bw.tick)
