@@ -77,7 +77,10 @@ func (bw *bodyWatch) start(w http.ResponseWriter, timeout time.Duration) *bodyRe
 		bw.running = true
 		if bw.timer == nil {
 			// Rounded up: bodyWatchTicks ticks are never less than timeout.
-			bw.tick = (timeout + bodyWatchTicks - 1) / bodyWatchTicks
+			bw.tick = timeout / bodyWatchTicks
+			if timeout%bodyWatchTicks != 0 {
+				bw.tick++
+			}
 			bw.timer = time.AfterFunc(bw.tick, bw.sweep)
 		} else {
 			bw.timer.Reset(bw.tick)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -193,4 +194,20 @@ func (bw *bodyWatch) stopForTest(t *testing.T) {
 		bw.timer.Stop()
 	}
 	bw.running = false
+}
+
+// TestBodyWatchTick: the tick is a tenth of the timeout rounded up, so
+// bodyWatchTicks of them are never less than it, for any timeout.
+func TestBodyWatchTick(t *testing.T) {
+	for _, timeout := range []time.Duration{1, 9, 10, 35, 30 * time.Second, math.MaxInt64} {
+		var bw bodyWatch
+		r := bw.start(&deadlineWriter{}, timeout)
+		bw.done(r, true)
+		bw.timer.Stop()
+		// tick*bodyWatchTicks >= timeout, and tick is the least such
+		// (written so that nothing overflows).
+		if ceil := (timeout-1)/bodyWatchTicks + 1; bw.tick != ceil {
+			t.Errorf("timeout %v: tick %v, want %v", timeout, bw.tick, ceil)
+		}
+	}
 }
