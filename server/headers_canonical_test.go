@@ -1,7 +1,10 @@
 package server
 
 import (
+	"encoding/base64"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -37,4 +40,43 @@ func TestHeaderKeysCanonical(t *testing.T) {
 	if got := headerGet(h, "Origin"); got != "" {
 		t.Errorf("headerGet of an absent header = %q", got)
 	}
+}
+
+// headerValueRef is headerValue as it was, trimming with strings.Trim.
+func headerValueRef(h http.Header, name string) (string, bool, error) {
+	vs := h[name]
+	if len(vs) == 0 {
+		return "", false, nil
+	}
+	if len(vs) > 1 {
+		return "", true, fmt.Errorf("header %s appears more than once", name)
+	}
+	v := strings.Trim(vs[0], " \t")
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return "", true, fmt.Errorf("header %s contains a control character", name)
+		}
+	}
+	if strings.HasPrefix(v, "=?base64?") && strings.HasSuffix(v, "?=") && len(v) >= len("=?base64??=") {
+		enc := v[len("=?base64?") : len(v)-len("?=")]
+		dec, err := base64.StdEncoding.Strict().DecodeString(enc)
+		if err != nil {
+			return "", true, fmt.Errorf("header %s: invalid base64 value: %v", name, err)
+		}
+		return string(dec), true, nil
+	}
+	return v, true, nil
+}
+
+// FuzzHeaderValue holds headerValue, which trims by hand, to its earlier
+// form with strings.Trim: the value, presence and error agree.
+func FuzzHeaderValue(f *testing.F) {
+	f.Fuzz(func(t *testing.T, raw string) {
+		h := http.Header{HeaderMethod: {raw}}
+		got, ok, err := headerValue(h, HeaderMethod)
+		want, wantOK, wantErr := headerValueRef(h, HeaderMethod)
+		if got != want || ok != wantOK || (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Fatalf("headerValue(%q) = %q %v %v, want %q %v %v", raw, got, ok, err, want, wantOK, wantErr)
+		}
+	})
 }

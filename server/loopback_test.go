@@ -34,3 +34,31 @@ func TestIsLoopbackHostAllocs(t *testing.T) {
 		t.Errorf("isLoopbackHost allocates %v times", n)
 	}
 }
+
+// FuzzLoopbackHostPort holds loopbackHostPort, the fast path of the Host
+// check on a loopback listener, to the general check: whatever it accepts,
+// isLoopbackHost(hostname(h)) accepts too.
+func FuzzLoopbackHostPort(f *testing.F) {
+	f.Fuzz(func(t *testing.T, h string) {
+		if loopbackHostPort(h) && !isLoopbackHost(hostname(h)) {
+			t.Fatalf("loopbackHostPort(%q) is true, the general check false", h)
+		}
+	})
+}
+
+// TestLoopbackHostPort: the usual Host headers take the fast path; the
+// rest are left to the general check.
+func TestLoopbackHostPort(t *testing.T) {
+	for h, want := range map[string]bool{
+		"127.0.0.1:8080": true, "localhost:1": true, "[::1]:443": true,
+		"127.0.0.1": false, "127.0.0.1:": false, "localhost:80x": false, "localhost:8:8": false,
+		"[::1]": false, "LOCALHOST:80": false, "127.0.0.2:80": false, "example.com:80": false, "": false,
+	} {
+		if got := loopbackHostPort(h); got != want {
+			t.Errorf("loopbackHostPort(%q) = %v, want %v", h, got, want)
+		}
+		if want && !isLoopbackHost(hostname(h)) {
+			t.Errorf("%q: the general check refuses it", h)
+		}
+	}
+}

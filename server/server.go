@@ -96,13 +96,17 @@ type Options struct {
 	// over HTTP, from when the server starts reading it (the headers have
 	// arrived) to its last byte (default 30 seconds; negative for none). A
 	// body that stalls is cut: the request is answered 408 with -32600 and
-	// the connection is closed. It is a read deadline on the connection,
-	// set per request and cleared once the body is read, so it never cuts a
-	// long-lived response (SSE progress, subscriptions/listen), as
-	// http.Server.ReadTimeout would. It needs a ResponseWriter that can set
-	// deadlines (net/http's can, through http.ResponseController); with
-	// one that cannot, bodies are read without it. Headers are not covered:
-	// set http.Server.ReadHeaderTimeout (see docs/deployment.md).
+	// the connection is closed. The server watches the bodies being read
+	// with one timer, ticking every tenth of the timeout while any body is
+	// in flight (none when idle), so a stalled body is cut between the
+	// timeout and a tenth of it later, never sooner: by moving the
+	// connection's read deadline into the past. A body's watch ends when
+	// it has been read, so it never cuts a long-lived response (SSE
+	// progress, subscriptions/listen), as http.Server.ReadTimeout would.
+	// It needs a ResponseWriter that can set deadlines (net/http's can,
+	// through http.ResponseController); with one that cannot, bodies are
+	// read without it. Headers are not covered: set
+	// http.Server.ReadHeaderTimeout (see docs/deployment.md).
 	BodyReadTimeout time.Duration
 
 	// MaxListenSubscriptions bounds the resourceSubscriptions of one
@@ -206,8 +210,8 @@ type Server struct {
 	infoMeta json.RawMessage // {"io.modelcontextprotocol/serverInfo":{...}}
 	digests  round.Digests   // question digests, remembered across rounds
 
-	bodyDeadlines deadlinePool // readBody's timers, for reuse
-	scratch       sync.Pool    // *[]byte: encodeInputRequired's buffers, for reuse
+	bodyWatch bodyWatch // readBody's timeouts
+	scratch   sync.Pool // *[]byte: encodeInputRequired's buffers, for reuse
 
 	// randomKey is set while the state keys are the random ones New made
 	// (no Options.StateKeys, no SetStateKeys yet); keyWarn warns of it

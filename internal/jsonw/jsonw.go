@@ -4,10 +4,16 @@
 package jsonw
 
 import (
+	"math/bits"
 	"unicode/utf8"
+
+	"github.com/baton-mcp/baton/internal/jsonscan"
 )
 
 const hex = "0123456789abcdef"
+
+// highs has bit 7 of each byte set.
+const highs = 0x8080808080808080
 
 // String appends s as a JSON string. Quotes, backslashes and control
 // characters are escaped; U+2028 and U+2029 too (JavaScript line
@@ -21,6 +27,25 @@ func String(dst []byte, s string) []byte {
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
 				i++
+				// After a plain byte, eight at a time while none needs
+				// escaping (see jsonscan.PlainBytes): the sealed
+				// requestState, several hundred characters of base64
+				// written on every round of a flow, cost 6 instructions a
+				// character byte by byte, about 1,100 of a two-round flow
+				// (valgrind, bench's BenchmarkFlowHTTP, issue 23). Only
+				// after a plain byte, so text that is mostly escapes or
+				// non-ASCII pays nothing for it. FuzzStringBytes holds it
+				// to the byte-by-byte loop.
+				for i+8 <= len(s) {
+					w := s[i : i+8]
+					v := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+						uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+					if m := ^jsonscan.PlainBytes(v) & highs; m != 0 {
+						i += bits.TrailingZeros64(m) >> 3
+						break
+					}
+					i += 8
+				}
 				continue
 			}
 			dst = append(dst, s[start:i]...)

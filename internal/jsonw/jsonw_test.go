@@ -1,8 +1,11 @@
 package jsonw
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestStringMatchesEncodingJSON(t *testing.T) {
@@ -40,4 +43,75 @@ func FuzzString(f *testing.F) {
 			t.Fatalf("%q round-tripped to %q", want, back)
 		}
 	})
+}
+
+// stringBytes is String as it was, byte by byte, without the eight-byte
+// skip over plain runs.
+func stringBytes(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// FuzzStringBytes holds String, which skips plain runs eight bytes at a
+// time, to the byte-by-byte loop: the same bytes for every input.
+func FuzzStringBytes(f *testing.F) {
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := String(nil, s), stringBytes(nil, s); !bytes.Equal(got, want) {
+			t.Fatalf("String(%q) = %s, want %s", s, got, want)
+		}
+	})
+}
+
+// BenchmarkString writes a requestState-like string: base64url, 600
+// characters.
+func BenchmarkString(b *testing.B) {
+	s := strings.Repeat("AbCdEfGh-_0123456789xyz", 26)
+	buf := make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = String(buf[:0], s)
+	}
 }
