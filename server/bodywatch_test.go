@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -208,6 +209,28 @@ func TestBodyWatchTick(t *testing.T) {
 		// (written so that nothing overflows).
 		if ceil := (timeout-1)/bodyWatchTicks + 1; bw.tick != ceil {
 			t.Errorf("timeout %v: tick %v, want %v", timeout, bw.tick, ceil)
+		}
+	}
+}
+
+// TestBodyWatchesSpread checks a server's watches: one connection's
+// requests always take the same watch, consecutive ports spread over all
+// of them, and an address too short to have a port still gets one.
+func TestBodyWatchesSpread(t *testing.T) {
+	var ws bodyWatches
+	if ws.of("127.0.0.1:50001") != ws.of("127.0.0.1:50001") {
+		t.Fatal("one connection's requests took two watches")
+	}
+	seen := map[*bodyWatch]bool{}
+	for port := 50000; port < 50000+bodyWatchShards; port++ {
+		seen[ws.of("127.0.0.1:"+strconv.Itoa(port))] = true
+	}
+	if len(seen) != bodyWatchShards {
+		t.Fatalf("%d consecutive ports took %d watches; want all %d", bodyWatchShards, len(seen), bodyWatchShards)
+	}
+	for _, remote := range []string{"", "1", "[::1]:8"} {
+		if ws.of(remote) == nil {
+			t.Fatalf("no watch for %q", remote)
 		}
 	}
 }

@@ -50,7 +50,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.authorizeHeaders(w, r, &hs) {
 		return
 	}
-	body, err := readBody(w, r, s.opts.MaxRequestBytes, s.opts.BodyReadTimeout, &s.bodyWatch)
+	body, err := readBody(w, r, s.opts.MaxRequestBytes, s.opts.BodyReadTimeout, s.bodyWatch.of(r.RemoteAddr))
 	if err != nil {
 		s.bodyFailed(w, err)
 		return

@@ -210,8 +210,8 @@ type Server struct {
 	infoMeta json.RawMessage // {"io.modelcontextprotocol/serverInfo":{...}}
 	digests  round.Digests   // question digests, remembered across rounds
 
-	bodyWatch bodyWatch // readBody's timeouts
-	scratch   sync.Pool // *[]byte: encodeInputRequired's buffers, for reuse
+	bodyWatch bodyWatches // readBody's timeouts
+	scratch   sync.Pool   // *[]byte: encodeInputRequired's buffers, for reuse
 
 	// randomKey is set while the state keys are the random ones New made
 	// (no Options.StateKeys, no SetStateKeys yet); keyWarn warns of it
