@@ -97,8 +97,9 @@ type Options struct {
 	// arrived) to its last byte (default 30 seconds; negative for none). A
 	// body that stalls is cut: the request is answered 408 with -32600 and
 	// the connection is closed. The server watches the bodies being read
-	// with one timer, ticking every tenth of the timeout while any body is
-	// in flight (none when idle), so a stalled body is cut between the
+	// with a few timers (eight at most), each ticking every tenth of the
+	// timeout while a body it watches is in flight (none when idle), so a
+	// stalled body is cut between the
 	// timeout and a tenth of it later, never sooner: by moving the
 	// connection's read deadline into the past. A body's watch ends when
 	// it has been read, so it never cuts a long-lived response (SSE
