@@ -16,38 +16,48 @@ import "bytes"
 // FuzzCanonicalClaims holds the two equal on any input.
 func canonicalClaims(b []byte) (*stateClaims, bool) {
 	c := new(stateClaims)
+	if !readCanonicalClaims(b, c) {
+		return nil, false
+	}
+	return c, true
+}
+
+// readCanonicalClaims is canonicalClaims into c, which the caller
+// provides (Open's, on its stack). c is left changed when it reports
+// false.
+func readCanonicalClaims(b []byte, c *stateClaims) bool {
 	p := claimsParser{b: b}
 	if !p.lit(`{"exp":`) {
-		return nil, false
+		return false
 	}
 	c.ExpiresAtMs = p.date()
 	if !p.lit(`,"iat":`) {
-		return nil, false
+		return false
 	}
 	c.IssuedAtMs = p.date()
 	if !p.lit(`,"jti":`) {
-		return nil, false
+		return false
 	}
 	c.ID = p.str()
 	if p.lit(`,"aud":[`) {
 		c.Audience = []string{p.str()}
 		if !p.lit(`]`) {
-			return nil, false
+			return false
 		}
 	}
 	if !p.lit(`,"enc":`) {
-		return nil, false
+		return false
 	}
 	c.Enc = p.str()
 	if !p.lit(`}`) || p.bad || len(p.b) != 0 || c.ExpiresAtMs == 0 || c.IssuedAtMs == 0 || c.Enc == "" {
-		return nil, false
+		return false
 	}
 	var buf [256]byte
 	again, err := c.appendJSON(buf[:0])
 	if err != nil || !bytes.Equal(again, b) {
-		return nil, false
+		return false
 	}
-	return c, true
+	return true
 }
 
 // claimsParser reads canonicalClaims' form; bad sticks once set.

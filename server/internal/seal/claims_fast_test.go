@@ -1,8 +1,13 @@
 package seal
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/baton-mcp/baton/internal/jsonw"
 )
 
 // FuzzCanonicalClaims: whatever canonicalClaims accepts, the library path
@@ -56,4 +61,29 @@ func TestCanonicalClaimsSealed(t *testing.T) {
 			t.Fatalf("audience %q: the claims Seal writes, %s, miss the fast path", aud, b)
 		}
 	}
+}
+
+// FuzzAppendB64String: appendB64String writes what jsonw.String writes
+// (the claims' strings as Seal wrote them before it) for any string, and
+// its result decodes, with encoding/json, to the string itself when it is
+// valid UTF-8.
+func FuzzAppendB64String(f *testing.F) {
+	f.Add("q6Xp8z5DgUBBNn6y", "")
+	f.Add("OhPYxzlIE4SpkoVVXlfmk5DIyCe5XOhGKHjs1g", `{"jti":`)
+	f.Add(`a"b\c`, "")
+	f.Add("tab\there\u2028\xff", "x")
+	f.Add("", "")
+	f.Fuzz(func(t *testing.T, s, prefix string) {
+		want := jsonw.String([]byte(prefix), s)
+		got := appendB64String([]byte(prefix), s)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("appendB64String(%q) = %s, want %s", s, got, want)
+		}
+		if utf8.ValidString(s) {
+			var back string
+			if err := json.Unmarshal(got[len(prefix):], &back); err != nil || back != s {
+				t.Fatalf("appendB64String(%q) = %s: decodes to %q, %v", s, got, back, err)
+			}
+		}
+	})
 }

@@ -328,16 +328,25 @@ func (c *stateClaims) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*c = stateClaims{ID: w.ID, Body: w.Body, Enc: w.Enc}
-	for _, t := range [...]struct {
+	// The times by index, not through pointers into c: a pointer to a
+	// field of c kept in a table made c escape, and Open's claims, on its
+	// stack, an allocation.
+	for i, t := range [...]struct {
 		name string
 		in   *float64
-		out  *int64
-	}{{"exp", w.ExpiresAt, &c.ExpiresAtMs}, {"iat", w.IssuedAt, &c.IssuedAtMs}, {"nbf", w.NotBefore, &c.NotBeforeMs}} {
+	}{{"exp", w.ExpiresAt}, {"iat", w.IssuedAt}, {"nbf", w.NotBefore}} {
 		ms, ok := numericDateMs(t.in)
 		if !ok && c.badTime == "" {
 			c.badTime = t.name
 		}
-		*t.out = ms
+		switch i {
+		case 0:
+			c.ExpiresAtMs = ms
+		case 1:
+			c.IssuedAtMs = ms
+		default:
+			c.NotBeforeMs = ms
+		}
 	}
 	if a := bytes.TrimSpace(w.Audience); len(a) > 0 && !bytes.Equal(a, []byte("null")) {
 		var aud jwt.ClaimStrings
@@ -498,7 +507,10 @@ func (v *stateValidator) Validate(c *stateClaims) error {
 		}
 	}
 	if v.aud != nil {
-		return v.aud.Validate(c)
+		// A copy: golang-jwt takes the claims as an interface, and c
+		// itself stays where its caller keeps it (Open's stack).
+		cc := *c
+		return v.aud.Validate(&cc)
 	}
 	return nil
 }
@@ -788,11 +800,23 @@ func readOnly(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s
 // the ciphertext (see Open); it is returned, still base64url, and nothing
 // else is done with it here.
 func (s *Sealer) verify(token string) (*stateClaims, *derivedKey, string, error) {
+	c := new(stateClaims)
+	key, ct, err := s.verifyInto(token, c)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return c, key, ct, nil
+}
+
+// verifyInto is verify, the claims decoded into c, which the caller
+// provides: Open's, on its stack, where verify's were an allocation per
+// state opened.
+func (s *Sealer) verifyInto(token string, c *stateClaims) (*derivedKey, string, error) {
 	h, rest, ok1 := strings.Cut(token, ".")
 	payload, rest, ok2 := strings.Cut(rest, ".")
 	sig, ct, four := strings.Cut(rest, ".")
 	if !ok1 || !ok2 || strings.Contains(ct, ".") || four && ct == "" {
-		return nil, nil, "", refuse("malformed token: it needs three dot-separated segments (four with encrypted content)", nil)
+		return nil, "", refuse("malformed token: it needs three dot-separated segments (four with encrypted content)", nil)
 	}
 	// The header a Sealer writes is fixed per key ({"alg":"HS256","kid":…},
 	// precomputed): a token whose header segment is one of them byte for
@@ -803,47 +827,45 @@ func (s *Sealer) verify(token string) (*stateClaims, *derivedKey, string, error)
 	if !ok {
 		hb, err := strictB64.DecodeString(h)
 		if err != nil {
-			return nil, nil, "", refuse("malformed token: the header is not base64url", err)
+			return nil, "", refuse("malformed token: the header is not base64url", err)
 		}
 		var hdr jwsHeader
 		if err := strictjson.Unmarshal(hb, &hdr); err != nil {
-			return nil, nil, "", refuse("malformed token: the header is not a JSON object", err)
+			return nil, "", refuse("malformed token: the header is not a JSON object", err)
 		}
 		if hdr.Alg != jwt.SigningMethodHS256.Alg() {
-			return nil, nil, "", refuse(fmt.Sprintf("signature does not verify: signing method %s is invalid; only HS256 is accepted", describeAlg(hdr.Alg)), nil)
+			return nil, "", refuse(fmt.Sprintf("signature does not verify: signing method %s is invalid; only HS256 is accepted", describeAlg(hdr.Alg)), nil)
 		}
 		if hdr.Kid == "" {
-			return nil, nil, "", refuse("cannot be verified: no key id", nil)
+			return nil, "", refuse("cannot be verified: no key id", nil)
 		}
 		if key, ok = rg.lookup(hdr.Kid); !ok {
-			return nil, nil, "", refuse("cannot be verified: unknown key id "+clip.Quote(hdr.Kid), nil)
+			return nil, "", refuse("cannot be verified: unknown key id "+clip.Quote(hdr.Kid), nil)
 		}
 	}
 	var sbuf [sha256.Size + 3]byte // a signature of another length decodes (and fails) here too
 	sb, err := appendUnB64Strict(sbuf[:0], readOnly(sig))
 	if err != nil {
-		return nil, nil, "", refuse("malformed token: the signature is not base64url", err)
+		return nil, "", refuse("malformed token: the signature is not base64url", err)
 	}
 	want := key.hs256.sum(token[:len(h)+1+len(payload)])
 	if !hmac.Equal(sb, want[:]) {
-		return nil, nil, "", refuse("signature does not verify", jwt.ErrSignatureInvalid)
+		return nil, "", refuse("signature does not verify", jwt.ErrSignatureInvalid)
 	}
 	var pbuf [384]byte // the claims a sealer writes, decoded on the stack
 	pb, err := appendUnB64Strict(pbuf[:0], readOnly(payload))
 	if err != nil {
-		return nil, nil, "", refuse("malformed token: the claims are not base64url", err)
+		return nil, "", refuse("malformed token: the claims are not base64url", err)
 	}
-	c, ok := canonicalClaims(pb)
-	if !ok {
-		c = new(stateClaims)
+	if !readCanonicalClaims(pb, c) {
 		if err := c.UnmarshalJSON(bytes.Clone(pb)); err != nil { // a copy: the decoder may keep it
-			return nil, nil, "", refuse("malformed token: the claims are not a JSON object", err)
+			return nil, "", refuse("malformed token: the claims are not a JSON object", err)
 		}
 	}
 	if err := s.validator.Validate(c); err != nil {
-		return nil, nil, "", classify(err)
+		return nil, "", classify(err)
 	}
-	return c, key, ct, nil
+	return key, ct, nil
 }
 
 func describeAlg(alg string) string {
@@ -865,7 +887,9 @@ func (s *Sealer) Open(token string) (*State, error) {
 	if len(token) > s.maxSize {
 		return nil, refuse(fmt.Sprintf("token is %d bytes, over the %d-byte limit", len(token), s.maxSize), nil)
 	}
-	c, key, ct, err := s.verify(token)
+	var claims stateClaims
+	c := &claims
+	key, ct, err := s.verifyInto(token, c)
 	if err != nil {
 		return nil, err
 	}
