@@ -340,10 +340,12 @@ const askedScanMax = 8
 // started reports whether start has been called.
 func (t *askedTable) started() bool { return t.list != nil }
 
-// start makes room for n entries: in buf, the book's own, when they fit
-// (one question is the usual round: an allocation fewer per round).
+// start makes room for n entries: in buf, the book's own, when n is at
+// most two (one question is the usual round; a retry expects the
+// question its state issued and room for one more, which append makes if
+// the run asks it: an allocation fewer per round either way).
 func (t *askedTable) start(n int, buf *[1]askedEntry) {
-	if n <= len(buf) {
+	if n <= 2 {
 		t.list = buf[:0]
 		return
 	}
@@ -559,13 +561,7 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 		}
 	}
 	if ri >= 0 && !r.diverged {
-		if r.answered == nil {
-			if n := r.expected(); n <= len(r.answeredBuf) {
-				r.answered = r.answeredBuf[:0]
-			} else {
-				r.answered = make([]int, 0, n)
-			}
-		}
+		r.startAnswered()
 		if rec := &r.state.Answers[ri]; rec.Digest.Equal(&d) {
 			if _, err := check(rec.Answer, true); err != nil {
 				return nil, &InvalidResponseError{Key: key, Err: err}
@@ -596,12 +592,27 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 			r.fresh = r.freshBuf[:0]
 		}
 		r.fresh = append(r.fresh, seal.Recorded{Key: key, Digest: d, Answer: record})
+		r.startAnswered()
 		r.answered = append(r.answered, -len(r.fresh))
 		r.asked.set(key, asked{digest: d, answer: raw})
 		return raw, nil
 	}
 	r.issue(key, req, d)
 	return nil, &inputRequiredError{key: key}
+}
+
+// startAnswered makes room in r.answered for the answers this run is
+// likely to hand over (expected), in the book's own buffer when they fit.
+// r.mu is held.
+func (r *Round) startAnswered() {
+	if r.answered != nil {
+		return
+	}
+	if n := r.expected(); n <= len(r.answeredBuf) {
+		r.answered = r.answeredBuf[:0]
+	} else {
+		r.answered = make([]int, 0, n)
+	}
 }
 
 // expected is how many questions this run is likely to ask: those the
