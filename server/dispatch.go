@@ -754,10 +754,11 @@ func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *jsonrpc.Er
 	}
 	r.out.inputRequired, r.out.flow = true, irr.Flow
 	if r.legacy {
-		r.suspended = irr
+		kept := irr // a copy: irr itself stays on the stack
+		r.suspended = &kept
 		return nil, nil
 	}
-	return s.encodeInputRequired(irr)
+	return s.encodeInputRequired(&irr)
 }
 
 // encodeInputRequired writes a modern request's input_required result. It
