@@ -28,6 +28,10 @@ func FuzzCanonicalClaims(f *testing.F) {
 	f.Add([]byte(`{"exp":1767225900.1,"iat":1767225600,"jti":"a","enc":"b"}`))
 	f.Add([]byte(`{"exp":1e12,"iat":1767225600,"jti":"a","enc":"b"}`))
 	f.Add([]byte(`{"exp":1767225900,"iat":1767225600,"jti":"a\u0041","enc":"b"}`))
+	f.Add([]byte(`{"exp":01767225900,"iat":1767225600,"jti":"a","enc":"b"}`)) // a leading zero: not JSON
+	f.Add([]byte(`{"exp":1767225900.000,"iat":0.001,"jti":"a","enc":"b"}`))   // not as Seal writes them, read alike
+	f.Add([]byte(`{"exp":1767225900,"iat":1767225600,"jti":"a","enc":"b"} `)) // trailing space
+	f.Add([]byte(`{"exp":1767225900,"iat":1767225600,"jti":"<&>","aud":[""],"enc":"~"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fast, ok := canonicalClaims(b)
 		if !ok {
@@ -86,4 +90,22 @@ func FuzzAppendB64String(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCanonicalClaimsNumbers: a number with a leading zero (not JSON) is
+// left to the library path, which refuses it; three zero decimals, which
+// Seal never writes, are read as the library reads them.
+func TestCanonicalClaimsNumbers(t *testing.T) {
+	if _, ok := canonicalClaims([]byte(`{"exp":01767225900,"iat":1767225600,"jti":"a","enc":"b"}`)); ok {
+		t.Fatal("a leading zero took the fast path")
+	}
+	b := []byte(`{"exp":1767225900.000,"iat":1767225600.010,"jti":"a","enc":"b"}`)
+	fast, ok := canonicalClaims(b)
+	if !ok || fast.ExpiresAtMs != 1767225900000 || fast.IssuedAtMs != 1767225600010 {
+		t.Fatalf("canonicalClaims(%s) = %+v, %v", b, fast, ok)
+	}
+	var slow stateClaims
+	if err := slow.UnmarshalJSON(b); err != nil || !reflect.DeepEqual(fast, &slow) {
+		t.Fatalf("library path: %+v, %v; fast %+v", slow, err, *fast)
+	}
 }
