@@ -613,18 +613,26 @@ func (s *Sealer) Seal(st *State) (string, error) {
 	if st.Method == "" || st.Target == "" {
 		return "", errors.New("seal state: method and target are required")
 	}
-	// 96 random bits of id, and 128 more for a new flow's id.
-	var rnd [12 + len(FlowID{})]byte
+	key := s.ring.Load().signing()
+	// 96 random bits of id, 128 more for a new flow's id, and the
+	// content's nonce, in one read (one call into the kernel's generator
+	// per state, not two).
+	var rnd [12 + len(FlowID{}) + maxNonce]byte
+	m := 12
+	newFlow := st.Flow.ID.IsZero()
+	if newFlow {
+		m += len(FlowID{})
+	}
+	var nonce []byte
+	if n := key.aead.NonceSize(); !s.plaintext && n <= maxNonce {
+		nonce = rnd[m : m+n]
+	}
+	if _, err := rand.Read(rnd[:m+len(nonce)]); err != nil {
+		return "", fmt.Errorf("seal state: %w", err)
+	}
 	id := rnd[:12]
-	if !st.Flow.ID.IsZero() {
-		if _, err := rand.Read(id); err != nil {
-			return "", fmt.Errorf("seal state: %w", err)
-		}
-	} else {
-		if _, err := rand.Read(rnd[:]); err != nil {
-			return "", fmt.Errorf("seal state: %w", err)
-		}
-		copy(st.Flow.ID[:], rnd[12:])
+	if newFlow {
+		copy(st.Flow.ID[:], rnd[12:m])
 	}
 	// Times in whole milliseconds (see stateClaims): exp is exactly iat
 	// plus the TTL.
@@ -640,7 +648,6 @@ func (s *Sealer) Seal(st *State) (string, error) {
 	if s.aud != "" {
 		c.Audience = []string{s.aud}
 	}
-	key := s.ring.Load().signing()
 	// The binary record, its ciphertext and the claims are written into
 	// one buffer the sealer reuses: only the token is allocated. They were
 	// four allocations (the record, the sealed content, enc's text and the
@@ -662,7 +669,9 @@ func (s *Sealer) Seal(st *State) (string, error) {
 		// in the buffer, apart from it: AES-GCM writes it while reading
 		// the record.
 		sealed := buf[plain : plain+n]
-		if _, err := rand.Read(sealed); err != nil {
+		if len(nonce) == n {
+			copy(sealed, nonce)
+		} else if _, err := rand.Read(sealed); err != nil {
 			return "", fmt.Errorf("seal state: %w", err)
 		}
 		sealed = key.aead.Seal(sealed, sealed[:n], buf[:plain], readOnly(st.ID))
@@ -707,6 +716,10 @@ func (s *Sealer) Seal(st *State) (string, error) {
 	// every answer the state carries).
 	return unsafe.String(unsafe.SliceData(signing), len(signing)), nil
 }
+
+// maxNonce is the longest nonce Seal reads with the state's id (AES-GCM's
+// is 12 bytes); a longer one is read on its own.
+const maxNonce = 32
 
 // getScratch returns a buffer for Seal's work from the sealer's pool.
 func (s *Sealer) getScratch() *[]byte {
