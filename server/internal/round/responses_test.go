@@ -45,7 +45,7 @@ func TestResponsesGet(t *testing.T) {
 			if rs.Len() != n {
 				t.Fatalf("Len = %d, want %d", rs.Len(), n)
 			}
-			if indexed := rs.index != nil; indexed != (n > responsesScanMax) {
+			if indexed := rs.set != nil && rs.set.index != nil; indexed != (n > responsesScanMax) {
 				t.Fatalf("indexed = %v with %d answers", indexed, n)
 			}
 			for i := range n {

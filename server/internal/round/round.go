@@ -109,14 +109,17 @@ func ParseResponses(raw json.RawMessage) (Responses, error) {
 	if err != nil {
 		return Responses{}, err
 	}
-	rs := Responses{members: members}
+	if len(members) == 0 {
+		return Responses{}, nil
+	}
+	set := &responseSet{members: members}
 	if len(members) > responsesScanMax {
-		rs.index = make(map[string]int, len(members))
+		set.index = make(map[string]int, len(members))
 		for i, mb := range members {
-			rs.index[mb.Key] = i
+			set.index[mb.Key] = i
 		}
 	}
-	return rs, nil
+	return Responses{set}, nil
 }
 
 // Responses are the answers a retry carries, by key (ParseResponses). A
@@ -124,8 +127,14 @@ func ParseResponses(raw json.RawMessage) (Responses, error) {
 // members SplitObject returns and searched from the front; a map is built
 // only past responsesScanMax. A map of one entry cost two allocations and
 // about 4,000 instructions per retry under valgrind (a 640-byte table
-// grown from a small map; BenchmarkMRTRTwoRounds, 2026-12-04).
+// grown from a small map; BenchmarkMRTRTwoRounds, 2026-12-04). Responses
+// is one pointer, as the map was: a Round is allocated with every
+// tools/call, in a 448-byte size class it fills.
 type Responses struct {
+	set *responseSet // nil: none
+}
+
+type responseSet struct {
 	members []jsonscan.Member
 	index   map[string]int // key to position in members, past responsesScanMax
 }
@@ -137,23 +146,31 @@ const responsesScanMax = 8
 
 // Get returns the answer under key.
 func (rs Responses) Get(key string) (json.RawMessage, bool) {
-	if rs.index != nil {
-		i, ok := rs.index[key]
+	if rs.set == nil {
+		return nil, false
+	}
+	if rs.set.index != nil {
+		i, ok := rs.set.index[key]
 		if !ok {
 			return nil, false
 		}
-		return rs.members[i].Value, true
+		return rs.set.members[i].Value, true
 	}
-	for i := range rs.members {
-		if rs.members[i].Key == key {
-			return rs.members[i].Value, true
+	for i := range rs.set.members {
+		if rs.set.members[i].Key == key {
+			return rs.set.members[i].Value, true
 		}
 	}
 	return nil, false
 }
 
 // Len is the number of answers.
-func (rs Responses) Len() int { return len(rs.members) }
+func (rs Responses) Len() int {
+	if rs.set == nil {
+		return 0
+	}
+	return len(rs.set.members)
+}
 
 // MaxKeyLength bounds input request keys.
 const MaxKeyLength = 128
