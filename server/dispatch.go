@@ -626,37 +626,35 @@ func (s *Server) list(ctx context.Context, r *request) (json.RawMessage, *jsonrp
 }
 
 // mrtrCall holds what the three MRTR methods share: the round and the
-// binding its state must match (computed at most once, and only when a
-// state is verified or sealed).
+// binding its state must match. openRound sets the binding's method,
+// target and principal (the principal and the scopes checked:
+// stateSubject); the arguments' digest is computed at most once, and only
+// when a state is verified or sealed (digested). The binding is held
+// here, in the request's allocation, not allocated when the digest is
+// known: two allocations fewer per two-round flow, for the same size
+// (the caller's principal, which it held too, is read from the context
+// by the few who need it).
 type mrtrCall struct {
-	round     *round.Round
-	method    string
-	target    string
-	args      json.RawMessage
-	principal string
-	boundTo   string // the principal and the scopes checked (stateSubject)
-	bound     *seal.Binding
-	bindErr   error
+	round    *round.Round
+	bound    seal.Binding
+	args     json.RawMessage
+	digested bool
 }
 
 func (mc *mrtrCall) binding() (seal.Binding, error) {
-	if mc.bound == nil && mc.bindErr == nil {
+	if !mc.digested {
 		d, err := seal.ArgumentsDigest(mc.args)
 		if err != nil {
-			mc.bindErr = err
-		} else {
-			mc.bound = &seal.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.boundTo}
+			return seal.Binding{}, err
 		}
+		mc.bound.Arguments, mc.digested = d, true
 	}
-	if mc.bindErr != nil {
-		return seal.Binding{}, mc.bindErr
-	}
-	return *mc.bound, nil
+	return mc.bound, nil
 }
 
 // knownArgs returns the arguments digest if it has been computed.
 func (mc *mrtrCall) knownArgs() (seal.Digest, bool) {
-	if mc.bound == nil {
+	if !mc.digested {
 		return seal.Digest{}, false
 	}
 	return mc.bound.Arguments, true
@@ -677,8 +675,8 @@ func (s *Server) openRound(ctx context.Context, r *request, target string, args 
 	// Cleared, then set field by field: a composite literal would be
 	// built in openRound's frame and copied (see beginRound).
 	*mc = mrtrCall{}
-	mc.method, mc.target, mc.args, mc.principal = r.method, target, args, PrincipalFromContext(ctx)
-	mc.boundTo = stateSubject(mc.principal, r.scopes)
+	mc.bound.Method, mc.bound.Target, mc.args = r.method, target, args
+	mc.bound.Principal = stateSubject(PrincipalFromContext(ctx), r.scopes)
 	var st *seal.State
 	if r.p.RequestState != nil {
 		var re *jsonrpc.Error
@@ -718,13 +716,13 @@ func (s *Server) beginRound(ctx context.Context, r *request, mc *mrtrCall, st *s
 func (s *Server) checkState(ctx context.Context, r *request, mc *mrtrCall) (*seal.State, *jsonrpc.Error) {
 	st, err := s.openState(r)
 	if err != nil {
-		return nil, s.stateError(ctx, r, mc.target, err)
+		return nil, s.stateError(ctx, r, mc.bound.Target, err)
 	}
-	d, err := st.Check(mc.method, mc.target, mc.boundTo, mc.args)
+	d, err := st.Check(mc.bound.Method, mc.bound.Target, mc.bound.Principal, mc.args)
 	if err != nil {
-		return nil, s.stateError(ctx, r, mc.target, err)
+		return nil, s.stateError(ctx, r, mc.bound.Target, err)
 	}
-	mc.bound = &seal.Binding{Method: mc.method, Target: mc.target, Arguments: d, Principal: mc.boundTo}
+	mc.bound.Arguments, mc.digested = d, true
 	return st, nil
 }
 
@@ -756,10 +754,11 @@ func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *jsonrpc.Er
 	}
 	r.out.inputRequired, r.out.flow = true, irr.Flow
 	if r.legacy {
-		r.suspended = irr
+		kept := irr // a copy: irr itself stays on the stack
+		r.suspended = &kept
 		return nil, nil
 	}
-	return s.encodeInputRequired(irr)
+	return s.encodeInputRequired(&irr)
 }
 
 // encodeInputRequired writes a modern request's input_required result. It
@@ -928,7 +927,7 @@ func (s *Server) prepareToolCall(ctx context.Context, r *request, n Notifier) (r
 		}
 	}
 	call := &tc.call
-	initCall(call, r.id, r.method, &r.meta, mc.round, mc.principal, n)
+	initCall(call, r.id, r.method, &r.meta, mc.round, PrincipalFromContext(ctx), n)
 	call.storeTimeout = s.opts.StoreTimeout
 	call.peer = r.peer
 	req = &tc.req
@@ -1227,7 +1226,7 @@ func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.Ra
 	if re != nil {
 		return nil, re
 	}
-	call := newCall(r.id, r.method, r.meta, mc.round, mc.principal, n)
+	call := newCall(r.id, r.method, r.meta, mc.round, PrincipalFromContext(ctx), n)
 	call.storeTimeout = s.opts.StoreTimeout
 	call.peer = r.peer
 	res, err := invoke(s, "prompt", name, func() (*PromptResult, error) {
@@ -1292,7 +1291,7 @@ func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json
 	if re != nil {
 		return nil, re
 	}
-	call := newCall(r.id, r.method, r.meta, mc.round, mc.principal, n)
+	call := newCall(r.id, r.method, r.meta, mc.round, PrincipalFromContext(ctx), n)
 	call.storeTimeout = s.opts.StoreTimeout
 	call.peer = r.peer
 	res, err := invoke(s, "resource", uri, func() (*ResourceResult, error) {

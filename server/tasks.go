@@ -1142,15 +1142,16 @@ func (s *Server) handleTask(ctx context.Context, r *request) (_ json.RawMessage,
 	if r.p.TaskID == nil || *r.p.TaskID == "" {
 		return nil, invalidParams("%s needs a taskId", r.method)
 	}
-	var responses map[string]json.RawMessage
+	var responses *round.Responses // nil for tasks/cancel (see write)
 	if r.method == "tasks/update" {
 		if r.p.InputResponses == nil {
 			return nil, invalidParams("tasks/update needs inputResponses")
 		}
-		var err error
-		if responses, err = round.ParseResponses(r.p.InputResponses); err != nil {
+		rs, err := round.ParseResponses(r.p.InputResponses)
+		if err != nil {
 			return nil, invalidParams("%v", err)
 		}
+		responses = &rs
 	}
 	h := s.tasks
 	// One deadline for the request's store work (Options.StoreTimeout);
@@ -1232,7 +1233,7 @@ func (e *answerError) Error() string { return fmt.Sprintf("input response %q: %v
 // answer stores the responses to pending inputs of the task, after
 // checking each against its request, and signals the running instance.
 // Responses to keys that are not pending are ignored (SEP-2663).
-func (h *taskHost) answer(ctx context.Context, id string, check func(*tasks.Record) error, responses map[string]json.RawMessage) (*tasks.Record, *jsonrpc.Error) {
+func (h *taskHost) answer(ctx context.Context, id string, check func(*tasks.Record) error, responses round.Responses) (*tasks.Record, *jsonrpc.Error) {
 	now := h.s.now()
 	rec, err := h.updateAndSignal(ctx, id, func(r *tasks.Record) error {
 		if err := check(r); err != nil {
@@ -1244,7 +1245,7 @@ func (h *taskHost) answer(ctx context.Context, id string, check func(*tasks.Reco
 		}
 		for i := range r.Inputs {
 			in := &r.Inputs[i]
-			raw, ok := responses[in.Key]
+			raw, ok := responses.Get(in.Key)
 			if !ok || in.Answer != nil {
 				continue
 			}

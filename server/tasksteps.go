@@ -2,10 +2,10 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/server/internal/round"
 
 	"github.com/baton-mcp/baton/tasks"
 )
@@ -105,7 +105,7 @@ var (
 // that an instance holding the record's current bytes writes with no read
 // before (one round trip with the wake-up, on redisfleet). A task whose
 // lease lapsed is loaded and judged first (load), then written.
-func (h *taskHost) write(ctx context.Context, id, principal string, responses map[string]json.RawMessage) (*tasks.Record, *jsonrpc.Error) {
+func (h *taskHost) write(ctx context.Context, id, principal string, responses *round.Responses) (*tasks.Record, *jsonrpc.Error) {
 	if !validTaskID(id) {
 		return nil, unknownTask(id)
 	}
@@ -123,7 +123,7 @@ func (h *taskHost) write(ctx context.Context, id, principal string, responses ma
 	}
 	do := func(check func(*tasks.Record) error) (*tasks.Record, *jsonrpc.Error) {
 		if responses != nil {
-			return h.answer(ctx, id, check, responses)
+			return h.answer(ctx, id, check, *responses)
 		}
 		return h.cancel(ctx, id, check)
 	}

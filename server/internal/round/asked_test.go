@@ -17,7 +17,8 @@ func TestAskedTableMatchesMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, keys := range []int{1, 3, askedScanMax, askedScanMax + 1, 40} {
 		var tab askedTable
-		tab.start(1)
+		var buf [1]askedEntry
+		tab.start(keys%4, &buf) // in buf (0 to 2) or allocated (3)
 		want := map[string]asked{}
 		for op := range 400 {
 			key := "k" + strconv.Itoa(rng.IntN(keys))
@@ -82,5 +83,29 @@ func TestManyIssuedQuestions(t *testing.T) {
 		if _, err := elicitQ(r2, "k0", confirmForm(t, "Another?")); !errors.Is(err, mrtr.ErrInputRequired) {
 			t.Fatalf("n=%d: a changed question must be asked again: %v", n, err)
 		}
+	}
+}
+
+// A Suspension's questions are the round's pending list, capped: a
+// question asked after the round suspended (a stray goroutine of the
+// handler's) changes neither them nor their length.
+func TestSuspensionQuestionsKept(t *testing.T) {
+	rt := newRoundTrip(t, Options{})
+	r := rt.round(formCaps, "", "")
+	if _, err := elicitQ(r, "a", confirmForm(t, "A?")); !errors.Is(err, mrtr.ErrInputRequired) {
+		t.Fatal(err)
+	}
+	irr, err := r.Suspended(rt.sealer, rt.b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := elicitQ(r, "b", confirmForm(t, "B?")); !errors.Is(err, mrtr.ErrInputRequired) {
+		t.Fatal(err)
+	}
+	if len(irr.Questions) != 1 || irr.Questions[0].Key != "a" || cap(irr.Questions) != 1 {
+		t.Fatalf("questions after a later ask: %+v (cap %d)", irr.Questions, cap(irr.Questions))
+	}
+	if p := r.Pending(); len(p) != 2 || p[1].Key != "b" {
+		t.Fatalf("pending = %+v", p)
 	}
 }

@@ -41,7 +41,7 @@ func TestRecordedAnswersInAnyOrder(t *testing.T) {
 			orders["interleaved"] = append(orders["interleaved"], i)
 		}
 		for name, order := range orders {
-			r := New(formCaps, nil, st, Options{})
+			r := New(formCaps, Responses{}, st, Options{})
 			for _, i := range order {
 				var got []bool
 				raw, err := r.Ask(0, "k"+strconv.Itoa(i), qs[i], func(raw json.RawMessage, recorded bool) (json.RawMessage, error) {
@@ -101,7 +101,7 @@ func TestRequireAfterRecordedAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := &seal.State{Round: 1, Answers: []seal.Recorded{{Key: "a", Digest: d, Answer: json.RawMessage(`["accept",{}]`)}}}
-	r := New(formCaps, nil, st, Options{})
+	r := New(formCaps, Responses{}, st, Options{})
 	if _, err := askQ(r, "a", q); err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func TestRedeemOutlivesExpiryByTheLeeway(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rec recordingLedger
-	if err := New(mcp.ClientCapabilities{}, nil, st, Options{}).Redeem(ctx, &rec, errReplayed); err != nil {
+	if err := New(mcp.ClientCapabilities{}, Responses{}, st, Options{}).Redeem(ctx, &rec, errReplayed); err != nil {
 		t.Fatal(err)
 	}
 	if want := exp.Add(mrtr.DefaultStateLeeway); !rec.expires.Equal(want) {
@@ -76,7 +76,7 @@ func TestRedeemOutlivesExpiryByTheLeeway(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return New(mcp.ClientCapabilities{}, nil, st, Options{}).Redeem(ctx, ledger, errReplayed)
+		return New(mcp.ClientCapabilities{}, Responses{}, st, Options{}).Redeem(ctx, ledger, errReplayed)
 	}
 	if err := redeem(); err != nil {
 		t.Fatal(err)

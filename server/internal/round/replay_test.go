@@ -57,7 +57,7 @@ func play(t *testing.T, rt roundTrip, h *onboard, token string, answers map[stri
 			t.Fatal(err)
 		}
 	}
-	r := New(formCaps, answers, st, Options{})
+	r := New(formCaps, responsesOf(t, answers), st, Options{})
 	out, err := h.run(r)
 	if err == nil {
 		return "", nil, out

@@ -97,23 +97,79 @@ func (e *InvalidResponseError) RPCError() *jsonrpc.Error {
 
 // ParseResponses reads the inputResponses member of a retry. Absent means
 // none; anything but a JSON object (null included) is an error.
-func ParseResponses(raw json.RawMessage) (map[string]json.RawMessage, error) {
+func ParseResponses(raw json.RawMessage) (Responses, error) {
 	if raw == nil {
-		return nil, nil
+		return Responses{}, nil
 	}
 	t := bytes.TrimSpace(raw)
 	if len(t) == 0 || t[0] != '{' {
-		return nil, errors.New("inputResponses must be a JSON object")
+		return Responses{}, errors.New("inputResponses must be a JSON object")
 	}
 	members, err := jsonscan.SplitObject(t, "inputResponses")
 	if err != nil {
-		return nil, err
+		return Responses{}, err
 	}
-	m := make(map[string]json.RawMessage, len(members))
-	for _, mb := range members {
-		m[mb.Key] = mb.Value
+	if len(members) == 0 {
+		return Responses{}, nil
 	}
-	return m, nil
+	set := &responseSet{members: members}
+	if len(members) > responsesScanMax {
+		set.index = make(map[string]int, len(members))
+		for i, mb := range members {
+			set.index[mb.Key] = i
+		}
+	}
+	return Responses{set}, nil
+}
+
+// Responses are the answers a retry carries, by key (ParseResponses). A
+// retry carries few (one is the usual round), so they are kept as the
+// members SplitObject returns and searched from the front; a map is built
+// only past responsesScanMax. A map of one entry cost two allocations and
+// about 4,000 instructions per retry under valgrind (a 640-byte table
+// grown from a small map; BenchmarkMRTRTwoRounds, 2026-12-04). Responses
+// is one pointer, as the map was: a Round is allocated with every
+// tools/call, in a 448-byte size class it fills.
+type Responses struct {
+	set *responseSet // nil: none
+}
+
+type responseSet struct {
+	members []jsonscan.Member
+	index   map[string]int // key to position in members, past responsesScanMax
+}
+
+// responsesScanMax is how many answers Responses searches one by one. A
+// longer list is indexed, so a retry carrying many answers costs each
+// question one map lookup, not a pass over them all.
+const responsesScanMax = 8
+
+// Get returns the answer under key.
+func (rs Responses) Get(key string) (json.RawMessage, bool) {
+	if rs.set == nil {
+		return nil, false
+	}
+	if rs.set.index != nil {
+		i, ok := rs.set.index[key]
+		if !ok {
+			return nil, false
+		}
+		return rs.set.members[i].Value, true
+	}
+	for i := range rs.set.members {
+		if rs.set.members[i].Key == key {
+			return rs.set.members[i].Value, true
+		}
+	}
+	return nil, false
+}
+
+// Len is the number of answers.
+func (rs Responses) Len() int {
+	if rs.set == nil {
+		return 0
+	}
+	return len(rs.set.members)
 }
 
 // MaxKeyLength bounds input request keys.
@@ -198,7 +254,7 @@ type Options struct {
 // for concurrent use.
 type Round struct {
 	caps      mcp.ClientCapabilities
-	responses map[string]json.RawMessage
+	responses Responses
 	state     *seal.State
 	opts      Options
 
@@ -219,8 +275,8 @@ type book struct {
 	// replaying from the top does): recNext is the one expected next.
 	// recIndex, built once lookups miss it often, maps every key.
 	// handed[i] is set once state.Answers[i] was handed over in this run.
-	// (int32: a book of at most 320 bytes, its size class, as before the
-	// tables below replaced maps; a state's answers are far fewer.)
+	// (int32: a smaller book, whose size class is 416 bytes with the
+	// buffers at the end; a state's answers are far fewer.)
 	recNext   int32
 	recMisses int32
 	recIndex  map[string]int
@@ -243,6 +299,12 @@ type book struct {
 	answered []int
 	fresh    []seal.Recorded
 	freshBuf [1]seal.Recorded // fresh's first, in the Round's own allocation
+	// The first entries of asked and answered, in the book's own
+	// allocation: a round of one question made two allocations fewer per
+	// flow, for a book of 416 bytes instead of 320 (BenchmarkMRTRTwoRounds,
+	// 2026-12-04).
+	askedBuf    [1]askedEntry
+	answeredBuf [2]int
 	// diverged is set once this run asks, under a key, another question
 	// than the one recorded or issued under it: the run has left the
 	// script the recorded answers belong to, and no more are handed over.
@@ -295,8 +357,17 @@ const askedScanMax = 8
 // started reports whether start has been called.
 func (t *askedTable) started() bool { return t.list != nil }
 
-// start allocates room for n entries.
-func (t *askedTable) start(n int) { t.list = make([]askedEntry, 0, max(n, 1)) }
+// start makes room for n entries: in buf, the book's own, when n is at
+// most two (one question is the usual round; a retry expects the
+// question its state issued and room for one more, which append makes if
+// the run asks it: an allocation fewer per round either way).
+func (t *askedTable) start(n int, buf *[1]askedEntry) {
+	if n <= 2 {
+		t.list = buf[:0]
+		return
+	}
+	t.list = make([]askedEntry, 0, n)
+}
 
 // find returns the position of key in t.list, or -1.
 func (t *askedTable) find(key string) int {
@@ -343,7 +414,7 @@ func (t *askedTable) set(key string, a asked) {
 // New returns a Round for a request with capabilities caps, answers
 // responses (from ParseResponses) and state (from seal.Sealer.Open, or nil
 // when the request carried none).
-func New(caps mcp.ClientCapabilities, responses map[string]json.RawMessage, state *seal.State, opts Options) *Round {
+func New(caps mcp.ClientCapabilities, responses Responses, state *seal.State, opts Options) *Round {
 	r := new(Round)
 	r.Init(caps, responses, state, opts)
 	return r
@@ -351,7 +422,7 @@ func New(caps mcp.ClientCapabilities, responses map[string]json.RawMessage, stat
 
 // Init makes r, which must be new (a zero Round), what New returns, for a
 // caller that allocates the Round with something else.
-func (r *Round) Init(caps mcp.ClientCapabilities, responses map[string]json.RawMessage, state *seal.State, opts Options) {
+func (r *Round) Init(caps mcp.ClientCapabilities, responses Responses, state *seal.State, opts Options) {
 	r.caps, r.responses, r.state, r.opts = caps, responses, state, opts
 }
 
@@ -507,9 +578,7 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 		}
 	}
 	if ri >= 0 && !r.diverged {
-		if r.answered == nil {
-			r.answered = make([]int, 0, r.expected())
-		}
+		r.startAnswered()
 		if rec := &r.state.Answers[ri]; rec.Digest.Equal(&d) {
 			if _, err := check(rec.Answer, true); err != nil {
 				return nil, &InvalidResponseError{Key: key, Err: err}
@@ -521,7 +590,7 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 		r.diverged = true // the handler asks something else now
 	}
 	if !r.asked.started() {
-		r.asked.start(r.expected())
+		r.asked.start(r.expected(), &r.askedBuf)
 	}
 	if r.state != nil {
 		if issued, ok := r.stateIssued(key); ok && issued != d {
@@ -540,12 +609,27 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 			r.fresh = r.freshBuf[:0]
 		}
 		r.fresh = append(r.fresh, seal.Recorded{Key: key, Digest: d, Answer: record})
+		r.startAnswered()
 		r.answered = append(r.answered, -len(r.fresh))
 		r.asked.set(key, asked{digest: d, answer: raw})
 		return raw, nil
 	}
 	r.issue(key, req, d)
 	return nil, &inputRequiredError{key: key}
+}
+
+// startAnswered makes room in r.answered for the answers this run is
+// likely to hand over (expected), in the book's own buffer when they fit.
+// r.mu is held.
+func (r *Round) startAnswered() {
+	if r.answered != nil {
+		return
+	}
+	if n := r.expected(); n <= len(r.answeredBuf) {
+		r.answered = r.answeredBuf[:0]
+	} else {
+		r.answered = make([]int, 0, n)
+	}
 }
 
 // expected is how many questions this run is likely to ask: those the
@@ -589,7 +673,7 @@ func (r *Round) Require(key string, req mrtr.InputRequest) error {
 		return fmt.Errorf("input request key %s was asked twice with different requests", clip.Quote(key))
 	}
 	if !r.asked.started() {
-		r.asked.start(1)
+		r.asked.start(1, &r.askedBuf)
 	}
 	if a, _ := r.asked.get(key); !a.issued {
 		r.issue(key, req, d)
@@ -626,7 +710,7 @@ func (r *Round) stateIssued(key string) (seal.Digest, bool) {
 // answers a question the verified state issued with the same digest, or
 // there is no state and AnswersWithoutState is set.
 func (r *Round) answer(key string, d seal.Digest) (json.RawMessage, bool) {
-	raw, ok := r.responses[key]
+	raw, ok := r.responses.Get(key)
 	if !ok {
 		return nil, false
 	}
@@ -666,22 +750,28 @@ type Suspension struct {
 // SaveState. It fails if the handler neither asked anything nor called
 // Suspend, and with the ordering error if its questions without keys were
 // asked out of order (whatever the handler did with that error).
-func (r *Round) Suspended(s *seal.Sealer, b seal.Binding) (*Suspension, error) {
+//
+// The Suspension is returned by value: the caller keeps it on its stack
+// while it writes the result (an allocation fewer per suspended round).
+func (r *Round) Suspended(s *seal.Sealer, b seal.Binding) (Suspension, error) {
 	r.mu.Lock()
 	r.ensure()
 	defer r.mu.Unlock()
 	if r.orderErr != nil {
-		return nil, r.orderErr
+		return Suspension{}, r.orderErr
 	}
 	if len(r.pending) == 0 && !r.suspend {
-		return nil, errors.New("handler returned ErrInputRequired without asking for input")
+		return Suspension{}, errors.New("handler returned ErrInputRequired without asking for input")
 	}
 	st := &seal.State{Binding: b, Payload: r.next, Issued: r.issued(), Answers: r.answers(), Round: r.Number(), Flow: r.nextFlow()}
 	tok, err := s.Seal(st)
 	if err != nil {
-		return nil, err
+		return Suspension{}, err
 	}
-	return &Suspension{Questions: slices.Clone(r.pending), RequestState: tok, Flow: st.Flow.ID}, nil
+	// The questions are r.pending itself, capped: issue only appends to
+	// it, so what the Suspension holds is never written again (an
+	// allocation and a copy fewer per suspended round than a clone).
+	return Suspension{Questions: r.pending[:len(r.pending):len(r.pending)], RequestState: tok, Flow: st.Flow.ID}, nil
 }
 
 // issued returns the questions issued in this run, in order, to be

@@ -41,7 +41,7 @@ func (rt roundTrip) round(caps mcp.ClientCapabilities, token string, answers str
 			rt.t.Fatalf("open state: %v", err)
 		}
 	}
-	var responses map[string]json.RawMessage
+	var responses Responses
 	if answers != "" {
 		var err error
 		if responses, err = ParseResponses(json.RawMessage(answers)); err != nil {
@@ -216,7 +216,7 @@ func TestInvalidAnswers(t *testing.T) {
 	if _, err := ParseResponses(json.RawMessage(`[1]`)); err == nil {
 		t.Fatal("inputResponses array must be an error")
 	}
-	if m, err := ParseResponses(nil); err != nil || m != nil {
+	if m, err := ParseResponses(nil); err != nil || m.Len() != 0 {
 		t.Fatalf("absent inputResponses: %v, %v", m, err)
 	}
 }

@@ -1,8 +1,13 @@
 package seal
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/baton-mcp/baton/internal/jsonw"
 )
 
 // FuzzCanonicalClaims: whatever canonicalClaims accepts, the library path
@@ -23,6 +28,10 @@ func FuzzCanonicalClaims(f *testing.F) {
 	f.Add([]byte(`{"exp":1767225900.1,"iat":1767225600,"jti":"a","enc":"b"}`))
 	f.Add([]byte(`{"exp":1e12,"iat":1767225600,"jti":"a","enc":"b"}`))
 	f.Add([]byte(`{"exp":1767225900,"iat":1767225600,"jti":"a\u0041","enc":"b"}`))
+	f.Add([]byte(`{"exp":01767225900,"iat":1767225600,"jti":"a","enc":"b"}`)) // a leading zero: not JSON
+	f.Add([]byte(`{"exp":1767225900.000,"iat":0.001,"jti":"a","enc":"b"}`))   // not as Seal writes them, read alike
+	f.Add([]byte(`{"exp":1767225900,"iat":1767225600,"jti":"a","enc":"b"} `)) // trailing space
+	f.Add([]byte(`{"exp":1767225900,"iat":1767225600,"jti":"<&>","aud":[""],"enc":"~"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fast, ok := canonicalClaims(b)
 		if !ok {
@@ -55,5 +64,48 @@ func TestCanonicalClaimsSealed(t *testing.T) {
 		if _, ok := canonicalClaims(b); !ok {
 			t.Fatalf("audience %q: the claims Seal writes, %s, miss the fast path", aud, b)
 		}
+	}
+}
+
+// FuzzAppendB64String: appendB64String writes what jsonw.String writes
+// (the claims' strings as Seal wrote them before it) for any string, and
+// its result decodes, with encoding/json, to the string itself when it is
+// valid UTF-8.
+func FuzzAppendB64String(f *testing.F) {
+	f.Add("q6Xp8z5DgUBBNn6y", "")
+	f.Add("OhPYxzlIE4SpkoVVXlfmk5DIyCe5XOhGKHjs1g", `{"jti":`)
+	f.Add(`a"b\c`, "")
+	f.Add("tab\there\u2028\xff", "x")
+	f.Add("", "")
+	f.Fuzz(func(t *testing.T, s, prefix string) {
+		want := jsonw.String([]byte(prefix), s)
+		got := appendB64String([]byte(prefix), s)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("appendB64String(%q) = %s, want %s", s, got, want)
+		}
+		if utf8.ValidString(s) {
+			var back string
+			if err := json.Unmarshal(got[len(prefix):], &back); err != nil || back != s {
+				t.Fatalf("appendB64String(%q) = %s: decodes to %q, %v", s, got, back, err)
+			}
+		}
+	})
+}
+
+// TestCanonicalClaimsNumbers: a number with a leading zero (not JSON) is
+// left to the library path, which refuses it; three zero decimals, which
+// Seal never writes, are read as the library reads them.
+func TestCanonicalClaimsNumbers(t *testing.T) {
+	if _, ok := canonicalClaims([]byte(`{"exp":01767225900,"iat":1767225600,"jti":"a","enc":"b"}`)); ok {
+		t.Fatal("a leading zero took the fast path")
+	}
+	b := []byte(`{"exp":1767225900.000,"iat":1767225600.010,"jti":"a","enc":"b"}`)
+	fast, ok := canonicalClaims(b)
+	if !ok || fast.ExpiresAtMs != 1767225900000 || fast.IssuedAtMs != 1767225600010 {
+		t.Fatalf("canonicalClaims(%s) = %+v, %v", b, fast, ok)
+	}
+	var slow stateClaims
+	if err := slow.UnmarshalJSON(b); err != nil || !reflect.DeepEqual(fast, &slow) {
+		t.Fatalf("library path: %+v, %v; fast %+v", slow, err, *fast)
 	}
 }
