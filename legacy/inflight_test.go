@@ -72,3 +72,31 @@ func TestWaiters(t *testing.T) {
 		t.Errorf("keys %v, want [4]", got)
 	}
 }
+
+// takeRaw takes a waiter by its key's bytes, from the slot or the map,
+// once, and returns the key the waiter was recorded under.
+func TestWaitersTakeRaw(t *testing.T) {
+	var w waiters
+	chs := map[string]chan reply{"10": make(chan reply), "11": make(chan reply), "12": make(chan reply)}
+	if _, _, ok := w.takeRaw([]byte("10")); ok {
+		t.Error("took a waiter from empty waiters")
+	}
+	for _, k := range []string{"10", "11", "12"} {
+		w.set(k, chs[k])
+	}
+	for _, k := range []string{"11", "10", "12"} {
+		if _, _, ok := w.takeRaw([]byte(k + "0")); ok {
+			t.Errorf("took %s0, never set", k)
+		}
+		got, ch, ok := w.takeRaw([]byte(k))
+		if !ok || ch != chs[k] || got != k {
+			t.Errorf("takeRaw %s: %q %v %v, want %s and its channel", k, got, ch, ok, k)
+		}
+		if _, _, ok := w.takeRaw([]byte(k)); ok {
+			t.Errorf("%s taken twice", k)
+		}
+	}
+	if got := w.keys(nil); len(got) != 0 {
+		t.Errorf("keys %v after every take, want none", got)
+	}
+}

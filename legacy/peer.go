@@ -154,7 +154,7 @@ func (p *peer) Notify(ctx context.Context, method string, params any) error {
 // the call's handler already asked, at the same position and with the same
 // questions, returns the answers given then instead of asking again.
 func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time.Duration) ([]json.RawMessage, error) {
-	out := make([]outgoing, len(reqs))
+	out, answers, first := newExchange(len(reqs))
 	for i, r := range reqs {
 		out[i] = outgoing{pos: i, method: r.Method}
 		if q, ok := r.Params.(*elicit.Request); ok && q != nil {
@@ -184,22 +184,42 @@ func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time
 	if prev.set && sameRequests(prev.reqs, out) {
 		return slices.Clone(prev.answers), nil
 	}
-	all, err := p.exchange(ctx, out, timeout)
-	if err != nil {
+	if err := p.exchange(ctx, out, answers, timeout); err != nil {
 		return nil, err
 	}
 	// The answers kept for a re-run are a copy in the second half of
-	// exchange's slice (one allocation, not two); the caller's half is cut
-	// to its length, so that an append to it cannot reach the copy.
-	res, kept := all[:len(out):len(out)], all[len(out):]
+	// answers (one allocation, not two); the caller's half is cut to its
+	// length, so that an append to it cannot reach the copy.
+	res, kept := answers[:len(out):len(out)], answers[len(out):]
 	copy(kept, res)
 	p.mu.Lock()
+	if p.asked == nil && pos == 0 && first != nil {
+		p.asked = first[:0]
+	}
 	for len(p.asked) <= pos {
 		p.asked = append(p.asked, askedBatch{})
 	}
 	p.asked[pos] = askedBatch{reqs: out, answers: kept, set: true}
 	p.mu.Unlock()
 	return res, nil
+}
+
+// newExchange returns the requests of an exchange of n, the slice of
+// twice n its answers go to (exchange, Request) and, for an exchange of
+// one, room for the peer's first askedBatch. An exchange of one, the
+// usual blocking call, gets the three in one allocation: they were three
+// of the blocking elicitation round trip's (BenchmarkLegacyElicitInProcess,
+// issue 23). All three live as long as the peer remembers the exchange.
+func newExchange(n int) (out []outgoing, answers []json.RawMessage, first *[1]askedBatch) {
+	if n != 1 {
+		return make([]outgoing, n), make([]json.RawMessage, 2*n), nil
+	}
+	x := &struct {
+		out     [1]outgoing
+		answers [2]json.RawMessage
+		asked   [1]askedBatch
+	}{}
+	return x.out[:], x.answers[:], &x.asked
 }
 
 // outgoing is one server-to-client request of an exchange.
@@ -242,14 +262,14 @@ func randomID(prefix string) string {
 }
 
 // exchange sends the requests on the call's stream and waits until every
-// one is answered; it returns the answers in the order of reqs, in a
-// slice twice as long (the second half zero, room for Request's copy of
-// them). It gives
+// one is answered; it puts the answers in answers, in the order of reqs
+// (answers is twice as long: the second half stays zero, room for
+// Request's copy of them). It gives
 // up when the timeout (0: the handler's default) passes, the call's
 // context ends, or the session closes; outstanding
 // requests are then cancelled with the client. A client error answer ends
 // the exchange with a *server.ClientError.
-func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Duration) ([]json.RawMessage, error) {
+func (p *peer) exchange(ctx context.Context, reqs []outgoing, answers []json.RawMessage, timeout time.Duration) error {
 	s := p.s
 	if timeout <= 0 {
 		timeout = s.h.opts.CallTimeout
@@ -282,7 +302,7 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 			// Forget what was parked before the failure, off the call's
 			// time: the store is failing, and the call answers now.
 			go s.h.unpark(keys)
-			return nil, fmt.Errorf("record the requests for their answers: %w", err)
+			return fmt.Errorf("record the requests for their answers: %w", err)
 		}
 		defer func() {
 			if keys = slices.DeleteFunc(keys, func(k string) bool { return taken[k] }); len(keys) > 0 {
@@ -297,11 +317,11 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 		// (the official go-sdk v1.8.0) fail to decode.
 		msg, err := appendRequest(make([]byte, 0, len(r.params)+len(r.method)+len(r.id.Raw())+48), r.id, r.method, r.params)
 		if err != nil {
-			return nil, fmt.Errorf("encode %s: %w", r.method, err)
+			return fmt.Errorf("encode %s: %w", r.method, err)
 		}
 		if err := p.w.send(msg); err != nil {
 			p.cancelOutstanding(open, "the request could not be sent")
-			return nil, fmt.Errorf("send %s to the client: %w", r.method, err)
+			return fmt.Errorf("send %s to the client: %w", r.method, err)
 		}
 	}
 
@@ -312,7 +332,6 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 	nextBeat := start.Add(s.h.opts.KeepAlive)
 	timer := s.h.answers.timers.get(min(timeout, s.h.opts.KeepAlive))
 	defer s.h.answers.timers.put(timer)
-	answers := make([]json.RawMessage, 2*len(reqs))
 	for open.n > 0 {
 		select {
 		case rp := <-replies:
@@ -328,7 +347,7 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 			}
 			if rp.err != nil {
 				p.cancelOutstanding(open, "another request of the same call failed")
-				return nil, &server.ClientError{Method: r.method, Err: rp.err}
+				return &server.ClientError{Method: r.method, Err: rp.err}
 			}
 			answers[r.pos] = rp.result
 		case now := <-timer.C:
@@ -342,16 +361,16 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 			}
 			drain(replies, open)
 			p.cancelOutstanding(open, fmt.Sprintf("timed out after %v", timeout))
-			return nil, fmt.Errorf("%s: %w after %v", methods(open), server.ErrTimeout, timeout)
+			return fmt.Errorf("%s: %w after %v", methods(open), server.ErrTimeout, timeout)
 		case <-ctx.Done():
 			// The call's context also ends when the session does (DELETE,
 			// expiry, end of input); its cause says which.
 			drain(replies, open)
 			p.cancelOutstanding(open, "the request that caused it was cancelled")
-			return nil, fmt.Errorf("%s: the call was cancelled: %w", methods(open), context.Cause(ctx))
+			return fmt.Errorf("%s: the call was cancelled: %w", methods(open), context.Cause(ctx))
 		}
 	}
-	return answers, nil
+	return nil
 }
 
 // appendRequest appends the JSON-RPC request id, method, params to dst.

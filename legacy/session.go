@@ -323,6 +323,18 @@ func (s *session) deliverReply(key string, result json.RawMessage, e *jsonrpc.Er
 	return s.deliverTo(reply{id: key, result: result, err: e})
 }
 
+// deliverRaw is deliverReply for the key given as bytes (see
+// waiters.takeRaw).
+func (s *session) deliverRaw(key []byte, result json.RawMessage, e *jsonrpc.Error) bool {
+	s.mu.Lock()
+	k, ch, ok := s.pending.takeRaw(key)
+	s.mu.Unlock()
+	if ok {
+		ch <- reply{id: k, result: result, err: e}
+	}
+	return ok
+}
+
 // deliverTo hands rp to the server request waiting under rp.id and reports
 // whether one was waiting.
 func (s *session) deliverTo(rp reply) bool {
