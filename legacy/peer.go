@@ -158,13 +158,7 @@ func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time
 	for i, r := range reqs {
 		out[i] = outgoing{pos: i, method: r.Method}
 		if q, ok := r.Params.(*elicit.Request); ok && q != nil {
-			// A question encodes itself: AppendJSON writes what
-			// json.Marshal would (TestElicitParamsEncoding), without its
-			// reflection and its compaction of the MarshalJSON output,
-			// which were 14,000 instructions of the blocking elicitation
-			// round trip's 118,000 (BenchmarkLegacyElicitInProcess,
-			// callgrind, issue 23).
-			out[i].params = q.AppendJSON(make([]byte, 0, 256))
+			out[i].q = q // encoded below or by exchange (see outgoing.q)
 		} else if r.Params != nil {
 			b, err := json.Marshal(r.Params)
 			if err != nil {
@@ -181,8 +175,14 @@ func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time
 		prev = p.asked[pos]
 	}
 	p.mu.Unlock()
-	if prev.set && sameRequests(prev.reqs, out) {
-		return slices.Clone(prev.answers), nil
+	if prev.set {
+		// A re-run asks at a position asked before: compare what it asks.
+		for i := range out {
+			out[i].encodeParams()
+		}
+		if sameRequests(prev.reqs, out) {
+			return slices.Clone(prev.answers), nil
+		}
 	}
 	if err := p.exchange(ctx, out, answers, timeout); err != nil {
 		return nil, err
@@ -227,9 +227,25 @@ type outgoing struct {
 	pos    int // its place in the exchange (and its answer's)
 	method string
 	params json.RawMessage
-	id     jsonrpc.ID // the wire id, set when sent
-	wait   string     // the key its answer is awaited under
-	done   bool       // answered (or its reply drained): no longer open
+	// q is the question of an elicitation/create whose params are not
+	// encoded yet: exchange writes them inside the request's message
+	// (appendQuestion) and sets params to them there.
+	q    *elicit.Request
+	id   jsonrpc.ID // the wire id, set when sent
+	wait string     // the key its answer is awaited under
+	done bool       // answered (or its reply drained): no longer open
+}
+
+// encodeParams sets o.params from its question, if not set yet. A
+// question encodes itself: AppendJSON writes what json.Marshal would
+// (TestElicitParamsEncoding), without its reflection and its compaction
+// of the MarshalJSON output, which were 14,000 instructions of the
+// blocking elicitation round trip's 118,000
+// (BenchmarkLegacyElicitInProcess, callgrind, issue 23).
+func (o *outgoing) encodeParams() {
+	if o.q != nil && o.params == nil {
+		o.params = o.q.AppendJSON(make([]byte, 0, 256))
+	}
 }
 
 // openRequests are the requests of an exchange not answered yet. They are
@@ -315,7 +331,16 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, answers []json.Raw
 		// A request without params (roots/list) carries "params":{}: never
 		// null, which JSON-RPC forbids, and not absent, which some clients
 		// (the official go-sdk v1.8.0) fail to decode.
-		msg, err := appendRequest(make([]byte, 0, len(r.params)+len(r.method)+len(r.id.Raw())+48), r.id, r.method, r.params)
+		var (
+			msg []byte
+			err error
+		)
+		if r.params == nil && r.q != nil && plainMethod(r.method) {
+			msg = r.appendQuestion(make([]byte, 0, 320+len(r.method)+len(r.id.Raw())))
+		} else {
+			r.encodeParams()
+			msg, err = appendRequest(make([]byte, 0, len(r.params)+len(r.method)+len(r.id.Raw())+48), r.id, r.method, r.params)
+		}
 		if err != nil {
 			return fmt.Errorf("encode %s: %w", r.method, err)
 		}
@@ -324,7 +349,18 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, answers []json.Raw
 			return fmt.Errorf("send %s to the client: %w", r.method, err)
 		}
 	}
+	return p.await(ctx, open, replies, answers, timeout, &taken)
+}
 
+// await waits for the answers to the open requests of an exchange (see
+// exchange), which arrive on replies, and puts them in answers; taken
+// records the ones taken from a store that let go of their parks. It is
+// exchange's wait, in a function of its own so that each of the two has
+// few enough defers and returns for the compiler to open-code the defers
+// (together they took deferprocStack and deferreturn, about 600
+// instructions of every blocking round trip; issue 23).
+func (p *peer) await(ctx context.Context, open *openRequests, replies chan reply, answers []json.RawMessage, timeout time.Duration, taken *map[string]bool) error {
+	s := p.s
 	// One timer serves the keep-alives and the timeout: it fires at
 	// whichever comes first.
 	start := time.Now()
@@ -340,10 +376,10 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, answers []json.Raw
 				continue
 			}
 			if rp.taken {
-				if taken == nil {
-					taken = make(map[string]bool, len(reqs))
+				if *taken == nil {
+					*taken = make(map[string]bool, len(open.reqs))
 				}
-				taken[rp.id] = true
+				(*taken)[rp.id] = true
 			}
 			if rp.err != nil {
 				p.cancelOutstanding(open, "another request of the same call failed")
@@ -373,18 +409,49 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, answers []json.Raw
 	return nil
 }
 
+// appendQuestion appends r's JSON-RPC request to dst, its params written
+// by its question inside it, and sets r.params to them (a part of the
+// message, cut to its length, which nothing modifies): one buffer, where
+// the params were encoded into one and copied into the message's (an
+// allocation and about 230 bytes of every blocking round trip, issue 23).
+// r.method is plain (plainMethod). The bytes are appendRequest's
+// (TestAppendQuestion).
+func (r *outgoing) appendQuestion(dst []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, r.id.Raw()...)
+	dst = append(dst, `,"method":"`...)
+	dst = append(dst, r.method...)
+	dst = append(dst, `","params":`...)
+	start := len(dst)
+	dst = r.q.AppendJSON(dst)
+	r.params = dst[start:len(dst):len(dst)]
+	return append(dst, '}')
+}
+
+// plainMethod reports whether method is written in JSON as it is, with no
+// escape.
+func plainMethod(method string) bool {
+	if method == "elicitation/create" { // the usual one, known plain
+		return true
+	}
+	for i := 0; i < len(method); i++ {
+		if c := method[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
 // appendRequest appends the JSON-RPC request id, method, params to dst.
 // params were encoded by encoding/json (Request), so they are appended as
 // they are rather than checked and compacted again; none is "{}".
 func appendRequest(dst []byte, id jsonrpc.ID, method string, params json.RawMessage) ([]byte, error) {
-	for i := 0; i < len(method); i++ {
-		if c := method[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			req := rpcwire.Request{JSONRPC: rpcwire.Version, ID: id, Method: method, Params: json.RawMessage("{}")}
-			if len(params) > 0 {
-				req.Params = params
-			}
-			return json.Marshal(req) // a method name that needs escaping: never one of Baton's
+	if !plainMethod(method) {
+		req := rpcwire.Request{JSONRPC: rpcwire.Version, ID: id, Method: method, Params: json.RawMessage("{}")}
+		if len(params) > 0 {
+			req.Params = params
 		}
+		return json.Marshal(req) // a method name that needs escaping: never one of Baton's
 	}
 	if len(params) == 0 {
 		params = json.RawMessage("{}")
