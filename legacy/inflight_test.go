@@ -3,7 +3,11 @@ package legacy
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"testing"
+
+	"github.com/baton-mcp/baton/jsonrpc"
 )
 
 // The list of requests in flight keeps the first in its slot and the
@@ -98,5 +102,23 @@ func TestWaitersTakeRaw(t *testing.T) {
 	}
 	if got := w.keys(nil); len(got) != 0 {
 		t.Errorf("keys %v after every take, want none", got)
+	}
+}
+
+// newPeer takes a call stream's spare peer once, set up for the call;
+// another wire, or the same stream again, gets a peer of its own.
+func TestNewPeerSpare(t *testing.T) {
+	h := New(nil)
+	defer h.Close()
+	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+	k := h.newCallStream(httptest.NewRecorder(), r, "sid", jsonrpc.IntID(1))
+	spare := k.spare
+	s := &session{h: h}
+	p := newPeer(s, k)
+	if p != spare || p.s != s || p.w != wire(k) || k.spare != nil {
+		t.Fatalf("newPeer: %p (s %p, w %v), want the spare %p set up", p, p.s, p.w, spare)
+	}
+	if q := newPeer(s, k); q == p || q.s != s || q.w != wire(k) {
+		t.Fatal("newPeer gave the spare twice")
 	}
 }

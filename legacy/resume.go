@@ -54,6 +54,11 @@ type keptStream struct {
 	// listDetached (the drain ended this one's stream).
 	prev, next   *keptStream
 	listDetached bool
+
+	// spare is the peer of the call whose stream this is, allocated with
+	// it (newCallStream), for session.run to take; nil for the other
+	// streams, and once taken.
+	spare *peer
 }
 
 func (h *Handler) newKeptStream(sid string, st *sse.Stream, request jsonrpc.ID) *keptStream {
@@ -65,14 +70,16 @@ func (h *Handler) newKeptStream(sid string, st *sse.Stream, request jsonrpc.ID) 
 }
 
 // newCallStream returns the kept stream of a POSTed call answering r on w,
-// allocated with its SSE stream.
+// allocated with its SSE stream and its call's peer (keptStream.spare):
+// one allocation, not two, of every call in a session (issue 23).
 func (h *Handler) newCallStream(w http.ResponseWriter, r *http.Request, sid string, request jsonrpc.ID) *keptStream {
 	c := &struct {
 		k  keptStream
 		st sse.Stream
+		p  peer
 	}{}
 	c.st.Init(w, r)
-	c.k = keptStream{h: h, sid: sid, st: &c.st, meta: StreamMeta{Instance: h.instance, Request: request.Raw()}}
+	c.k = keptStream{h: h, sid: sid, st: &c.st, meta: StreamMeta{Instance: h.instance, Request: request.Raw()}, spare: &c.p}
 	return &c.k
 }
 

@@ -483,8 +483,20 @@ func (s *session) run(ctx context.Context, msg *rpcwire.Message, decoded any, w 
 		res, e = s.runOwn(ctx, msg)
 		return res, nil, e
 	}
-	p := &peer{s: s, w: w}
-	return s.bridge(ctx, msg, decoded, p)
+	return s.bridge(ctx, msg, decoded, newPeer(s, w))
+}
+
+// newPeer returns the peer of a call of s on w: the spare one of a call's
+// kept stream, allocated with it (newCallStream), else a new one. Only
+// the call's goroutine runs it, once per call.
+func newPeer(s *session, w wire) *peer {
+	if k, ok := w.(*keptStream); ok && k.spare != nil {
+		p := k.spare
+		k.spare = nil
+		*p = peer{s: s, w: w}
+		return p
+	}
+	return &peer{s: s, w: w}
 }
 
 // runOwn serves one of the session's own methods through the server's
