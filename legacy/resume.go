@@ -40,6 +40,7 @@ type keptStream struct {
 
 	mu        sync.Mutex // held while an event is kept and sent
 	key       string     // the stream's key, once opened in the store
+	mem       *memStream // the stream, when opened in a MemoryEventStore (appendTo)
 	failed    bool       // the store refused to open it: events go without ids
 	detached  bool       // the drain ended the client's stream: events are only kept
 	over      bool       // the call ended: the drain leaves its response alone
@@ -110,7 +111,7 @@ func (k *keptStream) keep(msg []byte) (pos string, ok bool) {
 		if oa, ok := k.h.events.(streamOpenAppender); ok {
 			var err error
 			if m, mem := oa.(*MemoryEventStore); mem {
-				pos = m.openStreamAppendKept(k.sid, key, k.meta, msg)
+				pos, k.mem = m.openStreamAppendKept(k.sid, key, k.meta, msg)
 			} else {
 				pos, err = oa.OpenStreamAppend(ctx, k.sid, key, k.meta, msg)
 			}
@@ -131,7 +132,7 @@ func (k *keptStream) keep(msg []byte) (pos string, ok bool) {
 	}
 	var err error
 	if m, mem := k.h.events.(*MemoryEventStore); mem {
-		pos, err = m.appendKept(k.sid, k.key, msg, false)
+		pos, err = k.appendMem(m, msg, false)
 	} else {
 		pos, err = k.h.events.Append(ctx, k.sid, k.key, msg)
 	}
@@ -140,6 +141,15 @@ func (k *keptStream) keep(msg []byte) (pos string, ok bool) {
 		return "", false
 	}
 	return pos, true
+}
+
+// appendMem is m.appendKept of msg to k's stream, which it finds by
+// k.mem when it opened it. Called with k.mu held.
+func (k *keptStream) appendMem(m *MemoryEventStore, msg []byte, end bool) (string, error) {
+	if k.mem != nil {
+		return m.appendTo(k.mem, msg, end)
+	}
+	return m.appendKept(k.sid, k.key, msg, end)
 }
 
 // sendKept keeps msg and sends it on st, with its event id when it was
@@ -207,7 +217,7 @@ func (k *keptStream) finish(res []byte) {
 			err error
 		)
 		if m, mem := ae.(*MemoryEventStore); mem {
-			pos, err = m.appendKept(k.sid, k.key, res, true) // see keep
+			pos, err = k.appendMem(m, res, true) // see keep
 		} else {
 			ctx, cancel := k.storeContext()
 			pos, err = ae.AppendEndStream(ctx, k.sid, k.key, res)
