@@ -139,6 +139,7 @@ type Handler struct {
 	calls    atomic.Int64  // POSTed requests in progress on this instance
 	drain    drainState    // Shutdown: the streams of calls are ended (drain.go)
 	streams  *streamKeys   // names the kept streams (streamkey.go)
+	frames   sse.Frames    // the buffers the calls' streams frame their events in
 
 	mu        sync.Mutex
 	live      map[string]*session   // HTTP sessions in use on this instance, by id

@@ -80,6 +80,7 @@ func (h *Handler) newCallStream(w http.ResponseWriter, r *http.Request, sid stri
 		p  peer
 	}{}
 	c.st.Init(w, r)
+	c.st.UseFrames(&h.frames)
 	c.k = keptStream{h: h, sid: sid, st: &c.st, meta: StreamMeta{Instance: h.instance, Request: request.Raw()}, spare: &c.p}
 	return &c.k
 }

@@ -21,7 +21,7 @@ func (s *Stream) finishUnflushed(status int, id, pos string, withPos bool, msg [
 	s.mu.Lock()
 	if s.sse && !s.done {
 		s.done = true
-		_, _ = s.w.Write(frame(id, pos, withPos, msg))
+		_ = s.writeFrame(id, pos, withPos, msg)
 		s.mu.Unlock()
 		return
 	}

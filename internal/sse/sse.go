@@ -33,6 +33,7 @@ type Stream struct {
 	sse    bool
 	done   bool
 	header func(http.Header)
+	frames *Frames // where events are framed; nil: a new buffer each
 }
 
 // New returns a stream answering r on w. Its context is r's.
@@ -116,7 +117,7 @@ func (s *Stream) event(data []byte) error { return s.eventID("", "", false, data
 
 // eventID writes one event and flushes it (see frame for id and pos).
 func (s *Stream) eventID(id, pos string, withPos bool, data []byte) error {
-	if _, err := s.w.Write(frame(id, pos, withPos, data)); err != nil {
+	if err := s.writeFrame(id, pos, withPos, data); err != nil {
 		return err
 	}
 	return s.flush()
@@ -127,7 +128,11 @@ func (s *Stream) eventID(id, pos string, withPos bool, data []byte) error {
 // position in it, written without joining them into a string first: that
 // was an allocation per event; issue 23).
 func frame(id, pos string, withPos bool, data []byte) []byte {
-	buf := make([]byte, 0, len(data)+len(id)+len(pos)+33)
+	return appendFrame(make([]byte, 0, len(data)+len(id)+len(pos)+33), id, pos, withPos, data)
+}
+
+// appendFrame appends frame's event to buf.
+func appendFrame(buf []byte, id, pos string, withPos bool, data []byte) []byte {
 	if id != "" {
 		buf = append(buf, "id: "...)
 		buf = append(buf, id...)
