@@ -51,10 +51,12 @@ type keptStream struct {
 	// for the other streams.
 	conn    http.ResponseWriter
 	chunked bool // conn's body is chunked (HTTP/1.1)
-	// prev and next list the calls of drainState, guarded by its mu, with
-	// listDetached (the drain ended this one's stream).
-	prev, next   *keptStream
+	// listDetached (the drain ended this one's stream) goes with prev and
+	// next, which list the calls of drainState, guarded by its mu. It sits
+	// beside chunked so that a call's kept stream, its SSE stream and its
+	// peer fit the 320-byte size class together (newCallStream).
 	listDetached bool
+	prev, next   *keptStream
 
 	// spare is the peer of the call whose stream this is, allocated with
 	// it (newCallStream), for session.run to take; nil for the other
@@ -80,7 +82,6 @@ func (h *Handler) newCallStream(w http.ResponseWriter, r *http.Request, sid stri
 		p  peer
 	}{}
 	c.st.Init(w, r)
-	c.st.UseFrames(&h.frames)
 	c.k = keptStream{h: h, sid: sid, st: &c.st, meta: StreamMeta{Instance: h.instance, Request: request.Raw()}, spare: &c.p}
 	return &c.k
 }
@@ -160,7 +161,7 @@ func (k *keptStream) sendKept(st *sse.Stream, msg []byte) (kept bool, err error)
 	if !kept {
 		return false, st.SendID("", msg)
 	}
-	return true, st.SendIDPos(k.key, pos, msg)
+	return true, st.SendIDPosFramed(&k.h.frames, k.key, pos, msg)
 }
 
 // send keeps msg and sends it. A message that was kept counts as sent
@@ -245,7 +246,7 @@ func (k *keptStream) finish(res []byte) {
 // with k.mu held.
 func (k *keptStream) finishSSE(kept bool, pos string, res []byte) {
 	if kept {
-		k.st.FinishIDPosUnflushed(http.StatusOK, k.key, pos, res)
+		k.st.FinishIDPosUnflushedFramed(&k.h.frames, http.StatusOK, k.key, pos, res)
 	} else {
 		k.st.FinishIDUnflushed(http.StatusOK, "", res)
 	}

@@ -3,12 +3,14 @@ package sse
 import "sync"
 
 // Frames holds the buffers that events are framed in, for reuse by the
-// streams that use it (UseFrames): a Write does not keep what it is given
+// ...Framed methods of the streams that share it: a Write does not keep what it is given
 // (io.Writer), so an event's frame is garbage once written, and framing
 // each in a new buffer was an allocation, and its bytes to collect, for
 // every event (two of every blocking elicitation round trip, about 450
-// bytes; issue 23). A Stream without Frames allocates each frame. The
-// zero value is ready to use; it is safe for concurrent use.
+// bytes; issue 23). The other methods allocate each frame. Frames is
+// handed to each of those methods rather than kept in the Stream, so that
+// a Stream stays 64 bytes (a modern request's allocation holds one, at
+// the edge of its size class). The zero value is ready to use; it is safe for concurrent use.
 type Frames struct{ p sync.Pool }
 
 // maxKeptFrame bounds the buffers Frames keeps: a larger event's buffer
@@ -33,19 +35,16 @@ func (f *Frames) put(b *[]byte) {
 	f.p.Put(b)
 }
 
-// UseFrames makes s frame its events in buffers from f.
-func (s *Stream) UseFrames(f *Frames) { s.frames = f }
-
 // writeFrame writes one event carrying data (see frame), in a buffer from
-// s.frames when it has them. s.mu is held.
-func (s *Stream) writeFrame(id, pos string, withPos bool, data []byte) error {
-	if s.frames == nil {
+// f when f is not nil. s.mu is held.
+func (s *Stream) writeFrame(f *Frames, id, pos string, withPos bool, data []byte) error {
+	if f == nil {
 		_, err := s.w.Write(frame(id, pos, withPos, data))
 		return err
 	}
-	b := s.frames.get()
+	b := f.get()
 	*b = appendFrame(*b, id, pos, withPos, data)
 	_, err := s.w.Write(*b)
-	s.frames.put(b)
+	f.put(b)
 	return err
 }

@@ -6,11 +6,12 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
-// A stream that frames its events in buffers from Frames writes the bytes
-// of one that allocates each frame, one Write per event, for small and
-// large events, each kind of id, and the final event; the buffers are
+// The ...Framed methods, which frame their events in buffers from Frames,
+// write the bytes of the others, which allocate each frame, one Write per
+// event, for small and large events and the final event; the buffers are
 // reused across streams.
 func TestFramesSameBytes(t *testing.T) {
 	big := []byte(`{"x":"` + strings.Repeat("y", 5000) + `"}`)
@@ -18,14 +19,17 @@ func TestFramesSameBytes(t *testing.T) {
 	run := func(f *Frames) (string, int) {
 		w := &countWriter{ResponseRecorder: httptest.NewRecorder()}
 		s := New(w, sseRequest())
-		if f != nil {
-			s.UseFrames(f)
-		}
 		_ = s.Send([]byte(`{"n":1}`))
 		_ = s.SendID("a.1", mid)
-		_ = s.SendIDPos("a", "2", big)
-		_ = s.SendIDPos("a", "3", []byte(`{"n":3}`))
-		s.FinishIDPosUnflushed(http.StatusOK, "a", "4", []byte(`{"n":4}`))
+		if f == nil {
+			_ = s.SendIDPos("a", "2", big)
+			_ = s.SendIDPos("a", "3", []byte(`{"n":3}`))
+			s.FinishIDPosUnflushed(http.StatusOK, "a", "4", []byte(`{"n":4}`))
+		} else {
+			_ = s.SendIDPosFramed(f, "a", "2", big)
+			_ = s.SendIDPosFramed(f, "a", "3", []byte(`{"n":3}`))
+			s.FinishIDPosUnflushedFramed(f, http.StatusOK, "a", "4", []byte(`{"n":4}`))
+		}
 		return w.Body.String(), w.writes
 	}
 	want, wantWrites := run(nil)
@@ -61,3 +65,11 @@ func (c *countWriter) Write(p []byte) (int, error) {
 }
 
 func (c *countWriter) Flush() { c.ResponseRecorder.Flush() }
+
+// A Stream stays 64 bytes: a modern request's allocation holds one
+// (server's modernResponse) at the edge of its size class.
+func TestStreamSize(t *testing.T) {
+	if size := unsafe.Sizeof(Stream{}); size > 64 {
+		t.Errorf("a Stream is %d bytes, over 64", size)
+	}
+}

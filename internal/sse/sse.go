@@ -33,7 +33,6 @@ type Stream struct {
 	sse    bool
 	done   bool
 	header func(http.Header)
-	frames *Frames // where events are framed; nil: a new buffer each
 }
 
 // New returns a stream answering r on w. Its context is r's.
@@ -113,11 +112,12 @@ func (s *Stream) Open() {
 	}
 }
 
-func (s *Stream) event(data []byte) error { return s.eventID("", "", false, data) }
+func (s *Stream) event(data []byte) error { return s.eventID(nil, "", "", false, data) }
 
-// eventID writes one event and flushes it (see frame for id and pos).
-func (s *Stream) eventID(id, pos string, withPos bool, data []byte) error {
-	if err := s.writeFrame(id, pos, withPos, data); err != nil {
+// eventID writes one event and flushes it (see frame for id and pos),
+// framed in a buffer from f when f is not nil.
+func (s *Stream) eventID(f *Frames, id, pos string, withPos bool, data []byte) error {
+	if err := s.writeFrame(f, id, pos, withPos, data); err != nil {
 		return err
 	}
 	return s.flush()
@@ -170,16 +170,22 @@ func (s *Stream) Send(msg []byte) error {
 
 // SendID is Send with an SSE event id (the id a client resumes from with
 // Last-Event-ID); an empty id writes none.
-func (s *Stream) SendID(id string, msg []byte) error { return s.send(id, "", false, msg) }
+func (s *Stream) SendID(id string, msg []byte) error { return s.send(nil, id, "", false, msg) }
 
 // SendIDPos is SendID with the event id stream "." pos (none when stream
 // is empty).
 func (s *Stream) SendIDPos(stream, pos string, msg []byte) error {
-	return s.send(stream, pos, true, msg)
+	return s.send(nil, stream, pos, true, msg)
+}
+
+// SendIDPosFramed is SendIDPos framing the event in a buffer from f (see
+// Frames).
+func (s *Stream) SendIDPosFramed(f *Frames, stream, pos string, msg []byte) error {
+	return s.send(f, stream, pos, true, msg)
 }
 
 // send is SendID and SendIDPos (see frame).
-func (s *Stream) send(id, pos string, withPos bool, msg []byte) error {
+func (s *Stream) send(f *Frames, id, pos string, withPos bool, msg []byte) error {
 	if !s.canSSE {
 		return ErrNoSSE
 	}
@@ -191,7 +197,7 @@ func (s *Stream) send(id, pos string, withPos bool, msg []byte) error {
 	if !s.sse {
 		s.start()
 	}
-	if err := s.eventID(id, pos, withPos, msg); err != nil {
+	if err := s.eventID(f, id, pos, withPos, msg); err != nil {
 		return errors.Join(ErrClosed, err)
 	}
 	return nil
@@ -203,7 +209,7 @@ func (s *Stream) FinishID(status int, id string, msg []byte) {
 	s.mu.Lock()
 	if s.sse && !s.done {
 		s.done = true
-		_ = s.eventID(id, "", false, msg)
+		_ = s.eventID(nil, id, "", false, msg)
 		s.mu.Unlock()
 		return
 	}
