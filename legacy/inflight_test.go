@@ -20,26 +20,26 @@ func TestInflight(t *testing.T) {
 		return func(error) { cancelled[key] = true }
 	}
 	for _, k := range []string{"1", `"a"`, "3"} {
-		if !f.add(k, mk(k)) {
+		if !f.add([]byte(k), mk(k)) {
 			t.Fatalf("add %s refused", k)
 		}
 	}
 	for _, k := range []string{"1", `"a"`, "3"} {
-		if f.add(k, mk(k)) {
+		if f.add([]byte(k), mk(k)) {
 			t.Errorf("a second %s was listed", k)
 		}
 		if _, ok := f.get(k); !ok {
 			t.Errorf("%s not found", k)
 		}
 	}
-	f.remove("1") // the slot frees; the others stay
+	f.remove([]byte("1")) // the slot frees; the others stay
 	if _, ok := f.get("1"); ok {
 		t.Error("1 found after its removal")
 	}
-	if !f.add("4", mk("4")) || f.add("3", mk("3")) {
+	if !f.add([]byte("4"), mk("4")) || f.add([]byte("3"), mk("3")) {
 		t.Error("after a removal: 4 refused, or a second 3 listed")
 	}
-	f.remove("3")
+	f.remove([]byte("3"))
 	if _, ok := f.get("3"); ok {
 		t.Error("3 found after its removal")
 	}

@@ -393,7 +393,10 @@ func (s *session) cancelRequest(id, reason string) bool {
 // decoded, if not nil, is the server's decoding of msg's params (see
 // era.Request.Decoded).
 func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, decoded any, w wire, finish func([]byte), abandon func()) {
-	key := msg.ID.String()
+	key := msg.ID.Raw() // the id's JSON text (see inflight), as msg.ID.String()
+	if len(key) == 0 {
+		key = []byte("null")
+	}
 	ctx, cancel := context.WithCancelCause(parent)
 	s.mu.Lock()
 	added := s.inflight.add(key, cancel)
@@ -401,7 +404,7 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, dec
 	if !added {
 		s.mu.Unlock()
 		cancel(nil)
-		finishError(finish, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", clip.String(key)))
+		finishError(finish, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", clip.String(string(key))))
 		return
 	}
 	s.mu.Unlock()
