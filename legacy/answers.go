@@ -154,6 +154,14 @@ func (h *Handler) acceptAnswer(w http.ResponseWriter, r *http.Request, sid strin
 			"no request of this session waits for an answer with id %s: never sent, already answered, or its call ended", clip.String(msg.ID.String())))
 		return false
 	}
+	if !h.shared {
+		// Every request was made here (replyTarget): its key is the id's
+		// JSON text, looked up as it came, without a string of it.
+		if s := h.liveSession(sid); s != nil && s.deliverRaw(msg.ID.Raw(), msg.Result, msg.Error) {
+			return true
+		}
+		return notWaiting()
+	}
 	key, inst, ok := h.replyTarget(msg.ID)
 	if !ok {
 		return notWaiting()

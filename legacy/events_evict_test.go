@@ -89,3 +89,46 @@ func TestMemoryEventStoreSweepUnlinks(t *testing.T) {
 		t.Errorf("%d streams in the list, %d in the store (the expired ones should be swept)", n, len(m.streams))
 	}
 }
+
+// appendTo appends to the stream openStreamAppendKept returned, as
+// appendKept does by its key, and refuses it once it is dropped or
+// expired, as appendKept does.
+func TestMemoryEventStoreAppendTo(t *testing.T) {
+	now := time.Unix(1000, 0)
+	m := NewMemoryEventStore(time.Minute)
+	m.now = func() time.Time { return now }
+	ctx := context.Background()
+	pos, s := m.openStreamAppendKept("sid", "s1", StreamMeta{}, []byte(`{"a":1}`))
+	if pos != "1" || s == nil {
+		t.Fatalf("openStreamAppendKept: %q %v", pos, s)
+	}
+	if pos, err := m.appendTo(s, []byte(`{"b":2}`), true); pos != "2" || err != nil {
+		t.Fatalf("appendTo: %q %v", pos, err)
+	}
+	evs, ended, err := m.Read(ctx, "sid", "s1", "", 0)
+	if err != nil || !ended || len(evs) != 2 || string(evs[1].Msg) != `{"b":2}` {
+		t.Fatalf("Read: %v %v %v", evs, ended, err)
+	}
+	_, exp := m.openStreamAppendKept("sid", "s2", StreamMeta{}, []byte(`{}`))
+	now = now.Add(2 * time.Minute)
+	if _, err := m.appendTo(exp, []byte(`{}`), false); err != ErrNotFound {
+		t.Errorf("appendTo an expired stream: %v, want ErrNotFound", err)
+	}
+	_, dropped := m.openStreamAppendKept("sid", "s3", StreamMeta{}, []byte(`{}`))
+	m.mu.Lock()
+	m.drop(dropped)
+	m.mu.Unlock()
+	if _, err := m.appendTo(dropped, []byte(`{}`), false); err != ErrNotFound {
+		t.Errorf("appendTo a dropped stream: %v, want ErrNotFound", err)
+	}
+	// A stream opened again under the same key is another stream: the
+	// dropped one stays gone.
+	_, first := m.openStreamAppendKept("sid", "s4", StreamMeta{}, []byte(`{}`))
+	_, again := m.openStreamAppendKept("sid", "s4", StreamMeta{}, []byte(`{}`))
+	if _, err := m.appendTo(first, []byte(`{}`), false); err != ErrNotFound {
+		t.Errorf("appendTo a stream opened again: %v, want ErrNotFound", err)
+	}
+	if pos, err := m.appendTo(again, []byte(`{}`), false); pos != "2" || err != nil {
+		t.Errorf("appendTo the stream opened again: %q %v", pos, err)
+	}
+}

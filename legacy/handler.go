@@ -139,6 +139,7 @@ type Handler struct {
 	calls    atomic.Int64  // POSTed requests in progress on this instance
 	drain    drainState    // Shutdown: the streams of calls are ended (drain.go)
 	streams  *streamKeys   // names the kept streams (streamkey.go)
+	frames   sse.Frames    // the buffers the calls' streams frame their events in
 
 	mu        sync.Mutex
 	live      map[string]*session   // HTTP sessions in use on this instance, by id
@@ -330,20 +331,30 @@ func validSessionID(id string) bool {
 // alphabet of RFC 4648 §5, no padding). It looks each byte up in a table:
 // the five range tests per byte were about 600 instructions of every
 // blocking round trip (two session ids; BenchmarkLegacyElicitInProcess,
-// callgrind, issue 23). TestBase64URLTable holds the table to the ranges.
+// callgrind, issue 23). The lookups of 8 bytes are OR-ed together and
+// tested once, without a branch per byte (the loop of a branch per byte
+// was still 520 instructions a round trip). TestBase64URLTable holds the
+// table to the ranges.
 func base64URL(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !base64URLChars[s[i]] {
-			return false
-		}
+	var bad byte
+	for len(s) >= 8 {
+		t := &base64URLBad
+		bad |= t[s[0]] | t[s[1]] | t[s[2]] | t[s[3]] | t[s[4]] | t[s[5]] | t[s[6]] | t[s[7]]
+		s = s[8:]
 	}
-	return true
+	for i := 0; i < len(s); i++ {
+		bad |= base64URLBad[s[i]]
+	}
+	return bad == 0
 }
 
-// base64URLChars marks the base64url characters; built once, read only.
-var base64URLChars = func() (t [256]bool) {
+// base64URLBad is 1 for the bytes that are not base64url characters and
+// 0 for those that are; built once, read only.
+var base64URLBad = func() (t [256]byte) {
 	for c := range t {
-		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			t[c] = 1
+		}
 	}
 	return t
 }()

@@ -8,16 +8,24 @@ import "context"
 // when one does: a live session is made for the requests in progress and
 // dropped after them, and most run one request at a time, so most never
 // make the map. Guarded by the session's mu.
+//
+// The first request's key is kept as the bytes of its id (jsonrpc.ID.Raw,
+// which nothing modifies), compared without a string made of them: a
+// string per request was an allocation of every call in a session (issue
+// 23); the others' keys are strings, made when they join the map.
 type inflight struct {
-	key    string
+	key    []byte
 	cancel context.CancelCauseFunc // nil: the slot is free
 	more   map[string]context.CancelCauseFunc
 }
 
 // add lists the request key, and reports false (listing nothing) when a
 // request with that id is already running.
-func (f *inflight) add(key string, cancel context.CancelCauseFunc) bool {
-	if _, dup := f.get(key); dup {
+func (f *inflight) add(key []byte, cancel context.CancelCauseFunc) bool {
+	if f.cancel != nil && string(f.key) == string(key) {
+		return false
+	}
+	if _, dup := f.more[string(key)]; dup {
 		return false
 	}
 	if f.cancel == nil {
@@ -27,13 +35,13 @@ func (f *inflight) add(key string, cancel context.CancelCauseFunc) bool {
 	if f.more == nil {
 		f.more = make(map[string]context.CancelCauseFunc)
 	}
-	f.more[key] = cancel
+	f.more[string(key)] = cancel
 	return true
 }
 
 // get returns the cancel function of the request key, if it runs.
 func (f *inflight) get(key string) (context.CancelCauseFunc, bool) {
-	if f.cancel != nil && f.key == key {
+	if f.cancel != nil && string(f.key) == key {
 		return f.cancel, true
 	}
 	c, ok := f.more[key]
@@ -41,12 +49,12 @@ func (f *inflight) get(key string) (context.CancelCauseFunc, bool) {
 }
 
 // remove takes the request key off the list.
-func (f *inflight) remove(key string) {
-	if f.cancel != nil && f.key == key {
-		f.key, f.cancel = "", nil
+func (f *inflight) remove(key []byte) {
+	if f.cancel != nil && string(f.key) == string(key) {
+		f.key, f.cancel = nil, nil
 		return
 	}
-	delete(f.more, key)
+	delete(f.more, string(key))
 }
 
 // cancels returns the cancel functions of every request listed.

@@ -154,17 +154,11 @@ func (p *peer) Notify(ctx context.Context, method string, params any) error {
 // the call's handler already asked, at the same position and with the same
 // questions, returns the answers given then instead of asking again.
 func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time.Duration) ([]json.RawMessage, error) {
-	out := make([]outgoing, len(reqs))
+	out, answers, first := newExchange(len(reqs))
 	for i, r := range reqs {
 		out[i] = outgoing{pos: i, method: r.Method}
 		if q, ok := r.Params.(*elicit.Request); ok && q != nil {
-			// A question encodes itself: AppendJSON writes what
-			// json.Marshal would (TestElicitParamsEncoding), without its
-			// reflection and its compaction of the MarshalJSON output,
-			// which were 14,000 instructions of the blocking elicitation
-			// round trip's 118,000 (BenchmarkLegacyElicitInProcess,
-			// callgrind, issue 23).
-			out[i].params = q.AppendJSON(make([]byte, 0, 256))
+			out[i].q = q // encoded below or by exchange (see outgoing.q)
 		} else if r.Params != nil {
 			b, err := json.Marshal(r.Params)
 			if err != nil {
@@ -181,19 +175,27 @@ func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time
 		prev = p.asked[pos]
 	}
 	p.mu.Unlock()
-	if prev.set && sameRequests(prev.reqs, out) {
-		return slices.Clone(prev.answers), nil
+	if prev.set {
+		// A re-run asks at a position asked before: compare what it asks.
+		for i := range out {
+			out[i].encodeParams()
+		}
+		if sameRequests(prev.reqs, out) {
+			return slices.Clone(prev.answers), nil
+		}
 	}
-	all, err := p.exchange(ctx, out, timeout)
-	if err != nil {
+	if err := p.exchange(ctx, out, answers, timeout); err != nil {
 		return nil, err
 	}
 	// The answers kept for a re-run are a copy in the second half of
-	// exchange's slice (one allocation, not two); the caller's half is cut
-	// to its length, so that an append to it cannot reach the copy.
-	res, kept := all[:len(out):len(out)], all[len(out):]
+	// answers (one allocation, not two); the caller's half is cut to its
+	// length, so that an append to it cannot reach the copy.
+	res, kept := answers[:len(out):len(out)], answers[len(out):]
 	copy(kept, res)
 	p.mu.Lock()
+	if p.asked == nil && pos == 0 && first != nil {
+		p.asked = first[:0]
+	}
 	for len(p.asked) <= pos {
 		p.asked = append(p.asked, askedBatch{})
 	}
@@ -202,14 +204,48 @@ func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time
 	return res, nil
 }
 
+// newExchange returns the requests of an exchange of n, the slice of
+// twice n its answers go to (exchange, Request) and, for an exchange of
+// one, room for the peer's first askedBatch. An exchange of one, the
+// usual blocking call, gets the three in one allocation: they were three
+// of the blocking elicitation round trip's (BenchmarkLegacyElicitInProcess,
+// issue 23). All three live as long as the peer remembers the exchange.
+func newExchange(n int) (out []outgoing, answers []json.RawMessage, first *[1]askedBatch) {
+	if n != 1 {
+		return make([]outgoing, n), make([]json.RawMessage, 2*n), nil
+	}
+	x := &struct {
+		out     [1]outgoing
+		answers [2]json.RawMessage
+		asked   [1]askedBatch
+	}{}
+	return x.out[:], x.answers[:], &x.asked
+}
+
 // outgoing is one server-to-client request of an exchange.
 type outgoing struct {
 	pos    int // its place in the exchange (and its answer's)
 	method string
 	params json.RawMessage
-	id     jsonrpc.ID // the wire id, set when sent
-	wait   string     // the key its answer is awaited under
-	done   bool       // answered (or its reply drained): no longer open
+	// q is the question of an elicitation/create whose params are not
+	// encoded yet: exchange writes them inside the request's message
+	// (appendQuestion) and sets params to them there.
+	q    *elicit.Request
+	id   jsonrpc.ID // the wire id, set when sent
+	wait string     // the key its answer is awaited under
+	done bool       // answered (or its reply drained): no longer open
+}
+
+// encodeParams sets o.params from its question, if not set yet. A
+// question encodes itself: AppendJSON writes what json.Marshal would
+// (TestElicitParamsEncoding), without its reflection and its compaction
+// of the MarshalJSON output, which were 14,000 instructions of the
+// blocking elicitation round trip's 118,000
+// (BenchmarkLegacyElicitInProcess, callgrind, issue 23).
+func (o *outgoing) encodeParams() {
+	if o.q != nil && o.params == nil {
+		o.params = o.q.AppendJSON(make([]byte, 0, 256))
+	}
 }
 
 // openRequests are the requests of an exchange not answered yet. They are
@@ -242,14 +278,14 @@ func randomID(prefix string) string {
 }
 
 // exchange sends the requests on the call's stream and waits until every
-// one is answered; it returns the answers in the order of reqs, in a
-// slice twice as long (the second half zero, room for Request's copy of
-// them). It gives
+// one is answered; it puts the answers in answers, in the order of reqs
+// (answers is twice as long: the second half stays zero, room for
+// Request's copy of them). It gives
 // up when the timeout (0: the handler's default) passes, the call's
 // context ends, or the session closes; outstanding
 // requests are then cancelled with the client. A client error answer ends
 // the exchange with a *server.ClientError.
-func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Duration) ([]json.RawMessage, error) {
+func (p *peer) exchange(ctx context.Context, reqs []outgoing, answers []json.RawMessage, timeout time.Duration) error {
 	s := p.s
 	if timeout <= 0 {
 		timeout = s.h.opts.CallTimeout
@@ -282,7 +318,7 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 			// Forget what was parked before the failure, off the call's
 			// time: the store is failing, and the call answers now.
 			go s.h.unpark(keys)
-			return nil, fmt.Errorf("record the requests for their answers: %w", err)
+			return fmt.Errorf("record the requests for their answers: %w", err)
 		}
 		defer func() {
 			if keys = slices.DeleteFunc(keys, func(k string) bool { return taken[k] }); len(keys) > 0 {
@@ -295,16 +331,36 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 		// A request without params (roots/list) carries "params":{}: never
 		// null, which JSON-RPC forbids, and not absent, which some clients
 		// (the official go-sdk v1.8.0) fail to decode.
-		msg, err := appendRequest(make([]byte, 0, len(r.params)+len(r.method)+len(r.id.Raw())+48), r.id, r.method, r.params)
+		var (
+			msg []byte
+			err error
+		)
+		if r.params == nil && r.q != nil && plainMethod(r.method) {
+			msg = r.appendQuestion(make([]byte, 0, 320+len(r.method)+len(r.id.Raw())))
+		} else {
+			r.encodeParams()
+			msg, err = appendRequest(make([]byte, 0, len(r.params)+len(r.method)+len(r.id.Raw())+48), r.id, r.method, r.params)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("encode %s: %w", r.method, err)
+			return fmt.Errorf("encode %s: %w", r.method, err)
 		}
 		if err := p.w.send(msg); err != nil {
 			p.cancelOutstanding(open, "the request could not be sent")
-			return nil, fmt.Errorf("send %s to the client: %w", r.method, err)
+			return fmt.Errorf("send %s to the client: %w", r.method, err)
 		}
 	}
+	return p.await(ctx, open, replies, answers, timeout, &taken)
+}
 
+// await waits for the answers to the open requests of an exchange (see
+// exchange), which arrive on replies, and puts them in answers; taken
+// records the ones taken from a store that let go of their parks. It is
+// exchange's wait, in a function of its own so that each of the two has
+// few enough defers and returns for the compiler to open-code the defers
+// (together they took deferprocStack and deferreturn, about 600
+// instructions of every blocking round trip; issue 23).
+func (p *peer) await(ctx context.Context, open *openRequests, replies chan reply, answers []json.RawMessage, timeout time.Duration, taken *map[string]bool) error {
+	s := p.s
 	// One timer serves the keep-alives and the timeout: it fires at
 	// whichever comes first.
 	start := time.Now()
@@ -312,7 +368,6 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 	nextBeat := start.Add(s.h.opts.KeepAlive)
 	timer := s.h.answers.timers.get(min(timeout, s.h.opts.KeepAlive))
 	defer s.h.answers.timers.put(timer)
-	answers := make([]json.RawMessage, 2*len(reqs))
 	for open.n > 0 {
 		select {
 		case rp := <-replies:
@@ -321,14 +376,14 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 				continue
 			}
 			if rp.taken {
-				if taken == nil {
-					taken = make(map[string]bool, len(reqs))
+				if *taken == nil {
+					*taken = make(map[string]bool, len(open.reqs))
 				}
-				taken[rp.id] = true
+				(*taken)[rp.id] = true
 			}
 			if rp.err != nil {
 				p.cancelOutstanding(open, "another request of the same call failed")
-				return nil, &server.ClientError{Method: r.method, Err: rp.err}
+				return &server.ClientError{Method: r.method, Err: rp.err}
 			}
 			answers[r.pos] = rp.result
 		case now := <-timer.C:
@@ -342,30 +397,61 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, timeout time.Durat
 			}
 			drain(replies, open)
 			p.cancelOutstanding(open, fmt.Sprintf("timed out after %v", timeout))
-			return nil, fmt.Errorf("%s: %w after %v", methods(open), server.ErrTimeout, timeout)
+			return fmt.Errorf("%s: %w after %v", methods(open), server.ErrTimeout, timeout)
 		case <-ctx.Done():
 			// The call's context also ends when the session does (DELETE,
 			// expiry, end of input); its cause says which.
 			drain(replies, open)
 			p.cancelOutstanding(open, "the request that caused it was cancelled")
-			return nil, fmt.Errorf("%s: the call was cancelled: %w", methods(open), context.Cause(ctx))
+			return fmt.Errorf("%s: the call was cancelled: %w", methods(open), context.Cause(ctx))
 		}
 	}
-	return answers, nil
+	return nil
+}
+
+// appendQuestion appends r's JSON-RPC request to dst, its params written
+// by its question inside it, and sets r.params to them (a part of the
+// message, cut to its length, which nothing modifies): one buffer, where
+// the params were encoded into one and copied into the message's (an
+// allocation and about 230 bytes of every blocking round trip, issue 23).
+// r.method is plain (plainMethod). The bytes are appendRequest's
+// (TestAppendQuestion).
+func (r *outgoing) appendQuestion(dst []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = append(dst, r.id.Raw()...)
+	dst = append(dst, `,"method":"`...)
+	dst = append(dst, r.method...)
+	dst = append(dst, `","params":`...)
+	start := len(dst)
+	dst = r.q.AppendJSON(dst)
+	r.params = dst[start:len(dst):len(dst)]
+	return append(dst, '}')
+}
+
+// plainMethod reports whether method is written in JSON as it is, with no
+// escape.
+func plainMethod(method string) bool {
+	if method == "elicitation/create" { // the usual one, known plain
+		return true
+	}
+	for i := 0; i < len(method); i++ {
+		if c := method[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // appendRequest appends the JSON-RPC request id, method, params to dst.
 // params were encoded by encoding/json (Request), so they are appended as
 // they are rather than checked and compacted again; none is "{}".
 func appendRequest(dst []byte, id jsonrpc.ID, method string, params json.RawMessage) ([]byte, error) {
-	for i := 0; i < len(method); i++ {
-		if c := method[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			req := rpcwire.Request{JSONRPC: rpcwire.Version, ID: id, Method: method, Params: json.RawMessage("{}")}
-			if len(params) > 0 {
-				req.Params = params
-			}
-			return json.Marshal(req) // a method name that needs escaping: never one of Baton's
+	if !plainMethod(method) {
+		req := rpcwire.Request{JSONRPC: rpcwire.Version, ID: id, Method: method, Params: json.RawMessage("{}")}
+		if len(params) > 0 {
+			req.Params = params
 		}
+		return json.Marshal(req) // a method name that needs escaping: never one of Baton's
 	}
 	if len(params) == 0 {
 		params = json.RawMessage("{}")

@@ -40,6 +40,7 @@ type keptStream struct {
 
 	mu        sync.Mutex // held while an event is kept and sent
 	key       string     // the stream's key, once opened in the store
+	mem       *memStream // the stream, when opened in a MemoryEventStore (appendTo)
 	failed    bool       // the store refused to open it: events go without ids
 	detached  bool       // the drain ended the client's stream: events are only kept
 	over      bool       // the call ended: the drain leaves its response alone
@@ -50,10 +51,17 @@ type keptStream struct {
 	// for the other streams.
 	conn    http.ResponseWriter
 	chunked bool // conn's body is chunked (HTTP/1.1)
-	// prev and next list the calls of drainState, guarded by its mu, with
-	// listDetached (the drain ended this one's stream).
-	prev, next   *keptStream
+	// listDetached (the drain ended this one's stream) goes with prev and
+	// next, which list the calls of drainState, guarded by its mu. It sits
+	// beside chunked so that a call's kept stream, its SSE stream and its
+	// peer fit the 320-byte size class together (newCallStream).
 	listDetached bool
+	prev, next   *keptStream
+
+	// spare is the peer of the call whose stream this is, allocated with
+	// it (newCallStream), for session.run to take; nil for the other
+	// streams, and once taken.
+	spare *peer
 }
 
 func (h *Handler) newKeptStream(sid string, st *sse.Stream, request jsonrpc.ID) *keptStream {
@@ -65,14 +73,16 @@ func (h *Handler) newKeptStream(sid string, st *sse.Stream, request jsonrpc.ID) 
 }
 
 // newCallStream returns the kept stream of a POSTed call answering r on w,
-// allocated with its SSE stream.
+// allocated with its SSE stream and its call's peer (keptStream.spare):
+// one allocation, not two, of every call in a session (issue 23).
 func (h *Handler) newCallStream(w http.ResponseWriter, r *http.Request, sid string, request jsonrpc.ID) *keptStream {
 	c := &struct {
 		k  keptStream
 		st sse.Stream
+		p  peer
 	}{}
 	c.st.Init(w, r)
-	c.k = keptStream{h: h, sid: sid, st: &c.st, meta: StreamMeta{Instance: h.instance, Request: request.Raw()}}
+	c.k = keptStream{h: h, sid: sid, st: &c.st, meta: StreamMeta{Instance: h.instance, Request: request.Raw()}, spare: &c.p}
 	return &c.k
 }
 
@@ -103,7 +113,7 @@ func (k *keptStream) keep(msg []byte) (pos string, ok bool) {
 		if oa, ok := k.h.events.(streamOpenAppender); ok {
 			var err error
 			if m, mem := oa.(*MemoryEventStore); mem {
-				pos = m.openStreamAppendKept(k.sid, key, k.meta, msg)
+				pos, k.mem = m.openStreamAppendKept(k.sid, key, k.meta, msg)
 			} else {
 				pos, err = oa.OpenStreamAppend(ctx, k.sid, key, k.meta, msg)
 			}
@@ -124,7 +134,7 @@ func (k *keptStream) keep(msg []byte) (pos string, ok bool) {
 	}
 	var err error
 	if m, mem := k.h.events.(*MemoryEventStore); mem {
-		pos, err = m.appendKept(k.sid, k.key, msg, false)
+		pos, err = k.appendMem(m, msg, false)
 	} else {
 		pos, err = k.h.events.Append(ctx, k.sid, k.key, msg)
 	}
@@ -135,6 +145,15 @@ func (k *keptStream) keep(msg []byte) (pos string, ok bool) {
 	return pos, true
 }
 
+// appendMem is m.appendKept of msg to k's stream, which it finds by
+// k.mem when it opened it. Called with k.mu held.
+func (k *keptStream) appendMem(m *MemoryEventStore, msg []byte, end bool) (string, error) {
+	if k.mem != nil {
+		return m.appendTo(k.mem, msg, end)
+	}
+	return m.appendKept(k.sid, k.key, msg, end)
+}
+
 // sendKept keeps msg and sends it on st, with its event id when it was
 // kept; kept reports whether it was. Called with k.mu held.
 func (k *keptStream) sendKept(st *sse.Stream, msg []byte) (kept bool, err error) {
@@ -142,7 +161,7 @@ func (k *keptStream) sendKept(st *sse.Stream, msg []byte) (kept bool, err error)
 	if !kept {
 		return false, st.SendID("", msg)
 	}
-	return true, st.SendIDPos(k.key, pos, msg)
+	return true, st.SendIDPosFramed(&k.h.frames, k.key, pos, msg)
 }
 
 // send keeps msg and sends it. A message that was kept counts as sent
@@ -200,7 +219,7 @@ func (k *keptStream) finish(res []byte) {
 			err error
 		)
 		if m, mem := ae.(*MemoryEventStore); mem {
-			pos, err = m.appendKept(k.sid, k.key, res, true) // see keep
+			pos, err = k.appendMem(m, res, true) // see keep
 		} else {
 			ctx, cancel := k.storeContext()
 			pos, err = ae.AppendEndStream(ctx, k.sid, k.key, res)
@@ -227,7 +246,7 @@ func (k *keptStream) finish(res []byte) {
 // with k.mu held.
 func (k *keptStream) finishSSE(kept bool, pos string, res []byte) {
 	if kept {
-		k.st.FinishIDPosUnflushed(http.StatusOK, k.key, pos, res)
+		k.st.FinishIDPosUnflushedFramed(&k.h.frames, http.StatusOK, k.key, pos, res)
 	} else {
 		k.st.FinishIDUnflushed(http.StatusOK, "", res)
 	}

@@ -323,6 +323,18 @@ func (s *session) deliverReply(key string, result json.RawMessage, e *jsonrpc.Er
 	return s.deliverTo(reply{id: key, result: result, err: e})
 }
 
+// deliverRaw is deliverReply for the key given as bytes (see
+// waiters.takeRaw).
+func (s *session) deliverRaw(key []byte, result json.RawMessage, e *jsonrpc.Error) bool {
+	s.mu.Lock()
+	k, ch, ok := s.pending.takeRaw(key)
+	s.mu.Unlock()
+	if ok {
+		ch <- reply{id: k, result: result, err: e}
+	}
+	return ok
+}
+
 // deliverTo hands rp to the server request waiting under rp.id and reports
 // whether one was waiting.
 func (s *session) deliverTo(rp reply) bool {
@@ -381,7 +393,10 @@ func (s *session) cancelRequest(id, reason string) bool {
 // decoded, if not nil, is the server's decoding of msg's params (see
 // era.Request.Decoded).
 func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, decoded any, w wire, finish func([]byte), abandon func()) {
-	key := msg.ID.String()
+	key := msg.ID.Raw() // the id's JSON text (see inflight), as msg.ID.String()
+	if len(key) == 0 {
+		key = []byte("null")
+	}
 	ctx, cancel := context.WithCancelCause(parent)
 	s.mu.Lock()
 	added := s.inflight.add(key, cancel)
@@ -389,7 +404,7 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, dec
 	if !added {
 		s.mu.Unlock()
 		cancel(nil)
-		finishError(finish, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", clip.String(key)))
+		finishError(finish, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", clip.String(string(key))))
 		return
 	}
 	s.mu.Unlock()
@@ -471,8 +486,20 @@ func (s *session) run(ctx context.Context, msg *rpcwire.Message, decoded any, w 
 		res, e = s.runOwn(ctx, msg)
 		return res, nil, e
 	}
-	p := &peer{s: s, w: w}
-	return s.bridge(ctx, msg, decoded, p)
+	return s.bridge(ctx, msg, decoded, newPeer(s, w))
+}
+
+// newPeer returns the peer of a call of s on w: the spare one of a call's
+// kept stream, allocated with it (newCallStream), else a new one. Only
+// the call's goroutine runs it, once per call.
+func newPeer(s *session, w wire) *peer {
+	if k, ok := w.(*keptStream); ok && k.spare != nil {
+		p := k.spare
+		k.spare = nil
+		*p = peer{s: s, w: w}
+		return p
+	}
+	return &peer{s: s, w: w}
 }
 
 // runOwn serves one of the session's own methods through the server's

@@ -1,6 +1,8 @@
 package legacy
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"strings"
 	"testing"
 )
@@ -37,7 +39,35 @@ func TestBase64URLTable(t *testing.T) {
 			}
 		}
 	}
+	// Every length and place: the 8-byte steps and the bytes after them.
+	for n := 1; n <= 20; n++ {
+		for pos := 0; pos < n; pos++ {
+			b := []byte(alphabet[:n])
+			if !base64URL(string(b)) {
+				t.Fatalf("base64URL refuses %q", b)
+			}
+			b[pos] = '='
+			if base64URL(string(b)) {
+				t.Fatalf("base64URL takes %q", b)
+			}
+		}
+	}
 	if !base64URL("") || !base64URL(alphabet) {
 		t.Error("base64URL refuses the empty string or the alphabet")
+	}
+}
+
+// TestStreamKeysEncoding: next is base64url of the prefix and the count,
+// as EncodeToString of the 12 bytes gives it, across the count's bytes.
+func TestStreamKeysEncoding(t *testing.T) {
+	k := newStreamKeys()
+	for _, n := range []uint32{0, 1, 0xfe, 0xff, 0x100, 0xffff, 0x10000, 0xfffffe, 0xffffffff} {
+		k.n.Store(n)
+		var b [12]byte
+		copy(b[:], k.prefix[:])
+		binary.BigEndian.PutUint32(b[8:], n+1)
+		if got, want := k.next(), base64.RawURLEncoding.EncodeToString(b[:]); got != want {
+			t.Errorf("count %d: key %q, want %q", n+1, got, want)
+		}
 	}
 }

@@ -39,6 +39,24 @@ func (w *waiters) take(key string) (chan<- reply, bool) {
 	return ch, ok
 }
 
+// takeRaw is take for a key given as bytes (an answer's id as it came),
+// and returns the key as the waiter recorded it: the usual waiter, in the
+// fields of its own, is found and handed over without a string made of
+// key (an allocation of every answer; issue 23).
+func (w *waiters) takeRaw(key []byte) (string, chan<- reply, bool) {
+	if w.ch != nil && w.key == string(key) {
+		k, ch := w.key, w.ch
+		w.key, w.ch = "", nil
+		return k, ch, true
+	}
+	if w.more == nil {
+		return "", nil, false
+	}
+	k := string(key)
+	ch, ok := w.take(k)
+	return k, ch, ok
+}
+
 // keys appends the keys waited on to dst.
 func (w *waiters) keys(dst []string) []string {
 	if w.ch != nil {

@@ -6,22 +6,28 @@ package sse
 // last chunk) in one write when the handler returns, instead of two.
 // A response that is not SSE yet is written as FinishID writes it.
 func (s *Stream) FinishIDUnflushed(status int, id string, msg []byte) {
-	s.finishUnflushed(status, id, "", false, msg)
+	s.finishUnflushed(nil, status, id, "", false, msg)
 }
 
 // FinishIDPosUnflushed is FinishIDUnflushed with the event id stream "."
 // pos (see SendIDPos).
 func (s *Stream) FinishIDPosUnflushed(status int, stream, pos string, msg []byte) {
-	s.finishUnflushed(status, stream, pos, true, msg)
+	s.finishUnflushed(nil, status, stream, pos, true, msg)
+}
+
+// FinishIDPosUnflushedFramed is FinishIDPosUnflushed framing the event in
+// a buffer from f (see Frames).
+func (s *Stream) FinishIDPosUnflushedFramed(f *Frames, status int, stream, pos string, msg []byte) {
+	s.finishUnflushed(f, status, stream, pos, true, msg)
 }
 
 // finishUnflushed is FinishIDUnflushed and FinishIDPosUnflushed (see
 // frame).
-func (s *Stream) finishUnflushed(status int, id, pos string, withPos bool, msg []byte) {
+func (s *Stream) finishUnflushed(f *Frames, status int, id, pos string, withPos bool, msg []byte) {
 	s.mu.Lock()
 	if s.sse && !s.done {
 		s.done = true
-		_, _ = s.w.Write(frame(id, pos, withPos, msg))
+		_ = s.writeFrame(f, id, pos, withPos, msg)
 		s.mu.Unlock()
 		return
 	}
