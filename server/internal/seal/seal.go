@@ -584,25 +584,30 @@ type recordedWire struct {
 
 var b64 = base64.RawURLEncoding
 
-// plainBody is the readable JSON form of st (plaintext mode).
+// plainBody is the readable JSON form of st (plaintext mode). It copies
+// what it keeps of st (strings, the payload, the answers) so that Seal
+// does not leak st's contents to the heap: the caller's State and the
+// lists it points to can then stay on its stack (round.Suspended builds
+// the issued and answered lists there; an allocation fewer per suspended
+// round). Plaintext mode is for debugging; its copies cost little.
 func plainBody(st *State) *stateBody {
 	body := &stateBody{
-		Method:    st.Method,
-		Target:    st.Target,
+		Method:    strings.Clone(st.Method),
+		Target:    strings.Clone(st.Target),
 		Args:      b64.EncodeToString(st.Arguments[:]),
-		Principal: st.Principal,
-		Payload:   st.Payload,
+		Principal: strings.Clone(st.Principal),
+		Payload:   bytes.Clone(st.Payload),
 		Round:     st.Round,
 		Flow:      st.Flow.wire(),
 	}
 	if len(st.Issued) > 0 {
 		body.Issued = make([]issuedWire, 0, len(st.Issued))
 		for _, is := range st.Issued {
-			body.Issued = append(body.Issued, issuedWire{Key: is.Key, Digest: b64.EncodeToString(is.Digest[:])})
+			body.Issued = append(body.Issued, issuedWire{Key: strings.Clone(is.Key), Digest: b64.EncodeToString(is.Digest[:])})
 		}
 	}
 	for _, a := range st.Answers {
-		body.Answers = append(body.Answers, recordedWire{Key: a.Key, Digest: b64.EncodeToString(a.Digest[:]), Answer: a.Answer})
+		body.Answers = append(body.Answers, recordedWire{Key: strings.Clone(a.Key), Digest: b64.EncodeToString(a.Digest[:]), Answer: bytes.Clone(a.Answer)})
 	}
 	return body
 }
@@ -641,10 +646,13 @@ func (s *Sealer) Seal(st *State) (string, error) {
 		return "", fmt.Errorf("seal state: issued at %v with a TTL of %v, the state's times fall outside 1970 to 9999", time.UnixMilli(iat).UTC(), s.ttl)
 	}
 	exp := iat + s.ttl.Milliseconds()
-	st.ID = b64.EncodeToString(id)
+	// The id is read from sid, not st.ID, below: a read of st's fields
+	// into the AEAD would leak st's contents to the heap (see plainBody).
+	sid := b64.EncodeToString(id)
+	st.ID = sid
 	st.IssuedAt = time.UnixMilli(iat)
 	st.ExpiresAt = time.UnixMilli(exp)
-	c := &stateClaims{ID: st.ID, IssuedAtMs: iat, ExpiresAtMs: exp}
+	c := &stateClaims{ID: sid, IssuedAtMs: iat, ExpiresAtMs: exp}
 	if s.aud != "" {
 		c.Audience = []string{s.aud}
 	}
@@ -674,7 +682,7 @@ func (s *Sealer) Seal(st *State) (string, error) {
 		} else if _, err := rand.Read(sealed); err != nil {
 			return "", fmt.Errorf("seal state: %w", err)
 		}
-		sealed = key.aead.Seal(sealed, sealed[:n], buf[:plain], readOnly(st.ID))
+		sealed = key.aead.Seal(sealed, sealed[:n], buf[:plain], readOnly(sid))
 		buf = buf[:plain+len(sealed)]
 		// The claims carry the nonce and the tag; the ciphertext travels
 		// once base64url-encoded after the signature, bound by the tag.
