@@ -98,6 +98,21 @@ func (e *InvalidResponseError) RPCError() *jsonrpc.Error {
 // ParseResponses reads the inputResponses member of a retry. Absent means
 // none; anything but a JSON object (null included) is an error.
 func ParseResponses(raw json.RawMessage) (Responses, error) {
+	return parseResponses(raw, false)
+}
+
+// ParseValidResponses is ParseResponses for raw already known to be one
+// valid JSON value (a request's envelope walk checked it with
+// jsonscan.SkipValueWithin, whose verdict on validity is json.Valid's):
+// it does not check it again. json.Valid was about 2,300 of
+// ParseResponses's 4,000 instructions per two-round flow under valgrind
+// (BenchmarkMRTRTwoRounds, 2026-12-04). Its results and errors are
+// ParseResponses's on such input (TestParseValidResponses).
+func ParseValidResponses(raw json.RawMessage) (Responses, error) {
+	return parseResponses(raw, true)
+}
+
+func parseResponses(raw json.RawMessage, valid bool) (Responses, error) {
 	if raw == nil {
 		return Responses{}, nil
 	}
@@ -105,7 +120,13 @@ func ParseResponses(raw json.RawMessage) (Responses, error) {
 	if len(t) == 0 || t[0] != '{' {
 		return Responses{}, errors.New("inputResponses must be a JSON object")
 	}
-	members, err := jsonscan.SplitObject(t, "inputResponses")
+	var members []jsonscan.Member
+	var err error
+	if valid {
+		members, err = jsonscan.SplitValidObject(t, "inputResponses")
+	} else {
+		members, err = jsonscan.SplitObject(t, "inputResponses")
+	}
 	if err != nil {
 		return Responses{}, err
 	}
