@@ -21,7 +21,7 @@ func TestAllocationBudget(t *testing.T) {
 	}
 	budgets := []budget{
 		{"plain call", BenchmarkToolsCall, 28, 8_860},
-		{"two-round flow", BenchmarkMRTRTwoRounds, 81, 23_080},
+		{"two-round flow", BenchmarkMRTRTwoRounds, 80, 23_030},
 	}
 	if raceEnabled {
 		// The race detector moves some values to the heap and drops a
