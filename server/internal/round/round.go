@@ -332,14 +332,41 @@ type book struct {
 	diverged bool
 	suspend  bool // Suspend was called
 
-	// Order of the questions asked without a key (matched by position):
-	// the positions of the previous run, which of them this run has met,
-	// the highest met, and the failure once the run reached two of them in
-	// the opposite order.
-	script   map[int]seal.Digest
-	met      map[int]bool
-	lastMet  int
+	// Order of the questions asked without a key (matched by position),
+	// built by the first such question of a retry (keepOrder), and the
+	// failure once the run reached two of them in the opposite order.
+	order    *replayOrder
 	orderErr error
+
+	// irErr is the error of the first question AskValid leaves pending,
+	// in the book's own allocation: set once (its key is never empty) and
+	// not written again, so the handler may keep it. An allocation fewer
+	// per suspended round, in the room the order's fields left (the book
+	// stays 416 bytes; BenchmarkMRTRTwoRounds, 2026-12-04).
+	irErr inputRequiredError
+}
+
+// replayOrder is what keepOrder tracks: the position of each question the
+// previous run asked without a key, its digest and whether this run has
+// met it, and the highest position met.
+type replayOrder struct {
+	script  map[int]scripted
+	lastMet int
+}
+
+type scripted struct {
+	digest seal.Digest
+	met    bool
+}
+
+// pendingError returns the error of a question left pending under key:
+// the book's own the first time, a new one after. r.mu is held.
+func (r *Round) pendingError(key string) error {
+	if r.irErr.key == "" && key != "" {
+		r.irErr.key = key
+		return &r.irErr
+	}
+	return &inputRequiredError{key: key}
 }
 
 // ensure allocates r.book if it is not yet. r.mu is held.
@@ -636,7 +663,7 @@ func (r *Round) AskValid(pos int, key string, req mrtr.InputRequest, check Check
 		return raw, nil
 	}
 	r.issue(key, req, d)
-	return nil, &inputRequiredError{key: key}
+	return nil, r.pendingError(key)
 }
 
 // startAnswered makes room in r.answered for the answers this run is
@@ -876,26 +903,26 @@ func (r *Round) keepOrder(pos int, d seal.Digest) error {
 	if r.state == nil {
 		return nil
 	}
-	if r.script == nil {
-		r.script = make(map[int]seal.Digest, len(r.state.Answers)+len(r.state.Issued))
+	o := r.order
+	if o == nil {
+		o = &replayOrder{script: make(map[int]scripted, len(r.state.Answers)+len(r.state.Issued)), lastMet: -1}
 		for _, rec := range r.state.Answers {
 			if p, ok := autoPos(rec.Key); ok {
-				r.script[p] = rec.Digest
+				o.script[p] = scripted{digest: rec.Digest}
 			}
 		}
 		for _, is := range r.state.Issued {
 			if p, ok := autoPos(is.Key); ok {
-				r.script[p] = is.Digest
+				o.script[p] = scripted{digest: is.Digest}
 			}
 		}
-		r.met = make(map[int]bool, len(r.script))
-		r.lastMet = -1
+		r.order = o
 	}
 	next, before := -1, -1
-	for p, dg := range r.script {
+	for p, sc := range o.script {
 		switch {
-		case dg != d || r.met[p]:
-		case p > r.lastMet:
+		case sc.digest != d || sc.met:
+		case p > o.lastMet:
 			if next < 0 || p < next {
 				next = p
 			}
@@ -905,10 +932,12 @@ func (r *Round) keepOrder(pos int, d seal.Digest) error {
 	}
 	switch {
 	case next >= 0:
-		r.met[next] = true
-		r.lastMet = next
+		sc := o.script[next]
+		sc.met = true
+		o.script[next] = sc
+		o.lastMet = next
 	case before >= 0:
-		r.orderErr = &replayOrderError{pos: pos, was: before, after: r.lastMet}
+		r.orderErr = &replayOrderError{pos: pos, was: before, after: o.lastMet}
 		return r.orderErr
 	}
 	return nil
