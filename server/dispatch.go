@@ -97,9 +97,14 @@ type request struct {
 	scopes []string // the scopes the call was checked against (authz.go)
 	// status and retryAfter, when set, are the HTTP status and Retry-After
 	// of a refusal (a quota, a store that failed).
-	status     int32
-	legacy     bool // encode results for the 2025-11-25 era (here, beside status, to fill its word)
-	retryAfter time.Duration
+	status int32
+	legacy bool // encode results for the 2025-11-25 era (here, beside status, to fill its word)
+	// responsesValid is set when the envelope walk took the request
+	// (decodeEnvelope): jsonscan.SkipValueWithin checked every value of
+	// it, p.InputResponses included, so round.ParseValidResponses need
+	// not check that again. (In status's word, as legacy is.)
+	responsesValid bool
+	retryAfter     time.Duration
 
 	// frame is a legacy tools/call's whole response, written by
 	// encodeToolResult around the result it returns (the result is its
@@ -694,7 +699,11 @@ func (s *Server) openRound(ctx context.Context, r *request, target string, args 
 //
 //go:noinline
 func (s *Server) beginRound(ctx context.Context, r *request, mc *mrtrCall, st *seal.State, opts round.Options, rd *round.Round) (*mrtrCall, *jsonrpc.Error) {
-	responses, err := round.ParseResponses(r.p.InputResponses)
+	parse := round.ParseResponses
+	if r.responsesValid {
+		parse = round.ParseValidResponses
+	}
+	responses, err := parse(r.p.InputResponses)
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}

@@ -287,6 +287,7 @@ func decodeEnvelope(body []byte, lim *jsonscan.Limits) (*request, bool) {
 		r.method == "" || r.method == "initialize" || !onePass(r.method) {
 		return nil, false
 	}
+	r.responsesValid = true // the walk checked every value it took
 	return r, true
 }
 

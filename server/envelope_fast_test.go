@@ -179,3 +179,20 @@ func TestEnvelopeKnowsEveryField(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvelopeMarksResponsesValid holds that only a request the envelope
+// walk took (every value checked by jsonscan.SkipValueWithin) has its
+// inputResponses parsed without json.Valid, and that the library path's
+// are checked again.
+func TestEnvelopeMarksResponsesValid(t *testing.T) {
+	body := []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"confirm","arguments":{},"inputResponses":{"confirm":{"action":"accept","content":{"confirm":true}}},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	el := envLimits(rpcwire.Limits{})
+	r, ok := decodeEnvelope(body, &el)
+	if !ok || !r.responsesValid {
+		t.Fatalf("decodeEnvelope: ok %v, responsesValid %v; want both", ok, r != nil && r.responsesValid)
+	}
+	r, _, ok = decodeModernLib(body)
+	if !ok || r.responsesValid {
+		t.Fatalf("decodeModernLib: ok %v, responsesValid %v; want ok and not valid", ok, r != nil && r.responsesValid)
+	}
+}

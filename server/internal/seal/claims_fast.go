@@ -30,30 +30,39 @@ func canonicalClaims(b []byte) (*stateClaims, bool) {
 // provides (Open's, on its stack). c is left changed when it reports
 // false.
 func readCanonicalClaims(b []byte, c *stateClaims) bool {
+	enc, ok := readCanonicalClaimsRaw(b, c)
+	c.Enc = string(enc)
+	return ok
+}
+
+// readCanonicalClaimsRaw is readCanonicalClaims that returns enc's text,
+// a part of b, instead of setting c.Enc (Open decodes it without a
+// string; see verifyInto).
+func readCanonicalClaimsRaw(b []byte, c *stateClaims) ([]byte, bool) {
 	p := claimsParser{b: b}
 	if !p.lit(`{"exp":`) {
-		return false
+		return nil, false
 	}
 	c.ExpiresAtMs = p.date()
 	if !p.lit(`,"iat":`) {
-		return false
+		return nil, false
 	}
 	c.IssuedAtMs = p.date()
 	if !p.lit(`,"jti":`) {
-		return false
+		return nil, false
 	}
 	c.ID = p.str()
 	if p.lit(`,"aud":[`) {
 		c.Audience = []string{p.str()}
 		if !p.lit(`]`) {
-			return false
+			return nil, false
 		}
 	}
 	if !p.lit(`,"enc":`) {
-		return false
+		return nil, false
 	}
-	c.Enc = p.str()
-	return p.lit(`}`) && !p.bad && len(p.b) == 0 && c.ExpiresAtMs != 0 && c.IssuedAtMs != 0 && c.Enc != ""
+	enc := p.bytes()
+	return enc, p.lit(`}`) && !p.bad && len(p.b) == 0 && c.ExpiresAtMs != 0 && c.IssuedAtMs != 0 && len(enc) != 0
 }
 
 // claimsParser reads canonicalClaims' form; bad sticks once set.
@@ -109,21 +118,29 @@ func (p *claimsParser) date() int64 {
 
 // str reads a JSON string of printable ASCII without escapes.
 func (p *claimsParser) str() string {
+	if b := p.bytes(); len(b) > 0 {
+		return string(b)
+	}
+	return ""
+}
+
+// bytes is str without the copy: the string's text, a part of p.b.
+func (p *claimsParser) bytes() []byte {
 	if p.bad || len(p.b) == 0 || p.b[0] != '"' {
 		p.bad = true
-		return ""
+		return nil
 	}
 	for i := 1; i < len(p.b); i++ {
 		switch c := p.b[i]; {
 		case c == '"':
-			s := string(p.b[1:i])
+			s := p.b[1:i]
 			p.b = p.b[i+1:]
 			return s
 		case c < 0x20 || c >= 0x7f || c == '\\':
 			p.bad = true
-			return ""
+			return nil
 		}
 	}
 	p.bad = true
-	return ""
+	return nil
 }

@@ -584,25 +584,30 @@ type recordedWire struct {
 
 var b64 = base64.RawURLEncoding
 
-// plainBody is the readable JSON form of st (plaintext mode).
+// plainBody is the readable JSON form of st (plaintext mode). It copies
+// what it keeps of st (strings, the payload, the answers) so that Seal
+// does not leak st's contents to the heap: the caller's State and the
+// lists it points to can then stay on its stack (round.Suspended builds
+// the issued and answered lists there; an allocation fewer per suspended
+// round). Plaintext mode is for debugging; its copies cost little.
 func plainBody(st *State) *stateBody {
 	body := &stateBody{
-		Method:    st.Method,
-		Target:    st.Target,
+		Method:    strings.Clone(st.Method),
+		Target:    strings.Clone(st.Target),
 		Args:      b64.EncodeToString(st.Arguments[:]),
-		Principal: st.Principal,
-		Payload:   st.Payload,
+		Principal: strings.Clone(st.Principal),
+		Payload:   bytes.Clone(st.Payload),
 		Round:     st.Round,
 		Flow:      st.Flow.wire(),
 	}
 	if len(st.Issued) > 0 {
 		body.Issued = make([]issuedWire, 0, len(st.Issued))
 		for _, is := range st.Issued {
-			body.Issued = append(body.Issued, issuedWire{Key: is.Key, Digest: b64.EncodeToString(is.Digest[:])})
+			body.Issued = append(body.Issued, issuedWire{Key: strings.Clone(is.Key), Digest: b64.EncodeToString(is.Digest[:])})
 		}
 	}
 	for _, a := range st.Answers {
-		body.Answers = append(body.Answers, recordedWire{Key: a.Key, Digest: b64.EncodeToString(a.Digest[:]), Answer: a.Answer})
+		body.Answers = append(body.Answers, recordedWire{Key: strings.Clone(a.Key), Digest: b64.EncodeToString(a.Digest[:]), Answer: bytes.Clone(a.Answer)})
 	}
 	return body
 }
@@ -641,10 +646,13 @@ func (s *Sealer) Seal(st *State) (string, error) {
 		return "", fmt.Errorf("seal state: issued at %v with a TTL of %v, the state's times fall outside 1970 to 9999", time.UnixMilli(iat).UTC(), s.ttl)
 	}
 	exp := iat + s.ttl.Milliseconds()
-	st.ID = b64.EncodeToString(id)
+	// The id is read from sid, not st.ID, below: a read of st's fields
+	// into the AEAD would leak st's contents to the heap (see plainBody).
+	sid := b64.EncodeToString(id)
+	st.ID = sid
 	st.IssuedAt = time.UnixMilli(iat)
 	st.ExpiresAt = time.UnixMilli(exp)
-	c := &stateClaims{ID: st.ID, IssuedAtMs: iat, ExpiresAtMs: exp}
+	c := &stateClaims{ID: sid, IssuedAtMs: iat, ExpiresAtMs: exp}
 	if s.aud != "" {
 		c.Audience = []string{s.aud}
 	}
@@ -674,7 +682,7 @@ func (s *Sealer) Seal(st *State) (string, error) {
 		} else if _, err := rand.Read(sealed); err != nil {
 			return "", fmt.Errorf("seal state: %w", err)
 		}
-		sealed = key.aead.Seal(sealed, sealed[:n], buf[:plain], readOnly(st.ID))
+		sealed = key.aead.Seal(sealed, sealed[:n], buf[:plain], readOnly(sid))
 		buf = buf[:plain+len(sealed)]
 		// The claims carry the nonce and the tag; the ciphertext travels
 		// once base64url-encoded after the signature, bound by the tag.
@@ -814,7 +822,7 @@ func readOnly(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s
 // else is done with it here.
 func (s *Sealer) verify(token string) (*stateClaims, *derivedKey, string, error) {
 	c := new(stateClaims)
-	key, ct, err := s.verifyInto(token, c)
+	key, ct, _, err := s.verifyInto(token, c, nil)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -823,13 +831,19 @@ func (s *Sealer) verify(token string) (*stateClaims, *derivedKey, string, error)
 
 // verifyInto is verify, the claims decoded into c, which the caller
 // provides: Open's, on its stack, where verify's were an allocation per
-// state opened.
-func (s *Sealer) verifyInto(token string, c *stateClaims) (*derivedKey, string, error) {
+// state opened. With nt not nil, a token of four segments whose claims
+// are in the form Seal writes has enc (the nonce and the tag) decoded
+// into nt, its length returned, after the claims validated, and c.Enc
+// left empty: enc is not copied into a string only to be decoded (an
+// allocation per state opened; BenchmarkMRTRTwoRounds, 2026-12-04). Any
+// other enc, or one that does not decode into nt, is in c.Enc as before
+// (length 0), for Open to decode and refuse as it always has.
+func (s *Sealer) verifyInto(token string, c *stateClaims, nt *[ntMax]byte) (*derivedKey, string, int, error) {
 	h, rest, ok1 := strings.Cut(token, ".")
 	payload, rest, ok2 := strings.Cut(rest, ".")
 	sig, ct, four := strings.Cut(rest, ".")
 	if !ok1 || !ok2 || strings.Contains(ct, ".") || four && ct == "" {
-		return nil, "", refuse("malformed token: it needs three dot-separated segments (four with encrypted content)", nil)
+		return nil, "", 0, refuse("malformed token: it needs three dot-separated segments (four with encrypted content)", nil)
 	}
 	// The header a Sealer writes is fixed per key ({"alg":"HS256","kid":…},
 	// precomputed): a token whose header segment is one of them byte for
@@ -840,45 +854,71 @@ func (s *Sealer) verifyInto(token string, c *stateClaims) (*derivedKey, string, 
 	if !ok {
 		hb, err := strictB64.DecodeString(h)
 		if err != nil {
-			return nil, "", refuse("malformed token: the header is not base64url", err)
+			return nil, "", 0, refuse("malformed token: the header is not base64url", err)
 		}
 		var hdr jwsHeader
 		if err := strictjson.Unmarshal(hb, &hdr); err != nil {
-			return nil, "", refuse("malformed token: the header is not a JSON object", err)
+			return nil, "", 0, refuse("malformed token: the header is not a JSON object", err)
 		}
 		if hdr.Alg != jwt.SigningMethodHS256.Alg() {
-			return nil, "", refuse(fmt.Sprintf("signature does not verify: signing method %s is invalid; only HS256 is accepted", describeAlg(hdr.Alg)), nil)
+			return nil, "", 0, refuse(fmt.Sprintf("signature does not verify: signing method %s is invalid; only HS256 is accepted", describeAlg(hdr.Alg)), nil)
 		}
 		if hdr.Kid == "" {
-			return nil, "", refuse("cannot be verified: no key id", nil)
+			return nil, "", 0, refuse("cannot be verified: no key id", nil)
 		}
 		if key, ok = rg.lookup(hdr.Kid); !ok {
-			return nil, "", refuse("cannot be verified: unknown key id "+clip.Quote(hdr.Kid), nil)
+			return nil, "", 0, refuse("cannot be verified: unknown key id "+clip.Quote(hdr.Kid), nil)
 		}
 	}
 	var sbuf [sha256.Size + 3]byte // a signature of another length decodes (and fails) here too
 	sb, err := appendUnB64Strict(sbuf[:0], readOnly(sig))
 	if err != nil {
-		return nil, "", refuse("malformed token: the signature is not base64url", err)
+		return nil, "", 0, refuse("malformed token: the signature is not base64url", err)
 	}
 	want := key.hs256.sum(token[:len(h)+1+len(payload)])
 	if !hmac.Equal(sb, want[:]) {
-		return nil, "", refuse("signature does not verify", jwt.ErrSignatureInvalid)
+		return nil, "", 0, refuse("signature does not verify", jwt.ErrSignatureInvalid)
 	}
 	var pbuf [384]byte // the claims a sealer writes, decoded on the stack
 	pb, err := appendUnB64Strict(pbuf[:0], readOnly(payload))
 	if err != nil {
-		return nil, "", refuse("malformed token: the claims are not base64url", err)
+		return nil, "", 0, refuse("malformed token: the claims are not base64url", err)
 	}
-	if !readCanonicalClaims(pb, c) {
+	enc, canonical := readCanonicalClaimsRaw(pb, c)
+	if !canonical {
 		if err := c.UnmarshalJSON(bytes.Clone(pb)); err != nil { // a copy: the decoder may keep it
-			return nil, "", refuse("malformed token: the claims are not a JSON object", err)
+			return nil, "", 0, refuse("malformed token: the claims are not a JSON object", err)
 		}
 	}
 	if err := s.validator.Validate(c); err != nil {
-		return nil, "", classify(err)
+		return nil, "", 0, classify(err)
 	}
-	return key, ct, nil
+	if canonical {
+		if k, ok := decodeNonceTag(enc, nt, ct != ""); ok {
+			return key, ct, k, nil
+		}
+		c.Enc = string(enc)
+	}
+	return key, ct, 0, nil
+}
+
+// ntMax is the most bytes of nonce and tag verifyInto decodes enc into
+// (AES-GCM's are 12 and 16).
+const ntMax = 48
+
+// decodeNonceTag decodes enc, a token's nonce and tag (four segments),
+// into nt when it fits and is base64url, and reports false otherwise
+// (no nt, or a token of three segments, whose enc is the whole sealed
+// content).
+func decodeNonceTag(enc []byte, nt *[ntMax]byte, four bool) (int, bool) {
+	if nt == nil || !four || len(enc) == 0 || b64.DecodedLen(len(enc)) > len(nt) {
+		return 0, false
+	}
+	k, err := b64.Decode(nt[:], enc)
+	if err != nil || k == 0 {
+		return 0, false
+	}
+	return k, true
 }
 
 func describeAlg(alg string) string {
@@ -902,13 +942,14 @@ func (s *Sealer) Open(token string) (*State, error) {
 	}
 	var claims stateClaims
 	c := &claims
-	key, ct, err := s.verifyInto(token, c)
+	var ntb [ntMax]byte // the nonce and the tag, decoded on the stack
+	key, ct, ntn, err := s.verifyInto(token, c, &ntb)
 	if err != nil {
 		return nil, err
 	}
 	st := &State{ID: c.ID}
 	switch {
-	case c.Enc != "" && c.Body == nil:
+	case (c.Enc != "" || ntn > 0) && c.Body == nil:
 		var sealed []byte // nonce, ciphertext, tag
 		n := key.aead.NonceSize()
 		if ct == "" {
@@ -929,9 +970,8 @@ func (s *Sealer) Open(token string) (*State, error) {
 			// state carried answers through both, about 103 bytes per
 			// answer; see BenchmarkCarried in bench/).
 			tag := key.aead.Overhead()
-			var ntb [48]byte // the nonce and the tag, decoded on the stack
-			var nt []byte
-			if b64.DecodedLen(len(c.Enc)) <= len(ntb) {
+			nt := ntb[:ntn] // decoded by verifyInto, or:
+			if ntn == 0 && b64.DecodedLen(len(c.Enc)) <= len(ntb) {
 				var k int
 				k, err = b64.Decode(ntb[:], readOnly(c.Enc))
 				nt = ntb[:k]
