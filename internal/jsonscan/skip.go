@@ -245,14 +245,6 @@ func plainBytes(v uint64) uint64 {
 	return plainLow(v) &^ v
 }
 
-// PlainBytes is plainBytes for other packages (jsonw's encoder skips
-// plain runs of a string with it): bit 7 of each byte of v is set when that
-// byte may stand in a JSON string as it is (0x20 to 0x7f but '"' and
-// '\\'), and clear otherwise. Other bits are left as they fall.
-func PlainBytes(v uint64) uint64 {
-	return plainBytes(v)
-}
-
 // plainRun reads b from b[j] on 32 bytes at a time while they are plain
 // string bytes (see plainBytes) and returns the index of the first byte
 // that is not, with stop true, or of the last 32 or fewer bytes, with stop

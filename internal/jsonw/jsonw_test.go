@@ -115,3 +115,27 @@ func BenchmarkString(b *testing.B) {
 		buf = String(buf[:0], s)
 	}
 }
+
+// TestPlainBytes checks plainBytes for every byte value at every position
+// of a word whose other bytes are plain, and beside a byte that is not.
+func TestPlainBytes(t *testing.T) {
+	plain := func(c byte) bool { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' }
+	for _, fill := range []byte{'a', 0x00, 0xff, '"'} {
+		for pos := 0; pos < 8; pos++ {
+			for c := 0; c < 256; c++ {
+				var v uint64
+				for k := 0; k < 8; k++ {
+					b := fill
+					if k == pos {
+						b = byte(c)
+					}
+					v |= uint64(b) << (8 * k)
+				}
+				got := plainBytes(v)>>(8*pos+7)&1 == 1
+				if got != plain(byte(c)) {
+					t.Fatalf("byte %#x at %d among %#x: plain %v, want %v", c, pos, fill, got, plain(byte(c)))
+				}
+			}
+		}
+	}
+}
