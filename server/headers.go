@@ -225,21 +225,30 @@ type headerRead struct {
 // authorizeHeaders (before the body) and checkStandardHeaders (after it)
 // compare them, and each read cost about 250 instructions of a plain
 // call's 23,000 in ServeHTTP (valgrind, BenchmarkToolsCall, issue 23).
+// They are read when first needed (load), so a request that needs neither
+// (a 2025-11-25 session's POST on a server with nothing to authorize)
+// never looks them up: two misses in the header map, about 300
+// instructions of such a request over HTTP.
 type callHeaders struct {
+	h            http.Header
+	read         bool
 	method, name headerRead
 }
 
-// readCallHeaders reads Mcp-Method and Mcp-Name.
-func readCallHeaders(h http.Header) callHeaders {
-	var c callHeaders
-	c.method.v, c.method.ok, c.method.err = headerValue(h, HeaderMethod)
-	c.name.v, c.name.ok, c.name.err = headerValue(h, HeaderName)
-	return c
+// load reads Mcp-Method and Mcp-Name, the first time it is called.
+func (c *callHeaders) load() {
+	if c.read {
+		return
+	}
+	c.read = true
+	c.method.v, c.method.ok, c.method.err = headerValue(c.h, HeaderMethod)
+	c.name.v, c.name.ok, c.name.err = headerValue(c.h, HeaderName)
 }
 
 // checkStandardHeaders compares MCP-Protocol-Version, and Mcp-Method and
-// Mcp-Name as read (hs), with the body.
+// Mcp-Name (hs), with the body.
 func checkStandardHeaders(h http.Header, hs *callHeaders, method, version, name string, hasName bool) *jsonrpc.Error {
+	hs.load()
 	pv, ok, err := headerValue(h, HeaderProtocolVersion)
 	switch {
 	case err != nil:

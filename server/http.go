@@ -46,7 +46,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if ct := headerGet(r.Header, "Content-Type"); ct != "" && ct != "application/json" && !contentTypeJSON(w, ct) {
 		return
 	}
-	hs := readCallHeaders(r.Header)
+	hs := callHeaders{h: r.Header} // read when needed (load)
 	if !s.authorizeHeaders(w, r, &hs) {
 		return
 	}
@@ -150,7 +150,7 @@ func (s *Server) serveDecoded(w http.ResponseWriter, r *http.Request, body []byt
 	s.serveModern(w, r, req, e, hs)
 }
 
-// serveModern checks the headers (hs: Mcp-Method and Mcp-Name as read) and
+// serveModern checks the headers (hs: Mcp-Method and Mcp-Name) and
 // version of a decoded modern request (e is its envelope error, if any)
 // and serves it.
 func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *request, e *jsonrpc.Error, hs *callHeaders) {
