@@ -349,3 +349,67 @@ func TestRequireScopesChecked(t *testing.T) {
 		t.Fatalf("RequiredScopes = %v", got)
 	}
 }
+
+// TestScopesNotedEveryKind: authorize skips the look-up while no item
+// declares scopes (and no Visible hook is set), so each kind of
+// registration must mark the server when it declares them, a server that
+// is already serving included: the item registered later is refused
+// without a grant, and the unscoped one registered before it still goes.
+func TestScopesNotedEveryKind(t *testing.T) {
+	tool := func(ctx context.Context, req *ToolRequest) (*ToolResult, error) { return TextResult(""), nil }
+	prompt := func(ctx context.Context, req *PromptRequest) (*PromptResult, error) { return &PromptResult{}, nil }
+	res := func(ctx context.Context, req *ResourceRequest) (*ResourceResult, error) {
+		return &ResourceResult{}, nil
+	}
+	for _, tc := range []struct {
+		method, open, name string
+		add                func(s *Server, name string, opts ...Option) error
+	}{
+		{"tools/call", "o", "x", func(s *Server, name string, opts ...Option) error {
+			o := make([]ToolOption, len(opts))
+			for i := range opts {
+				o[i] = opts[i]
+			}
+			return s.AddTool(Tool{Name: name}, tool, o...)
+		}},
+		{"prompts/get", "o", "x", func(s *Server, name string, opts ...Option) error {
+			o := make([]PromptOption, len(opts))
+			for i := range opts {
+				o[i] = opts[i]
+			}
+			return s.AddPrompt(Prompt{Name: name}, prompt, o...)
+		}},
+		{"resources/read", "res://o", "res://x", func(s *Server, name string, opts ...Option) error {
+			o := make([]ResourceOption, len(opts))
+			for i := range opts {
+				o[i] = opts[i]
+			}
+			return s.AddResource(Resource{URI: name, Name: "n"}, res, o...)
+		}},
+		{"resources/read", "res://o/{id}", "res://x/{id}", func(s *Server, name string, opts ...Option) error {
+			o := make([]ResourceOption, len(opts))
+			for i := range opts {
+				o[i] = opts[i]
+			}
+			return s.AddResourceTemplate(ResourceTemplate{URITemplate: name, Name: "n"}, res, o...)
+		}},
+	} {
+		s := newTestServer(t, nil)
+		if err := tc.add(s, tc.open); err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		if sc, ref := s.authorize(ctx, tc.method, tc.open); sc != nil || ref != nil {
+			t.Fatalf("%s %s before any scope: %v %+v", tc.method, tc.open, sc, ref)
+		}
+		if err := tc.add(s, tc.name, RequireScopes("w")); err != nil {
+			t.Fatal(err)
+		}
+		if _, ref := s.authorize(ctx, tc.method, tc.name); ref == nil || !ref.anonymous || !slices.Equal(ref.need, []string{"w"}) {
+			t.Errorf("%s %s with a scope, no grant: %+v, want refused for w", tc.method, tc.name, ref)
+		}
+		if sc, ref := s.authorize(ctx, tc.method, tc.open); sc != nil || ref != nil {
+			t.Errorf("%s %s after a scoped item: %v %+v", tc.method, tc.open, sc, ref)
+		}
+	}
+}

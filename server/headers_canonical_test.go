@@ -80,3 +80,42 @@ func FuzzHeaderValue(f *testing.F) {
 		}
 	})
 }
+
+// controlFreeRef is controlFree byte by byte, as headerValue checked it.
+func controlFreeRef(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// TestControlFree puts every byte at every position of values of 1 to 24
+// bytes (the short loop, whole words, and the overlapping last word).
+func TestControlFree(t *testing.T) {
+	for n := 1; n <= 24; n++ {
+		for pos := 0; pos < n; pos++ {
+			b := []byte(strings.Repeat("a", n))
+			for c := 0; c < 256; c++ {
+				b[pos] = byte(c)
+				if got, want := controlFree(string(b)), controlFreeRef(string(b)); got != want {
+					t.Fatalf("controlFree(%q) = %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
+	if !controlFree("") {
+		t.Error("empty value refused")
+	}
+}
+
+// FuzzControlFree holds controlFree, eight bytes at a time, to the byte
+// loop.
+func FuzzControlFree(f *testing.F) {
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := controlFree(s), controlFreeRef(s); got != want {
+			t.Fatalf("controlFree(%q) = %v, want %v", s, got, want)
+		}
+	})
+}

@@ -220,6 +220,10 @@ type Server struct {
 	randomKey atomic.Bool
 	keyWarn   sync.Once
 
+	// scoped is set, and never cleared, once an item is registered with
+	// RequireScopes: until then authorize has nothing to check (authz.go).
+	scoped atomic.Bool
+
 	mu         sync.RWMutex
 	tools      registry[*toolEntry]
 	prompts    registry[*promptEntry]
@@ -447,6 +451,7 @@ func (s *Server) addTool(t Tool, h ToolHandler, o regOptions) error {
 		t.InputSchema = json.RawMessage(`{"type":"object"}`)
 	}
 	e := &toolEntry{tool: t, handler: h, opts: o}
+	s.noteScopes(o)
 	var err error
 	if e.input, err = compileSchema("tool "+t.Name+" input", t.InputSchema, true); err != nil {
 		return fmt.Errorf("add tool: %w", err)
@@ -498,6 +503,7 @@ func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...PromptOption) erro
 		return err
 	}
 	e := &promptEntry{prompt: p, handler: h, opts: o}
+	s.noteScopes(o)
 	if e.wire, err = json.Marshal(p); err != nil {
 		return fmt.Errorf("add prompt %q: encode: %w", p.Name, err)
 	}
@@ -538,6 +544,7 @@ func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...ResourceOpti
 		return err
 	}
 	e := &resourceEntry{res: r, handler: h, opts: o}
+	s.noteScopes(o)
 	if e.wire, err = json.Marshal(r); err != nil {
 		return fmt.Errorf("add resource %q: encode: %w", r.URI, err)
 	}
@@ -589,6 +596,7 @@ func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler, opts
 		return err
 	}
 	e := &templateEntry{tmpl: t, pattern: p, handler: h, opts: o}
+	s.noteScopes(o)
 	if e.wire, err = json.Marshal(t); err != nil {
 		return fmt.Errorf("add resource template %q: encode: %w", t.URITemplate, err)
 	}
