@@ -3,31 +3,8 @@ package seal
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
-	"strings"
 	"testing"
-
-	"github.com/golang-jwt/jwt/v5"
 )
-
-// resignRaw is resign with the claims edited as bytes, so they keep the
-// form Seal writes (and Open reads without the library).
-func resignRaw(t *testing.T, s *Sealer, tok string, edit func([]byte) []byte) string {
-	t.Helper()
-	parts := strings.Split(tok, ".")
-	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw = edit(raw)
-	key := s.ring.Load().signing()
-	signing := parts[0] + "." + base64.RawURLEncoding.EncodeToString(raw)
-	sig, err := jwt.SigningMethodHS256.Sign(signing, key.mac)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return signing + "." + base64.RawURLEncoding.EncodeToString(sig) + "." + parts[3]
-}
 
 // TestOpenEncWithoutString holds Open's reading of enc from claims in
 // Seal's form (decoded without a string, verifyInto) to its reading of
@@ -36,16 +13,8 @@ func TestOpenEncWithoutString(t *testing.T) {
 	s := testSealer(t, SealerOptions{})
 	b := testBinding(t)
 	tok := seal(t, s, b)
-	parts := strings.Split(tok, ".")
-	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
-	enc := m["enc"].(string)
+	raw := mustClaims(t, tok)
+	enc := claimsMap(t, raw)["enc"].(string)
 	if !bytes.Contains(raw, []byte(`"enc":"`+enc+`"`)) {
 		t.Fatalf("claims %s: no enc", raw)
 	}
@@ -66,9 +35,6 @@ func TestOpenEncWithoutString(t *testing.T) {
 		"trailing garbage": enc + "AB",
 	} {
 		t.Run(name, func(t *testing.T) {
-			if strings.ContainsAny(e, `"\`) {
-				t.Skip()
-			}
 			fast := resignRaw(t, s, tok, func(c []byte) []byte {
 				return bytes.Replace(c, []byte(`"enc":"`+enc+`"`), []byte(`"enc":"`+e+`"`), 1)
 			})
@@ -92,13 +58,4 @@ func TestOpenEncWithoutString(t *testing.T) {
 			}
 		})
 	}
-}
-
-func mustClaims(t *testing.T, tok string) []byte {
-	t.Helper()
-	raw, err := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
 }

@@ -14,20 +14,23 @@ import (
 // the key can do.
 func resign(t *testing.T, s *Sealer, tok string, edit func(m map[string]any)) string {
 	t.Helper()
+	return resignRaw(t, s, tok, func(raw []byte) []byte {
+		m := claimsMap(t, raw)
+		edit(m)
+		out, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	})
+}
+
+// resignRaw is resign with the claims edited as bytes, so that an edit
+// can keep the form Seal writes (which Open reads without the library).
+func resignRaw(t *testing.T, s *Sealer, tok string, edit func([]byte) []byte) string {
+	t.Helper()
 	parts := strings.Split(tok, ".")
-	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
-	edit(m)
-	raw, err = json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := edit(mustClaims(t, tok))
 	key := s.ring.Load().signing()
 	signing := parts[0] + "." + base64.RawURLEncoding.EncodeToString(raw)
 	sig, err := jwt.SigningMethodHS256.Sign(signing, key.mac)
@@ -39,6 +42,26 @@ func resign(t *testing.T, s *Sealer, tok string, edit func(m map[string]any)) st
 		out += "." + parts[3]
 	}
 	return out
+}
+
+// mustClaims returns the claims segment of tok, decoded.
+func mustClaims(t *testing.T, tok string) []byte {
+	t.Helper()
+	raw, err := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// claimsMap decodes claims (mustClaims) into a map.
+func claimsMap(t *testing.T, claims []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(claims, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // TestCiphertextSegment checks the encrypted state's fourth segment: the
