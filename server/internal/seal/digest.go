@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonscan"
@@ -273,43 +272,63 @@ func (c canonicalizer) read(data []byte) (canonicalizer, error) {
 	return c, nil
 }
 
-// plainScalar reports whether the scalar at data[i] is its own canonical
-// form (true, false, null, a string of printable ASCII without escapes, an
-// integer of at most 21 digits other than -0), and where it ends.
-func plainScalar(data []byte, i int) (int, bool) {
-	switch data[i] {
+// plainScalar reports whether the scalar at t[i] is its own canonical
+// form, and where it ends: true, false, null, a string of printable ASCII
+// without escapes, 0, or an integer of at most 21 digits that does not
+// start with 0 (so not -0). It also checks the literal and the string are
+// well-formed, so appendFlat can read data not yet validated; what
+// follows the scalar is the caller's to check. canonicalize and
+// appendScalar (on validated data) and appendFlat share it, so the flat
+// path's canonical form is the general path's by construction
+// (FuzzFlatCanonical checks the whole).
+func plainScalar(t []byte, i int) (int, bool) {
+	if i >= len(t) {
+		return 0, false
+	}
+	switch t[i] {
 	case 't':
-		return i + 4, true
+		return plainLiteral(t, i, "true")
 	case 'f':
-		return i + 5, true
+		return plainLiteral(t, i, "false")
 	case 'n':
-		return i + 4, true
+		return plainLiteral(t, i, "null")
 	case '"':
-		for j := i + 1; j < len(data); j++ {
-			switch b := data[j]; {
+		for j := i + 1; j < len(t); j++ {
+			switch b := t[j]; {
 			case b == '"':
 				return j + 1, true
-			case b < 0x20 || b == '\\' || b >= utf8.RuneSelf:
+			case b < 0x20 || b == '\\' || b >= 0x80:
 				return 0, false
 			}
 		}
 		return 0, false
 	}
 	j := i
-	if data[j] == '-' {
+	if t[j] == '-' {
 		j++
 	}
-	if data[j] == '0' {
-		return 0, false // 0 is canonical but -0 is not; 0.5 is not an integer
+	if j == i && t[j] == '0' && (j+1 == len(t) || t[j+1] != '.' && t[j+1] != 'e' && t[j+1] != 'E' && (t[j+1] < '0' || t[j+1] > '9')) {
+		return j + 1, true // 0 is its own canonical form (-0, 0.5 and 01 are not)
+	}
+	if j >= len(t) || t[j] < '1' || t[j] > '9' {
+		return 0, false // -0 is not plain (nor 0.5); anything else is not a number
 	}
 	start := j
-	for j < len(data) && data[j] >= '0' && data[j] <= '9' {
+	for j < len(t) && t[j] >= '0' && t[j] <= '9' {
 		j++
 	}
-	if j-start > 21 || j < len(data) && (data[j] == '.' || data[j] == 'e' || data[j] == 'E') {
+	if j-start > 21 || j < len(t) && (t[j] == '.' || t[j] == 'e' || t[j] == 'E') {
 		return 0, false
 	}
 	return j, true
+}
+
+// plainLiteral returns where lit ends if it stands at t[i].
+func plainLiteral(t []byte, i int, lit string) (int, bool) {
+	if len(t)-i < len(lit) || string(t[i:i+len(lit)]) != lit {
+		return 0, false
+	}
+	return i + len(lit), true
 }
 
 // appendScalar appends the canonical text of the scalar at data[i] and

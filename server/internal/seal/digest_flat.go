@@ -50,7 +50,7 @@ func appendFlat(dst, t []byte) ([]byte, bool) {
 			return dst, false
 		}
 		ks := i
-		ke, ok := flatScalar(t, i)
+		ke, ok := plainScalar(t, i)
 		if !ok {
 			return dst, false
 		}
@@ -137,14 +137,14 @@ func flatValue(t []byte, i int) (int, bool) {
 		return 0, false
 	}
 	if t[i] != '[' {
-		return flatScalar(t, i)
+		return plainScalar(t, i)
 	}
 	i = jsonscan.SkipSpace(t, i+1)
 	if i < len(t) && t[i] == ']' {
 		return i + 1, true
 	}
 	for {
-		e, ok := flatScalar(t, i)
+		e, ok := plainScalar(t, i)
 		if !ok {
 			return 0, false
 		}
@@ -161,58 +161,4 @@ func flatValue(t []byte, i int) (int, bool) {
 			return 0, false
 		}
 	}
-}
-
-// flatScalar returns where the scalar at t[i] ends, if it is plain
-// (plainScalar: true, false, null, a string of printable ASCII without
-// escapes, an integer of at most 21 digits other than -0; and 0, which
-// plainScalar leaves to the general path) and well-formed; what follows
-// it is the caller's to check.
-func flatScalar(t []byte, i int) (int, bool) {
-	if i >= len(t) {
-		return 0, false
-	}
-	switch t[i] {
-	case 't':
-		return flatLiteral(t, i, "true")
-	case 'f':
-		return flatLiteral(t, i, "false")
-	case 'n':
-		return flatLiteral(t, i, "null")
-	case '"':
-		for j := i + 1; j < len(t); j++ {
-			switch b := t[j]; {
-			case b == '"':
-				return j + 1, true
-			case b < 0x20 || b == '\\' || b >= 0x80:
-				return 0, false
-			}
-		}
-		return 0, false
-	}
-	j := i
-	if t[j] == '-' {
-		j++
-	}
-	if j == i && t[j] == '0' && (j+1 == len(t) || t[j+1] != '.' && t[j+1] != 'e' && t[j+1] != 'E' && (t[j+1] < '0' || t[j+1] > '9')) {
-		return j + 1, true // 0 is its own canonical form (-0, 0.5 and 01 are not)
-	}
-	if j >= len(t) || t[j] < '1' || t[j] > '9' {
-		return 0, false // -0 is not plain (nor 0.5); anything else is not a number
-	}
-	start := j
-	for j < len(t) && t[j] >= '0' && t[j] <= '9' {
-		j++
-	}
-	if j-start > 21 || j < len(t) && (t[j] == '.' || t[j] == 'e' || t[j] == 'E') {
-		return 0, false
-	}
-	return j, true
-}
-
-func flatLiteral(t []byte, i int, lit string) (int, bool) {
-	if len(t)-i < len(lit) || string(t[i:i+len(lit)]) != lit {
-		return 0, false
-	}
-	return i + len(lit), true
 }
