@@ -201,6 +201,12 @@ func (s *Server) noteScopes(o regOptions) {
 	}
 }
 
+// authorizing reports whether authorize has anything to check: some item
+// was registered with RequireScopes, or Options.Visible is set.
+func (s *Server) authorizing() bool {
+	return s.opts.Visible != nil || s.scoped.Load()
+}
+
 // authorize checks a call of method on name against the grant of ctx. It
 // returns the scopes checked, or the refusal.
 //
@@ -215,7 +221,7 @@ func (s *Server) noteScopes(o regOptions) {
 // look-up then found nothing ("unknown: the dispatch answers it") while
 // the dispatch found the item a moment later.
 func (s *Server) authorize(ctx context.Context, method, name string) ([]string, *scopeRefusal) {
-	if s.opts.Visible == nil && !s.scoped.Load() {
+	if !s.authorizing() {
 		return nil, nil
 	}
 	it, ok := s.lookupItem(method, name)
@@ -295,7 +301,7 @@ func writeRefusal(w http.ResponseWriter, id jsonrpc.ID, ref *scopeRefusal) {
 // request may go on (the body is compared with the headers later, so a
 // header that names another operation than the body is refused there).
 func (s *Server) authorizeHeaders(w http.ResponseWriter, r *http.Request, hs *callHeaders) bool {
-	if s.opts.Visible == nil && !s.scoped.Load() {
+	if !s.authorizing() {
 		return true // nothing to check (see authorize): the headers are not read
 	}
 	hs.load()
