@@ -21,6 +21,7 @@ const module = "github.com/baton-mcp/baton"
 // layers are the module's packages, lowest first. A package may import a
 // package of any layer below its own, and none of its own layer or above.
 var layers = [][]string{
+	{"internal/bufpool"},
 	{"internal/clientaddr", "internal/clip", "internal/contract", "internal/jsonw", "internal/sse", "internal/testredis"},
 	{"internal/jsonscan"},
 	{"internal/strictjson"},

@@ -780,11 +780,8 @@ func (s *Server) encodeInputRequired(irr *round.Suspension) (json.RawMessage, *j
 	// length: 724 bytes, a 768-byte allocation, for BenchmarkMRTRTwoRounds's
 	// first round, where reserving room up front (512 bytes more than the
 	// state) took 1,024 (issue 23: bytes allocated per flow).
-	bp, _ := s.scratch.Get().(*[]byte)
-	if bp == nil {
-		bp = new([]byte)
-	}
-	out := append((*bp)[:0], `{"resultType":"input_required"`...)
+	bp := s.scratch.Get(1024)
+	out := append(*bp, `{"resultType":"input_required"`...)
 	if len(irr.Questions) > 0 {
 		out = append(out, `,"inputRequests":`...)
 		var err error
@@ -802,10 +799,7 @@ func (s *Server) encodeInputRequired(irr *round.Suspension) (json.RawMessage, *j
 	out = append(out, s.infoMeta...)
 	out = append(out, '}')
 	res := append(make([]byte, 0, len(out)), out...)
-	if cap(out) <= maxScratch { // a rare huge one is not kept
-		*bp = out[:0]
-		s.scratch.Put(bp)
-	}
+	s.scratch.Put(bp, out, maxScratch) // a rare huge one is not kept
 	return res, nil
 }
 

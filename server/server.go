@@ -16,6 +16,7 @@ import (
 
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/baton-mcp/baton/internal/bufpool"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/mrtr"
@@ -211,8 +212,8 @@ type Server struct {
 	infoMeta json.RawMessage // {"io.modelcontextprotocol/serverInfo":{...}}
 	digests  round.Digests   // question digests, remembered across rounds
 
-	bodyWatch bodyWatches // readBody's timeouts
-	scratch   sync.Pool   // *[]byte: encodeInputRequired's buffers, for reuse
+	bodyWatch bodyWatches  // readBody's timeouts
+	scratch   bufpool.Pool // encodeInputRequired's buffers, for reuse
 
 	// randomKey is set while the state keys are the random ones New made
 	// (no Options.StateKeys, no SetStateKeys yet); keyWarn warns of it

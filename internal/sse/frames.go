@@ -1,6 +1,6 @@
 package sse
 
-import "sync"
+import "github.com/baton-mcp/baton/internal/bufpool"
 
 // Frames holds the buffers that events are framed in, for reuse by the
 // ...Framed methods of the streams that share it: a Write does not keep what it is given
@@ -11,29 +11,11 @@ import "sync"
 // handed to each of those methods rather than kept in the Stream, so that
 // a Stream stays 64 bytes (a modern request's allocation holds one, at
 // the edge of its size class). The zero value is ready to use; it is safe for concurrent use.
-type Frames struct{ p sync.Pool }
+type Frames struct{ p bufpool.Pool }
 
 // maxKeptFrame bounds the buffers Frames keeps: a larger event's buffer
 // is left to the collector.
 const maxKeptFrame = 4096
-
-// get returns a buffer with length 0.
-func (f *Frames) get() *[]byte {
-	if b, _ := f.p.Get().(*[]byte); b != nil {
-		return b
-	}
-	b := make([]byte, 0, 512)
-	return &b
-}
-
-// put keeps b for reuse, unless it grew too large.
-func (f *Frames) put(b *[]byte) {
-	if cap(*b) > maxKeptFrame {
-		return
-	}
-	*b = (*b)[:0]
-	f.p.Put(b)
-}
 
 // writeFrame writes one event carrying data (see frame), in a buffer from
 // f when f is not nil. s.mu is held.
@@ -42,9 +24,9 @@ func (s *Stream) writeFrame(f *Frames, id, pos string, withPos bool, data []byte
 		_, err := s.w.Write(frame(id, pos, withPos, data))
 		return err
 	}
-	b := f.get()
-	*b = appendFrame(*b, id, pos, withPos, data)
-	_, err := s.w.Write(*b)
-	f.put(b)
+	bp := f.p.Get(512)
+	b := appendFrame(*bp, id, pos, withPos, data)
+	_, err := s.w.Write(b)
+	f.p.Put(bp, b, maxKeptFrame)
 	return err
 }

@@ -40,14 +40,13 @@ func TestFramesSameBytes(t *testing.T) {
 			t.Fatalf("run %d with Frames: %d writes %q, want %d %q", i, writes, got, wantWrites, want)
 		}
 	}
-	b := f.get()
+	b := f.p.Get(512)
 	if len(*b) != 0 {
 		t.Errorf("a buffer from Frames has length %d", len(*b))
 	}
-	*b = append(*b, bytes.Repeat([]byte("x"), maxKeptFrame+1)...)
-	f.put(b) // too large: not kept
+	f.p.Put(b, append(*b, bytes.Repeat([]byte("x"), maxKeptFrame+1)...), maxKeptFrame) // too large: not kept
 	for range 10 {
-		if c := f.get(); cap(*c) > maxKeptFrame {
+		if c := f.p.Get(512); cap(*c) > maxKeptFrame {
 			t.Fatal("Frames kept a buffer over maxKeptFrame")
 		}
 	}

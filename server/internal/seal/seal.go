@@ -22,13 +22,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/baton-mcp/baton/internal/bufpool"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/strictjson"
@@ -178,7 +178,7 @@ type Sealer struct {
 	maxSize   int
 	now       func() time.Time
 	validator *stateValidator
-	scratch   sync.Pool // *[]byte, Seal's work buffers (getScratch)
+	scratch   bufpool.Pool // Seal's work buffers
 }
 
 // wallClock returns now, or the wall clock when now is nil. It is the one
@@ -661,7 +661,7 @@ func (s *Sealer) Seal(st *State) (string, error) {
 	// four allocations (the record, the sealed content, enc's text and the
 	// claims), about a fifth of Seal's instructions under valgrind
 	// (BenchmarkMRTRTwoRounds, 2026-12-04).
-	bp := s.getScratch()
+	bp := s.scratch.Get(512)
 	buf := (*bp)[:0]
 	var ct []byte // the ciphertext, the token's fourth segment (see Open)
 	var ntb [48]byte
@@ -715,7 +715,7 @@ func (s *Sealer) Seal(st *State) (string, error) {
 		signing = append(signing, '.')
 		signing = appendB64(signing, ct)
 	}
-	s.putScratch(bp, buf)
+	s.scratch.Put(bp, buf, maxScratch) // a rare huge state's buffer is not kept
 	if len(signing) > s.maxSize {
 		return "", fmt.Errorf("seal state: the requestState would be %d bytes, over the %d-byte limit; keep less in the payload and the answers", len(signing), s.maxSize)
 	}
@@ -728,25 +728,6 @@ func (s *Sealer) Seal(st *State) (string, error) {
 // maxNonce is the longest nonce Seal reads with the state's id (AES-GCM's
 // is 12 bytes); a longer one is read on its own.
 const maxNonce = 32
-
-// getScratch returns a buffer for Seal's work from the sealer's pool.
-func (s *Sealer) getScratch() *[]byte {
-	if bp, ok := s.scratch.Get().(*[]byte); ok {
-		return bp
-	}
-	b := make([]byte, 0, 512)
-	return &b
-}
-
-// putScratch returns buf, grown from *bp, to the pool, unless it grew
-// past maxScratch (a rare huge state's buffer is not kept).
-func (s *Sealer) putScratch(bp *[]byte, buf []byte) {
-	if cap(buf) > maxScratch {
-		return
-	}
-	*bp = buf[:0]
-	s.scratch.Put(bp)
-}
 
 // maxScratch is the largest buffer Seal keeps for reuse.
 const maxScratch = 64 << 10
