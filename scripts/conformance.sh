@@ -11,6 +11,9 @@
 # examples/everything on a free loopback port, runs
 # `conformance server --requirements R` for each requirement set against
 # that one process, stops it, and exits non-zero on any scored failure.
+# After each run it prints scenarios passed / failed / skipped per group
+# apart from checks (scripts/conformance-report.mjs). KEEP_WORK=1 keeps the
+# work folder (server log, the suite's output and results) and prints it.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,7 +34,7 @@ cleanup() {
     kill "$SERVER_PID" 2>/dev/null || true
     wait "$SERVER_PID" 2>/dev/null || true
   fi
-  rm -rf "$WORK"
+  if [ -n "${KEEP_WORK:-}" ]; then echo "conformance: results kept in $WORK" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
 
@@ -62,6 +65,9 @@ for req in "${REQS[@]}"; do
   rc=$?
   set -e
   sed -n '/=== SUMMARY ===/,$p' "$WORK/run-$req.txt"
+  # The suite's summary counts checks, and a scenario whose checks were all
+  # skipped as passing; this prints scenarios passed / failed / skipped.
+  node "$ROOT/scripts/conformance-report.mjs" "$req" "$WORK/run-$req.txt" "$WORK/results-$req" || status=1
   if [ $rc -ne 0 ] || ! grep -q '^Total:' "$WORK/run-$req.txt"; then
     echo "conformance: ${sel[*]} FAILED (exit $rc)" >&2
     [ $rc -ne 0 ] && grep -B2 -A12 'FAILURE\|✗' "$WORK/run-$req.txt" | head -200 >&2 || true
