@@ -2,7 +2,7 @@ package baton_test
 
 // The layering test, as go/build's deps_test holds the standard library's:
 // every package of the module sits in one layer, and imports only from the
-// layers below its own. README.md's "Packages" section shows the same
+// layers below its own. docs/packages.md shows the same
 // list; this test is its source of truth and fails when the two differ.
 
 import (
@@ -118,7 +118,7 @@ func TestLayers(t *testing.T) {
 		}
 		from, ok := layerOf[rel]
 		if !ok {
-			t.Errorf("package %s is in no layer: add it to the layers here and in README.md", rel)
+			t.Errorf("package %s is in no layer: add it to the layers here and in docs/packages.md", rel)
 			continue
 		}
 		for _, imp := range p.Imports {
@@ -160,20 +160,20 @@ func TestExamplesImportNoInternalPackage(t *testing.T) {
 	}
 }
 
-// README.md shows the layers exactly as this test holds them: the code
-// block that follows the sentence naming deps_test.go.
-func TestREADMELayers(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+// docs/packages.md shows the layers exactly as this test holds them: the
+// code block that follows the sentence naming deps_test.go.
+func TestDocumentedLayers(t *testing.T) {
+	readme, err := os.ReadFile("docs/packages.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, after, ok := bytes.Cut(readme, []byte("`deps_test.go` holds the same list"))
 	if !ok {
-		t.Fatal("README.md no longer names deps_test.go before its list of layers")
+		t.Fatal("docs/packages.md no longer names deps_test.go before its list of layers")
 	}
 	_, block, ok := bytes.Cut(after, []byte("```\n"))
 	if !ok {
-		t.Fatal("README.md: no code block after the sentence naming deps_test.go")
+		t.Fatal("docs/packages.md: no code block after the sentence naming deps_test.go")
 	}
 	block, _, _ = bytes.Cut(block, []byte("```"))
 	var want []string
@@ -182,23 +182,23 @@ func TestREADMELayers(t *testing.T) {
 	}
 	got := strings.Split(strings.TrimSpace(string(block)), "\n")
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("README.md's layers differ from deps_test.go's:\nREADME:\n%s\n\ndeps_test.go:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		t.Errorf("docs/packages.md's layers differ from deps_test.go's:\ndocs/packages.md:\n%s\n\ndeps_test.go:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 
-// README.md's "Packages" block names every public package, and no other.
-func TestREADMEPackages(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+// docs/packages.md's block names every public package, and no other.
+func TestDocumentedPackages(t *testing.T) {
+	readme, err := os.ReadFile("docs/packages.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := bytes.Cut(readme, []byte("\n## Packages\n"))
+	_, section, ok := bytes.Cut(readme, []byte("# Packages\n"))
 	if !ok {
-		t.Fatal(`README.md has no "## Packages" section`)
+		t.Fatal(`docs/packages.md has no "# Packages" heading`)
 	}
 	_, block, ok := bytes.Cut(section, []byte("```\n"))
 	if !ok {
-		t.Fatal("README.md's Packages section has no code block")
+		t.Fatal("docs/packages.md has no code block")
 	}
 	block, _, _ = bytes.Cut(block, []byte("```"))
 	named := map[string]bool{}
@@ -213,7 +213,7 @@ func TestREADMEPackages(t *testing.T) {
 			continue
 		}
 		if !named[rel] {
-			t.Errorf("README.md's Packages section does not name package %s", rel)
+			t.Errorf("docs/packages.md does not name package %s", rel)
 		}
 		delete(named, rel)
 	}
@@ -221,6 +221,6 @@ func TestREADMEPackages(t *testing.T) {
 		delete(named, extra)
 	}
 	for p := range named {
-		t.Errorf("README.md's Packages section names %s, which is not a public package", p)
+		t.Errorf("docs/packages.md names %s, which is not a public package", p)
 	}
 }
