@@ -22,119 +22,117 @@ func FuzzBodyWatch(f *testing.F) {
 	f.Add([]byte{0, 4, 0, 2, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 9, 13}, uint32(7), "[::1]:8")
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2}, uint32(1<<31), "")
 	f.Add([]byte{3, 7, 11, 15, 0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}, uint32(9), "x")
-	f.Fuzz(func(t *testing.T, ops []byte, extra uint32, remote string) {
-		var ws bodyWatches
-		w := ws.of(remote)
-		found := false
-		for i := range ws {
-			found = found || w == &ws[i].bodyWatch
-		}
-		if !found || ws.of(remote) != w {
-			t.Fatalf("of(%q) = %p: not one watch of the server's, or not the same twice", remote, w)
-		}
+	f.Fuzz(runBodyWatchOps)
+}
 
-		// An hour or more: the timer never fires within an iteration, the
-		// model ticks the watch by hand.
-		timeout := watchHour + time.Duration(extra)
-		bw := &bodyWatch{}
-		defer func() {
-			if bw.timer != nil {
-				bw.timer.Stop()
-			}
-		}()
+// runBodyWatchOps is FuzzBodyWatch's body (see there).
+func runBodyWatchOps(t *testing.T, ops []byte, extra uint32, remote string) {
+	var ws bodyWatches
+	w := ws.of(remote)
+	found := false
+	for i := range ws {
+		found = found || w == &ws[i].bodyWatch
+	}
+	if !found || ws.of(remote) != w {
+		t.Fatalf("of(%q) = %p: not one watch of the server's, or not the same twice", remote, w)
+	}
 
-		type read struct {
-			r      *bodyRead
-			dw     *deadlineWriter // nil: the writer cannot set deadlines
-			since  uint64
-			cut    bool
-			marks  int // deadlines the watch should have set on dw
-			active bool
+	// An hour or more: the timer never fires within an iteration, the
+	// model ticks the watch by hand.
+	timeout := watchHour + time.Duration(extra)
+	bw := &bodyWatch{}
+	defer func() {
+		if bw.timer != nil {
+			bw.timer.Stop()
 		}
-		var reads []*read
-		var ticks uint64
-		for _, op := range ops {
-			switch op & 3 {
-			case 0, 3: // start, on a writer that can (0) or cannot (3) set deadlines
-				rd := &read{since: ticks, active: true}
-				if op&3 == 0 {
-					rd.dw = &deadlineWriter{}
-					rd.r = bw.start(rd.dw, timeout)
-				} else {
-					rd.r = bw.start(httptest.NewRecorder(), timeout)
-				}
-				reads = append(reads, rd)
-			case 1: // done: op>>3 picks among the active reads, bit 2 says ok
-				var active []*read
-				for _, rd := range reads {
-					if rd.active {
-						active = append(active, rd)
-					}
-				}
-				if len(active) == 0 {
-					continue
-				}
-				rd := active[int(op>>3)%len(active)]
-				ok := op&4 != 0
-				bw.done(rd.r, ok)
-				rd.active = false
-				if ok && rd.cut {
-					rd.marks++ // the deadline cleared again
-				}
-			case 2: // a tick
-				bw.sweep()
-				ticks++
-				bw.mu.Lock()
-				idleArmed := bw.head == nil && bw.running
-				bw.mu.Unlock()
-				if idleArmed {
-					t.Fatal("a tick found no read left and kept the timer armed")
-				}
-				for _, rd := range reads {
-					if rd.active && !rd.cut && rd.since != ^uint64(0) && ticks-rd.since > bodyWatchTicks {
-						rd.since = ^uint64(0) // out of the list
-						if rd.dw != nil {
-							rd.cut = true
-							rd.marks++
-						}
-					}
-				}
+	}()
+
+	type read struct {
+		r     *bodyRead
+		dw    *deadlineWriter // nil: the writer cannot set deadlines
+		since uint64          // the tick it began; ^0 once out of the list
+		cut   bool
+		marks int // deadlines the watch should have set on dw
+	}
+	checkDeadlines := func(op byte, rd *read) {
+		if rd.dw == nil {
+			return
+		}
+		d := rd.dw.deadlines()
+		if len(d) != rd.marks {
+			t.Fatalf("after op %#x: %d deadlines set on a read, want %d: %v", op, len(d), rd.marks, d)
+		}
+		if len(d) > 0 && !d[0].Equal(longAgo) || len(d) > 1 && !d[1].IsZero() {
+			t.Fatalf("after op %#x: deadlines %v, want the past, then none", op, d)
+		}
+	}
+	var reads []*read // the reads not yet ended, in order of start
+	var ticks uint64
+	for _, op := range ops {
+		switch op & 3 {
+		case 0, 3: // start, on a writer that can (0) or cannot (3) set deadlines
+			rd := &read{since: ticks}
+			if op&3 == 0 {
+				rd.dw = &deadlineWriter{}
+				rd.r = bw.start(rd.dw, timeout)
+			} else {
+				rd.r = bw.start(httptest.NewRecorder(), timeout)
 			}
-			checkBodyWatch(t, bw, ticks, timeout)
-			// The list is the active reads not yet due, in order of start.
-			var want []*bodyRead
-			for _, rd := range reads {
-				if rd.active && rd.since != ^uint64(0) {
-					want = append(want, rd.r)
-				}
+			reads = append(reads, rd)
+		case 1: // done: op>>3 picks a read not yet ended, bit 2 says ok
+			if len(reads) == 0 {
+				continue
 			}
-			i := 0
-			for n := bw.head; n != nil; n = n.next {
-				if i >= len(want) || n != want[i] {
-					t.Fatalf("after op %#x: the watched list differs from the model at %d", op, i)
-				}
-				i++
+			k := int(op>>3) % len(reads)
+			rd := reads[k]
+			reads = append(reads[:k], reads[k+1:]...)
+			ok := op&4 != 0
+			bw.done(rd.r, ok)
+			if ok && rd.cut {
+				rd.marks++ // the deadline cleared again
 			}
-			if i != len(want) {
-				t.Fatalf("after op %#x: %d reads watched, want %d", op, i, len(want))
+			checkDeadlines(op, rd)
+		case 2: // a tick
+			bw.sweep()
+			ticks++
+			bw.mu.Lock()
+			idleArmed := bw.head == nil && bw.running
+			bw.mu.Unlock()
+			if idleArmed {
+				t.Fatal("a tick found no read left and kept the timer armed")
 			}
 			for _, rd := range reads {
-				if rd.dw == nil {
-					continue
-				}
-				d := rd.dw.deadlines()
-				if len(d) != rd.marks {
-					t.Fatalf("after op %#x: %d deadlines set on a read, want %d: %v", op, len(d), rd.marks, d)
-				}
-				if len(d) > 0 && !d[0].Equal(longAgo) || len(d) > 1 && !d[1].IsZero() {
-					t.Fatalf("after op %#x: deadlines %v, want the past, then none", op, d)
-				}
-				if rd.active && rd.r.cut != rd.cut {
-					t.Fatalf("after op %#x: read cut %v, want %v", op, rd.r.cut, rd.cut)
+				if rd.since != ^uint64(0) && ticks-rd.since > bodyWatchTicks {
+					rd.since = ^uint64(0) // out of the list
+					if rd.dw != nil {
+						rd.cut = true
+						rd.marks++
+					}
 				}
 			}
 		}
-	})
+		checkBodyWatch(t, bw, ticks, timeout)
+		// The list is the reads not ended and not yet due, in order of start.
+		n := bw.head
+		for _, rd := range reads {
+			if rd.since == ^uint64(0) {
+				continue
+			}
+			if n != rd.r {
+				t.Fatalf("after op %#x: the watched list differs from the model", op)
+			}
+			n = n.next
+		}
+		if n != nil {
+			t.Fatalf("after op %#x: more reads watched than the model has", op)
+		}
+		for _, rd := range reads {
+			checkDeadlines(op, rd)
+			if rd.r.cut != rd.cut {
+				t.Fatalf("after op %#x: read cut %v, want %v", op, rd.r.cut, rd.cut)
+			}
+		}
+	}
 }
 
 // checkBodyWatch checks a bodyWatch's own invariants: a consistent
