@@ -61,11 +61,14 @@ type listed struct {
 	Standard   bool
 }
 
-// list returns the module's packages (tests excluded), by path relative
-// to the module.
-func list(t *testing.T) map[string]*listed {
+// list returns the packages (tests excluded) of the module in dir ("."
+// for this one, "examples" for the examples' own module), by path
+// relative to this module.
+func list(t *testing.T, dir string) map[string]*listed {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-e", "-json=ImportPath,Imports,Standard", "./...").Output()
+	cmd := exec.Command("go", "list", "-e", "-json=ImportPath,Imports,Standard", "./...")
+	cmd.Dir = dir
+	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -93,7 +96,7 @@ func list(t *testing.T) map[string]*listed {
 
 // outsideTheLayers are the module's programs: nothing imports them.
 func outsideTheLayers(rel string) bool {
-	return strings.HasPrefix(rel, "examples/") || strings.HasPrefix(rel, "scripts/")
+	return strings.HasPrefix(rel, "scripts/")
 }
 
 func TestLayers(t *testing.T) {
@@ -106,7 +109,7 @@ func TestLayers(t *testing.T) {
 			layerOf[p] = i
 		}
 	}
-	pkgs := list(t)
+	pkgs := list(t, ".")
 	for rel := range layerOf {
 		if pkgs[rel] == nil {
 			t.Errorf("layer package %s does not exist: remove it from the layers", rel)
@@ -146,10 +149,17 @@ func TestLayers(t *testing.T) {
 	}
 }
 
-// Examples are written against the public API only.
+// Examples are written against the public API only. They are a module
+// of their own (examples/go.mod), so that what only they use is no
+// dependency of this one.
 func TestExamplesImportNoInternalPackage(t *testing.T) {
-	for rel, p := range list(t) {
+	pkgs := list(t, "examples")
+	if len(pkgs) < 5 {
+		t.Fatalf("go list in examples/ named %d packages: is examples/go.mod still there?", len(pkgs))
+	}
+	for rel, p := range pkgs {
 		if !strings.HasPrefix(rel, "examples/") {
+			t.Errorf("examples/go.mod lists package %s, outside examples/", rel)
 			continue
 		}
 		for _, imp := range p.Imports {
@@ -208,7 +218,7 @@ func TestDocumentedPackages(t *testing.T) {
 		}
 		named[strings.Fields(line)[0]] = true
 	}
-	for rel := range list(t) {
+	for rel := range list(t, ".") {
 		if outsideTheLayers(rel) || strings.HasPrefix(rel, "internal/") || strings.Contains(rel, "/internal/") {
 			continue
 		}
@@ -222,5 +232,80 @@ func TestDocumentedPackages(t *testing.T) {
 	}
 	for p := range named {
 		t.Errorf("docs/packages.md names %s, which is not a public package", p)
+	}
+}
+
+// testOnly are the modules this one requires only for its own tests, and
+// why those tests are not in the examples' module.
+var testOnly = map[string]string{
+	// otelmcp's tests read the spans and metrics back with the SDK's
+	// in-memory exporter and reader: the SDK is what a user installs too.
+	"go.opentelemetry.io/otel/sdk": "otelmcp tests",
+	// auth's and mcpecho's tests serve a JWKS; keyfunc requires it anyway.
+	"github.com/MicahParks/jwkset": "auth and mcpecho tests",
+}
+
+// exampleOnly are modules only the examples, the benchmarks or the CI
+// tools use: each has its own go.mod (examples/, bench/, internal/tools/).
+var exampleOnly = []string{
+	"github.com/chromedp/",
+	"github.com/prometheus/",
+	"go.opentelemetry.io/otel/exporters/prometheus",
+	"github.com/zitadel/",
+	"gotest.tools/gotestsum",
+	"github.com/modelcontextprotocol/go-sdk",
+	"github.com/mark3labs/mcp-go",
+}
+
+// TestRootRequirements holds the root go.mod to what the library uses:
+// each module it requires directly is imported by a package that
+// thirdParty names, or is in testOnly; and no module of exampleOnly is in
+// its build list (go list -m all), directly or not.
+func TestRootRequirements(t *testing.T) {
+	out, err := exec.Command("go", "mod", "edit", "-json").Output()
+	if err != nil {
+		t.Fatalf("go mod edit -json: %v", err)
+	}
+	var mod struct {
+		Require []struct {
+			Path     string
+			Indirect bool
+		}
+		Tool []struct{ Path string }
+	}
+	if err := json.Unmarshal(out, &mod); err != nil {
+		t.Fatalf("go mod edit -json: %v", err)
+	}
+	direct := 0
+	for _, r := range mod.Require {
+		if r.Indirect {
+			continue
+		}
+		direct++
+		used := testOnly[r.Path] != ""
+		for prefix := range thirdParty {
+			used = used || strings.HasPrefix(prefix, r.Path+"/") || strings.HasPrefix(r.Path+"/", prefix)
+		}
+		if !used {
+			t.Errorf("go.mod requires %s, which no library package may import (thirdParty) and no test needs (testOnly): if only examples use it, it belongs in examples/go.mod", r.Path)
+		}
+	}
+	if direct == 0 {
+		t.Fatal("go mod edit -json listed no direct requirement")
+	}
+	for _, tool := range mod.Tool {
+		t.Errorf("go.mod has tool %s: tools are in internal/tools/go.mod (go tool -modfile=internal/tools/go.mod)", tool.Path)
+	}
+	all, err := exec.Command("go", "list", "-m", "all").Output()
+	if err != nil {
+		t.Fatalf("go list -m all: %v", err)
+	}
+	for line := range strings.Lines(string(all)) {
+		path := strings.Fields(line)[0]
+		for _, prefix := range exampleOnly {
+			if strings.HasPrefix(path, prefix) {
+				t.Errorf("go list -m all names %s, which only examples, benchmarks or tools use", path)
+			}
+		}
 	}
 }

@@ -159,7 +159,7 @@ func reportCarried(scs []string, sum map[string]map[string]*summary) {
 	}
 	fmt.Printf("\nServer CPU per carried answer (the growth divided by the answers added). " +
 		"The issue's +10%% bound assumed the growth was answers validated again; what is left grows with the state's bytes " +
-		"and the handler's replay, which any server carrying its answers sealed pays (see README, \"The carried-answers bound\"). " +
+		"and the handler's replay, which any server carrying its answers sealed pays (see bench/notes/carried-answers.md, \"The carried-answers bound\"). " +
 		"So Baton's cost per answer is also held against the carried floor's, mode for mode: at most the floor's is PASS.\n\n")
 	fmt.Println("| server | mode | from k to k | µs per carried answer | against the floor's | verdict |")
 	fmt.Println("|---|---|---|---:|---:|---|")

@@ -18,7 +18,7 @@ import (
 // read with a minimal HTTP/1.1 reader (status line, headers,
 // Content-Length or chunked body). It exists because net/http's client
 // cost the generator about as much CPU per request as the servers under
-// test spend (see bench/README.md, "Measuring fairly"); the bench's
+// test spend (see bench/notes/how-it-works.md, "Measuring fairly"); the bench's
 // correctness tests keep using net/http (client in load.go).
 //
 // Every response is checked cheaply (status 200, the request's id, the

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs the harness with the figures' settings: every table of bench/README.md
-# ("Latest figures") from one run of one process: echo and confirm over all
+# ("Latest figures", and the rest of the run in notes/latest-details.md) from one run of one process: echo and confirm over all
 # five servers and the authorization and telemetry variants of Baton
 # (baton-auth, baton-otel), the rounds-growth scenario, the carried
 # answers (one retry carrying 1 and 16 answers, over HTTP, Baton and its floor), the 2025-11-25

@@ -38,7 +38,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-(cd "$ROOT" && go build -o "$WORK/everything" ./examples/everything)
+# examples/ is a module of its own (examples/go.mod).
+(cd "$ROOT/examples" && go build -o "$WORK/everything" ./everything)
 # The log exists before the server starts: the shell opens the redirect in
 # the child, which may run after the first sed below.
 : > "$WORK/server.log"

@@ -8,7 +8,7 @@
 //
 // Usage:
 //
-//	go run ./examples/everything [-addr 127.0.0.1:8080] [-state-ttl 10m] [-stdio]
+//	cd examples && go run ./everything [-addr 127.0.0.1:8080] [-state-ttl 10m] [-stdio]
 //	    [-task-ttl 1h] [-task-lease 15s] [-session-idle 30m] [-trusted-proxy CIDR,...]
 //	    [-store-timeout 5s] [-drain-timeout 25s]
 //

@@ -56,7 +56,8 @@ fail() {
 }
 
 echo "fleet: building examples/everything"
-(cd "$ROOT" && go build -o "$WORK/everything" ./examples/everything)
+# examples/ is a module of its own (examples/go.mod).
+(cd "$ROOT/examples" && go build -o "$WORK/everything" ./everything)
 
 if [ -z "${BATON_STATE_KEY:-}" ]; then
   BATON_STATE_KEY=$(head -c 32 /dev/urandom | base64 | tr -d '\n')

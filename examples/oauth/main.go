@@ -10,7 +10,7 @@
 // tokens) and "opaque-client" (opaque tokens), secret "secret", both
 // allowed the scopes files:read and files:write.
 //
-//	go run ./examples/oauth
+//	cd examples && go run ./oauth
 //	curl -si http://127.0.0.1:8090/mcp                 # 401 with the challenge
 //	curl -s http://127.0.0.1:8090/.well-known/oauth-protected-resource/mcp
 package main

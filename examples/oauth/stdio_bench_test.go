@@ -74,7 +74,7 @@ func TestStdioFromEnvironment(t *testing.T) {
 // authorization, with a JWT already verified (cache hit), and with an
 // opaque token already introspected (cache hit), in process.
 //
-//	go test -run NONE -bench Authorization -benchmem ./examples/oauth
+//	cd examples && go test -run NONE -bench Authorization -benchmem ./oauth
 func BenchmarkAuthorization(b *testing.B) {
 	f := start(b, nil)
 	err := f.srv.AddTool(server.Tool{Name: "ping"}, func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {

@@ -4,7 +4,7 @@
 // storage and its sign-in page) on a loopback port, with one confidential
 // web client whose redirect URI is the Baton server's urlflow callback.
 //
-//	go run ./examples/oauthprovider -addr 127.0.0.1:9998 \
+//	cd examples && go run ./oauthprovider -addr 127.0.0.1:9998 \
 //	    -redirect http://127.0.0.1:8080/connect/callback
 //
 // Its users are zitadel's examples: "test-user@HOST" (HOST is the issuer's

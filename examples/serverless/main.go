@@ -21,7 +21,7 @@
 //
 // Build for the provided.al2023 runtime (needed for "url-stream"):
 //
-//	GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -o bootstrap ./examples/serverless
+//	GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -o bootstrap ./serverless  # in examples/
 package main
 
 import (

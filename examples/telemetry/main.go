@@ -4,7 +4,7 @@
 // choice), and metrics are exported in Prometheus form on /metrics, for a
 // Prometheus server to scrape.
 //
-//	go run ./examples/telemetry -addr 127.0.0.1:8082
+//	cd examples && go run ./telemetry -addr 127.0.0.1:8082
 //
 // docs/telemetry.md lists the spans and metrics.
 package main

@@ -52,12 +52,18 @@ func splitValidObject(data []byte, what string) ([]Member, error) {
 	}
 	i = SkipSpace(data, i+1)
 	var out []Member
-	if data[i] == '}' {
+	if i < len(data) && data[i] == '}' {
 		return out, nil
 	}
+	// Valid JSON has the shape from here on; the checks of the bytes
+	// between the members only keep input that is not (outside the
+	// contract) from indexing past its end: an error, never a panic
+	// (FuzzParseValidResponses in server/internal/round).
 	var seen map[string]struct{}
 	for {
-		// data[i] is '"': json.Valid guarantees the shape from here on.
+		if i >= len(data) || data[i] != '"' {
+			return nil, fmt.Errorf("%s: invalid JSON", what)
+		}
 		end := StringEnd(data, i)
 		key, err := Unquote(data[i:end])
 		if err != nil {
@@ -67,14 +73,23 @@ func splitValidObject(data []byte, what string) ([]Member, error) {
 			return nil, fmt.Errorf("%s: duplicate key %s", what, clip.Quote(key))
 		}
 		i = SkipSpace(data, end)
-		i = SkipSpace(data, i+1) // past ':'
+		if i >= len(data) || data[i] != ':' {
+			return nil, fmt.Errorf("%s: invalid JSON", what)
+		}
+		i = SkipSpace(data, i+1)
+		if i >= len(data) {
+			return nil, fmt.Errorf("%s: invalid JSON", what)
+		}
 		vend := valueEnd(data, i)
 		out = append(out, Member{Key: key, Value: json.RawMessage(data[i:vend])})
 		i = SkipSpace(data, vend)
-		if data[i] == '}' {
+		if i < len(data) && data[i] == '}' {
 			return out, nil
 		}
-		i = SkipSpace(data, i+1) // past ','
+		if i >= len(data) || data[i] != ',' {
+			return nil, fmt.Errorf("%s: invalid JSON", what)
+		}
+		i = SkipSpace(data, i+1)
 	}
 }
 
