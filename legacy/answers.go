@@ -91,9 +91,11 @@ type keptAnswer struct {
 	Error  *jsonrpc.Error  `json:"error,omitempty"`
 }
 
-// allowAnswer takes a token from sid's bucket and reports whether there
-// was one.
-func (h *Handler) allowAnswer(sid string) bool {
+// answerTokens reports whether sid's bucket of unmatched answers holds a
+// token, and takes it when take is set. Only answers that matched no
+// waiting request (or were too large) spend tokens: an answer the server
+// is waiting for is never refused for rate.
+func (h *Handler) answerTokens(sid string, take bool) bool {
 	rate := h.opts.MaxAnswersPerSecond
 	if rate <= 0 {
 		return true
@@ -105,6 +107,9 @@ func (h *Handler) allowAnswer(sid string) bool {
 	defer a.mu.Unlock()
 	b := a.buckets[sid]
 	if b == nil {
+		if !take {
+			return true
+		}
 		b = &answerBucket{tokens: burst, last: now}
 		a.buckets[sid] = b
 	}
@@ -115,7 +120,9 @@ func (h *Handler) allowAnswer(sid string) bool {
 	if b.tokens < 1 {
 		return false
 	}
-	b.tokens--
+	if take {
+		b.tokens--
+	}
 	return true
 }
 
@@ -135,23 +142,18 @@ func (h *Handler) pruneBuckets() {
 
 // acceptAnswer takes a client's answer POSTed to session sid, and
 // reports whether it was acknowledged; when it was not, it wrote the
-// error. Cheap checks come first: the size, the session's rate, the form
-// of the id.
+// error. The size is checked first; then the answer is matched to the
+// request waiting for it (on this instance a map look-up), and only an
+// answer that matches nothing spends a token of the session's
+// MaxAnswersPerSecond. An answer for a call held by another instance is
+// matched by the store, against the record the holder parked; a session
+// that spent its tokens on unmatched answers is refused before that
+// store operation, so a flood of forged answers costs the store nothing.
 func (h *Handler) acceptAnswer(w http.ResponseWriter, r *http.Request, sid string, body []byte, msg *rpcwire.Message) bool {
 	if len(body) > h.opts.MaxAnswerBytes {
+		h.answerTokens(sid, true)
 		writeJSONError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidParams,
 			"the answer is %d bytes; an answer to a server request may have at most %d (MaxAnswerBytes)", len(body), h.opts.MaxAnswerBytes))
-		return false
-	}
-	if !h.allowAnswer(sid) {
-		w.Header().Set("Retry-After", "1")
-		writeJSONError(w, http.StatusTooManyRequests, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest,
-			"too many answers from this session: at most %d a second", h.opts.MaxAnswersPerSecond))
-		return false
-	}
-	notWaiting := func() bool {
-		writeJSONError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidParams,
-			"no request of this session waits for an answer with id %s: never sent, already answered, or its call ended", clip.String(msg.ID.String())))
 		return false
 	}
 	if !h.shared {
@@ -160,17 +162,21 @@ func (h *Handler) acceptAnswer(w http.ResponseWriter, r *http.Request, sid strin
 		if s := h.liveSession(sid); s != nil && s.deliverRaw(msg.ID.Raw(), msg.Result, msg.Error) {
 			return true
 		}
-		return notWaiting()
+		return h.unmatchedAnswer(w, r, sid, msg)
 	}
 	key, inst, ok := h.replyTarget(msg.ID)
 	if !ok {
-		return notWaiting()
+		return h.unmatchedAnswer(w, r, sid, msg)
 	}
 	if inst == h.instance {
 		if s := h.liveSession(sid); s != nil && s.deliverReply(key, msg.Result, msg.Error) {
 			return true
 		}
-		return notWaiting()
+		return h.unmatchedAnswer(w, r, sid, msg)
+	}
+	if !h.answerTokens(sid, false) {
+		h.refuseAnswers(w, r)
+		return false
 	}
 	kept, err := json.Marshal(keptAnswer{Result: msg.Result, Error: msg.Error})
 	if err != nil {
@@ -195,7 +201,7 @@ func (h *Handler) acceptAnswer(w http.ResponseWriter, r *http.Request, sid strin
 	}
 	switch {
 	case errors.Is(err, ErrNotWaiting):
-		return notWaiting()
+		return h.unmatchedAnswer(w, r, sid, msg)
 	case err != nil:
 		h.storeFailed(w, jsonrpc.ID{}, "keep an answer", err)
 		return false
@@ -206,6 +212,27 @@ func (h *Handler) acceptAnswer(w http.ResponseWriter, r *http.Request, sid strin
 	}
 	h.d.Measure(context.Background(), era.MeasureReplySent, 1)
 	return true
+}
+
+// unmatchedAnswer refuses an answer that no request of session sid waits
+// for (never sent, already answered, or its call ended): with 400 while
+// the session has tokens of MaxAnswersPerSecond left, spending one, and
+// with 429 once it spent them all.
+func (h *Handler) unmatchedAnswer(w http.ResponseWriter, r *http.Request, sid string, msg *rpcwire.Message) bool {
+	if !h.answerTokens(sid, true) {
+		h.refuseAnswers(w, r)
+		return false
+	}
+	writeJSONError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidParams,
+		"no request of this session waits for an answer with id %s: never sent, already answered, or its call ended", clip.String(msg.ID.String())))
+	return false
+}
+
+// refuseAnswers refuses an answer of a session that spent its
+// MaxAnswersPerSecond on unmatched answers.
+func (h *Handler) refuseAnswers(w http.ResponseWriter, r *http.Request) {
+	h.refuse(r.Context(), w, http.StatusTooManyRequests, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest,
+		"too many unmatched answers from this session: at most %d a second (MaxAnswersPerSecond)", h.opts.MaxAnswersPerSecond), "legacy.Options.MaxAnswersPerSecond", time.Second)
 }
 
 // wakeAnswers has the poller read the kept answers now.

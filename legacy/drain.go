@@ -198,9 +198,8 @@ func hijackable(w http.ResponseWriter) bool {
 // refuseDraining answers a GET on an instance that shuts down: 503, to be
 // retried at once, on another instance.
 func (h *Handler) refuseDraining(w http.ResponseWriter) {
-	w.Header().Set("Retry-After", "1")
-	writeJSONError(w, http.StatusServiceUnavailable, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InternalError,
-		"this server instance is shutting down and opens no new stream; try again (another instance will serve it)"))
+	h.refuse(context.Background(), w, http.StatusServiceUnavailable, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InternalError,
+		"this server instance is shutting down and opens no new stream; try again (another instance will serve it)"), "draining", time.Second)
 }
 
 // detach ends the client's stream of a call that goes on, if the client

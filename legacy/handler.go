@@ -402,6 +402,20 @@ func (h *Handler) changed(c server.Change) {
 	}
 }
 
+// refuse answers a request refused for load or by a quota (status 429 or
+// 503): Retry-After, the JSON-RPC error with the limit and the seconds in
+// its data (rpcwire.Refusal: clients read the body, not the header), and
+// the server logs and counts it (Dispatcher.Refused).
+func (h *Handler) refuse(ctx context.Context, w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error, limit string, retry time.Duration) {
+	secs := rpcwire.RetrySeconds(retry)
+	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	e.Data = &rpcwire.Refusal{Limit: limit, RetryAfterSeconds: secs}
+	if h.d != nil {
+		h.d.Refused(ctx, limit, status, retry)
+	}
+	writeJSONError(w, status, id, e)
+}
+
 func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
 	b, _ := rpcwire.AppendError(nil, id, e)
 	w.Header().Set("Content-Type", "application/json")
@@ -603,8 +617,7 @@ func (h *Handler) storeFailed(w http.ResponseWriter, id jsonrpc.ID, what string,
 	_, _ = rand.Read(b[:])
 	ref := hex.EncodeToString(b[:])
 	h.srv.Logger().Error("legacy session store failed", "op", what, "ref", ref, "err", err)
-	w.Header().Set("Retry-After", "1")
-	writeJSONError(w, http.StatusServiceUnavailable, id, jsonrpc.Errorf(jsonrpc.InternalError, "Internal error (ref %s): details are in the server log", ref))
+	h.refuse(context.Background(), w, http.StatusServiceUnavailable, id, jsonrpc.Errorf(jsonrpc.InternalError, "Internal error (ref %s): details are in the server log", ref), "store", time.Second)
 }
 
 type initializeParams struct {
@@ -656,9 +669,8 @@ func (h *Handler) negotiate(msg *rpcwire.Message) (*initializeParams, []byte, *j
 
 func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *rpcwire.Message) {
 	if h.draining.Load() {
-		w.Header().Set("Retry-After", "1")
-		writeJSONError(w, http.StatusServiceUnavailable, msg.ID, jsonrpc.Errorf(jsonrpc.InternalError,
-			"this server instance is shutting down and opens no new session; try again (another instance will serve it)"))
+		h.refuse(r.Context(), w, http.StatusServiceUnavailable, msg.ID, jsonrpc.Errorf(jsonrpc.InternalError,
+			"this server instance is shutting down and opens no new session; try again (another instance will serve it)"), "draining", time.Second)
 		return
 	}
 	p, res, e := h.negotiate(msg)
@@ -682,7 +694,7 @@ func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *rp
 	var le *LimitError
 	switch {
 	case errors.As(err, &le):
-		h.refuseSession(w, msg.ID, rec.Owner, le)
+		h.refuseSession(r.Context(), w, msg.ID, rec.Owner, le)
 		return
 	case err != nil:
 		h.storeFailed(w, msg.ID, "create a session", err)
@@ -696,19 +708,17 @@ func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *rp
 
 // refuseSession answers an initialize that a limit refused: 429 for the
 // client's quota, 503 for the total, both saying when to retry.
-func (h *Handler) refuseSession(w http.ResponseWriter, id jsonrpc.ID, owner string, le *LimitError) {
-	secs := int64((le.RetryAfter + time.Second - 1) / time.Second) // rounded up
-	secs = max(secs, 1)
-	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+func (h *Handler) refuseSession(ctx context.Context, w http.ResponseWriter, id jsonrpc.ID, owner string, le *LimitError) {
+	secs := rpcwire.RetrySeconds(le.RetryAfter)
 	if !le.PerOwner {
-		writeJSONError(w, http.StatusServiceUnavailable, id, jsonrpc.Errorf(jsonrpc.InternalError,
-			"too many sessions (%d); try again later (in %d s)", le.Limit, secs))
+		h.refuse(ctx, w, http.StatusServiceUnavailable, id, jsonrpc.Errorf(jsonrpc.InternalError,
+			"too many sessions (%d); try again later (in %d s)", le.Limit, secs), "legacy.Options.MaxSessions", le.RetryAfter)
 		return
 	}
 	who := "this principal"
 	if !strings.HasPrefix(owner, "principal:") {
 		who = "this client address"
 	}
-	writeJSONError(w, http.StatusTooManyRequests, id, jsonrpc.Errorf(jsonrpc.InvalidRequest,
-		"Too many sessions: %s has its limit of %d open; end one (DELETE) or try again in %d s", who, le.Limit, secs))
+	h.refuse(ctx, w, http.StatusTooManyRequests, id, jsonrpc.Errorf(jsonrpc.InvalidRequest,
+		"Too many sessions: %s has its limit of %d open; end one (DELETE) or try again in %d s", who, le.Limit, secs), "legacy.Options.MaxSessionsPerClient", le.RetryAfter)
 }

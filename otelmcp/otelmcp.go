@@ -71,6 +71,7 @@ type Telemetry struct {
 	routed        metric.Int64Counter
 	storeDuration metric.Float64Histogram
 	storeErrors   metric.Int64Counter
+	refusals      metric.Int64Counter
 }
 
 var _ server.Telemetry = (*Telemetry)(nil)
@@ -162,6 +163,11 @@ func New(opts *Options) (*Telemetry, error) {
 			metric.WithDescription("Store calls that failed, by operation."))
 		return
 	})
+	mk(func() (e error) {
+		t.refusals, e = m.Int64Counter("baton.refusals", metric.WithUnit("{request}"),
+			metric.WithDescription("Requests refused for load or by a quota (HTTP 429 or 503), by the limit that refused them."))
+		return
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -189,6 +195,7 @@ const (
 	keyTaskStatus    = attribute.Key("baton.task.status")
 	keyDirection     = attribute.Key("baton.direction")
 	keyStoreOp       = attribute.Key("baton.store.operation")
+	keyLimit         = attribute.Key("baton.limit")
 )
 
 // serverSpan starts a server span (shared: no slice per request).
@@ -457,6 +464,8 @@ func (t *Telemetry) Record(ctx context.Context, m server.Measurement) {
 		t.parked.Add(ctx, m.Delta)
 	case server.MeasureAnswerRouted:
 		t.routed.Add(ctx, max(m.Delta, 1), metric.WithAttributes(keyDirection.String(m.Reason)))
+	case server.MeasureRefused:
+		t.refusals.Add(ctx, 1, metric.WithAttributes(keyLimit.String(m.Reason)))
 	case server.MeasureStoreCall:
 		op := metric.WithAttributes(keyStoreOp.String(m.Reason))
 		t.storeDuration.Record(ctx, m.Duration.Seconds(), op)

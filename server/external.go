@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"time"
 
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/strictjson"
@@ -109,6 +110,12 @@ func (d legacyDispatcher) Intercept(ctx context.Context, lr *era.Request[Request
 		res, e := serve(ctx)
 		return res, resultNote{}, e
 	})
+}
+
+// Refused reports a request the legacy adapter refused for load or by a
+// quota.
+func (d legacyDispatcher) Refused(ctx context.Context, limit string, status int, retry time.Duration) {
+	d.s.refused(ctx, limit, status, retry)
 }
 
 // Measure reports the legacy adapter's measurements.

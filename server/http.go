@@ -198,6 +198,7 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 	res, e := s.handle(r.Context(), req, streamNotifier{st})
 	if e != nil && e != errNoResponse && req.status != 0 {
 		w.Header().Set("Retry-After", strconv.FormatInt(retrySeconds(req.retryAfter), 10))
+		e = s.refusal(r.Context(), e, limitStore, int(req.status), req.retryAfter)
 		body, _ := rpcwire.AppendError(nil, req.id, e)
 		st.Finish(int(req.status), body)
 		return
@@ -413,8 +414,9 @@ func (s *Server) listenHTTP(w http.ResponseWriter, r *http.Request, req *request
 	}
 	l, status, e := s.openListener(agreed, listenOwner(r.Context(), r.RemoteAddr))
 	if e != nil {
-		if status == http.StatusServiceUnavailable {
+		if status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests {
 			w.Header()["Retry-After"] = headerRetry1
+			e = s.refusal(r.Context(), e, limitDraining, status, time.Second)
 		}
 		return status, e
 	}

@@ -96,15 +96,15 @@ func (s *Server) openListener(f SubscriptionFilter, owner string) (*listener, in
 	l, err := s.hub.add(f, owner)
 	switch {
 	case errors.Is(err, errTooManyListeners):
-		return nil, http.StatusServiceUnavailable, jsonrpc.Errorf(jsonrpc.InternalError,
-			"Too many subscriptions/listen streams: this server has its limit of %d open; try again later", s.opts.MaxListenStreams)
+		return nil, http.StatusServiceUnavailable, withRefusal(jsonrpc.Errorf(jsonrpc.InternalError,
+			"Too many subscriptions/listen streams: this server has its limit of %d open; try again later", s.opts.MaxListenStreams), "Options.MaxListenStreams")
 	case errors.Is(err, errTooManyForOwner):
 		who := "this principal"
 		if strings.HasPrefix(owner, "address:") {
 			who = "this client address"
 		}
-		return nil, http.StatusTooManyRequests, jsonrpc.Errorf(jsonrpc.InvalidRequest,
-			"Too many subscriptions/listen streams: %s has its limit of %d open; close one first", who, s.opts.MaxListenStreamsPerPrincipal)
+		return nil, http.StatusTooManyRequests, withRefusal(jsonrpc.Errorf(jsonrpc.InvalidRequest,
+			"Too many subscriptions/listen streams: %s has its limit of %d open; close one first", who, s.opts.MaxListenStreamsPerPrincipal), "Options.MaxListenStreamsPerPrincipal")
 	}
 	return l, 0, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/tasks"
 )
@@ -34,6 +35,7 @@ const (
 type quotaError struct {
 	status int
 	after  time.Duration
+	limit  string // the option that sets the limit (rpcwire.Refusal)
 	msg    string
 }
 
@@ -45,13 +47,11 @@ func (e *quotaError) rpc() *jsonrpc.Error {
 	if e.status == http.StatusTooManyRequests {
 		code = jsonrpc.InvalidRequest
 	}
-	return &jsonrpc.Error{Code: code, Message: e.msg}
+	return &jsonrpc.Error{Code: code, Message: e.msg, Data: &rpcwire.Refusal{Limit: e.limit, RetryAfterSeconds: retrySeconds(e.after)}}
 }
 
 // retrySeconds rounds d up to whole seconds, at least 1.
-func retrySeconds(d time.Duration) int64 {
-	return max(int64((d+time.Second-1)/time.Second), 1)
-}
+func retrySeconds(d time.Duration) int64 { return rpcwire.RetrySeconds(d) }
 
 // storedTask is one task this instance created, until it expires.
 type storedTask struct {
@@ -84,7 +84,7 @@ func (h *taskHost) reserve(owner string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed || h.draining {
-		return &quotaError{status: http.StatusServiceUnavailable, after: time.Second,
+		return &quotaError{status: http.StatusServiceUnavailable, after: time.Second, limit: limitDraining,
 			msg: "this server instance is shutting down and takes no new tasks; try again (another instance will take it)"}
 	}
 	// Forget the stored tasks that expired: they are in the queues in
@@ -105,18 +105,18 @@ func (h *taskHost) reserve(owner string) error {
 	}
 	switch {
 	case h.maxRunning > 0 && h.runningTotal >= h.maxRunning:
-		return &quotaError{status: http.StatusServiceUnavailable, after: h.poll,
+		return &quotaError{status: http.StatusServiceUnavailable, after: h.poll, limit: "TaskOptions.MaxRunning",
 			msg: fmt.Sprintf("Too many tasks running: this server instance runs its limit of %d; try again later", h.maxRunning)}
 	case h.maxRunningPer > 0 && h.running[owner] >= h.maxRunningPer:
-		return &quotaError{status: http.StatusTooManyRequests, after: h.poll,
+		return &quotaError{status: http.StatusTooManyRequests, after: h.poll, limit: "TaskOptions.MaxRunningPerClient",
 			msg: fmt.Sprintf("Too many tasks running: %s has its limit of %d running; wait for one to finish or cancel one", quotaWho(owner), h.maxRunningPer)}
 	case h.maxStored > 0 && len(h.stored)-h.storedHead >= h.maxStored:
 		after := h.stored[h.storedHead].expires.Sub(now)
-		return &quotaError{status: http.StatusServiceUnavailable, after: after,
+		return &quotaError{status: http.StatusServiceUnavailable, after: after, limit: "TaskOptions.MaxStored",
 			msg: fmt.Sprintf("Too many tasks stored: this server instance keeps its limit of %d; try again in %d s", h.maxStored, retrySeconds(after))}
 	case h.maxStoredPer > 0 && len(h.storedBy[owner]) >= h.maxStoredPer:
 		after := h.storedBy[owner][0].Sub(now)
-		return &quotaError{status: http.StatusTooManyRequests, after: after,
+		return &quotaError{status: http.StatusTooManyRequests, after: after, limit: "TaskOptions.MaxStoredPerClient",
 			msg: fmt.Sprintf("Too many tasks stored: %s has its limit of %d tasks within their time to live; try again in %d s", quotaWho(owner), h.maxStoredPer, retrySeconds(after))}
 	}
 	h.running[owner]++

@@ -158,6 +158,11 @@ const (
 	// (tasks.get, tasks.update, …), Duration its latency, Err whether it
 	// failed (a missing record is no failure).
 	MeasureStoreCall
+	// MeasureRefused: a request was refused for load or by a quota (HTTP
+	// 429 or 503); Reason is the limit's name, as the JSON-RPC error's
+	// data gives it ("legacy.Options.MaxSessionsPerClient", "draining",
+	// "store", …).
+	MeasureRefused
 )
 
 // Measurement is one measurement for Telemetry.Record; which fields are

@@ -78,6 +78,10 @@ type Dispatcher[M any] interface {
 	// Measure reports one of the adapter's measurements to the server's
 	// telemetry (it does nothing without).
 	Measure(ctx context.Context, m Measure, delta int64)
+	// Refused reports a request the adapter refused for load or by a
+	// quota (HTTP status 429 or 503): the server logs it (rate-limited)
+	// and counts it in its telemetry under the limit's name.
+	Refused(ctx context.Context, limit string, status int, retry time.Duration)
 }
 
 // Measure names a measurement of the adapter.
