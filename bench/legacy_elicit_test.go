@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/baton-mcp/baton/legacy"
 )
 
 // BenchmarkLegacyElicitInProcess runs Baton's session-elicit round trip
@@ -21,6 +23,22 @@ func BenchmarkLegacyElicitInProcess(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchLegacyElicit(b, h)
+}
+
+// BenchmarkLegacyElicitInProcessLimitOff is BenchmarkLegacyElicitInProcess
+// with legacy.Options.MaxAnswersPerSecond off (-1): beside the default
+// one, what the answers' rate limit costs a round trip whose answer the
+// server is waiting for (it is matched first and takes no token).
+func BenchmarkLegacyElicitInProcessLimitOff(b *testing.B) {
+	h, err := newBatonWith(legacy.New(&legacy.Options{MaxSessions: 1 << 20, MaxSessionsPerClient: 1 << 20, MaxAnswersPerSecond: -1}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchLegacyElicit(b, h)
+}
+
+func benchLegacyElicit(b *testing.B, h http.Handler) {
 	sid := openLegacySession(b, h)
 	st := &streamWriter{flushed: make(chan struct{}, 1), header: http.Header{}}
 	// The calls are served on one goroutine, as net/http serves a

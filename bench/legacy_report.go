@@ -43,6 +43,7 @@ func reportLegacy(cfg config, all map[string]map[string][]*result, sum map[strin
 	}
 	for _, sc := range scs {
 		fmt.Printf("\n## %s\n\n", legacyTitle[sc])
+		fmt.Printf("Baton's options changed from the defaults: %s.\n\n", legacyOptionsChanged)
 		fmt.Println("| server | ops/s (median) | min–max ops/s | p50 | p99 | server CPU/op | server busy | others on server CPU | generator CPU/op | generator busy | bound by | allocs/op | alloc KiB/op | errors |")
 		fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
 		for _, s := range legacyServersFor(cfg) {

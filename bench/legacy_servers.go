@@ -39,19 +39,23 @@ var legacyServerNames = []string{"baton", "gosdk", "mcpgo", "floor"}
 
 func legacyKey(name string) string { return name + "/2025" }
 
+// legacyOptionsChanged is what newBatonLegacy changes from the defaults,
+// printed beside the 2025-11-25 figures.
+const legacyOptionsChanged = "legacy.Options{MaxSessions: 1<<20, MaxSessionsPerClient: 1<<20}; everything else at the defaults (MaxAnswersPerSecond 32 included)"
+
 // newBatonLegacy is Baton's endpoint as users mount it for both eras: the
 // same server as newBaton (same tools, options and limits) with
 // server.Options.Legacy set to legacy.New, served by the *server.Server
-// itself. The legacy options are the defaults except three limits raised
-// so that the load does not hit them (their checks still run): sessions in
-// total and per client address (every worker and the memory table's 1000
-// sessions come from 127.0.0.1) and answers per session per second (each
-// worker answers hundreds a second in session-elicit).
+// itself. The legacy options are the defaults except the session limits,
+// in total and per client address, raised (legacyOptionsChanged): every
+// worker and the memory table's 1000 sessions come from 127.0.0.1, as
+// the users behind one NAT would (docs/deployment.md, "Quotas"). The
+// answers per session per second stay at the default: an answer the
+// server waits for is never refused for rate.
 func newBatonLegacy() (http.Handler, error) {
 	lg := legacy.New(&legacy.Options{
 		MaxSessions:          1 << 20,
 		MaxSessionsPerClient: 1 << 20,
-		MaxAnswersPerSecond:  1 << 20,
 	})
 	return newBatonWith(lg)
 }

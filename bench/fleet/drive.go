@@ -258,6 +258,7 @@ func run(cfg config, w io.Writer) (bool, error) {
 		load = strings.Join(strings.Fields(string(b))[:3], " ")
 	}
 	fmt.Fprintf(w, "\n## Fleet: three instances behind nginx with Redis beside one instance\n\n")
+	fmt.Fprintf(w, "# options changed from the defaults: %s\n", optionsChanged)
 	fmt.Fprintf(w, "# concurrency %d, warmup %s + duration %s per measurement, %d interleaved reps; every process (4 instances, nginx, redis-server, this generator) shares the machine's CPUs; load average at start %s\n",
 		cfg.concurrency, cfg.warmup, cfg.duration, cfg.reps, load)
 	all := map[string]map[string][]*sample{}
