@@ -48,6 +48,7 @@ var thirdParty = map[string][]string{
 	"go.opentelemetry.io/otel/":              {"otelmcp"},
 	"github.com/golang-jwt/jwt/":             {"server/internal/seal", "auth"},
 	"github.com/MicahParks/":                 {"auth"},
+	"github.com/go-jose/":                    {"auth"},
 	"golang.org/x/time/":                     {"auth"},
 	"github.com/google/jsonschema-go/":       {"server"},
 	"github.com/santhosh-tekuri/jsonschema/": {"server", "elicit"},

@@ -100,6 +100,9 @@ type Config struct {
 	// RSA, RSA-PSS, ECDSA and EdDSA ones). HMAC and "none" are refused:
 	// a resource server holds no shared secret, and a key from the JWKS
 	// is used only with an algorithm of its own type.
+	// The same list bounds the algorithms of DPoP proofs (RFC 9449),
+	// advertised as "algs" in DPoP challenges and as
+	// dpop_signing_alg_values_supported in the metadata.
 	Algorithms []string
 	// StrictTokenType refuses JWTs whose "typ" is not "at+jwt" (RFC
 	// 9068). By default a "typ" of "JWT" or none is accepted too (many
@@ -143,6 +146,21 @@ type Config struct {
 	// is refused before any other work.
 	MaxTokenBytes int
 
+	// DPoPReplay remembers the DPoP proofs accepted (RFC 9449 §11.1),
+	// so that each is accepted once: give every instance of a fleet the
+	// same one (redisfleet.Fleet.Ledger). Default: in memory, this
+	// process only, holding at most 100,000 proofs, each until its iat
+	// plus 5 minutes and Leeway; when that many are live, new proofs are
+	// refused rather than an old one forgotten.
+	DPoPReplay server.Ledger
+	// DPoPNonceKey, if set, makes proofs carry a server nonce (RFC 9449
+	// §9): a proof without the current one is refused with
+	// use_dpop_nonce and a DPoP-Nonce header to retry with. The nonce is
+	// an HMAC of the time with this key, rotated every 5 minutes (the
+	// previous one still accepted): nothing is stored, and every instance
+	// given the same key (at least 32 bytes) accepts the others' nonces.
+	DPoPNonceKey []byte
+
 	// Optional lets requests without a token through, anonymous; a token
 	// that is present must verify. Operations with declared scopes still
 	// refuse anonymous callers (401 with their scopes).
@@ -167,6 +185,9 @@ type ResourceServer struct {
 	cache       *tokenCache
 	fetches     chan struct{}
 	stop        context.CancelFunc
+	htu         string        // Resource, normalised as a proof's htu is
+	nonceKey    []byte        // Config.DPoPNonceKey
+	replay      server.Ledger // Config.DPoPReplay or the in-memory one
 }
 
 // issuer is one authorization server.
@@ -186,6 +207,12 @@ func New(ctx context.Context, cfg Config) (*ResourceServer, error) {
 	life, stop := context.WithCancel(context.Background())
 	rs := &ResourceServer{cfg: cfg, issuers: map[string]*issuer{}, stop: stop,
 		cache: newTokenCache(cfg.CacheSize), fetches: make(chan struct{}, cfg.MaxFetches)}
+	rs.htu, _ = normalHTU(cfg.Resource) // defaults checked it
+	rs.nonceKey = cfg.DPoPNonceKey
+	rs.replay = cfg.DPoPReplay
+	if rs.replay == nil {
+		rs.replay = newReplayLedger(replayCapacity, cfg.Now)
+	}
 	var err error
 	if rs.metadataURL, err = MetadataURL(cfg.Resource); err != nil {
 		stop()
@@ -224,6 +251,9 @@ func (c *Config) defaults() error {
 	}
 	if u, err := url.Parse(c.Resource); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.Fragment != "" {
 		return fmt.Errorf("auth: Config.Resource %q is not an absolute http(s) URL without fragment", c.Resource)
+	}
+	if c.DPoPNonceKey != nil && len(c.DPoPNonceKey) < 32 {
+		return errors.New("auth: Config.DPoPNonceKey must be at least 32 bytes")
 	}
 	if len(c.AuthorizationServers) == 0 {
 		return errors.New("auth: Config.AuthorizationServers needs at least one issuer URL")
@@ -420,6 +450,8 @@ type Error struct {
 	// Err is the underlying failure, for the server's log; it may say
 	// more than the client should read.
 	Err error
+
+	dpop bool // the request used the DPoP scheme: a DPoP challenge
 }
 
 // Error returns the reason, prefixed with "auth: ".
@@ -450,10 +482,18 @@ func (rs *ResourceServer) Authenticate(r *http.Request) (*server.Grant, error) {
 		return nil, &Error{Code: "invalid_request", Reason: "more than one Authorization header"}
 	}
 	scheme, tok, ok := strings.Cut(h[0], " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
+	switch {
+	case ok && strings.EqualFold(scheme, "DPoP"):
+		return rs.authenticateDPoP(r, strings.TrimSpace(tok))
+	case !ok || !strings.EqualFold(scheme, "Bearer"):
 		return nil, errNoToken()
 	}
-	return rs.Verify(r.Context(), strings.TrimSpace(tok))
+	g, err := rs.Verify(r.Context(), strings.TrimSpace(tok))
+	if err == nil && boundKey(g) != "" {
+		// RFC 9449 §7.2: a DPoP-bound token is not a bearer token.
+		return nil, invalid("the token is bound to a DPoP key: send it with the DPoP scheme and a proof", nil)
+	}
+	return g, err
 }
 
 // Verify verifies an access token and returns its grant. A token verified
@@ -633,6 +673,8 @@ type introspection struct {
 	Audience  json.RawMessage `json:"aud"`
 	Expiry    int64           `json:"exp"`
 	NotBefore int64           `json:"nbf"`
+	// Confirmation binds the token to a key (RFC 7800; "jkt": DPoP).
+	Confirmation map[string]any `json:"cnf,omitempty"`
 }
 
 // introspect asks the authorization server about an opaque token. It

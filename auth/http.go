@@ -25,6 +25,9 @@ type Metadata struct {
 	BearerMethodsSupported []string `json:"bearer_methods_supported"`
 	ResourceName           string   `json:"resource_name,omitempty"`
 	ResourceDocumentation  string   `json:"resource_documentation,omitempty"`
+	// DPoPSigningAlgValuesSupported are the algorithms accepted for DPoP
+	// proofs (RFC 9449 §5.1).
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
 }
 
 // MetadataURL returns the path-aware well-known URL of the metadata of
@@ -48,6 +51,8 @@ func (rs *ResourceServer) Metadata() Metadata {
 		BearerMethodsSupported: rs.cfg.BearerMethods,
 		ResourceName:           rs.cfg.ResourceName,
 		ResourceDocumentation:  rs.cfg.ResourceDocumentation,
+
+		DPoPSigningAlgValuesSupported: rs.cfg.Algorithms,
 	}
 }
 
@@ -118,6 +123,10 @@ func (rs *ResourceServer) Protect(next http.Handler) http.Handler {
 		}
 		if g == nil {
 			g = &server.Grant{ResourceMetadata: rs.metadataURL} // anonymous
+		} else if rs.nonceKey != nil && usesDPoP(r) {
+			// The nonce to use next (RFC 9449 §8.2): a client that keeps
+			// it never meets use_dpop_nonce while it is current.
+			w.Header().Set("DPoP-Nonce", rs.nonce(rs.cfg.Now()))
 		}
 		next.ServeHTTP(w, r.WithContext(server.ContextWithGrant(r.Context(), g)))
 	})
@@ -141,6 +150,19 @@ func (rs *ResourceServer) Challenge(code, description string, scopes []string) s
 	return "Bearer " + strings.Join(parts, ", ")
 }
 
+// dpopChallenge is the WWW-Authenticate value of a DPoP refusal: the
+// Bearer challenge's parameters under the DPoP scheme, and "algs".
+func (rs *ResourceServer) dpopChallenge(code, description string, scopes []string) string {
+	b := rs.Challenge(code, description, scopes)
+	return "DPoP " + strings.TrimPrefix(b, "Bearer ") + fmt.Sprintf(", algs=%q", rs.dpopAlgs())
+}
+
+// usesDPoP reports whether r's Authorization header has the DPoP scheme.
+func usesDPoP(r *http.Request) bool {
+	scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	return strings.EqualFold(scheme, "DPoP")
+}
+
 func (rs *ResourceServer) refuse(w http.ResponseWriter, r *http.Request, req scopeRequirer, err error) {
 	var ae *Error
 	if !errors.As(err, &ae) {
@@ -157,7 +179,17 @@ func (rs *ResourceServer) refuse(w http.ResponseWriter, r *http.Request, req sco
 	if ae.Code == "invalid_request" {
 		status = http.StatusBadRequest
 	}
-	w.Header().Set("WWW-Authenticate", rs.Challenge(ae.Code, ae.Reason, scopes))
+	if ae.dpop {
+		// RFC 9449 §7.1: the challenge of the scheme the request used.
+		w.Header().Set("WWW-Authenticate", rs.dpopChallenge(ae.Code, ae.Reason, scopes))
+		if rs.nonceKey != nil {
+			w.Header().Set("DPoP-Nonce", rs.nonce(rs.cfg.Now()))
+		}
+	} else {
+		w.Header().Set("WWW-Authenticate", rs.Challenge(ae.Code, ae.Reason, scopes))
+		// DPoP is accepted too: say so, and with which algorithms.
+		w.Header().Add("WWW-Authenticate", rs.dpopChallenge("", "", nil))
+	}
 	msg := "Unauthorized: " + ae.Reason
 	b, _ := rpcwire.AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: msg})
 	w.Header().Set("Content-Type", "application/json")
