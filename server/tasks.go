@@ -37,11 +37,16 @@ import (
 // (Elicit, AskAll, CreateFormElicitation, CreateURLElicitation,
 // CreateMessage, ListRoots) made while the call runs as a task puts the
 // task in input_required with the question under a key unique for the
-// task's life, and waits, in place, until tasks/update delivers the answer
-// (or the task is cancelled, outlives its time to live, or the server
-// closes). Nothing is replayed: the code before a question runs once.
+// task's life. The question then waits as the task's record, and the
+// handler returns; tasks/update on any instance runs it again from the top
+// with the answers recorded (taskresume.go, and the write-once contract in
+// docs/deployment.md). A tool registered with TaskRunsOnce (or DeferTask)
+// waits in place instead, until tasks/update delivers the answer (or the
+// task is cancelled, outlives its time to live, or the server closes),
+// and its code before a question runs once.
 //
-// The work runs on the instance that created the task; the record lives in
+// The work runs on the instance that created the task (or took it up
+// after an answer); the record lives in
 // the TaskOptions.Store, so with a shared store (redisfleet.Fleet.Tasks) any
 // instance answers tasks/get, and tasks/update and tasks/cancel reach the
 // running instance through the store's signals. The running instance
