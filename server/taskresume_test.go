@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -134,4 +135,41 @@ func TestTaskRerunOptionsConflict(t *testing.T) {
 			t.Errorf("%s: registered, want an error", name)
 		}
 	}
+}
+
+// A waiting task holds no goroutine: n tasks in input_required leave the
+// process's goroutines where they were (the instance's signal receiver
+// and heartbeat aside), and the heap per waiting task is logged.
+func TestTaskWaitingHoldsNoGoroutine(t *testing.T) {
+	s := newTestServer(t, nil)
+	mustAddTool(t, s, Tool{Name: "ask"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
+		if _, err := req.Elicit(ctx, confirmForm(t, "Go?")); err != nil {
+			return nil, err
+		}
+		return TextResult("done"), nil
+	}, RunAsTask(TaskOptional))
+	waitTask(t, s, createTask(t, s, "ask", nil, taskElicitCaps), tasks.StatusInputRequired) // the instance's loops start
+	const n = 200
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	g0 := runtime.NumGoroutine()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = createTask(t, s, "ask", nil, taskElicitCaps)
+	}
+	for _, id := range ids {
+		waitTask(t, s, id, tasks.StatusInputRequired)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > g0+n/10 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // handlers unwinding
+	}
+	if g := runtime.NumGoroutine(); g > g0+n/10 {
+		t.Fatalf("%d tasks waiting: %d goroutines, %d before; want about as many (no goroutine per waiting task)", n, g, g0)
+	}
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	t.Logf("%d waiting tasks: %d goroutines (%d before), heap %+d bytes per task (the memory store's records included)", n, runtime.NumGoroutine(), g0, (int64(after.HeapAlloc)-int64(before.HeapAlloc))/n)
 }
