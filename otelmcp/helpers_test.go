@@ -122,14 +122,16 @@ func newInstanceWith(t testing.TB, tel server.Telemetry, store *server.TaskOptio
 			}
 			return server.TextResult("hello " + v["name"].(string)), nil
 		}))
-	// slow_confirm: runs as a task and asks one question in it.
+	// slow_confirm: runs as a task and asks one question in it, waiting in
+	// place (TaskRunsOnce), so the task counts as running while it asks
+	// and its question has a span of its own.
 	must(t, srv.AddTool(server.Tool{Name: "slow_confirm", Description: "a task that asks"},
 		func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 			if _, err := ask(ctx, req.Call, "Proceed?", confirm); err != nil {
 				return nil, err
 			}
 			return server.TextResult("done"), nil
-		}, server.RunAsTask(server.TaskOptional)))
+		}, server.RunAsTask(server.TaskOptional), server.TaskRunsOnce()))
 	return srv
 }
 

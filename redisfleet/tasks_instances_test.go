@@ -88,6 +88,7 @@ type instance struct {
 	srv   *server.Server
 	store *killable
 	ran   atomic.Int32 // handler runs on this instance
+	hold  atomic.Bool  // "work" and "redo" run until their context ends
 }
 
 func newInstance(t testing.TB, rs *testredis.Server, lease time.Duration) *instance {
@@ -121,6 +122,20 @@ func newInstance(t testing.TB, rs *testredis.Server, lease time.Duration) *insta
 	if err != nil {
 		t.Fatal(err)
 	}
+	work := func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+		in.ran.Add(1)
+		if in.hold.Load() {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return server.TextResult("worked"), nil
+	}
+	if err := in.srv.AddTool(server.Tool{Name: "work"}, work, server.RunAsTask(server.TaskRequired)); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.srv.AddTool(server.Tool{Name: "redo"}, work, server.RunAsTask(server.TaskRequired), server.TaskMayRerun()); err != nil {
+		t.Fatal(err)
+	}
 	return in
 }
 
@@ -152,7 +167,12 @@ func send(t testing.TB, s http.Handler, method string, params map[string]any) (m
 
 func create(t testing.TB, in *instance) string {
 	t.Helper()
-	res, code := send(t, in.srv, "tools/call", map[string]any{"name": "ask", "arguments": map[string]any{}})
+	return createTool(t, in, "ask")
+}
+
+func createTool(t testing.TB, in *instance, tool string) string {
+	t.Helper()
+	res, code := send(t, in.srv, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{}})
 	id, _ := res["taskId"].(string)
 	if code != 0 || res["resultType"] != "task" || id == "" {
 		t.Fatalf("tools/call = %v (error %d), want a CreateTaskResult", res, code)
@@ -222,8 +242,10 @@ func TestTasksAcrossInstances(t *testing.T) {
 		t.Fatalf("tasks/update on b: error %d", code)
 	}
 	res := waitStatus(t, b, id, tasks.StatusCompleted)
-	if text := resultText(res); text != "answered accept" || a.ran.Load() != 1 || b.ran.Load() != 0 {
-		t.Errorf("result %q, runs a=%d b=%d; want answered accept, run once on a", text, a.ran.Load(), b.ran.Load())
+	// The handler returned when it asked; the answering instance ran it
+	// again with the answer.
+	if text := resultText(res); text != "answered accept" || a.ran.Load() != 1 || b.ran.Load() != 1 {
+		t.Errorf("result %q, runs a=%d b=%d; want answered accept, asked on a, finished on b", text, a.ran.Load(), b.ran.Load())
 	}
 
 	id = create(t, a)
@@ -262,14 +284,15 @@ func TestTasksLostSignal(t *testing.T) {
 
 // An instance that dies stops renewing the leases of its tasks and its
 // heartbeat; once a lease lapses and the owner stays silent for the grace,
-// the next instance to read the task marks it failed, with an error
-// saying so, instead of leaving it working forever.
+// the next instance to read a task it was running marks it failed, with
+// an error saying so, instead of leaving it working forever.
 func TestTasksInstanceDies(t *testing.T) {
 	rs := testredis.Start(t)
 	const lease = time.Second
 	a, b := newInstance(t, rs, lease), newInstance(t, rs, lease)
-	id := create(t, a)
-	waitStatus(t, b, id, tasks.StatusInputRequired)
+	a.hold.Store(true)
+	id := createTool(t, a, "work")
+	waitStatus(t, b, id, tasks.StatusWorking)
 	a.store.dead.Store(true)
 	killed := time.Now()
 	res := waitStatus(t, b, id, tasks.StatusFailed)
@@ -307,5 +330,64 @@ func BenchmarkTaskAcrossInstances(b *testing.B) {
 			b.Fatalf("tasks/update: error %d", code)
 		}
 		pollStatus(b, o, id, tasks.StatusCompleted, 0)
+	}
+}
+
+// A task waiting for its answer is its record: the instance that ran it
+// shuts down (its server closed, every context of its own ended), and
+// the answer through another instance completes the task there.
+func TestTasksAnswerOutlivesItsInstance(t *testing.T) {
+	rs := testredis.Start(t)
+	a, b := newInstance(t, rs, 15*time.Second), newInstance(t, rs, 15*time.Second)
+	ids := []string{create(t, a), create(t, a)}
+	for _, id := range ids {
+		waitStatus(t, b, id, tasks.StatusInputRequired)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := a.srv.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown with only waiting tasks: %v", err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Errorf("shutdown with only waiting tasks took %v, want at once", d)
+	}
+	_ = a.srv.Close()
+	for _, id := range ids {
+		if res := get(t, b, id); res["status"] != "input_required" {
+			t.Fatalf("after a shut down: task %s is %v, want still input_required", id, res["status"])
+		}
+		if _, code := send(t, b.srv, "tasks/update", map[string]any{"taskId": id, "inputResponses": answer}); code != 0 {
+			t.Fatalf("tasks/update on b: error %d", code)
+		}
+		if res := waitStatus(t, b, id, tasks.StatusCompleted); resultText(res) != "answered accept" {
+			t.Errorf("result %v, want answered accept", res["result"])
+		}
+	}
+	if a.ran.Load() != 2 || b.ran.Load() != 2 {
+		t.Errorf("runs a=%d b=%d, want 2 and 2 (asked on a, finished on b)", a.ran.Load(), b.ran.Load())
+	}
+}
+
+// A task whose tool may run again (TaskMayRerun) is run again by another
+// instance when the one running it dies, and says so; one whose tool may
+// not is failed (TestTasksInstanceDies).
+func TestTasksRerunAfterDeath(t *testing.T) {
+	rs := testredis.Start(t)
+	const lease = time.Second
+	a, b := newInstance(t, rs, lease), newInstance(t, rs, lease)
+	a.hold.Store(true)
+	id := createTool(t, a, "redo")
+	waitStatus(t, b, id, tasks.StatusWorking)
+	a.store.dead.Store(true)
+	res := waitStatus(t, b, id, tasks.StatusCompleted)
+	if resultText(res) != "worked" || a.ran.Load() != 1 || b.ran.Load() != 1 {
+		t.Errorf("result %v, runs a=%d b=%d; want worked, run again once on b", res["result"], a.ran.Load(), b.ran.Load())
+	}
+	// The re-run is on the record (its status message is gone with
+	// completion; the count stays).
+	rec, err := redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "fleet:tasks:"}).Tasks().Get(context.Background(), id)
+	if err != nil || rec.Reruns != 1 {
+		t.Errorf("record %+v (%v), want Reruns 1", rec, err)
 	}
 }

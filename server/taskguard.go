@@ -257,7 +257,9 @@ func (h *taskHost) judgeLapsed(ctx context.Context, rec *tasks.Record, now time.
 	if h.heartbeats != nil && healthy.IsZero() {
 		return rec, nil // the store fails for this instance: it cannot tell
 	}
-	return h.store.Update(ctx, rec.ID, func(r *tasks.Record) error {
+	rerun := false
+	out, err := h.store.Update(ctx, rec.ID, func(r *tasks.Record) error {
+		rerun = false
 		if !lapsed(r) {
 			return tasks.ErrNoUpdate
 		}
@@ -274,10 +276,18 @@ func (h *taskHost) judgeLapsed(ctx context.Context, rec *tasks.Record, now time.
 		if !last.IsZero() {
 			why += " (due " + taskTime(last) + ")"
 		}
+		if h.rerunLost(r, now) {
+			rerun = true
+			return nil
+		}
 		why += fmt.Sprintf(" for %s after that; its work is lost, call the tool again", h.grace)
 		failTask(r, now, why)
 		return nil
 	})
+	if err == nil && rerun {
+		h.resume(ctx, out)
+	}
+	return out, err
 }
 
 // storeUnavailable is the message of a request refused because the task

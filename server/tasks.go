@@ -37,11 +37,16 @@ import (
 // (Elicit, AskAll, CreateFormElicitation, CreateURLElicitation,
 // CreateMessage, ListRoots) made while the call runs as a task puts the
 // task in input_required with the question under a key unique for the
-// task's life, and waits, in place, until tasks/update delivers the answer
-// (or the task is cancelled, outlives its time to live, or the server
-// closes). Nothing is replayed: the code before a question runs once.
+// task's life. The question then waits as the task's record, and the
+// handler returns; tasks/update on any instance runs it again from the top
+// with the answers recorded (taskresume.go, and the write-once contract in
+// docs/deployment.md). A tool registered with TaskRunsOnce (or DeferTask)
+// waits in place instead, until tasks/update delivers the answer (or the
+// task is cancelled, outlives its time to live, or the server closes),
+// and its code before a question runs once.
 //
-// The work runs on the instance that created the task; the record lives in
+// The work runs on the instance that created the task (or took it up
+// after an answer); the record lives in
 // the TaskOptions.Store, so with a shared store (redisfleet.Fleet.Tasks) any
 // instance answers tasks/get, and tasks/update and tasks/cancel reach the
 // running instance through the store's signals. The running instance
@@ -356,6 +361,17 @@ type taskRun struct {
 	taken  []string
 	writes sync.Mutex
 
+	// resumes: the handler runs again from the top after a question
+	// (taskresume.go); rerunsLost: and after its run was lost. call is
+	// Record.Call; replay are the answered questions of the record the
+	// run began with, pos the next to hand over; parked is set once a
+	// question waits as the record.
+	resumes, rerunsLost bool
+	call                json.RawMessage
+	replay              []tasks.Input
+	pos                 int
+	parked              bool
+
 	started  chan struct{} // closed by start
 	early    chan outcome  // the handler's outcome before start
 	finished chan struct{} // closed once a started task's handler returned
@@ -432,6 +448,7 @@ func (run *taskRun) start() error {
 		LeaseUntil:     now.Add(h.lease),
 		PollIntervalMs: h.poll.Milliseconds(),
 		Trace:          h.s.traceparent(run.ctx),
+		Call:           run.call,
 	}
 	if err := h.reserve(run.owner); err != nil {
 		relink()
@@ -457,7 +474,7 @@ func (run *taskRun) start() error {
 	err = h.store.Create(cctx, rec)
 	cancel()
 	if err != nil {
-		h.forget(id)
+		h.forget(id, run)
 		h.unreserve(run.owner)
 		h.wg.Done()
 		relink()
@@ -483,8 +500,12 @@ func (run *taskRun) handlerDone(res *ToolResult, err error) {
 		run.early <- outcome{res, err}
 		return
 	}
+	parked := run.parked
 	run.mu.Unlock()
 	defer close(run.finished)
+	if parked {
+		return // the question waits as the record; what the handler returned is moot
+	}
 	out, e := run.finish(res, err)
 	if e == errNoResponse || run.ctx.Err() != nil {
 		run.abandon(context.Cause(run.ctx)) // cancelled, expired or closed
@@ -513,6 +534,9 @@ func (run *taskRun) storeResult(out json.RawMessage, e *jsonrpc.Error) {
 			if r.Status.Terminal() {
 				return tasks.ErrNoUpdate
 			}
+			if r.Owner != h.instance {
+				return errTaskMoved
+			}
 			if e != nil {
 				r.Status, r.Error, r.StatusMessage, r.Result = tasks.StatusFailed, e, e.Message, nil
 			} else {
@@ -533,7 +557,7 @@ func (run *taskRun) storeResult(out json.RawMessage, e *jsonrpc.Error) {
 				h.s.log.Info("task: the result was stored after the task store came back", "task", run.id, "attempts", attempt+1)
 			}
 			return
-		case errors.Is(err, tasks.ErrNotFound):
+		case errors.Is(err, tasks.ErrNotFound), errors.Is(err, errTaskMoved):
 			return
 		case attempt == 0:
 			h.s.log.Warn("task: storing the result failed; retrying until it lands or the task's time to live ends", "task", run.id, "err", err)
@@ -564,7 +588,7 @@ func (run *taskRun) supervise(expire *time.Timer, closed func() bool) {
 	defer h.wg.Done()
 	defer h.s.record(context.Background(), Measurement{Kind: MeasureTasksRunning, Delta: -1})
 	defer h.unreserve(run.owner)
-	defer h.forget(run.id)
+	defer h.forget(run.id, run)
 	defer closed()
 	defer expire.Stop()
 	defer run.stop(errTaskDone)
@@ -611,6 +635,9 @@ func (run *taskRun) update(ctx context.Context, fn func(*tasks.Record) error) (*
 	taken := slices.Clone(run.taken)
 	run.mu.Unlock()
 	rec, err := run.host.store.Update(ctx, run.id, func(r *tasks.Record) error {
+		if r.Owner != run.host.instance && !r.Status.Terminal() {
+			return errTaskMoved
+		}
 		if err := fn(r); err != nil {
 			return err
 		}
@@ -647,12 +674,16 @@ func (run *taskRun) observe(rec *tasks.Record, err error) {
 	switch {
 	case errors.Is(err, tasks.ErrNotFound):
 		run.stop(errTaskExpired)
+	case errors.Is(err, errTaskMoved):
+		run.stop(errTaskMoved)
 	case err != nil:
 		run.host.s.log.Warn("task: reading the task store failed", "task", run.id, "err", err)
 	case rec.Status == tasks.StatusCancelled:
 		run.stop(errTaskCancelled)
 	case rec.Status == tasks.StatusFailed:
 		run.stop(errTaskLost)
+	case rec.Owner != run.host.instance:
+		run.stop(errTaskMoved)
 	}
 	run.poke()
 }
@@ -689,8 +720,11 @@ func (run *taskRun) abandon(cause error) {
 	ctx, cancel := context.WithTimeout(context.Background(), run.host.storeTimeout)
 	defer cancel()
 	_, err := h.store.Update(ctx, run.id, func(r *tasks.Record) error {
-		if r.Status.Terminal() {
+		if r.Status.Terminal() || r.Owner != h.instance {
 			return tasks.ErrNoUpdate
+		}
+		if cause == errServerClosed && run.giveUp(r, now) {
+			return nil // another instance runs it again
 		}
 		failTask(r, now, msg)
 		return nil
@@ -708,10 +742,13 @@ func failTask(r *tasks.Record, now time.Time, why string) {
 	r.Result, r.Inputs, r.UpdatedAt = nil, nil, now
 }
 
-// forget drops a task from the runs of this instance.
-func (h *taskHost) forget(id string) {
+// forget drops run from the runs of this instance (unless a later run of
+// the same task took its place).
+func (h *taskHost) forget(id string, run *taskRun) {
 	h.mu.Lock()
-	delete(h.runs, id)
+	if h.runs[id] == run {
+		delete(h.runs, id)
+	}
 	h.mu.Unlock()
 }
 
@@ -772,6 +809,9 @@ func (run *taskRun) ask(ctx context.Context, irs []mrtr.InputRequest, timeout ti
 		}
 		reqs[i] = b
 	}
+	if run.resumes {
+		return run.askRecorded(ctx, irs, reqs)
+	}
 	var keys []string
 	now := h.s.now()
 	actx, cancel := context.WithTimeout(ctx, h.storeTimeout)
@@ -781,23 +821,13 @@ func (run *taskRun) ask(ctx context.Context, irs []mrtr.InputRequest, timeout ti
 		if r.Status.Terminal() {
 			return terminalError(r)
 		}
+		n := len(r.Inputs)
+		if err := addInputs(r, irs, reqs); err != nil {
+			return err
+		}
 		keys = keys[:0]
-		// Questions are numbered by their position in the task, as
-		// rounds number them in the call (baton:0 first); one asked
-		// WithKey (or Keyed) keeps its key, which must be new for the
-		// task's life, since a client may remember the keys it answered.
-		for i, q := range reqs {
-			k := irs[i].Key()
-			if k == "" {
-				k = round.AutoKey(r.Keys)
-			} else if slices.Contains(r.Named, k) {
-				return fmt.Errorf("question key %s was already used in this task; a task's keys are unique for its life (SEP-2663), so choose a new one", clip.Quote(k))
-			} else {
-				r.Named = append(r.Named, k)
-			}
-			r.Keys++
-			keys = append(keys, k)
-			r.Inputs = append(r.Inputs, tasks.Input{Key: k, Request: q})
+		for _, in := range r.Inputs[n:] {
+			keys = append(keys, in.Key)
 		}
 		r.Status, r.StatusMessage, r.UpdatedAt = tasks.StatusInputRequired, "", now
 		return nil
@@ -833,6 +863,27 @@ func (run *taskRun) ask(ctx context.Context, irs []mrtr.InputRequest, timeout ti
 			return nil, fmt.Errorf("task: waiting for the client: %w", ErrTimeout)
 		}
 	}
+}
+
+// addInputs adds the questions (irs, encoded as reqs) to r under fresh
+// keys. Questions are numbered by their position in the task, as rounds
+// number them in the call (baton:0 first); one asked WithKey (or Keyed)
+// keeps its key, which must be new for the task's life, since a client
+// may remember the keys it answered.
+func addInputs(r *tasks.Record, irs []mrtr.InputRequest, reqs []json.RawMessage) error {
+	for i, q := range reqs {
+		k := irs[i].Key()
+		if k == "" {
+			k = round.AutoKey(r.Keys)
+		} else if slices.Contains(r.Named, k) {
+			return fmt.Errorf("question key %s was already used in this task; a task's keys are unique for its life (SEP-2663), so choose a new one", clip.Quote(k))
+		} else {
+			r.Named = append(r.Named, k)
+		}
+		r.Keys++
+		r.Inputs = append(r.Inputs, tasks.Input{Key: k, Request: q})
+	}
+	return nil
 }
 
 // errAnswersPending: some of the keys are not answered yet.
@@ -1026,6 +1077,39 @@ func (s *Server) callToolAsTask(ctx context.Context, r *request, e *toolEntry, m
 	run.refuse = r.refuse
 	req.task = run
 	req.notifier = taskNotifier{next: req.notifier, run: run}
+	if e.resumes() {
+		call, err := encodeCall(req)
+		if err != nil {
+			s.log.Error("task: encoding the call failed", "tool", req.Name, "err", err)
+			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the task's call could not be recorded"}
+		}
+		run.resumes, run.rerunsLost, run.call = true, e.rerunsLost(), call
+	}
+	if !e.opts.DeferTask {
+		if err := req.StartTask(); err != nil {
+			run.release()
+			var re *jsonrpc.Error
+			errors.As(err, &re)
+			return nil, re
+		}
+	}
+	s.runTaskHandler(run, r, e, mc, req)
+	select {
+	case <-run.started:
+		run.mu.Lock()
+		seed := run.seed
+		run.mu.Unlock()
+		r.out.task = true
+		return s.encodeTask(seed, "task", false)
+	case o := <-run.early:
+		defer run.release()
+		return s.toolOutcome(ctx, r, e, mc, req.Name, o.res, o.err)
+	}
+}
+
+// runTaskHandler runs the handler of a call that may be, or is, a task
+// (req.task is run), on its own goroutine, its outcome going to run.
+func (s *Server) runTaskHandler(run *taskRun, r *request, e *toolEntry, mc *mrtrCall, req *ToolRequest) {
 	run.finish = func(res *ToolResult, err error) (json.RawMessage, *jsonrpc.Error) {
 		var ue *URLElicitationRequiredError
 		switch {
@@ -1038,31 +1122,12 @@ func (s *Server) callToolAsTask(ctx context.Context, r *request, e *toolEntry, m
 		}
 		return s.toolOutcome(run.ctx, r, e, mc, req.Name, res, err)
 	}
-	if !e.opts.DeferTask {
-		if err := req.StartTask(); err != nil {
-			run.release()
-			var re *jsonrpc.Error
-			errors.As(err, &re)
-			return nil, re
-		}
-	}
 	go func() {
 		hctx, endRun := s.taskRunSpan(run, req.Name)
 		res, err := invoke(s, "tool", req.Name, func() (*ToolResult, error) { return e.handler(hctx, req) })
 		endRun(err)
 		run.handlerDone(res, err)
 	}()
-	select {
-	case <-run.started:
-		run.mu.Lock()
-		seed := run.seed
-		run.mu.Unlock()
-		r.out.task = true
-		return s.encodeTask(seed, "task", false)
-	case o := <-run.early:
-		defer run.release()
-		return s.toolOutcome(ctx, r, e, mc, req.Name, o.res, o.err)
-	}
 }
 
 // taskWire is a task on the wire: a CreateTaskResult (resultType "task")
@@ -1208,8 +1273,17 @@ func (h *taskHost) load(ctx context.Context, id, principal string) (*tasks.Recor
 	if !now.Before(rec.ExpiresAt) {
 		return nil, unknownTask(id)
 	}
+	if unowned(rec) {
+		rec, err = h.adopt(ctx, rec)
+		switch {
+		case errors.Is(err, tasks.ErrNotFound):
+			return nil, unknownTask(id)
+		case err != nil:
+			return nil, h.storeError("take up", err)
+		}
+	}
 	if lapsed := func(r *tasks.Record) bool {
-		return !r.Status.Terminal() && now.After(r.LeaseUntil.Add(h.leeway))
+		return !r.Status.Terminal() && !unowned(r) && now.After(r.LeaseUntil.Add(h.leeway))
 	}; lapsed(rec) {
 		rec, err = h.judgeLapsed(ctx, rec, now, lapsed)
 		switch {
@@ -1235,9 +1309,16 @@ func (e *answerError) Error() string { return fmt.Sprintf("input response %q: %v
 // Responses to keys that are not pending are ignored (SEP-2663).
 func (h *taskHost) answer(ctx context.Context, id string, check func(*tasks.Record) error, responses round.Responses) (*tasks.Record, *jsonrpc.Error) {
 	now := h.s.now()
+	takes := h.takesRuns()
+	var claimed bool
 	rec, err := h.updateAndSignal(ctx, id, func(r *tasks.Record) error {
+		claimed = false
 		if err := check(r); err != nil {
 			return err
+		}
+		if unowned(r) && pastTTL(r, now) {
+			failTask(r, now, "the task outlived its time to live (ttlMs) and was stopped")
+			return nil
 		}
 		applied := false
 		if r.Status.Terminal() {
@@ -1253,6 +1334,9 @@ func (h *taskHost) answer(ctx context.Context, id string, check func(*tasks.Reco
 			if err := checkAnswer(in.Request, raw); err != nil {
 				return &answerError{key: in.Key, err: err}
 			}
+			if r.Call != nil && len(in.Request)+len(raw) > maxRecordedInput {
+				return &answerError{key: in.Key, err: fmt.Errorf("the answer is %d bytes; this task keeps at most %d bytes per question, request (%d bytes) and answer together", len(raw), maxRecordedInput, len(in.Request))}
+			}
 			in.Answer, applied = bytes.Clone(raw), true
 		}
 		if !applied {
@@ -1262,8 +1346,12 @@ func (h *taskHost) answer(ctx context.Context, id string, check func(*tasks.Reco
 			r.Status = tasks.StatusWorking
 		}
 		r.UpdatedAt = now
+		claimed = takes && h.claim(r, now) // waiting is data: this instance runs it again
 		return nil
 	})
+	if err == nil && claimed {
+		h.resume(ctx, rec)
+	}
 	var ae *answerError
 	switch {
 	case errors.As(err, &ae):

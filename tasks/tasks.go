@@ -82,7 +82,10 @@ type Record struct {
 	// update or cancel it. Empty for anonymous callers.
 	Principal string `json:"principal,omitempty"`
 	// Owner names the instance running the task: signals for the task go
-	// to it.
+	// to it. It is empty while no instance runs the task: a task whose
+	// handler returned when it asked (it waits as this record, for
+	// tasks/update on any instance to run it again with the answers), or
+	// one released to run again elsewhere. Such a task has no lease.
 	Owner string `json:"owner"`
 
 	// Status is where the task is; StatusMessage, if set, says more (it is
@@ -117,7 +120,10 @@ type Record struct {
 	// clears it when it renews.
 	SuspectSince time.Time `json:"suspectSince,omitzero"`
 
-	// Inputs are the requests the task waits on, answered or not.
+	// Inputs are the requests the task waits on, answered or not. A task
+	// whose handler runs again from the top (Call set) keeps every
+	// request it asked, in order, with its answer: the next run is handed
+	// them as the handler asks again.
 	Inputs []Input `json:"inputs,omitempty"`
 	// Keys counts the input request keys issued so far, so that none is
 	// issued twice in the task's life.
@@ -126,6 +132,16 @@ type Record struct {
 	// mrtr.InputRequest.Keyed) issued so far, so that none is issued
 	// twice in the task's life.
 	Named []string `json:"named,omitempty"`
+
+	// Call is what another run of the task's handler needs, on any
+	// instance: the tools/call's params (the tool's name, its arguments
+	// and the request's _meta), as the server encoded them. It is nil for
+	// a task whose handler runs once and waits in place.
+	Call json.RawMessage `json:"call,omitempty"`
+	// Reruns counts the runs of the handler that began after an earlier
+	// one was lost (its instance died or shut down while it ran); the
+	// server bounds it.
+	Reruns int `json:"reruns,omitempty"`
 
 	// Result is the encoded result of a completed task.
 	Result json.RawMessage `json:"result,omitempty"`
@@ -151,6 +167,7 @@ func (r *Record) Clone() *Record {
 		}
 	}
 	c.Named = slices.Clone(r.Named)
+	c.Call = slices.Clone(r.Call)
 	c.Result = slices.Clone(r.Result)
 	if r.Error != nil {
 		e := *r.Error
