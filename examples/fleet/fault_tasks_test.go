@@ -567,7 +567,15 @@ func testRollingRestart(t *testing.T, ctx context.Context, fl *fleet) {
 	}
 	for w := range 3 { // tasks that ask a question, answered through any instance
 		wg.Go(func() {
+			// Paced at about ten tasks a second per worker: the three
+			// workers are one client address to the instances, whose
+			// default MaxStoredPerClient (1,000 within the task TTL) a
+			// tight loop would reach in seconds now that an answered
+			// task finishes on the instance that took the answer.
+			pace := time.NewTicker(100 * time.Millisecond)
+			defer pace.Stop()
 			for i := 0; !stop.Load(); i++ {
+				<-pace.C
 				file := fmt.Sprintf("roll-%d-%d.txt", w, i)
 				tk, err := taskOf(retrying(ctx, fl.front, "", "tools/call", map[string]any{"name": "confirm_delete", "arguments": map[string]any{"filename": file}}, &retries), "confirm")
 				var status, text string
