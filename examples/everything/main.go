@@ -124,7 +124,9 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *stdio {
-		return srv.ServeStdio(ctx, os.Stdin, os.Stdout)
+		// The scope fixtures' full grant (scope_fixtures.go): stdio has
+		// no tokens.
+		return srv.ServeStdio(server.ContextWithGrant(ctx, &server.Grant{Scopes: fullScopes()}), os.Stdin, os.Stdout)
 	}
 	return serveHTTP(ctx, srv, *addr, *drainTimeout, log, mountAuthorize)
 }
@@ -256,7 +258,7 @@ func serveHTTP(ctx context.Context, srv *server.Server, addr string, drain time.
 			m(e)
 		}
 	}
-	mcpecho.Mount(e, "/mcp", srv)
+	mcpecho.Mount(e, "/mcp", withScopeFixtures(srv))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)

@@ -18,25 +18,26 @@ import (
 type promptFixture struct {
 	prompt  server.Prompt
 	handler server.PromptHandler
+	opts    []server.PromptOption
 }
 
 func addPromptFixtures(srv *server.Server) error {
 	for _, p := range []promptFixture{
-		{server.Prompt{Name: "test_simple_prompt", Title: "Simple Test Prompt", Description: "A simple prompt without arguments"}, simplePrompt},
-		{server.Prompt{
+		{prompt: server.Prompt{Name: "test_simple_prompt", Title: "Simple Test Prompt", Description: "A simple prompt without arguments"}, handler: simplePrompt, opts: []server.PromptOption{server.RequireScopes(simplePromptScopes...)}},
+		{prompt: server.Prompt{
 			Name: "test_prompt_with_arguments", Title: "Prompt With Arguments", Description: "A prompt with required arguments",
 			Arguments: []server.PromptArgument{
 				{Name: "arg1", Description: "First test argument", Required: true},
 				{Name: "arg2", Description: "Second test argument", Required: true},
 			},
-		}, promptWithArguments},
-		{server.Prompt{
+		}, handler: promptWithArguments},
+		{prompt: server.Prompt{
 			Name: "test_prompt_with_embedded_resource", Title: "Prompt With Embedded Resource", Description: "A prompt that includes an embedded resource",
 			Arguments: []server.PromptArgument{{Name: "resourceUri", Description: "URI of the resource to embed", Required: true}},
-		}, promptWithEmbeddedResource},
-		{server.Prompt{Name: "test_prompt_with_image", Title: "Prompt With Image", Description: "A prompt that includes image content"}, promptWithImage},
+		}, handler: promptWithEmbeddedResource},
+		{prompt: server.Prompt{Name: "test_prompt_with_image", Title: "Prompt With Image", Description: "A prompt that includes image content"}, handler: promptWithImage},
 	} {
-		if err := srv.AddPrompt(p.prompt, p.handler); err != nil {
+		if err := srv.AddPrompt(p.prompt, p.handler, p.opts...); err != nil {
 			return err
 		}
 	}

@@ -17,23 +17,24 @@ func addResourceFixtures(srv *server.Server) error {
 	for _, r := range []struct {
 		resource server.Resource
 		handler  server.ResourceHandler
+		opts     []server.ResourceOption
 	}{
 		// resources-read-text: text/plain, this text.
 		{server.Resource{URI: "test://static-text", Name: "static-text", Title: "Static Text Resource", Description: "A static text resource for testing", MimeType: "text/plain"},
-			staticText("test://static-text", "This is the content of the static text resource.")},
+			staticText("test://static-text", "This is the content of the static text resource."), []server.ResourceOption{server.RequireScopes(staticTextScopes...)}},
 		// resources-read-binary: the PNG as a blob.
 		{server.Resource{URI: "test://static-binary", Name: "static-binary", Title: "Static Binary Resource", Description: "A static binary resource (image) for testing", MimeType: "image/png"},
-			staticPNG},
+			staticPNG, nil},
 		// resources-subscribe, resources-unsubscribe: a resource to watch.
 		{server.Resource{URI: "test://watched-resource", Name: "watched-resource", Title: "Watched Resource", Description: "A resource clients can subscribe to", MimeType: "text/plain"},
-			staticText("test://watched-resource", "Watched resource content")},
+			staticText("test://watched-resource", "Watched resource content"), nil},
 	} {
-		if err := srv.AddResource(r.resource, r.handler); err != nil {
+		if err := srv.AddResource(r.resource, r.handler, r.opts...); err != nil {
 			return err
 		}
 	}
 	return srv.AddResourceTemplate(server.ResourceTemplate{URITemplate: "test://template/{id}/data", Name: "template", Title: "Resource Template", Description: "A resource template with parameter substitution", MimeType: "application/json"},
-		templateData)
+		templateData, server.RequireScopes(templateScopes...))
 }
 
 // staticText serves a text/plain resource at uri.

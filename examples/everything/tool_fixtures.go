@@ -33,7 +33,7 @@ func addToolFixtures(srv *server.Server) error {
 	lists := &listToggles{srv: srv}
 	return addTools(srv, []toolFixture{
 		// Content.
-		{tool: noArgs("test_simple_text", "Returns simple text"), handler: simpleText},
+		{tool: noArgs("test_simple_text", "Returns simple text"), handler: simpleText, opts: []server.ToolOption{server.RequireScopes(simpleTextScopes...)}},
 		{tool: noArgs("test_image_content", "Returns a PNG image"), handler: imageContent},
 		{tool: noArgs("test_audio_content", "Returns a WAV clip"), handler: audioContent},
 		{tool: noArgs("test_embedded_resource", "Returns an embedded resource"), handler: embeddedResource},
