@@ -535,6 +535,20 @@ func (rs *ResourceServer) Verify(ctx context.Context, token string) (*server.Gra
 	return g, err
 }
 
+// keyTypeMatches reports whether key is of the type want ("RSA", "EC",
+// "OKP") names.
+func keyTypeMatches(key any, want string) bool {
+	switch key.(type) {
+	case *rsa.PublicKey:
+		return want == "RSA"
+	case *ecdsa.PublicKey:
+		return want == "EC"
+	case ed25519.PublicKey:
+		return want == "OKP"
+	}
+	return false
+}
+
 // errIssuer and errKeyType fail a JWT in the key function.
 var (
 	errIssuer  = errors.New("issuer not accepted")
@@ -560,20 +574,22 @@ func (rs *ResourceServer) verifyJWT(ctx context.Context, token string) (*server.
 		// Pin the algorithm to the key's type: an RSA key verifies RS*
 		// and PS* only, never HMAC with the public key as secret.
 		want := keyTypeOf(t.Method.Alg())
-		switch key.(type) {
-		case *rsa.PublicKey:
-			if want != "RSA" {
+		if set, ok := key.(jwt.VerificationKeySet); ok {
+			// A token that names no key (no "kid": RFC 7515 makes it
+			// optional) is tried against the issuer's keys of the
+			// algorithm's type only.
+			var keys []jwt.VerificationKey
+			for _, k := range set.Keys {
+				if keyTypeMatches(k, want) {
+					keys = append(keys, k)
+				}
+			}
+			if len(keys) == 0 {
 				return nil, errKeyType
 			}
-		case *ecdsa.PublicKey:
-			if want != "EC" {
-				return nil, errKeyType
-			}
-		case ed25519.PublicKey:
-			if want != "OKP" {
-				return nil, errKeyType
-			}
-		default:
+			return jwt.VerificationKeySet{Keys: keys}, nil
+		}
+		if !keyTypeMatches(key, want) {
 			return nil, errKeyType
 		}
 		return key, nil

@@ -2,6 +2,8 @@ package auth
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"fmt"
@@ -247,5 +249,45 @@ func TestInlineKeysAndMiddleware(t *testing.T) {
 			!strings.Contains(ch, `scope="a"`) {
 			t.Errorf("%s: %d %q", name, rec.Code, ch)
 		}
+	}
+}
+
+// TestTokenWithoutKID: a JWS need not name its key (RFC 7515 §4.1.4; the
+// conformance suite's DPoP scenario mints such tokens). One without "kid"
+// is tried against the issuer's keys of its algorithm's type only: an
+// RS256 token verifies with the RSA key, and an ES256 one, with no EC key
+// in the set, is refused, and so is one signed by another RSA key.
+func TestTokenWithoutKID(t *testing.T) {
+	rs, key := inlineServer(t)
+	claims := jwt.MapClaims{"iss": "https://as.example.com", "sub": "alice", "aud": "https://mcp.example.com/mcp",
+		"exp": time.Now().Add(time.Minute).Unix(), "scope": "a"}
+	good, err := jwt.NewWithClaims(jwt.SigningMethodRS256, claims).SignedString(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err := rs.Verify(context.Background(), good); err != nil || g.Subject != "alice" {
+		t.Fatalf("an RS256 token without kid: %v %+v, want alice's grant", err, g)
+	}
+	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrongType, err := jwt.NewWithClaims(jwt.SigningMethodES256, claims).SignedString(ec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.Verify(context.Background(), wrongType); err == nil {
+		t.Error("an ES256 token without kid verified against an RSA-only key set")
+	}
+	other, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged, err := jwt.NewWithClaims(jwt.SigningMethodRS256, claims).SignedString(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.Verify(context.Background(), forged); err == nil {
+		t.Error("an RS256 token without kid signed by another key verified")
 	}
 }
