@@ -537,8 +537,8 @@ func testKill(t *testing.T, ctx context.Context, fl *fleet) {
 		done <- tsDone{r, err}
 	}()
 
-	// Meanwhile: the tasks on the victim turn failed after the lease, and
-	// an answer sent to the one that waited for a question changes nothing.
+	// Meanwhile: the tasks running on the victim turn failed after the
+	// lease, and the one that waited for a question completes when answered.
 	var k kill
 	select {
 	case k = <-killed:
@@ -569,8 +569,30 @@ func testKill(t *testing.T, ctx context.Context, fl *fleet) {
 			t.Errorf("tasks/update to a task of the killed instance: %v (want it acknowledged)", err)
 		}
 	}
+	// The task that waited for its question was its record, not work on
+	// the victim: the answer, through any instance, runs it there to the
+	// end (issue 32: waiting is data).
+	var survived string
+	if question != nil {
+		final, err := question.poll(ctx, fl.front, "completed")
+		if err != nil {
+			t.Errorf("the task that waited for a question on the killed instance: %v (want it completed by the answer)", err)
+		} else {
+			var r struct {
+				Result struct {
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				} `json:"result"`
+			}
+			_ = remarshal(final, &r)
+			if len(r.Result.Content) > 0 {
+				survived = r.Result.Content[0].Text
+			}
+		}
+	}
 	var lapse time.Duration
-	for _, tk := range append(onVictim, question) {
+	for _, tk := range onVictim {
 		if tk == nil {
 			continue
 		}
@@ -651,6 +673,7 @@ func testKill(t *testing.T, ctx context.Context, fl *fleet) {
 	}
 	t.Logf("killed instance %d (%s) with SIGKILL while it held a 2025-11-25 call parked on an elicitation and %d tasks:", victim, victimAddr, len(failed))
 	t.Logf("  tasks on it: %d failed, the last %v after the kill (lease %v + 5 s leeway + the grace, lease + 10 s): %s", len(failed), lapse.Round(100*time.Millisecond), taskLease, strings.Join(failed, "; "))
+	t.Logf("  the task waiting for its question on it: answered through nginx after the kill, completed: %q", survived)
 	t.Logf("  tasks on the others (%d): still running, then cancelled through nginx", len(elsewhere))
 	t.Logf("  the parked call: its SSE stream was cut (%q); the answer POSTed afterwards got HTTP %v and went nowhere; the SDK's request failed after %d ms: %q (code %v)",
 		firstMatch(r.TransportErrors, "SSE stream disconnected"), answerStatus, p.Ms, p.Error, p.Code)
