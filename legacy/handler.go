@@ -90,10 +90,13 @@ type Options struct {
 	// message with an image. A larger one is refused with HTTP 413 and
 	// -32602 naming the limit, and goes nowhere.
 	MaxAnswerBytes int
-	// MaxAnswersPerSecond bounds the answers one session POSTs to one
-	// instance, per second, with bursts of twice as many (default 32;
-	// negative for no limit). One more is refused with HTTP 429, -32600
-	// and Retry-After: 1.
+	// MaxAnswersPerSecond bounds the unmatched answers one session POSTs
+	// to one instance (answers that name no request waiting for them, or
+	// are over MaxAnswerBytes), per second, with bursts of twice as many
+	// (default 32; negative for no limit). An answer the server is
+	// waiting for is matched first and never counts. Past the limit an
+	// answer is refused with HTTP 429, -32600, Retry-After: 1 and the
+	// limit in the error's data.
 	MaxAnswersPerSecond int
 	// TrustedProxies lists the proxies (load balancers) whose
 	// X-Forwarded-For header is believed when the client address of an
