@@ -238,6 +238,7 @@ func reportLegacyMemory(rows []memRow, n int) {
 		return
 	}
 	fmt.Printf("\n## (f) session-memory (2025-11-25): live memory in the server process, %d sessions and %d parked calls per server\n\n", n, n)
+	fmt.Printf("Baton's options changed from the defaults: %s.\n\n", legacyOptionsChanged)
 	fmt.Println("| server | idle session: heap | goroutines | stack | parked call (its connection included): heap | goroutines | stack | heap + stack |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
