@@ -154,12 +154,16 @@ func TestTaskWaitingHoldsNoGoroutine(t *testing.T) {
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	g0 := runtime.NumGoroutine()
+	// In batches within the client's quota of running tasks
+	// (MaxRunningPerClient, 32): a task runs until it asks.
 	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = createTask(t, s, "ask", nil, taskElicitCaps)
-	}
-	for _, id := range ids {
-		waitTask(t, s, id, tasks.StatusInputRequired)
+	for start := 0; start < n; start += 16 {
+		for i := start; i < min(start+16, n); i++ {
+			ids[i] = createTask(t, s, "ask", nil, taskElicitCaps)
+		}
+		for i := start; i < min(start+16, n); i++ {
+			waitTask(t, s, ids[i], tasks.StatusInputRequired)
+		}
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for runtime.NumGoroutine() > g0+n/10 && time.Now().Before(deadline) {
