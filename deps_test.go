@@ -22,7 +22,7 @@ const module = "github.com/baton-mcp/baton"
 // package of any layer below its own, and none of its own layer or above.
 var layers = [][]string{
 	{"internal/bufpool"},
-	{"internal/clientaddr", "internal/clip", "internal/contract", "internal/jsonw", "internal/sse", "internal/testredis"},
+	{"internal/clientaddr", "internal/clip", "internal/contract", "internal/jsonw", "internal/skillmd", "internal/sse", "internal/testredis"},
 	{"internal/jsonscan"},
 	{"internal/strictjson"},
 	{"jsonrpc"},
@@ -54,6 +54,7 @@ var thirdParty = map[string][]string{
 	"github.com/santhosh-tekuri/jsonschema/": {"server", "elicit"},
 	"github.com/segmentio/encoding/":         {"internal/strictjson"},
 	"golang.org/x/text/":                     {"server", "elicit"},
+	"go.yaml.in/yaml/":                       {"internal/skillmd"},
 }
 
 type listed struct {
