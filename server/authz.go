@@ -123,6 +123,9 @@ const (
 	ItemPrompt           ItemKind = "prompt"
 	ItemResource         ItemKind = "resource"
 	ItemResourceTemplate ItemKind = "resourceTemplate"
+	// ItemSkill is a skill (AddSkills), named by its SKILL.md URI; each
+	// of its files is seen as the skill.
+	ItemSkill ItemKind = "skill"
 )
 
 // An Item is a registered tool, prompt, resource or resource template, as
@@ -162,7 +165,7 @@ func (s *Server) lookupItem(method, name string) (Item, bool) {
 		}
 	case "resources/read":
 		if e, ok := s.resources.get(name); ok {
-			return Item{Kind: ItemResource, Name: name, Scopes: e.opts.Scopes}, true
+			return e.item(), true
 		}
 		for _, t := range s.templates {
 			if _, ok := t.pattern.match(name); ok || t.tmpl.URITemplate == name {
@@ -430,7 +433,7 @@ func (s *Server) callerCapabilities(ctx context.Context, c ServerCapabilities) (
 	}
 	for i := 0; i < s.resources.len(); i++ {
 		e := s.resources.at(i)
-		resources = append(resources, Item{Kind: ItemResource, Name: e.res.URI, Scopes: e.opts.Scopes})
+		resources = append(resources, e.item())
 	}
 	for _, e := range s.templates {
 		resources = append(resources, Item{Kind: ItemResourceTemplate, Name: e.tmpl.URITemplate, Scopes: e.opts.Scopes})

@@ -587,7 +587,10 @@ func (s *Server) list(ctx context.Context, r *request) (json.RawMessage, *jsonrp
 		n, field = s.resources.len(), &w.Resources
 		item = func(i int) (json.RawMessage, Item) {
 			e := s.resources.at(i)
-			return e.wire, Item{Kind: ItemResource, Name: e.res.URI, Scopes: e.opts.Scopes}
+			if e.unlisted {
+				return nil, Item{}
+			}
+			return e.wire, e.item()
 		}
 		avail = s.resources.len()+len(s.templates) > 0
 	case "resources/templates/list":
@@ -613,7 +616,7 @@ func (s *Server) list(ctx context.Context, r *request) (json.RawMessage, *jsonrp
 	scoped := false
 	for i, it := range its {
 		scoped = scoped || len(it.Scopes) > 0
-		if s.visible(ctx, it) {
+		if wires[i] != nil && s.visible(ctx, it) {
 			all = append(all, wires[i])
 		}
 	}

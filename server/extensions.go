@@ -41,7 +41,7 @@ const AppsExtension = "io.modelcontextprotocol/ui"
 
 // officialExtensions are the ids under the reserved prefix this package
 // may register.
-var officialExtensions = []string{TasksExtension, AppsExtension}
+var officialExtensions = []string{TasksExtension, AppsExtension, SkillsExtension}
 
 // Extension is a protocol extension the server offers, registered with
 // [Server.AddExtension].
@@ -131,7 +131,8 @@ func (r *ExtensionRequest) Notify(ctx context.Context, method string, params any
 // two labels, then '/', then a name that starts and ends with a letter or
 // digit and has letters, digits, '-', '_' and '.' between. Prefixes whose
 // second label is "modelcontextprotocol" or "mcp" are reserved: only the
-// official extensions (TasksExtension, AppsExtension) may use them.
+// official extensions (TasksExtension, AppsExtension, SkillsExtension)
+// may use them.
 func CheckExtensionID(id string) error {
 	prefix, name, ok := strings.Cut(id, "/")
 	if !ok || prefix == "" {
@@ -200,6 +201,9 @@ type extension struct {
 	settings json.RawMessage
 	// active reports whether the extension is offered now; nil: always.
 	active func() bool
+	// undeclared serves its methods to clients that do not declare the
+	// extension (Skills: the specification defines no client side).
+	undeclared bool
 }
 
 func (e *extension) offered() bool { return e.active == nil || e.active() }
@@ -359,9 +363,11 @@ func (s *Server) serveExtension(ctx context.Context, r *request, n Notifier) (js
 	if (r.legacy && !m.ext.Legacy) || !m.ext.offered() {
 		return nil, methodNotFound(r.method), true
 	}
-	if err := r.meta.ClientCapabilities.RequireExtension(r.method, m.ext.ID); err != nil {
-		re, _ := asRPCError(err)
-		return nil, re, true
+	if !m.ext.undeclared {
+		if err := r.meta.ClientCapabilities.RequireExtension(r.method, m.ext.ID); err != nil {
+			re, _ := asRPCError(err)
+			return nil, re, true
+		}
 	}
 	if m.serve != nil {
 		res, e := m.serve(ctx, r, n)

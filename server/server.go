@@ -236,6 +236,9 @@ type Server struct {
 	legacy LegacyAdapter
 	tasks  *taskHost
 	exts   extensionSet
+	skills skillSet
+	// skillsReg serialises AddSkills.
+	skillsReg sync.Mutex
 
 	taskWatch taskListeners
 
@@ -526,6 +529,20 @@ type resourceEntry struct {
 	wire    json.RawMessage
 	handler ResourceHandler
 	opts    regOptions
+	// skill is set for a file of a skill (skills.go): the innermost
+	// skill holding it, whose visibility it has.
+	skill *skillEntry
+	// unlisted leaves the resource out of resources/list (a skill's
+	// supporting file).
+	unlisted bool
+}
+
+// item is the entry as Options.Visible sees it.
+func (e *resourceEntry) item() Item {
+	if e.skill != nil {
+		return e.skill.item()
+	}
+	return Item{Kind: ItemResource, Name: e.res.URI, Scopes: e.opts.Scopes}
 }
 
 type templateEntry struct {
@@ -536,7 +553,8 @@ type templateEntry struct {
 	opts    regOptions
 }
 
-// AddResource registers a static resource, replacing any with the same URI.
+// AddResource registers a static resource, replacing any with the same URI
+// (but for the files of skills, which AddSkills serves).
 func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...ResourceOption) error {
 	if r.URI == "" || r.Name == "" {
 		return errors.New("add resource: URI and name are required")
@@ -553,14 +571,29 @@ func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...ResourceOpti
 	if e.wire, err = json.Marshal(r); err != nil {
 		return fmt.Errorf("add resource %q: encode: %w", r.URI, err)
 	}
-	register(s, &s.resources, r.URI, e, ResourcesChanged)
+	s.mu.Lock()
+	if o, ok := s.resources.get(r.URI); ok && o.skill != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("add resource %q: the URI is a file of a skill (AddSkills)", r.URI)
+	}
+	s.resources.put(r.URI, e)
+	s.mu.Unlock()
+	s.changed(Change{Kind: ResourcesChanged})
 	return nil
 }
 
 // RemoveResource unregisters a static resource and reports whether it
-// existed.
+// existed. The files of skills (AddSkills) stay: it reports false for
+// them.
 func (s *Server) RemoveResource(uri string) bool {
-	return unregister(s, &s.resources, uri, ResourcesChanged)
+	s.mu.Lock()
+	e, ok := s.resources.get(uri)
+	ok = ok && e.skill == nil && s.resources.remove(uri)
+	s.mu.Unlock()
+	if ok {
+		s.changed(Change{Kind: ResourcesChanged})
+	}
+	return ok
 }
 
 // register adds or replaces name in r and tells listeners.
