@@ -13,8 +13,9 @@ import (
 )
 
 // The request envelope (the JSON-RPC frame, params and _meta) of the usual
-// modern request is read by hand, in one pass over the body, by
-// decodeEnvelope below; anything it does not take falls back to the
+// request is read by hand, in one pass over the body, by decodeEnvelope
+// below (and, with the same walks, decodeLegacy for a legacy session's
+// request, legacy_envelope.go); anything it does not take falls back to the
 // library decoder (decodeModernLib), which gives it its exact result and
 // errors.
 //
@@ -49,22 +50,32 @@ type envelopeStore struct {
 	samp  mcp.SamplingCapability
 	roots mcp.RootsCapability
 	info  Implementation
-	strs  [envStrings]string
+	strs  [paramStrings]string
+	mstrs [metaStrings]string
 }
 
-// The strings of envelopeStore.strs.
+// The strings of params, by index into the slice the walk is given: a
+// legacy request's have only the first legacyParamStrings (legacyStore).
 const (
 	strName = iota
 	strURI
-	strRequestState
 	strCursor
+	legacyParamStrings
+	strRequestState = iota - 1
 	strTaskID
-	strProtocolVersion
-	strLogLevel
-	strTraceparent
+	paramStrings
+)
+
+// The strings of _meta, likewise: a legacy request's have only the trace
+// context (legacyMetaStore).
+const (
+	strTraceparent = iota
 	strTracestate
 	strBaggage
-	envStrings
+	legacyMetaStrings
+	strProtocolVersion = iota - 1
+	strLogLevel
+	metaStrings
 )
 
 // envWalk walks a body. bad is set when decodeEnvelope must give up.
@@ -251,44 +262,77 @@ func decodeEnvelope(body []byte, lim *jsonscan.Limits) (*request, bool) {
 	er := &envRequest{}
 	r, st := &er.request, &er.store
 	r.resp = &er.resp
-	var (
-		mask                 uint32
-		jsonrpcOK, hasParams bool
-		first                = true
-	)
-	for !w.bad {
-		key, ok := w.member(&first)
-		if !ok {
-			break
-		}
-		switch string(key) {
-		case "jsonrpc":
-			if !w.seen(&mask, 0) {
-				jsonrpcOK = w.str() == "2.0"
-			}
-		case "id":
-			w.idField(&mask, 1, &r.id)
-		case "method":
-			if !w.seen(&mask, 2) {
-				r.method = w.str()
-			}
-		case "params":
-			if !w.seen(&mask, 3) {
-				hasParams = true
-				w.params(&r.p, st)
-			}
-		case "result", "error":
-			w.bad = true
-		default:
-			w.skip()
-		}
-	}
-	if w.bad || jsonscan.SkipSpace(body, w.i) != len(body) || !jsonrpcOK || r.id.IsZero() || !hasParams ||
-		r.method == "" || r.method == "initialize" || !onePass(r.method) {
+	var f frameWalk
+	w.frame(&f, &r.id, func() {
+		w.params(&r.p, st.strs[:], func() (*metaIn, []string, *envelopeStore) { return &st.meta, st.mstrs[:], st })
+	}, nil)
+	r.method = f.method
+	if !f.ok(w, body, r.id) || !f.params {
 		return nil, false
 	}
 	r.responsesValid = true // the walk checked every value it took
 	return r, true
+}
+
+// frameWalk is what the walk of a request's JSON-RPC frame read, besides
+// its id.
+type frameWalk struct {
+	method    string
+	mask      uint32 // the members read (bits 0-3: jsonrpc, id, method, params; 4: any other)
+	jsonrpcOK bool
+	params    bool
+}
+
+// ok reports whether the frame is an ordinary request the walk takes: the
+// whole body read, "jsonrpc":"2.0", an id, and a method whose params
+// paramsIn describes (onePass).
+func (f *frameWalk) ok(w *envWalk, body []byte, id jsonrpc.ID) bool {
+	return !w.bad && jsonscan.SkipSpace(body, w.i) == len(body) && f.jsonrpcOK && !id.IsZero() &&
+		f.method != "" && f.method != "initialize" && onePass(f.method)
+}
+
+// frame walks the members of the JSON-RPC message object whose '{' w has
+// opened, for both eras: id into *id, the method and what else came into
+// f, and params by params (at w.i, its value). A "result" member is
+// given to result with the members read before it (a client's answer to
+// a server request, legacy sessions only; nil gives up on it, as on
+// "error"), which decides what follows: true ends the walk there.
+func (w *envWalk) frame(f *frameWalk, id *jsonrpc.ID, params func(), result func(mask uint32, jsonrpcOK bool) bool) {
+	first := true
+	for !w.bad {
+		key, ok := w.member(&first)
+		if !ok {
+			return
+		}
+		switch string(key) {
+		case "jsonrpc":
+			if !w.seen(&f.mask, 0) {
+				f.jsonrpcOK = w.str() == rpcwire.Version
+			}
+		case "id":
+			w.idField(&f.mask, 1, id)
+		case "method":
+			if !w.seen(&f.mask, 2) {
+				f.method = w.str()
+			}
+		case "params":
+			if !w.seen(&f.mask, 3) {
+				f.params = true
+				params()
+			}
+		case "result":
+			if result == nil {
+				w.bad = true
+			} else if result(f.mask, f.jsonrpcOK) {
+				return
+			}
+		case "error":
+			w.bad = true
+		default:
+			f.mask |= 1 << 4
+			w.skip()
+		}
+	}
 }
 
 // envLimits returns lim, its defaults filled in, for decodeEnvelope.
@@ -297,11 +341,18 @@ func envLimits(lim rpcwire.Limits) jsonscan.Limits {
 	return jsonscan.Limits{MaxDepth: l.MaxDepth, MaxMembers: l.MaxMembers, MaxNumberLength: l.MaxNumberLength, MaxNumberExponent: l.MaxNumberExponent}
 }
 
-// params decodes the params object at w.i into p.
-func (w *envWalk) params(p *paramsIn, st *envelopeStore) {
+// params decodes the params object at w.i into p, its strings into strs
+// (paramStrings of them; a legacy request's legacyParamStrings) and its
+// _meta where meta says (its strings; the store of the modern envelope's
+// capabilities and client info, nil for a legacy request). A legacy
+// request gives up on the members of the modern protocol (requestState,
+// inputResponses, taskId); both give up on those of completion/complete
+// and subscriptions/listen, which the general path decodes.
+func (w *envWalk) params(p *paramsIn, strs []string, meta func() (*metaIn, []string, *envelopeStore)) {
 	if !w.open() {
 		return
 	}
+	modern := len(strs) == paramStrings
 	var mask uint32
 	first := true
 	for !w.bad {
@@ -311,25 +362,38 @@ func (w *envWalk) params(p *paramsIn, st *envelopeStore) {
 		}
 		switch string(key) {
 		case "name":
-			w.strField(&mask, 0, &st.strs[strName], &p.Name)
+			w.strField(&mask, 0, &strs[strName], &p.Name)
 		case "uri":
-			w.strField(&mask, 1, &st.strs[strURI], &p.URI)
-		case "requestState":
-			w.strField(&mask, 2, &st.strs[strRequestState], &p.RequestState)
+			w.strField(&mask, 1, &strs[strURI], &p.URI)
 		case "cursor":
-			w.strField(&mask, 3, &st.strs[strCursor], &p.Cursor)
+			w.strField(&mask, 2, &strs[strCursor], &p.Cursor)
+		case "requestState":
+			if !modern {
+				w.bad = true
+				break
+			}
+			w.strField(&mask, 3, &strs[strRequestState], &p.RequestState)
 		case "taskId":
-			w.strField(&mask, 4, &st.strs[strTaskID], &p.TaskID)
+			if !modern {
+				w.bad = true
+				break
+			}
+			w.strField(&mask, 4, &strs[strTaskID], &p.TaskID)
 		case "_meta":
 			if !w.seen(&mask, 16) {
-				p.Meta = &st.meta
-				w.meta(&st.meta, st)
+				m, mstrs, st := meta()
+				p.Meta = m
+				w.meta(m, mstrs, st)
 			}
 		case "arguments":
 			if !w.seen(&mask, 17) {
 				p.Arguments = w.raw()
 			}
 		case "inputResponses":
+			if !modern {
+				w.bad = true
+				break
+			}
 			if !w.seen(&mask, 18) {
 				p.InputResponses = w.raw()
 			}
@@ -341,8 +405,11 @@ func (w *envWalk) params(p *paramsIn, st *envelopeStore) {
 	}
 }
 
-// meta decodes the _meta object at w.i into m.
-func (w *envWalk) meta(m *metaIn, st *envelopeStore) {
+// meta decodes the _meta object at w.i into m, its strings into strs
+// (metaStrings of them; a legacy request's legacyMetaStrings) and the
+// capabilities and client info into st, which is nil for a legacy
+// request: that gives up on the modern envelope's members.
+func (w *envWalk) meta(m *metaIn, strs []string, st *envelopeStore) {
 	if !w.open() {
 		return
 	}
@@ -354,32 +421,44 @@ func (w *envWalk) meta(m *metaIn, st *envelopeStore) {
 			return
 		}
 		switch string(key) {
-		case metaProtocolVersion:
-			w.strField(&mask, 0, &st.strs[strProtocolVersion], &m.ProtocolVersion)
-		case "io.modelcontextprotocol/logLevel":
-			w.strField(&mask, 1, &st.strs[strLogLevel], &m.LogLevel)
 		case "traceparent":
-			w.strField(&mask, 2, &st.strs[strTraceparent], &m.Traceparent)
+			w.strField(&mask, 2, &strs[strTraceparent], &m.Traceparent)
 		case "tracestate":
-			w.strField(&mask, 3, &st.strs[strTracestate], &m.Tracestate)
+			w.strField(&mask, 3, &strs[strTracestate], &m.Tracestate)
 		case "baggage":
-			w.strField(&mask, 4, &st.strs[strBaggage], &m.Baggage)
-		case metaClientCaps:
-			if !w.seen(&mask, 16) {
-				m.ClientCapabilities = &st.caps
-				w.capabilities(st)
-			}
-		case "io.modelcontextprotocol/clientInfo":
-			if !w.seen(&mask, 17) {
-				m.ClientInfo = &st.info
-				w.implementation(&st.info)
-			}
+			w.strField(&mask, 4, &strs[strBaggage], &m.Baggage)
 		case "progressToken":
 			if !w.seen(&mask, 18) {
 				m.ProgressToken = w.raw()
 			}
+		case metaProtocolVersion, "io.modelcontextprotocol/logLevel", metaClientCaps, "io.modelcontextprotocol/clientInfo":
+			if st == nil {
+				w.bad = true
+				break
+			}
+			w.modernMeta(key, &mask, m, strs, st)
 		default:
 			w.skip()
+		}
+	}
+}
+
+// modernMeta decodes the member key of a modern _meta at w.i (see meta).
+func (w *envWalk) modernMeta(key []byte, mask *uint32, m *metaIn, strs []string, st *envelopeStore) {
+	switch string(key) {
+	case metaProtocolVersion:
+		w.strField(mask, 0, &strs[strProtocolVersion], &m.ProtocolVersion)
+	case "io.modelcontextprotocol/logLevel":
+		w.strField(mask, 1, &strs[strLogLevel], &m.LogLevel)
+	case metaClientCaps:
+		if !w.seen(mask, 16) {
+			m.ClientCapabilities = &st.caps
+			w.capabilities(st)
+		}
+	default: // clientInfo
+		if !w.seen(mask, 17) {
+			m.ClientInfo = &st.info
+			w.implementation(&st.info)
 		}
 	}
 }

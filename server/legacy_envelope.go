@@ -14,8 +14,10 @@ import (
 // dispatch for paramsIn; with the limits pre-scan they were about a third
 // of the server's instructions for a plain tools/call in a session (issue
 // 23). The ordinary ones are now decoded once, in one pass over the body,
-// by decodeLegacy below (with the envelope's walker, envWalk), and the
-// dispatch reads that decoding. Anything it does not take goes the
+// by decodeLegacy below, and the dispatch reads that decoding. It is the
+// modern envelope's decoder (envelope.go: the frame, params and _meta
+// walks of envWalk), given the legacy stores, which make it give up on
+// the members of the modern protocol, and a client's answer at "result". Anything it does not take goes the
 // general path, which gives it its exact result and errors;
 // FuzzLegacyEnvelope holds it to the general path's result on every body
 // it takes.
@@ -32,36 +34,21 @@ type legacyEnvelope struct {
 }
 
 // legacyStore is what decodeLegacy points a request's params at: the
-// strings of params it reads. _meta, which a plain call does not carry,
-// has a legacyMetaStore of its own: without it the envelope fits a
-// smaller size class (768 bytes now, with request.resp; less to allocate,
-// and so to collect, on every request of a session; issue 23).
+// strings of params it reads (the first legacyParamStrings of the modern
+// envelope's). _meta, which a plain call does not carry, has a
+// legacyMetaStore of its own: without it the envelope fits a smaller size
+// class (768 bytes now, with request.resp; less to allocate, and so to
+// collect, on every request of a session; issue 23).
 type legacyStore struct {
-	strs [legacyStrings]string
+	strs [legacyParamStrings]string
 }
 
 // legacyMetaStore is what decodeLegacy points a request's _meta at: _meta
-// and the strings of it that it reads.
+// and the strings of it that it reads (the trace context).
 type legacyMetaStore struct {
 	meta metaIn
 	strs [legacyMetaStrings]string
 }
-
-// The strings of legacyStore.strs.
-const (
-	legacyName = iota
-	legacyURI
-	legacyCursor
-	legacyStrings
-)
-
-// The strings of legacyMetaStore.strs.
-const (
-	legacyTraceparent = iota
-	legacyTracestate
-	legacyBaggage
-	legacyMetaStrings
-)
 
 // decodeLegacy decodes body, an ordinary request of a legacy session: a
 // request with an id, a method whose params paramsIn describes (onePass),
@@ -86,59 +73,39 @@ func decodeLegacy(body []byte, lim *jsonscan.Limits) (e *legacyEnvelope, ans *rp
 	// client's answer to a server request, the other usual POST of a
 	// session, turns into an answer at its "result" before that.
 	var (
-		id        jsonrpc.ID
-		method    string
-		mask      uint32
-		jsonrpcOK bool
-		params    []byte
-		first     = true
+		id       jsonrpc.ID
+		f        frameWalk
+		params   []byte
+		answered bool
 	)
-	for !w.bad {
-		key, ok := w.member(&first)
-		if !ok {
-			break
-		}
-		switch string(key) {
-		case "jsonrpc":
-			if !w.seen(&mask, 0) {
-				jsonrpcOK = w.str() == rpcwire.Version
-			}
-		case "id":
-			w.idField(&mask, 1, &id)
-		case "method":
-			if !w.seen(&mask, 2) {
-				method = w.str()
-			}
-		case "params":
-			if !w.seen(&mask, 3) {
-				e = &legacyEnvelope{}
-				start := w.i
-				w.legacyParams(&e.p, &e.store)
-				params = body[start:w.i]
-			}
-		case "result":
-			if mask&^(1<<0|1<<1) != 0 { // method, params or another member came first
-				w.bad = true
-				break
-			}
-			ans = w.legacyAnswer(mask, id, jsonrpcOK)
-			return nil, ans, ans != nil
-		case "error":
+	w.frame(&f, &id, func() {
+		e = &legacyEnvelope{}
+		start := w.i
+		w.params(&e.p, e.store.strs[:], func() (*metaIn, []string, *envelopeStore) {
+			ms := &legacyMetaStore{}
+			return &ms.meta, ms.strs[:], nil
+		})
+		params = body[start:w.i]
+	}, func(mask uint32, jsonrpcOK bool) bool {
+		if mask&^(1<<0|1<<1) != 0 { // method, params or another member came first
 			w.bad = true
-		default:
-			mask |= 1 << 4 // an answer has no other member
-			w.skip()
+			return true
 		}
+		answered = true
+		ans = w.legacyAnswer(mask, id, jsonrpcOK)
+		return true
+	})
+	if answered {
+		return nil, ans, ans != nil
 	}
-	if w.bad || jsonscan.SkipSpace(body, w.i) != len(body) || !jsonrpcOK || id.IsZero() ||
-		method == "" || method == "initialize" || !onePass(method) {
+	if !f.ok(w, body, id) {
 		return nil, nil, false
 	}
 	if e == nil { // no params
 		e = &legacyEnvelope{}
 	}
-	e.id, e.method = id, method
-	e.msg = rpcwire.Message{JSONRPC: rpcwire.Version, ID: id, Method: method, Params: params}
+	e.id, e.method = id, f.method
+	e.msg = rpcwire.Message{JSONRPC: rpcwire.Version, ID: id, Method: f.method, Params: params}
 	return e, nil, true
 }
 
@@ -175,80 +142,4 @@ func (s *Server) serveLegacyDecoded(w http.ResponseWriter, r *http.Request, body
 	}
 	s.legacy.ServeLegacyDecoded(w, r, body, &e.msg, &e.request)
 	return true
-}
-
-// legacyParams decodes the params object at w.i into p, as envWalk.params
-// does, for the members a legacy session's requests carry: name, uri,
-// cursor, arguments and _meta (legacyMeta). It gives up on the members of
-// the modern protocol (requestState, inputResponses, taskId) and of
-// completion/complete and subscriptions/listen, which the general path
-// decodes.
-func (w *envWalk) legacyParams(p *paramsIn, st *legacyStore) {
-	if !w.open() {
-		return
-	}
-	var mask uint32
-	first := true
-	for !w.bad {
-		key, ok := w.member(&first)
-		if !ok {
-			return
-		}
-		switch string(key) {
-		case "name":
-			w.strField(&mask, 0, &st.strs[legacyName], &p.Name)
-		case "uri":
-			w.strField(&mask, 1, &st.strs[legacyURI], &p.URI)
-		case "cursor":
-			w.strField(&mask, 2, &st.strs[legacyCursor], &p.Cursor)
-		case "arguments":
-			if !w.seen(&mask, 3) {
-				p.Arguments = w.raw()
-			}
-		case "_meta":
-			if !w.seen(&mask, 4) {
-				ms := &legacyMetaStore{}
-				p.Meta = &ms.meta
-				w.legacyMeta(ms)
-			}
-		case "requestState", "inputResponses", "taskId", "ref", "argument", "context", "notifications":
-			w.bad = true
-		default:
-			w.skip()
-		}
-	}
-}
-
-// legacyMeta decodes the _meta object at w.i into st.meta: a progress
-// token and the trace context. It gives up on the modern envelope's
-// members.
-func (w *envWalk) legacyMeta(st *legacyMetaStore) {
-	m := &st.meta
-	if !w.open() {
-		return
-	}
-	var mask uint32
-	first := true
-	for !w.bad {
-		key, ok := w.member(&first)
-		if !ok {
-			return
-		}
-		switch string(key) {
-		case "progressToken":
-			if !w.seen(&mask, 0) {
-				m.ProgressToken = w.raw()
-			}
-		case "traceparent":
-			w.strField(&mask, 1, &st.strs[legacyTraceparent], &m.Traceparent)
-		case "tracestate":
-			w.strField(&mask, 2, &st.strs[legacyTracestate], &m.Tracestate)
-		case "baggage":
-			w.strField(&mask, 3, &st.strs[legacyBaggage], &m.Baggage)
-		case metaProtocolVersion, metaClientCaps, "io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/logLevel":
-			w.bad = true
-		default:
-			w.skip()
-		}
-	}
 }
