@@ -45,6 +45,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/MicahParks/keyfunc/v3"
@@ -133,8 +134,18 @@ type Config struct {
 	// (default 1 hour).
 	JWKSRefresh time.Duration
 	// UnknownKIDRefresh is the least time between two refreshes caused by
-	// tokens with an unknown kid (default 30 s).
+	// tokens with an unknown kid (default 30 s), and, with LazyDiscovery,
+	// between two attempts to discover an authorization server.
 	UnknownKIDRefresh time.Duration
+	// LazyDiscovery defers each authorization server's discovery (its
+	// metadata, then its JWKS) from New to the first token that needs
+	// it: a JWT whose "iss" names it, or an opaque token to introspect.
+	// The server can then start before its authorization servers are
+	// reachable. A request that finds one unreachable is refused (401,
+	// "the token could not be verified now"), and no new attempt is made
+	// until UnknownKIDRefresh has passed; requests without a token, or
+	// with another issuer's, never cause one.
+	LazyDiscovery bool
 	// MaxFetches bounds the introspection requests in flight at once
 	// (default 32); a request that cannot start one within FetchTimeout
 	// is refused.
@@ -184,6 +195,7 @@ type ResourceServer struct {
 	parser      *jwt.Parser
 	cache       *tokenCache
 	fetches     chan struct{}
+	life        context.Context // until Close
 	stop        context.CancelFunc
 	htu         string        // Resource, normalised as a proof's htu is
 	nonceKey    []byte        // Config.DPoPNonceKey
@@ -195,17 +207,27 @@ type issuer struct {
 	name          string
 	keys          keyfunc.Keyfunc
 	introspection string
+	lazy          *lazyIssuer // LazyDiscovery: not discovered yet
+}
+
+// lazyIssuer is the discovery of an issuer on first use (LazyDiscovery).
+type lazyIssuer struct {
+	done  atomic.Pointer[issuer] // the issuer discovered
+	turn  chan struct{}          // one discovery at a time
+	tried time.Time              // the last failure and its time, held by turn
+	err   error
 }
 
 // New discovers the authorization servers' metadata and keys and returns
 // a ResourceServer; ctx bounds the discovery. The keys are refreshed in
-// the background until Close.
+// the background until Close. With Config.LazyDiscovery, New fetches
+// nothing: each authorization server is discovered on first use.
 func New(ctx context.Context, cfg Config) (*ResourceServer, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
 	life, stop := context.WithCancel(context.Background())
-	rs := &ResourceServer{cfg: cfg, issuers: map[string]*issuer{}, stop: stop,
+	rs := &ResourceServer{cfg: cfg, issuers: map[string]*issuer{}, stop: stop, life: life,
 		cache: newTokenCache(cfg.CacheSize), fetches: make(chan struct{}, cfg.MaxFetches)}
 	rs.htu, _ = normalHTU(cfg.Resource) // defaults checked it
 	rs.nonceKey = cfg.DPoPNonceKey
@@ -223,6 +245,14 @@ func New(ctx context.Context, cfg Config) (*ResourceServer, error) {
 		return nil, fmt.Errorf("auth: encode metadata: %w", err)
 	}
 	for _, iss := range cfg.AuthorizationServers {
+		if cfg.LazyDiscovery {
+			if _, err := metadataURLs(iss); err != nil {
+				stop()
+				return nil, err
+			}
+			rs.issuers[iss] = &issuer{name: iss, lazy: &lazyIssuer{turn: make(chan struct{}, 1)}}
+			continue
+		}
 		is, err := rs.discover(ctx, life, iss)
 		if err != nil {
 			stop()
@@ -417,6 +447,44 @@ func (rs *ResourceServer) discover(ctx, life context.Context, iss string) (*issu
 	return is, nil
 }
 
+// errDiscovery fails a token whose issuer could not be discovered
+// (LazyDiscovery).
+var errDiscovery = errors.New("the authorization server could not be discovered")
+
+// resolve returns the issuer is, discovered: with LazyDiscovery, on its
+// first use, waiting at most ctx for another request's discovery of it.
+func (rs *ResourceServer) resolve(ctx context.Context, is *issuer) (*issuer, error) {
+	l := is.lazy
+	if l == nil {
+		return is, nil
+	}
+	if d := l.done.Load(); d != nil {
+		return d, nil
+	}
+	select {
+	case l.turn <- struct{}{}:
+		defer func() { <-l.turn }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %w", errDiscovery, ctx.Err())
+	}
+	if d := l.done.Load(); d != nil {
+		return d, nil
+	}
+	now := rs.cfg.Now()
+	if l.err != nil && now.Before(l.tried.Add(rs.cfg.UnknownKIDRefresh)) {
+		return nil, l.err
+	}
+	d, err := rs.discover(ctx, rs.life, is.name)
+	if err != nil {
+		l.tried, l.err = now, fmt.Errorf("%w: %w", errDiscovery, err)
+		rs.cfg.Logger.Warn("auth: discovery of the authorization server failed", "issuer", is.name, "err", err)
+		return nil, l.err
+	}
+	l.err = nil
+	l.done.Store(d)
+	return d, nil
+}
+
 func (rs *ResourceServer) fetchMetadata(ctx context.Context, u string) (*asMetadata, error) {
 	ctx, cancel := context.WithTimeout(ctx, rs.cfg.FetchTimeout)
 	defer cancel()
@@ -564,6 +632,10 @@ func (rs *ResourceServer) verifyJWT(ctx context.Context, token string) (*server.
 		if is == nil {
 			return nil, errIssuer
 		}
+		is, err := rs.resolve(ctx, is)
+		if err != nil {
+			return nil, err
+		}
 		if is.keys == nil {
 			return nil, errNoKeys
 		}
@@ -660,6 +732,8 @@ func (rs *ResourceServer) grant(claims map[string]any) (*server.Grant, error) {
 
 func describe(err error) string {
 	switch {
+	case errors.Is(err, errDiscovery):
+		return "the token could not be verified now"
 	case errors.Is(err, jwt.ErrTokenExpired):
 		return "the token has expired"
 	case errors.Is(err, jwt.ErrTokenInvalidAudience):
@@ -701,13 +775,23 @@ func (rs *ResourceServer) introspect(ctx context.Context, token string) (*server
 		return nil, rs.cfg.IntrospectionTTL, invalid("the token is malformed", nil)
 	}
 	var is *issuer
+	var errs []error
 	for _, iss := range rs.cfg.AuthorizationServers {
-		if rs.issuers[iss].introspection != "" {
-			is = rs.issuers[iss]
+		d, err := rs.resolve(ctx, rs.issuers[iss])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if d.introspection != "" {
+			is = d
 			break
 		}
 	}
 	if is == nil {
+		if len(errs) > 0 {
+			// Not known yet whether an introspection endpoint exists.
+			return nil, 0, invalid("the token could not be verified now", errors.Join(errs...))
+		}
 		return nil, rs.cfg.IntrospectionTTL, invalid("the token is malformed", nil)
 	}
 	select {
