@@ -8,7 +8,11 @@
 // (zitadel/oidc's op package, see package authserver) with two service
 // clients for the client credentials grant: "jwt-client" (JWT access
 // tokens) and "opaque-client" (opaque tokens), secret "secret", both
-// allowed the scopes files:read and files:write.
+// allowed the scopes files:read and files:write. A token request that
+// carries a DPoP proof (RFC 9449) gets a token bound to the proof's key
+// (token_type "DPoP", "cnf": {"jkt": ...}); the resource server accepts
+// such a token only as "Authorization: DPoP <token>" with a proof for
+// the request, and bearer tokens as before (see dpop_test.go).
 //
 //	cd examples && go run ./oauth
 //	curl -si http://127.0.0.1:8090/mcp                 # 401 with the challenge
@@ -89,7 +93,11 @@ func newMCPServer() (*server.Server, error) {
 }
 
 // newResourceServer configures the resource server for resource (the
-// MCP endpoint's URL) and the authorization server issuer.
+// MCP endpoint's URL) and the authorization server issuer. DPoP needs no
+// option: a token bound to a key is accepted only with the DPoP scheme
+// and a proof, an unbound one only as Bearer; the proofs seen are
+// remembered in memory (this is one process; a fleet would set
+// DPoPReplay), and no server nonce is asked for (DPoPNonceKey unset).
 func newResourceServer(ctx context.Context, resource, issuer, introID, introSecret string) (*auth.ResourceServer, error) {
 	return auth.New(ctx, auth.Config{
 		Resource:                  resource,

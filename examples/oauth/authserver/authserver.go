@@ -4,7 +4,10 @@
 // endpoints) over the in-memory storage of zitadel's own example, with
 // confidential service clients that use the client credentials grant.
 // Tokens it issues name the configured resource as their audience (RFC
-// 8707) and carry the scopes granted in "scope".
+// 8707) and carry the scopes granted in "scope". A token request with a
+// valid DPoP proof (RFC 9449) gets a token bound to the proof's key:
+// "cnf": {"jkt": thumbprint} in the JWT or in its introspection, and
+// token_type "DPoP"; an invalid proof is refused with invalid_dpop_proof.
 //
 // It is a development server: in memory, one process, keys made at start.
 package authserver
@@ -99,9 +102,14 @@ func Start(opts Options) (*Server, error) {
 		ln.Close()
 		return nil, fmt.Errorf("authserver: %w", err)
 	}
-	var h http.Handler = provider
+	// The provider is served through zitadel's Server interface, as a
+	// LegacyServer whose client credentials grant is DPoP-aware (see
+	// dpopServer): the same endpoints at the same paths.
+	ds := &dpopServer{LegacyServer: op.NewLegacyServer(provider, *op.DefaultEndpoints), store: st,
+		replay: newProofLedger(proofLedgerCapacity), now: time.Now}
+	h := op.RegisterLegacyServer(ds, op.AuthorizeCallbackHandler(provider))
 	if opts.Wrap != nil {
-		h = opts.Wrap(provider)
+		h = opts.Wrap(h)
 	}
 	s := &Server{Issuer: issuer, store: st, hs: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}
 	go func() { _ = s.hs.Serve(ln) }()
@@ -192,7 +200,22 @@ type tokenInfo struct {
 	subject, client string
 	scopes          []string
 	expiry          time.Time
+	jkt             string // the DPoP key the token is bound to, if any
 }
+
+// tokenRequest is the token request of a service client (client
+// credentials grant): who, for which audience and scopes, and the
+// thumbprint of the DPoP key its token is bound to ("" for a bearer
+// token), which dpopServer sets from the request's proof.
+type tokenRequest struct {
+	client           string
+	audience, scopes []string
+	jkt              string
+}
+
+func (r *tokenRequest) GetSubject() string    { return r.client }
+func (r *tokenRequest) GetAudience() []string { return r.audience }
+func (r *tokenRequest) GetScopes() []string   { return r.scopes }
 
 // serviceClient is a confidential client for the client credentials grant.
 type serviceClient struct {
@@ -230,7 +253,7 @@ func (s *store) ClientCredentialsTokenRequest(ctx context.Context, clientID stri
 			granted = append(granted, sc)
 		}
 	}
-	return &oidc.JWTTokenRequest{Subject: clientID, Audience: s.audience, Scopes: granted}, nil
+	return &tokenRequest{client: clientID, audience: s.audience, scopes: granted}, nil
 }
 
 func (s *store) CreateAccessToken(ctx context.Context, req op.TokenRequest) (string, time.Time, error) {
@@ -238,8 +261,12 @@ func (s *store) CreateAccessToken(ctx context.Context, req op.TokenRequest) (str
 	if err != nil {
 		return "", time.Time{}, err
 	}
+	info := tokenInfo{subject: req.GetSubject(), client: req.GetSubject(), scopes: req.GetScopes(), expiry: exp}
+	if tr, ok := req.(*tokenRequest); ok {
+		info.jkt = tr.jkt
+	}
 	s.mu.Lock()
-	s.tokens[id] = tokenInfo{subject: req.GetSubject(), client: req.GetSubject(), scopes: req.GetScopes(), expiry: exp}
+	s.tokens[id] = info
 	s.mu.Unlock()
 	return id, exp, nil
 }
@@ -251,6 +278,27 @@ func (s *store) GetPrivateClaimsFromScopes(ctx context.Context, userID, clientID
 		return nil, nil
 	}
 	return map[string]any{"scope": strings.Join(scopes, " "), "client_id": clientID}, nil
+}
+
+// GetPrivateClaimsFromRequest is what zitadel asks, instead of
+// GetPrivateClaimsFromScopes, of a storage that has it: it sees the
+// token request, so a DPoP-bound request's key goes into "cnf" (RFC 9449
+// §6.1) next to the scope claims.
+func (s *store) GetPrivateClaimsFromRequest(ctx context.Context, req op.TokenRequest, scopes []string) (map[string]any, error) {
+	clientID := req.GetSubject()
+	tr, _ := req.(*tokenRequest)
+	if tr != nil {
+		clientID = tr.client
+	}
+	claims, err := s.GetPrivateClaimsFromScopes(ctx, req.GetSubject(), clientID, scopes)
+	if err != nil || tr == nil || tr.jkt == "" {
+		return claims, err
+	}
+	if claims == nil {
+		claims = map[string]any{}
+	}
+	claims["cnf"] = map[string]any{"jkt": tr.jkt}
+	return claims, nil
 }
 
 func (s *store) SetIntrospectionFromToken(ctx context.Context, resp *oidc.IntrospectionResponse, tokenID, subject, clientID string) error {
@@ -270,5 +318,10 @@ func (s *store) SetIntrospectionFromToken(ctx context.Context, resp *oidc.Intros
 	resp.Expiration = oidc.FromTime(t.expiry)
 	resp.IssuedAt = oidc.FromTime(t.expiry.Add(-5 * time.Minute))
 	resp.TokenType = oidc.BearerToken
+	if t.jkt != "" {
+		// RFC 9449 §6.2: the key of a DPoP-bound token.
+		resp.TokenType = tokenTypeDPoP
+		resp.Claims = map[string]any{"cnf": map[string]any{"jkt": t.jkt}}
+	}
 	return nil
 }
