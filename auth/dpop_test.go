@@ -270,6 +270,7 @@ func TestDPoPProofs(t *testing.T) {
 		{"cnf.jkt mismatch", "DPoP " + mismatch, []string{k.mint(t, proofSpec{token: mismatch})}, "another DPoP key"},
 		{"stale iat", "DPoP " + tok, []string{k.mint(t, proofSpec{token: tok, iat: ptr(now - 303)})}, "iat"},
 		{"future iat", "DPoP " + tok, []string{k.mint(t, proofSpec{token: tok, iat: ptr(now + 303)})}, "iat"},
+		{"iat past int64 nanoseconds", "DPoP " + tok, []string{k.mint(t, proofSpec{token: tok, iat: ptr(int64(1) << 40)})}, "iat"},
 		{"alg none", "DPoP " + tok, []string{none()}, "not signed"},
 		{"alg HS256", "DPoP " + tok, []string{hs()}, "algorithm"},
 		{"wrong audience", "DPoP " + wrongAud, []string{k.mint(t, proofSpec{token: wrongAud})}, "not for this resource"},
