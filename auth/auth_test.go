@@ -235,12 +235,30 @@ func TestInlineKeysAndMiddleware(t *testing.T) {
 	if rec := do(sign("k1", claims())); rec.Code != 200 || seen == nil || seen.Subject != "alice" || !seen.HasScope("a") {
 		t.Fatalf("good token: %d %+v", rec.Code, seen)
 	}
+	// The contract of the suite's auth-token-audience-validation scenario
+	// (RFC 8707): another resource's token, one without aud, an expired
+	// one and one signed by a key the issuer never published are all 401.
 	wrongAud := claims()
 	wrongAud["aud"] = "https://mcp.example.com/other"
+	noAud := claims()
+	delete(noAud, "aud")
+	expired := claims()
+	expired["exp"] = time.Now().Add(-time.Hour).Unix()
+	other, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	untrusted, err := jwt.NewWithClaims(jwt.SigningMethodRS256, claims()).SignedString(other)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, tok := range map[string]string{
 		"none":                     "",
 		"unknown kid":              sign("k2", claims()),
 		"wrong audience":           sign("k1", wrongAud),
+		"no audience":              sign("k1", noAud),
+		"expired":                  sign("k1", expired),
+		"untrusted key":            untrusted,
 		"opaque, no introspection": "opaque",
 	} {
 		rec := do(tok)
