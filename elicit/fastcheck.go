@@ -145,6 +145,11 @@ func boundOf(x float64, minimum bool) (int64, bool) {
 // checkFast returns the result CheckResult returns for data when it is
 // certain that data passes every check, and false otherwise (the full
 // check then decides).
+//
+// It is one function (over 100 lines): one pass over the answer (its
+// action, then content's members) that gives up at the first doubt, its
+// position and the properties seen kept in locals rather than passed
+// between calls.
 func (r *Request) checkFast(data []byte) (*Result, bool) {
 	var ff *fastForm
 	switch r.mode() {

@@ -580,6 +580,9 @@ func parseSchema(data []byte) (*Schema, error) {
 }
 
 // parseField parses one property definition.
+//
+// It is one function (over 100 lines): the checks of one property
+// definition's keywords, in the order their errors are reported.
 func parseField(name string, data []byte) (*Field, error) {
 	fail := func(format string, args ...any) error {
 		return &SchemaError{Property: name, Reason: fmt.Sprintf(format, args...)}

@@ -261,11 +261,9 @@ func (s *Server) jsonLimits() rpcwire.Limits {
 	}
 }
 
-// New returns a server that identifies itself as info.
-func New(info Implementation, opts *Options) (*Server, error) {
-	if info.Name == "" || info.Version == "" {
-		return nil, errors.New("server: Implementation needs a name and a version")
-	}
+// withDefaults returns opts (nil: none) with every unset option at its
+// default, or the first invalid one's error.
+func withDefaults(opts *Options) (Options, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -307,11 +305,23 @@ func New(info Implementation, opts *Options) (*Server, error) {
 			cp.Scope = "public"
 		}
 		if err := cp.validate(); err != nil {
-			return nil, err
+			return o, err
 		}
 	}
 	if o.PageSize < 0 {
-		return nil, fmt.Errorf("server: negative PageSize %d", o.PageSize)
+		return o, fmt.Errorf("server: negative PageSize %d", o.PageSize)
+	}
+	return o, nil
+}
+
+// New returns a server that identifies itself as info.
+func New(info Implementation, opts *Options) (*Server, error) {
+	if info.Name == "" || info.Version == "" {
+		return nil, errors.New("server: Implementation needs a name and a version")
+	}
+	o, err := withDefaults(opts)
+	if err != nil {
+		return nil, err
 	}
 	now := wallClock(o.Now)
 	base := o.Logger

@@ -219,27 +219,7 @@ func (f *skillFile) resource() (*resourceEntry, error) {
 
 // loadSkills reads the skills of fsys.
 func loadSkills(fsys fs.FS, o regOptions) ([]*skillEntry, []*skillFile, error) {
-	var paths []string // regular files, by path
-	roots := map[string]bool{}
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p != "." && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		paths = append(paths, p)
-		if d.Name() == skillMD {
-			roots[path.Dir(p)] = true
-		}
-		return nil
-	})
+	paths, roots, err := skillTree(fsys)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -319,6 +299,55 @@ func loadSkills(fsys fs.FS, o regOptions) ([]*skillEntry, []*skillFile, error) {
 		}
 	}
 	return skills, files, nil
+}
+
+// skillTree walks fsys: its regular files, by path, and the directories
+// holding a SKILL.md. A skill over the specification's limits is refused
+// here, by the sizes the walk reads, before any file is read (manifest
+// checks again what was read).
+func skillTree(fsys fs.FS) (paths []string, roots map[string]bool, err error) {
+	roots = map[string]bool{}
+	sizes := map[string]int64{}
+	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != "." && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		paths = append(paths, p)
+		sizes[p] = info.Size()
+		if d.Name() == skillMD {
+			roots[path.Dir(p)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	for dir := range roots {
+		var n int
+		var total int64
+		for _, p := range paths {
+			if dir == "." || strings.HasPrefix(p, dir+"/") {
+				n, total = n+1, total+sizes[p]
+			}
+		}
+		if n > maxSkillFiles || total > maxSkillBytes {
+			return nil, nil, fmt.Errorf("skill %s has %d files of %d bytes, over the Skills extension's limits of %d files and %d bytes (16 MiB)", path.Join(dir, skillMD), n, total, maxSkillFiles, maxSkillBytes)
+		}
+	}
+	return paths, roots, nil
 }
 
 // loadSkill reads the SKILL.md of the skill at dir (nsPath in the skill

@@ -198,16 +198,7 @@ func (s *Server) stdioMessage(ctx context.Context, t *stdioConn, wg *sync.WaitGr
 		return // modern servers send no requests; nothing to match
 	case msg.IsNotification():
 		if msg.Method == "notifications/cancelled" {
-			var p struct {
-				RequestID jsonrpc.ID `json:"requestId"`
-			}
-			if strictjson.Unmarshal(msg.Params, &p) == nil && !p.RequestID.IsZero() {
-				t.imu.Lock()
-				if cancel, ok := t.inflight[p.RequestID.String()]; ok {
-					cancel()
-				}
-				t.imu.Unlock()
-			}
+			t.cancelled(msg.Params)
 		}
 		return
 	}
@@ -242,34 +233,55 @@ func (s *Server) stdioMessage(ctx context.Context, t *stdioConn, wg *sync.WaitGr
 			t.imu.Unlock()
 			cancel()
 		}()
-		if req.method == "subscriptions/listen" {
-			_, e := s.intercept(rctx, s.methodRequest(rctx, req), func(ctx context.Context) ([]byte, resultNote, *jsonrpc.Error) {
-				f, e := s.agreeFilter(req)
-				if e != nil {
-					return nil, resultNote{}, e
-				}
-				l, _, e := s.openListener(f, listenOwner(ctx, "stdio"))
-				if e != nil {
-					return nil, resultNote{}, e
-				}
-				s.listen(ctx, msg.ID, f, l, t.write, nil)
-				return []byte{}, resultNote{}, nil
-			})
-			if e != nil {
-				t.write(mustError(msg.ID, e))
-			}
-			return
-		}
-		n := &stdioNotifier{t: t}
-		res, e := s.handle(rctx, req, n)
-		n.close()
-		if rctx.Err() != nil || e == errNoResponse {
-			return
-		}
-		if e != nil {
-			t.write(mustError(msg.ID, e))
-			return
-		}
-		t.write(rpcwire.AppendResult(nil, msg.ID, res))
+		s.stdioServe(rctx, t, msg.ID, req)
 	}()
+}
+
+// cancelled cancels the request a notifications/cancelled names, if it is
+// in flight.
+func (t *stdioConn) cancelled(params []byte) {
+	var p struct {
+		RequestID jsonrpc.ID `json:"requestId"`
+	}
+	if strictjson.Unmarshal(params, &p) == nil && !p.RequestID.IsZero() {
+		t.imu.Lock()
+		if cancel, ok := t.inflight[p.RequestID.String()]; ok {
+			cancel()
+		}
+		t.imu.Unlock()
+	}
+}
+
+// stdioServe serves one decoded request of a stdio connection and writes
+// its response (none when it was cancelled).
+func (s *Server) stdioServe(rctx context.Context, t *stdioConn, id jsonrpc.ID, req *request) {
+	if req.method == "subscriptions/listen" {
+		_, e := s.intercept(rctx, s.methodRequest(rctx, req), func(ctx context.Context) ([]byte, resultNote, *jsonrpc.Error) {
+			f, e := s.agreeFilter(req)
+			if e != nil {
+				return nil, resultNote{}, e
+			}
+			l, _, e := s.openListener(f, listenOwner(ctx, "stdio"))
+			if e != nil {
+				return nil, resultNote{}, e
+			}
+			s.listen(ctx, id, f, l, t.write, nil)
+			return []byte{}, resultNote{}, nil
+		})
+		if e != nil {
+			t.write(mustError(id, e))
+		}
+		return
+	}
+	n := &stdioNotifier{t: t}
+	res, e := s.handle(rctx, req, n)
+	n.close()
+	if rctx.Err() != nil || e == errNoResponse {
+		return
+	}
+	if e != nil {
+		t.write(mustError(id, e))
+		return
+	}
+	t.write(rpcwire.AppendResult(nil, id, res))
 }

@@ -33,6 +33,10 @@ var errExponentRange = errors.New("number exponent out of range")
 // and 0 for zero. So a literal that is already the shortest form of a
 // float64 keeps its RFC 8785 spelling. The work is linear in len(lit): no
 // big-number arithmetic, however large the exponent.
+//
+// It is one function (over 100 lines) because it is the table above,
+// read off the literal in one pass: the digits' positions it finds are
+// what every row writes from, and pieces would pass them all around.
 func AppendNumber[T string | []byte](dst []byte, lit T) ([]byte, error) {
 	s := lit
 	i := 0

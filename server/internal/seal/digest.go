@@ -152,6 +152,11 @@ type canonObject struct{ first, n int }
 // read reads the valid JSON value data. The root's pieces end c.pieces.
 // (c is a value, not a pointer, so that its buffers can stay on the
 // caller's stack.)
+//
+// It is one function (over 100 lines): an iterative walk whose stack and
+// buffers are c's, by value; split into functions, each would take and
+// return c (copies of its slices' headers at every value) or a pointer
+// to it, which moves its buffers to the heap.
 func (c canonicalizer) read(data []byte) (canonicalizer, error) {
 	type open struct {
 		obj      int  // the object, or -1 for an array
