@@ -63,7 +63,6 @@ import (
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
-	"github.com/baton-mcp/baton/tasks"
 )
 
 func main() {
@@ -100,18 +99,18 @@ func run() error {
 	}
 	var (
 		ledger   server.Ledger
-		store    tasks.Store
 		sessions legacy.Store
+		taskOpts = server.TaskOptions{TTL: *taskTTL, Lease: *taskLease}
 	)
 	if fleet != nil {
-		ledger, store, sessions = fleet.Ledger(), fleet.Tasks(), fleet.Sessions()
+		ledger, taskOpts.Store, sessions = fleet.Ledger(), fleet.Tasks(), fleet.Sessions()
 	}
 	proxies, err := parsePrefixes(*trusted)
 	if err != nil {
 		return err
 	}
 	legacyOpts := &legacy.Options{Store: sessions, SessionIdle: *sessionIdle, TrustedProxies: proxies}
-	srv, err := newServerWith(keys, *ttl, ledger, server.TaskOptions{Store: store, TTL: *taskTTL, Lease: *taskLease}, legacyOpts, log,
+	srv, err := newServerWith(keys, *ttl, ledger, taskOpts, legacyOpts, log,
 		func(o *server.Options) { o.StoreTimeout, o.TrustedProxies = *storeTimeout, proxies })
 	if err != nil {
 		return err
