@@ -120,13 +120,14 @@ type dirChild struct {
 	dir  *skillDir
 }
 
-// skillSet is the server's skills; guarded by Server.mu but for reg.
+// skillSet is the server's skills; guarded by Server.mu, but for ext.
 type skillSet struct {
 	list  []*skillEntry // registration order, by path within one call
 	byURI map[string]*skillEntry
 	files []*skillFile
 	dirs  map[string]*skillDir
-	// ext is set once the extension is registered; guarded by reg.
+	// ext is set once the extension is registered; guarded by
+	// Server.skillsReg.
 	ext bool
 }
 
@@ -153,27 +154,41 @@ func (s *Server) AddSkills(fsys fs.FS, opts ...ResourceOption) error {
 	if len(skills) == 0 {
 		return errors.New("add skills: no SKILL.md in the file system")
 	}
-	s.skillsReg.Lock()
-	defer s.skillsReg.Unlock()
-	if !s.skills.ext {
-		if err := s.addSkillsExtension(); err != nil {
-			return fmt.Errorf("add skills: %w", err)
-		}
-		s.skills.ext = true
-	}
 	entries := make([]*resourceEntry, len(files))
 	for i, f := range files {
 		if entries[i], err = f.resource(); err != nil {
 			return fmt.Errorf("add skills: %w", err)
 		}
 	}
+	s.skillsReg.Lock()
+	defer s.skillsReg.Unlock()
+	served := func() error {
+		for _, f := range files {
+			if _, ok := s.resources.get(f.uri); ok {
+				return fmt.Errorf("add skills: %s is already served", clip.String(f.uri))
+			}
+		}
+		return nil
+	}
+	if !s.skills.ext {
+		// Registered once the skills are known to be servable, so that a
+		// refused first call leaves nothing advertised.
+		s.mu.RLock()
+		err := served()
+		s.mu.RUnlock()
+		if err != nil {
+			return err
+		}
+		if err := s.addSkillsExtension(); err != nil {
+			return fmt.Errorf("add skills: %w", err)
+		}
+		s.skills.ext = true
+	}
 	s.noteScopes(o)
 	s.mu.Lock()
-	for _, f := range files {
-		if _, ok := s.resources.get(f.uri); ok {
-			s.mu.Unlock()
-			return fmt.Errorf("add skills: %s is already served", clip.String(f.uri))
-		}
+	if err := served(); err != nil {
+		s.mu.Unlock()
+		return err
 	}
 	for i, f := range files {
 		s.resources.put(f.uri, entries[i])
@@ -206,13 +221,15 @@ func (f *skillFile) resource() (*resourceEntry, error) {
 	if e.wire, err = marshalNoEscape(res); err != nil {
 		return nil, fmt.Errorf("%s: encode: %w", f.uri, err)
 	}
-	data, uri, typ := f.data, f.uri, f.mime
+	// The contents are made once: every read serves the same, which
+	// nothing modifies.
+	c := mcp.BlobContents(f.uri, f.mime, f.data)
+	if utf8.Valid(f.data) {
+		c = mcp.TextContents(f.uri, f.mime, string(f.data))
+	}
+	contents := []mcp.ResourceContents{c}
 	e.handler = func(context.Context, *ResourceRequest) (*ResourceResult, error) {
-		c := mcp.BlobContents(uri, typ, data)
-		if utf8.Valid(data) {
-			c = mcp.TextContents(uri, typ, string(data))
-		}
-		return &ResourceResult{Contents: []mcp.ResourceContents{c}}, nil
+		return &ResourceResult{Contents: contents}, nil
 	}
 	return e, nil
 }

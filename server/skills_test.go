@@ -322,6 +322,16 @@ func TestAddSkillsRefuses(t *testing.T) {
 		t.Error("AddSkills(nil) accepted")
 	}
 
+	// A first call refused for a URI already served advertises nothing.
+	first := newTestServer(t, nil)
+	h0 := func(context.Context, *ResourceRequest) (*ResourceResult, error) { return &ResourceResult{}, nil }
+	if err := first.AddResource(Resource{URI: "skill://git-workflow/SKILL.md", Name: "taken"}, h0); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.AddSkills(fstest.MapFS{"git-workflow/SKILL.md": md("git-workflow")}); err == nil || first.advertised(false)[SkillsExtension] != nil {
+		t.Errorf("AddSkills over a served URI: %v; extension advertised: %s", err, first.advertised(false)[SkillsExtension])
+	}
+
 	// A URI served twice; the files of a skill are not replaced or
 	// removed as plain resources.
 	s := newTestServer(t, nil)
