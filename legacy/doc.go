@@ -69,7 +69,9 @@
 // EventStore (Options.Events): a client whose stream was cut resumes it
 // with GET and Last-Event-ID on any instance, and gets what it missed, a
 // pending server-to-client request included; a cut stream does not cancel
-// its call. A call in flight cannot move: if its instance dies, the call
+// its call. A handler may end its POST stream itself before its response
+// (server.Call.CloseStream, SSE polling): the client resumes it the same
+// way and gets the response there. A call in flight cannot move: if its instance dies, the call
 // is lost (a client that resumes its stream gets an error response saying
 // so), the session is not.
 //

@@ -249,3 +249,36 @@ func completeResponse(w http.ResponseWriter, chunked bool) {
 	}
 	_ = conn.Close()
 }
+
+// pollRetry is the retry field of a stream a handler ends itself
+// (server.Call.CloseStream): how long its client waits before it
+// reconnects for what follows.
+const pollRetry = 500 * time.Millisecond
+
+// poll ends the client's stream of a call that goes on (SSE polling,
+// SEP-1699): a stream on which nothing was kept yet first gets a priming
+// event (an id, no data), so that the client has an id to resume from;
+// then it is detached, as the drain does, with the retry field. It
+// reports whether the stream is ended.
+func (k *keptStream) poll(retry time.Duration) bool {
+	if !k.st.CanSend() {
+		return false
+	}
+	k.mu.Lock()
+	if k.detached {
+		k.mu.Unlock()
+		return true
+	}
+	if k.over || k.st.Done() {
+		k.mu.Unlock()
+		return false
+	}
+	if k.key == "" {
+		if kept, err := k.sendKept(k.st, []byte{}); !kept || err != nil {
+			k.mu.Unlock()
+			return false
+		}
+	}
+	k.mu.Unlock()
+	return k.detach(retry)
+}

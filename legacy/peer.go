@@ -277,6 +277,14 @@ func randomID(prefix string) string {
 	return prefix + base64.RawURLEncoding.EncodeToString(b)
 }
 
+// CloseStream ends the call's stream before its response (see
+// server.Call.CloseStream): only for a 2025-11-25 session's call over
+// HTTP, whose client resumes with Last-Event-ID (SEP-1699).
+func (p *peer) CloseStream() bool {
+	k, ok := p.w.(*keptStream)
+	return ok && p.s.version == "2025-11-25" && k.poll(pollRetry)
+}
+
 // exchange sends the requests on the call's stream and waits until every
 // one is answered; it puts the answers in answers, in the order of reqs
 // (answers is twice as long: the second half stays zero, room for

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/strictjson"
@@ -211,6 +212,8 @@ type Stream struct {
 	Body []byte
 
 	resp     *http.Response
+	lastID   string        // the last SSE event id, read once the stream has ended
+	retry    time.Duration // the last SSE retry field, likewise
 	msgs     chan streamItem
 	comments atomic.Int32
 	cancel   context.CancelFunc
@@ -288,6 +291,12 @@ func (s *Stream) read() {
 				switch string(field) {
 				case "":
 					s.comments.Add(1)
+				case "id":
+					s.lastID = string(value)
+				case "retry":
+					if ms, err := strconv.Atoi(string(value)); err == nil && ms >= 0 {
+						s.retry = time.Duration(ms) * time.Millisecond
+					}
 				case "event":
 					event = string(value)
 				case "data":
@@ -305,6 +314,10 @@ func (s *Stream) read() {
 			}
 			raw := data
 			data, hasData = nil, false
+			if len(raw) == 0 { // a priming event: an id, no message (SEP-1699)
+				event = ""
+				continue
+			}
 			if event != "" && event != "message" {
 				if !s.deliver(streamItem{err: protocolError("an SSE event of type %q", event)}) {
 					return
@@ -532,12 +545,22 @@ func (c *Client) driveLegacy(ctx context.Context, method, target string, p map[s
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
-	defer s.Close()
+	defer func() { s.Close() }()
 	ex := &Exchange{Rounds: []Round{{Status: s.Status, Streamed: s.Streamed}}}
 	rec := &ex.Rounds[0]
+	resumed := 0
 	for {
 		m, err := s.Next(ctx)
 		switch {
+		case errors.Is(err, io.EOF) && s.Streamed && s.lastID != "" && resumed < maxResumes:
+			// The server ended the stream before the response (SSE
+			// polling, SEP-1699): resume it with Last-Event-ID after
+			// the retry it asked for.
+			resumed++
+			if s, err = c.resume(ctx, s, o); err != nil {
+				return nil, ex, fmt.Errorf("%s: resuming its stream: %w", what, err)
+			}
+			continue
 		case errors.Is(err, io.EOF):
 			if s.Body != nil {
 				return nil, ex, fmt.Errorf("%s: HTTP %d without a JSON-RPC response: %q", what, s.Status, clip(s.Body))
@@ -573,6 +596,37 @@ func (c *Client) driveLegacy(ctx context.Context, method, target string, p map[s
 			return nil, ex, fmt.Errorf("%s: %w", what, protocolError("a message that is neither request, notification nor response: %q", clip(m.Raw)))
 		}
 	}
+}
+
+// maxResumes bounds how many times one call's stream is resumed.
+const maxResumes = 16
+
+// resume waits the retry the ended stream s asked for (at most 5 s) and
+// reopens it with GET and Last-Event-ID, with o's headers.
+func (c *Client) resume(ctx context.Context, s *Stream, o *callOptions) (*Stream, error) {
+	t := time.NewTimer(min(s.retry, 5*time.Second))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	_ = s.Close()
+	ro := *o
+	ro.header = o.header.Clone()
+	if ro.header == nil {
+		ro.header = http.Header{}
+	}
+	ro.header.Set("Last-Event-ID", s.lastID)
+	next, err := c.post(ctx, http.MethodGet, nil, "", nil, &ro)
+	if err != nil {
+		return nil, err
+	}
+	if next.Status != http.StatusOK || !next.Streamed {
+		_ = next.Close()
+		return nil, fmt.Errorf("HTTP %d (%s)", next.Status, next.Header.Get("Content-Type"))
+	}
+	return next, nil
 }
 
 // answerServerRequest answers a 2025-11-25 server-to-client request with

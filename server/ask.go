@@ -135,6 +135,19 @@ func (c *Call) AskAll(ctx context.Context, reqs []mrtr.InputRequest, opts ...Ask
 	return c.askAll(ctx, reqs, o, nil)
 }
 
+// CloseStream ends the response stream of a 2025-11-25 request now,
+// before its response, so that no connection is held while the handler
+// goes on (SSE polling, SEP-1699): the stream gets an event id and a
+// retry field, and the client reconnects with GET and Last-Event-ID for
+// what follows, its response included. It reports whether the stream was
+// ended; it does nothing (false) for a 2026-07-28 request, for a session
+// of an older revision (their clients do not poll), over stdio, and for a
+// client that did not accept text/event-stream.
+func (c *Call) CloseStream() bool {
+	p, ok := c.peer.(interface{ CloseStream() bool })
+	return ok && p.CloseStream()
+}
+
 // ErrLegacyOnly is returned by NotifyElicitationComplete outside a
 // 2025-11-25 session: the notification does not exist in 2026-07-28.
 var ErrLegacyOnly = errors.New("notifications/elicitation/complete exists only in the 2025-11-25 protocol")

@@ -258,6 +258,12 @@ type tracedPeer struct {
 	s *Server
 }
 
+// CloseStream forwards Call.CloseStream to the peer.
+func (p tracedPeer) CloseStream() bool {
+	c, ok := p.Peer.(interface{ CloseStream() bool })
+	return ok && c.CloseStream()
+}
+
 func (p tracedPeer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time.Duration) ([]json.RawMessage, error) {
 	t := p.s.opts.Telemetry
 	name := "batch"

@@ -242,6 +242,14 @@ func TestLegacyTypeScriptClient(t *testing.T) {
 		}},
 		// onboard_user asks two questions in sequence: on a legacy session
 		// they are two real round trips.
+		// test_reconnection ends its stream before answering (SSE
+		// polling): the SDK resumes it with Last-Event-ID and gets the
+		// result there.
+		{"reconnection", func(t *testing.T, res legacyResult) {
+			if res.IsError || !strings.HasPrefix(res.Text, "Reconnection test completed successfully") {
+				t.Errorf("result isError=%v text=%q", res.IsError, res.Text)
+			}
+		}},
 		{"onboard", func(t *testing.T, res legacyResult) {
 			if res.IsError || res.Text != "Welcome aboard, Alice <alice@example.com>" {
 				t.Errorf("result isError=%v text=%q", res.IsError, res.Text)

@@ -99,9 +99,12 @@ func failing(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, 
 }
 
 // reconnection is test_reconnection (server-sse-polling, pending; the
-// client's sse-retry): plain text after a pause, during which the suite
-// closes and reopens its stream.
+// client's sse-retry): it ends its response stream at once (SSE polling:
+// a 2025-11-25 client gets an event id and a retry field, and reconnects
+// with Last-Event-ID; elsewhere nothing happens), then answers with plain
+// text after a pause.
 func reconnection(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
+	req.CloseStream()
 	if err := sleep(ctx, 100*time.Millisecond); err != nil {
 		return nil, err
 	}

@@ -84,6 +84,7 @@ const CALLS = {
   'mrtr-multi': ['test_input_required_result_multi_round', {}],
   sampling: ['test_sampling', { prompt: 'Test prompt for sampling' }],
   onboard: ['onboard_user', {}],
+  reconnection: ['test_reconnection', {}],
   'book-table': ['book_table', { restaurant: 'Chez Panisse', party: 4 }],
   'streaming-progress': ['test_streaming_elicitation', {}],
 };
