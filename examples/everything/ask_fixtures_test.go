@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -18,15 +16,7 @@ import (
 // every question with answer.
 func askClient(t *testing.T, protocol string, answer func(*elicit.Request) (*elicit.Result, error)) *mcptest.Client {
 	t.Helper()
-	keys, err := stateKeys(testKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := newServer(keys, time.Minute, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := exampleServer(t, testKey)
 	c, err := mcptest.New(mcptest.Handler(srv), &mcptest.Options{Protocol: protocol,
 		Elicitation: func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) { return answer(req) }})
 	if err != nil {

@@ -11,11 +11,14 @@ import (
 
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
+	"github.com/baton-mcp/baton/server"
 )
 
 const testKey = "0123456789abcdef0123456789abcdef-test"
 
-func newTestServer(t *testing.T, key string) *httptest.Server {
+// exampleServer is the example server with key as its state key, its log
+// discarded, closed when the test ends.
+func exampleServer(t *testing.T, key string) *server.Server {
 	t.Helper()
 	keys, err := stateKeys(key)
 	if err != nil {
@@ -25,7 +28,13 @@ func newTestServer(t *testing.T, key string) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv)
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv
+}
+
+func newTestServer(t *testing.T, key string) *httptest.Server {
+	t.Helper()
+	ts := httptest.NewServer(exampleServer(t, key))
 	t.Cleanup(ts.Close)
 	return ts
 }

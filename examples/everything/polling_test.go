@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -18,15 +17,7 @@ import (
 // (v1.8.0), a 2025-11-25 client, resumes it with GET and Last-Event-ID
 // and gets the result there, several calls at once.
 func TestPollingGoSDK(t *testing.T) {
-	keys, err := stateKeys(testKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := newServer(keys, time.Minute, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := exampleServer(t, testKey)
 	var resumes atomic.Int32
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {

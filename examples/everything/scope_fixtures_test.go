@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -18,15 +17,7 @@ import (
 // needs and the resource metadata URL; the full token gets the result;
 // no token gets it too (the other scenarios run unauthenticated).
 func TestScopeChallengeFixtures(t *testing.T) {
-	keys, err := stateKeys(testKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := newServer(keys, time.Minute, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
+	srv := exampleServer(t, testKey)
 	ts := httptest.NewServer(withScopeFixtures(srv))
 	t.Cleanup(ts.Close)
 	c, err := mcptest.New(mcptest.URL(ts.URL+"/mcp", nil), nil)

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -26,15 +24,7 @@ func TestSkillsTypeScriptClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := stateKeys(testKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := newServer(keys, time.Minute, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := exampleServer(t, testKey)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 
