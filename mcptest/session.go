@@ -557,9 +557,11 @@ func (c *Client) driveLegacy(ctx context.Context, method, target string, p map[s
 			// polling, SEP-1699): resume it with Last-Event-ID after
 			// the retry it asked for.
 			resumed++
-			if s, err = c.resume(ctx, s, o); err != nil {
+			next, err := c.resume(ctx, s, o)
+			if err != nil {
 				return nil, ex, fmt.Errorf("%s: resuming its stream: %w", what, err)
 			}
+			s = next
 			continue
 		case errors.Is(err, io.EOF):
 			if s.Body != nil {
