@@ -41,3 +41,14 @@ func TestReviewParseAgreesWithYAML12(t *testing.T) {
 		})
 	}
 }
+
+// Forms that YAML parsers disagree on (yaml.v3 and js-yaml read YAML 1.1
+// numbers and explicit tags; the conformance suite's "yaml" package reads
+// the YAML 1.2 core schema): refused, as no rendering matches every host.
+func TestReviewParseRefusesDisputedForms(t *testing.T) {
+	for _, v := range []string{"1_000", "1_", "0xff_ff", "0b101", "-0x1", "+0x1F", "!!binary aGVsbG8=", "!!float 1", "!!set {a, b}", "!custom x"} {
+		if fm, err := Parse([]byte("---\nname: x\ndescription: y\nv: " + v + "\n---\n")); err == nil {
+			t.Errorf("v: %s accepted as %s", v, fm.JSON)
+		}
+	}
+}
