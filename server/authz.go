@@ -10,6 +10,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -322,6 +323,12 @@ func (s *Server) authorizeHeaders(w http.ResponseWriter, r *http.Request, hs *ca
 		return true
 	}
 	if _, ref := s.authorize(r.Context(), method.v, name.v); ref != nil {
+		if ref.hidden {
+			// Answered as unknown, by the dispatch's check: with the
+			// request's id, which a refusal here has not read (a null id
+			// would tell a hidden item from an unknown one).
+			return true
+		}
 		writeRefusal(w, jsonrpc.ID{}, ref)
 		return false
 	}
@@ -438,6 +445,10 @@ func (s *Server) callerCapabilities(ctx context.Context, c ServerCapabilities) (
 	for _, e := range s.templates {
 		resources = append(resources, Item{Kind: ItemResourceTemplate, Name: e.tmpl.URITemplate, Scopes: e.opts.Scopes})
 	}
+	skills := make([]Item, len(s.skills.list))
+	for i, sk := range s.skills.list {
+		skills[i] = sk.item()
+	}
 	s.mu.RUnlock()
 	// The checks run outside the lock: Options.Visible is user code.
 	private := s.opts.Visible != nil
@@ -460,6 +471,15 @@ func (s *Server) callerCapabilities(ctx context.Context, c ServerCapabilities) (
 	}
 	if !seesAny(resources) {
 		c.Resources = nil
+	}
+	// The Skills extension, for a caller who may see no skill: its
+	// existence is the skills', and it needs the resources capability.
+	if _, ok := c.Extensions[SkillsExtension]; ok && !seesAny(skills) {
+		c.Extensions = maps.Clone(c.Extensions)
+		delete(c.Extensions, SkillsExtension)
+		if len(c.Extensions) == 0 {
+			c.Extensions = nil
+		}
 	}
 	return c, true
 }

@@ -51,7 +51,8 @@ import (
 // specification's limits (512 files, 16 MiB) is refused at registration,
 // as are a SKILL.md whose frontmatter does not parse, a skill name that
 // breaks the Agent Skills naming rule or differs from its directory's
-// name, and a URI already served.
+// name, a URI already served, and a skill nested in (or enclosing) a
+// skill of another AddSkills call.
 //
 // Per-caller filtering works as for tools: the registration's options
 // (RequireScopes, RequireCapabilities) apply to every file, and
@@ -166,6 +167,16 @@ func (s *Server) AddSkills(fsys fs.FS, opts ...ResourceOption) error {
 		for _, f := range files {
 			if _, ok := s.resources.get(f.uri); ok {
 				return fmt.Errorf("add skills: %s is already served", clip.String(f.uri))
+			}
+		}
+		// A skill nested in (or enclosing) one of another call: the
+		// enclosing entry, made by its own call, could not list the
+		// nested skill's files, as the specification requires.
+		for _, sk := range skills {
+			for _, o := range s.skills.list {
+				if strings.HasPrefix(sk.root+"/", o.root+"/") || strings.HasPrefix(o.root+"/", sk.root+"/") {
+					return fmt.Errorf("add skills: skill %s nests with skill %s of another AddSkills call; serve the two in one call", clip.String(sk.uri), clip.String(o.uri))
+				}
 			}
 		}
 		return nil
