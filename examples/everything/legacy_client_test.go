@@ -59,6 +59,25 @@ func typeScriptSDK(t *testing.T) (node, dir string) {
 	return node, dir
 }
 
+// runNode runs node with args (a client script and its arguments) for
+// at most timeout, with BATON_NODE_DIR=dir, logs what it wrote on stderr,
+// and returns what it wrote on stdout and how it exited.
+func runNode(t *testing.T, timeout time.Duration, node, dir string, args ...string) ([]byte, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, args...)
+	cmd.Env = append(os.Environ(), "BATON_NODE_DIR="+dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	if s := strings.TrimSpace(stderr.String()); s != "" {
+		t.Logf("client stderr:\n%s", s)
+	}
+	return stdout.Bytes(), err
+}
+
 // syncBuffer collects the server's log for a failure report.
 type syncBuffer struct {
 	mu  sync.Mutex
@@ -134,25 +153,15 @@ func TestLegacyTypeScriptClient(t *testing.T) {
 
 	run := func(t *testing.T, name string) legacyResult {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, node, script, ts.URL, name, "--timeout-ms", "30000")
-		cmd.Env = append(os.Environ(), "BATON_NODE_DIR="+dir)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		cmd.WaitDelay = 5 * time.Second
-		runErr := cmd.Run()
-		if s := strings.TrimSpace(stderr.String()); s != "" {
-			t.Logf("client stderr:\n%s", s)
-		}
-		out := strings.TrimSpace(stdout.String())
+		stdout, runErr := runNode(t, 60*time.Second, node, dir, script, ts.URL, name, "--timeout-ms", "30000")
+		out := strings.TrimSpace(string(stdout))
 		if i := strings.LastIndexByte(out, '\n'); i >= 0 {
 			t.Errorf("client printed more than one line on stdout:\n%s", out)
 			out = out[i+1:]
 		}
 		var res legacyResult
 		if err := json.Unmarshal([]byte(out), &res); err != nil {
-			t.Fatalf("client (%v) printed no JSON result: %v\nstdout: %s", runErr, err, stdout.String())
+			t.Fatalf("client (%v) printed no JSON result: %v\nstdout: %s", runErr, err, stdout)
 		}
 		if res.Error != "" || runErr != nil {
 			t.Fatalf("client failed (%v): %s", runErr, res.Error)

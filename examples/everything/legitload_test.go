@@ -6,10 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -194,20 +191,10 @@ func TestLegitimateLoadTypeScriptSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := serveLegit(t, legitServer(t))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script, ts.URL, fmt.Sprint(legitConcurrent), fmt.Sprint(legitSequential), "--timeout-ms", "60000")
-	cmd.Env = append(os.Environ(), "BATON_NODE_DIR="+dir)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	runErr := cmd.Run()
-	if s := strings.TrimSpace(stderr.String()); s != "" {
-		t.Logf("client stderr:\n%s", s)
-	}
+	stdout, runErr := runNode(t, 3*time.Minute, node, dir, script, ts.URL, fmt.Sprint(legitConcurrent), fmt.Sprint(legitSequential), "--timeout-ms", "60000")
 	var res legitResult
-	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &res); err != nil {
-		t.Fatalf("client (%v) printed no JSON result: %v\nstdout: %s", runErr, err, stdout.String())
+	if err := json.Unmarshal(bytes.TrimSpace(stdout), &res); err != nil {
+		t.Fatalf("client (%v) printed no JSON result: %v\nstdout: %s", runErr, err, stdout)
 	}
 	if res.Error != "" || runErr != nil {
 		t.Fatalf("client failed (%v): %s", runErr, res.Error)

@@ -2,14 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 )
@@ -28,17 +24,7 @@ func TestSkillsTypeScriptClient(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script, ts.URL)
-	cmd.Env = append(os.Environ(), "BATON_NODE_DIR="+dir)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	runErr := cmd.Run()
-	if s := strings.TrimSpace(stderr.String()); s != "" {
-		t.Logf("client stderr:\n%s", s)
-	}
+	stdout, runErr := runNode(t, 60*time.Second, node, dir, script, ts.URL)
 	var res struct {
 		Error    string          `json:"error"`
 		Settings json.RawMessage `json:"settings"`
@@ -55,8 +41,8 @@ func TestSkillsTypeScriptClient(t *testing.T) {
 		SDKVersion       string              `json:"sdkVersion"`
 		ProtocolVersion  string              `json:"protocolVersion"`
 	}
-	if err := json.Unmarshal(bytes.TrimSpace(stdout.Bytes()), &res); err != nil {
-		t.Fatalf("client (%v) printed no JSON result: %v\nstdout: %s", runErr, err, stdout.String())
+	if err := json.Unmarshal(bytes.TrimSpace(stdout), &res); err != nil {
+		t.Fatalf("client (%v) printed no JSON result: %v\nstdout: %s", runErr, err, stdout)
 	}
 	if res.Error != "" || runErr != nil {
 		t.Fatalf("client failed (%v): %s", runErr, res.Error)
