@@ -1266,10 +1266,10 @@ type readResultWire struct {
 }
 
 func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
-	if r.p.URI == nil || *r.p.URI == "" {
-		return nil, invalidParams("resources/read needs a uri")
+	uri, e := uriParam(r)
+	if e != nil {
+		return nil, e
 	}
-	uri := *r.p.URI
 	var (
 		h      ResourceHandler
 		opts   regOptions

@@ -653,15 +653,15 @@ type skillGetWire struct {
 
 // getSkill serves skills/get: one entry, by its SKILL.md URI.
 func (s *Server) getSkill(ctx context.Context, r *request) (json.RawMessage, *jsonrpc.Error) {
-	if r.p.URI == nil || *r.p.URI == "" {
-		return nil, invalidParams("skills/get needs a uri")
+	uri, e := uriParam(r)
+	if e != nil {
+		return nil, e
 	}
-	uri := *r.p.URI
 	s.mu.RLock()
 	sk := s.skills.byURI[uri]
 	s.mu.RUnlock()
 	if sk == nil || !s.visible(ctx, sk.item()) {
-		return nil, &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "No skill is served at " + clip.String(uri), Data: map[string]string{"uri": clip.String(uri)}}
+		return nil, uriError("No skill is served at %s", uri)
 	}
 	cache := s.opts.ReadCache
 	if s.listPrivate(len(sk.opts.Scopes) > 0) {
@@ -682,10 +682,10 @@ type dirReadWire struct {
 // readDirectory serves resources/directory/read: the children of a
 // directory of the skill namespace that the caller may see, paged.
 func (s *Server) readDirectory(ctx context.Context, r *request) (json.RawMessage, *jsonrpc.Error) {
-	if r.p.URI == nil || *r.p.URI == "" {
-		return nil, invalidParams("resources/directory/read needs a uri")
+	uri, e := uriParam(r)
+	if e != nil {
+		return nil, e
 	}
-	uri := *r.p.URI
 	s.mu.RLock()
 	d := s.skills.dirs[uri]
 	s.mu.RUnlock()
@@ -693,7 +693,7 @@ func (s *Server) readDirectory(ctx context.Context, r *request) (json.RawMessage
 		return slices.ContainsFunc(skills, func(sk *skillEntry) bool { return s.visible(ctx, sk.item()) })
 	}
 	if d == nil || !seen(d.skills) {
-		return nil, &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: clip.String(uri) + " is not a directory resource", Data: map[string]string{"uri": clip.String(uri)}}
+		return nil, uriError("%s is not a directory resource", uri)
 	}
 	all := make([]json.RawMessage, 0, len(d.children))
 	for _, c := range d.children {

@@ -630,7 +630,22 @@ type (
 // ResourceNotFound returns the error for an unknown resource URI: -32602
 // with data.uri.
 func ResourceNotFound(uri string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Resource not found: " + clip.String(uri), Data: map[string]string{"uri": clip.String(uri)}}
+	return uriError("Resource not found: %s", uri)
+}
+
+// uriError is the -32602 of a request whose uri names nothing it can
+// serve: message (with %s for the uri) and the uri in data, both clipped.
+func uriError(message, uri string) *jsonrpc.Error {
+	u := clip.String(uri)
+	return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: fmt.Sprintf(message, u), Data: map[string]string{"uri": u}}
+}
+
+// uriParam returns the request's params.uri, or -32602 when it has none.
+func uriParam(r *request) (string, *jsonrpc.Error) {
+	if r.p.URI == nil || *r.p.URI == "" {
+		return "", invalidParams("%s needs a uri", r.method)
+	}
+	return *r.p.URI, nil
 }
 
 // CachePolicy is a caching hint: how long (TTL, whole milliseconds) and
