@@ -169,9 +169,9 @@ func TestVerifiedTokenCached(t *testing.T) {
 	}
 }
 
-// inlineServer is a ResourceServer whose keys are given inline
-// (Config.JWKS): one RSA key, kid "k1".
-func inlineServer(t *testing.T) (*ResourceServer, *rsa.PrivateKey) {
+// rsaJWKS returns a new RSA key and the JWKS publishing its public half,
+// kid "k1".
+func rsaJWKS(t *testing.T) (*rsa.PrivateKey, []byte) {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -189,6 +189,14 @@ func inlineServer(t *testing.T) (*ResourceServer, *rsa.PrivateKey) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return key, raw
+}
+
+// inlineServer is a ResourceServer whose keys are given inline
+// (Config.JWKS): one RSA key, kid "k1".
+func inlineServer(t *testing.T) (*ResourceServer, *rsa.PrivateKey) {
+	t.Helper()
+	key, raw := rsaJWKS(t)
 	rs, err := New(context.Background(), Config{Resource: "https://mcp.example.com/mcp",
 		AuthorizationServers: []string{"https://as.example.com"}, ScopesSupported: []string{"a"}, JWKS: raw})
 	if err != nil {

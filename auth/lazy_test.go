@@ -2,8 +2,6 @@ package auth
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -13,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -25,22 +22,7 @@ import (
 // not retried before UnknownKIDRefresh; requests without a token or with
 // another issuer's never fetch; once discovered, the issuer is kept.
 func TestLazyDiscovery(t *testing.T) {
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jwk, err := jwkset.NewJWKFromKey(&key.PublicKey, jwkset.JWKOptions{Metadata: jwkset.JWKMetadataOptions{KID: "k1", USE: jwkset.UseSig}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	set := jwkset.NewMemoryStorage()
-	if err := set.KeyWrite(context.Background(), jwk); err != nil {
-		t.Fatal(err)
-	}
-	jwks, err := set.JSONPublic(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	key, jwks := rsaJWKS(t)
 
 	var up atomic.Bool
 	var metadataFetches atomic.Int64
