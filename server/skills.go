@@ -251,8 +251,11 @@ func loadSkills(fsys fs.FS, o regOptions) ([]*skillEntry, []*skillFile, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	data := make(map[string][]byte, len(paths))
+	data := make(map[string][]byte, len(paths)) // every file read, by path
 	read := func(p string) ([]byte, error) {
+		if b, ok := data[p]; ok {
+			return b, nil
+		}
 		b, err := fs.ReadFile(fsys, p)
 		if err != nil {
 			return nil, err
@@ -260,34 +263,45 @@ func loadSkills(fsys fs.FS, o regOptions) ([]*skillEntry, []*skillFile, error) {
 		data[p] = b
 		return b, nil
 	}
-	// The skill namespace: fsys's paths, under the root skill's name if
-	// fsys is one.
-	ns := func(p string) string { return p }
-	if roots["."] {
-		b, err := read(skillMD)
+	// The frontmatter of the SKILL.md of each skill directory.
+	frontmatter := func(dir string) (skillmd.Frontmatter, error) {
+		p := path.Join(dir, skillMD)
+		b, err := read(p)
 		if err != nil {
-			return nil, nil, err
+			return skillmd.Frontmatter{}, err
 		}
 		fm, err := skillmd.Parse(b)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", skillMD, err)
+			return skillmd.Frontmatter{}, fmt.Errorf("%s: %w", p, err)
 		}
-		ns = func(p string) string {
-			if p == "." {
-				return fm.Name
-			}
-			return fm.Name + "/" + p
+		return fm, nil
+	}
+	dirs := slices.Sorted(maps.Keys(roots))
+	fms := make([]skillmd.Frontmatter, len(dirs))
+	for i, dir := range dirs {
+		if fms[i], err = frontmatter(dir); err != nil {
+			return nil, nil, err
 		}
 	}
-	uriOf := func(p string) (string, error) { return skillURI(ns(p)) }
-	dirs := slices.Sorted(maps.Keys(roots))
+	// The skill namespace: fsys's paths, under the root skill's name if
+	// fsys is one.
+	ns := func(p string) string { return p }
+	if i := slices.Index(dirs, "."); i >= 0 {
+		name := fms[i].Name
+		ns = func(p string) string {
+			if p == "." {
+				return name
+			}
+			return name + "/" + p
+		}
+	}
 	var (
 		skills []*skillEntry
 		files  []*skillFile
 		byPath = map[string]*skillFile{}
 	)
-	for _, dir := range dirs {
-		sk, err := loadSkill(dir, ns(dir), o, read, data)
+	for i, dir := range dirs {
+		sk, err := newSkill(path.Join(dir, skillMD), fms[i], ns(dir), o)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -306,14 +320,11 @@ func loadSkills(fsys fs.FS, o regOptions) ([]*skillEntry, []*skillFile, error) {
 		if inner == nil {
 			continue // outside every skill
 		}
-		b, ok := data[p]
-		if !ok {
-			var err error
-			if b, err = read(p); err != nil {
-				return nil, nil, err
-			}
+		b, err := read(p)
+		if err != nil {
+			return nil, nil, err
 		}
-		uri, err := uriOf(p)
+		uri, err := skillURI(ns(p))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -378,21 +389,9 @@ func skillTree(fsys fs.FS) (paths []string, roots map[string]bool, err error) {
 	return paths, roots, nil
 }
 
-// loadSkill reads the SKILL.md of the skill at dir (nsPath in the skill
-// namespace) and checks its name.
-func loadSkill(dir, nsPath string, o regOptions, read func(string) ([]byte, error), data map[string][]byte) (*skillEntry, error) {
-	p := path.Join(dir, skillMD)
-	b, ok := data[p]
-	if !ok {
-		var err error
-		if b, err = read(p); err != nil {
-			return nil, err
-		}
-	}
-	fm, err := skillmd.Parse(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
+// newSkill is the skill whose SKILL.md, at p, has the frontmatter fm,
+// at nsPath in the skill namespace, once its name is checked.
+func newSkill(p string, fm skillmd.Frontmatter, nsPath string, o regOptions) (*skillEntry, error) {
 	if !skillName.MatchString(fm.Name) || strings.Contains(fm.Name, "--") {
 		return nil, fmt.Errorf("%s: skill name %s breaks the Agent Skills naming rule: 1 to 64 of a-z, 0-9 and '-', not starting or ending with '-', no \"--\"", p, clip.Quote(fm.Name))
 	}
