@@ -534,7 +534,11 @@ func skillDirs(files []*skillFile, skills []*skillEntry) map[string]*skillDir {
 		addChild(parent, child, dirChild{wire: w, file: f})
 		for parent != "" {
 			d := dir(parent)
-			if up := parentURI(parent); up != "" {
+			up := parentURI(parent)
+			if _, seen := children[up][parent]; seen {
+				break // another file went this way: the rest is there
+			}
+			if up != "" {
 				name, _ := url.PathUnescape(parent[len(up)+1:])
 				w, _ := marshalNoEscape(Resource{URI: parent, Name: name, MimeType: dirMIME})
 				addChild(up, parent, dirChild{wire: w, dir: d})
