@@ -312,7 +312,7 @@ func TestDPoPProofs(t *testing.T) {
 // TestDPoPReplay: a proof is accepted once, here and (with a shared
 // ledger) on another instance.
 func TestDPoPReplay(t *testing.T) {
-	shared := server.NewMemoryLedger()
+	shared := server.NewMemoryLedger(nil)
 	a := newDPoPServer(t, func(c *Config) { c.DPoPReplay = shared })
 	b := newDPoPServer(t, func(c *Config) { c.DPoPReplay = shared; c.JWKS = a.rs.cfg.JWKS })
 	b.key = a.key

@@ -659,7 +659,7 @@ func TestAskKeysCheckedOnLegacy(t *testing.T) {
 type countingLedger struct {
 	mu   sync.Mutex
 	ids  []string
-	real *server.MemoryLedger
+	real server.Ledger
 }
 
 func (l *countingLedger) Redeem(ctx context.Context, id string, expires time.Time) error {
@@ -682,7 +682,7 @@ func (l *countingLedger) entries() int {
 // entry, and a replayed retry fails, so the ledger is really consulted.
 func TestRedeemOnLegacySession(t *testing.T) {
 	srv := newServer(t)
-	ledger := &countingLedger{real: server.NewMemoryLedger()}
+	ledger := &countingLedger{real: server.NewMemoryLedger(nil)}
 	confirm := form(t, "Transfer?", elicit.Boolean("ok").Required())
 	redeemed := make(chan error, 4)
 	var transfers atomic.Int32

@@ -20,13 +20,13 @@ func (h *Handler) requestStoreTimeout() time.Duration {
 	return server.DefaultStoreTimeout
 }
 
-// storeCtx bounds parent by requestStoreTimeout. A MemoryStore neither
+// storeCtx bounds parent by requestStoreTimeout. A memoryStore neither
 // waits nor fails on the calls made with it (every one takes its lock,
 // works on a map and returns), so it gets parent as it is: no deadline,
-// and no timer per store call, as the MemoryEventStore's calls
+// and no timer per store call, as the memoryEventStore's calls
 // (keptStream.storeContext).
 func (h *Handler) storeCtx(parent context.Context) (context.Context, context.CancelFunc) {
-	if _, mem := h.store.(*MemoryStore); mem {
+	if _, mem := h.store.(*memoryStore); mem {
 		return parent, noCancel
 	}
 	return context.WithTimeout(parent, h.requestStoreTimeout())

@@ -53,7 +53,7 @@
 //
 // An HTTP session's record (what initialize negotiated, the principal, the
 // log level, the subscriptions, the last use) is kept in Options.Store: by
-// default a MemoryStore of the Handler, for one process. Give every
+// default a memory store of the Handler, for one process. Give every
 // instance of a fleet the same shared store (redisfleet.Fleet.Sessions) and
 // no affinity is needed: any instance serves any request of a session, and
 // a client's answer to a server-to-client request, POSTed to any instance,

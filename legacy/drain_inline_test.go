@@ -24,7 +24,7 @@ import (
 // each client resumes on the other instance, answers there, and gets its
 // result on the resumed stream.
 func TestDrainEndsInlineCalls(t *testing.T) {
-	ti := newTwoInstances(t, legacy.NewMemoryStore(), legacy.Options{Events: legacy.NewMemoryEventStore(0)}, helloNameTool(t))
+	ti := newTwoInstances(t, legacy.NewMemoryStore(nil), legacy.Options{Events: legacy.NewMemoryEventStore(0)}, helloNameTool(t))
 	const n = 4
 	type parked struct {
 		c    *wireClient
@@ -126,7 +126,7 @@ func TestDrainEndsInlineCalls(t *testing.T) {
 // An HTTP/1.0 request's stream has no chunked framing: the drain ends it
 // with the retry field and the end of its connection, and nothing else.
 func TestDrainEndsHTTP10Call(t *testing.T) {
-	ti := newTwoInstances(t, legacy.NewMemoryStore(), legacy.Options{Events: legacy.NewMemoryEventStore(0)}, func(srv *server.Server) {
+	ti := newTwoInstances(t, legacy.NewMemoryStore(nil), legacy.Options{Events: legacy.NewMemoryEventStore(0)}, func(srv *server.Server) {
 		addTool(t, srv, "ask_name", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 			r, err := req.CreateFormElicitation(ctx, "Name?", nameSchema(t))
 			if err != nil {

@@ -61,7 +61,7 @@ func helloNameTool(t *testing.T) func(srv *server.Server) {
 }
 
 func testDrainDetachesParkedCall(t *testing.T, wrap func(http.Handler) http.Handler) {
-	ti := newTwoInstancesWith(t, legacy.NewMemoryStore(), legacy.Options{Events: legacy.NewMemoryEventStore(0)}, wrap, helloNameTool(t))
+	ti := newTwoInstancesWith(t, legacy.NewMemoryStore(nil), legacy.Options{Events: legacy.NewMemoryEventStore(0)}, wrap, helloNameTool(t))
 	c := connect(t, ti.a, `{"elicitation":{}}`)
 	call := readSSE(c.rawRequest(http.MethodPost, instanceURL(ti.a), mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": toolCall("ask_name", nil)}), nil))
 	ask := call.next(t)

@@ -31,7 +31,7 @@ import (
 // principal are checked: an id from another session names no stream.
 
 // EventStore keeps the events of a session's streams for a client that
-// resumes. The default is a MemoryEventStore of one Handler; a Store that
+// resumes. The default is a memory event store of one Handler; a Store that
 // is an EventStore too (redisfleet's) is used for a fleet, so that a
 // client resumes on any instance. Implementations must be safe for
 // concurrent use.
@@ -86,7 +86,7 @@ const EndedEventTTL = time.Minute
 // gets the latest ones.
 const maxStreamEvents = 1000
 
-// maxMemoryStreams bounds the streams a MemoryEventStore keeps; beyond it
+// maxMemoryStreams bounds the streams a memoryEventStore keeps; beyond it
 // the one written least recently is dropped.
 const maxMemoryStreams = 10000
 
@@ -108,9 +108,9 @@ func parseEventID(id string) (stream, pos string, ok bool) {
 	return stream, pos, true
 }
 
-// MemoryEventStore is an EventStore in this process's memory: the
+// memoryEventStore is an EventStore in this process's memory: the
 // default, right for one instance.
-type MemoryEventStore struct {
+type memoryEventStore struct {
 	now func() time.Time
 	ttl time.Duration
 
@@ -123,7 +123,7 @@ type MemoryEventStore struct {
 	oldest, newest *memStream
 }
 
-// streamKey names a stream of a session in a MemoryEventStore.
+// streamKey names a stream of a session in a memoryEventStore.
 type streamKey struct{ sid, stream string }
 
 type memStream struct {
@@ -150,7 +150,7 @@ func (s *memStream) wake() {
 }
 
 // unlink takes s out of the list by touched. Called with m.mu held.
-func (m *MemoryEventStore) unlink(s *memStream) {
+func (m *memoryEventStore) unlink(s *memStream) {
 	if s.older != nil {
 		s.older.newer = s.newer
 	} else if m.oldest == s {
@@ -166,7 +166,7 @@ func (m *MemoryEventStore) unlink(s *memStream) {
 
 // touch records that s was written at now: it goes to the newest end of
 // the list. Called with m.mu held.
-func (m *MemoryEventStore) touch(s *memStream, now time.Time) {
+func (m *memoryEventStore) touch(s *memStream, now time.Time) {
 	s.touched = now
 	if m.newest == s {
 		return
@@ -183,7 +183,7 @@ func (m *MemoryEventStore) touch(s *memStream, now time.Time) {
 }
 
 // drop forgets s. Called with m.mu held.
-func (m *MemoryEventStore) drop(s *memStream) {
+func (m *memoryEventStore) drop(s *memStream) {
 	m.unlink(s)
 	delete(m.streams, s.key)
 	s.gone = true
@@ -191,16 +191,20 @@ func (m *MemoryEventStore) drop(s *memStream) {
 
 // NewMemoryEventStore returns an empty store whose streams are kept for
 // ttl after their last event (0: DefaultEventTTL).
-func NewMemoryEventStore(ttl time.Duration) *MemoryEventStore {
+func NewMemoryEventStore(ttl time.Duration) EventStore {
+	return newMemoryEventStore(ttl)
+}
+
+func newMemoryEventStore(ttl time.Duration) *memoryEventStore {
 	if ttl <= 0 {
 		ttl = DefaultEventTTL
 	}
-	return &MemoryEventStore{now: time.Now, ttl: ttl, streams: make(map[streamKey]*memStream)}
+	return &memoryEventStore{now: time.Now, ttl: ttl, streams: make(map[streamKey]*memStream)}
 }
 
 // sweep drops the streams untouched for the ttl, when their number
 // doubled since the last sweep. Called with m.mu held.
-func (m *MemoryEventStore) sweep(now time.Time) {
+func (m *memoryEventStore) sweep(now time.Time) {
 	if len(m.streams) < 2*m.swept+64 {
 		return
 	}
@@ -213,7 +217,7 @@ func (m *MemoryEventStore) sweep(now time.Time) {
 }
 
 // expired reports whether s is past its time to live.
-func (m *MemoryEventStore) expired(s *memStream, now time.Time) bool {
+func (m *memoryEventStore) expired(s *memStream, now time.Time) bool {
 	ttl := m.ttl
 	if s.ended {
 		ttl = min(ttl, EndedEventTTL)
@@ -223,7 +227,7 @@ func (m *MemoryEventStore) expired(s *memStream, now time.Time) bool {
 
 // evict drops the stream written least recently, when the store is full.
 // Called with m.mu held.
-func (m *MemoryEventStore) evict() {
+func (m *memoryEventStore) evict() {
 	if len(m.streams) < maxMemoryStreams || m.oldest == nil {
 		return
 	}
@@ -231,7 +235,7 @@ func (m *MemoryEventStore) evict() {
 }
 
 // get returns the stream, or nil if it is gone. Called with m.mu held.
-func (m *MemoryEventStore) get(sid, stream string, now time.Time) *memStream {
+func (m *memoryEventStore) get(sid, stream string, now time.Time) *memStream {
 	s := m.streams[streamKey{sid, stream}]
 	if s == nil || m.expired(s, now) {
 		return nil
@@ -240,7 +244,7 @@ func (m *MemoryEventStore) get(sid, stream string, now time.Time) *memStream {
 }
 
 // OpenStream implements EventStore.
-func (m *MemoryEventStore) OpenStream(ctx context.Context, sid, stream string, meta StreamMeta) error {
+func (m *memoryEventStore) OpenStream(ctx context.Context, sid, stream string, meta StreamMeta) error {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -249,7 +253,7 @@ func (m *MemoryEventStore) OpenStream(ctx context.Context, sid, stream string, m
 }
 
 // open opens a stream (see OpenStream). Called with m.mu held.
-func (m *MemoryEventStore) open(sid, stream string, meta StreamMeta, now time.Time) *memStream {
+func (m *memoryEventStore) open(sid, stream string, meta StreamMeta, now time.Time) *memStream {
 	m.sweep(now)
 	m.evict()
 	key := streamKey{sid, stream}
@@ -265,7 +269,7 @@ func (m *MemoryEventStore) open(sid, stream string, meta StreamMeta, now time.Ti
 }
 
 // Append implements EventStore.
-func (m *MemoryEventStore) Append(ctx context.Context, sid, stream string, msg []byte) (string, error) {
+func (m *memoryEventStore) Append(ctx context.Context, sid, stream string, msg []byte) (string, error) {
 	return m.appendKept(sid, stream, append([]byte{}, msg...), false)
 }
 
@@ -278,7 +282,7 @@ func (m *MemoryEventStore) Append(ctx context.Context, sid, stream string, msg [
 // appendKept is Append keeping msg (see above), and with end
 // AppendEndStream: the stream is then ended before msg is appended, so
 // that it is touched and its waiting Reads woken once.
-func (m *MemoryEventStore) appendKept(sid, stream string, msg []byte, end bool) (string, error) {
+func (m *memoryEventStore) appendKept(sid, stream string, msg []byte, end bool) (string, error) {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -295,7 +299,7 @@ func (m *MemoryEventStore) appendKept(sid, stream string, msg []byte, end bool) 
 // stream of its key as long as it is not gone, since a stream leaves
 // streams only by drop, and get finds no other under its key (keys are
 // not reused: streamKeys).
-func (m *MemoryEventStore) appendTo(s *memStream, msg []byte, end bool) (string, error) {
+func (m *memoryEventStore) appendTo(s *memStream, msg []byte, end bool) (string, error) {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -307,7 +311,7 @@ func (m *MemoryEventStore) appendTo(s *memStream, msg []byte, end bool) (string,
 
 // appendLocked is the end of appendKept and appendTo. Called with m.mu
 // held.
-func (m *MemoryEventStore) appendLocked(s *memStream, msg []byte, end bool, now time.Time) string {
+func (m *memoryEventStore) appendLocked(s *memStream, msg []byte, end bool, now time.Time) string {
 	if end {
 		s.ended = true
 	}
@@ -316,7 +320,7 @@ func (m *MemoryEventStore) appendLocked(s *memStream, msg []byte, end bool, now 
 
 // append appends msg, which s keeps as it is (the caller's copy), to s and
 // returns its position. Called with m.mu held.
-func (m *MemoryEventStore) append(s *memStream, msg []byte, now time.Time) string {
+func (m *memoryEventStore) append(s *memStream, msg []byte, now time.Time) string {
 	s.next++
 	pos := strconv.FormatInt(s.next, 10)
 	s.events = append(s.events, Event{Pos: pos, Msg: msg})
@@ -334,14 +338,14 @@ func (m *MemoryEventStore) append(s *memStream, msg []byte, now time.Time) strin
 // OpenStreamAppend is OpenStream then Append of msg, in one step (one
 // lock and one reading of the clock): a call's stream opens with its first
 // event, the elicitation/create of a blocking round trip.
-func (m *MemoryEventStore) OpenStreamAppend(ctx context.Context, sid, stream string, meta StreamMeta, msg []byte) (string, error) {
+func (m *memoryEventStore) OpenStreamAppend(ctx context.Context, sid, stream string, meta StreamMeta, msg []byte) (string, error) {
 	pos, _ := m.openStreamAppendKept(sid, stream, meta, append([]byte{}, msg...))
 	return pos, nil
 }
 
 // openStreamAppendKept is OpenStreamAppend keeping msg (see appendKept).
 // It returns the stream too, for appendTo.
-func (m *MemoryEventStore) openStreamAppendKept(sid, stream string, meta StreamMeta, msg []byte) (string, *memStream) {
+func (m *memoryEventStore) openStreamAppendKept(sid, stream string, meta StreamMeta, msg []byte) (string, *memStream) {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -350,7 +354,7 @@ func (m *MemoryEventStore) openStreamAppendKept(sid, stream string, meta StreamM
 }
 
 // EndStream implements EventStore.
-func (m *MemoryEventStore) EndStream(ctx context.Context, sid, stream string) error {
+func (m *memoryEventStore) EndStream(ctx context.Context, sid, stream string) error {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -363,7 +367,7 @@ func (m *MemoryEventStore) EndStream(ctx context.Context, sid, stream string) er
 }
 
 // end marks s ended. Called with m.mu held.
-func (m *MemoryEventStore) end(s *memStream, now time.Time) {
+func (m *memoryEventStore) end(s *memStream, now time.Time) {
 	if !s.ended {
 		s.ended = true
 		m.touch(s, now)
@@ -373,12 +377,12 @@ func (m *MemoryEventStore) end(s *memStream, now time.Time) {
 
 // AppendEndStream is Append of msg then EndStream, in one step: a call's
 // response ends its stream.
-func (m *MemoryEventStore) AppendEndStream(ctx context.Context, sid, stream string, msg []byte) (string, error) {
+func (m *memoryEventStore) AppendEndStream(ctx context.Context, sid, stream string, msg []byte) (string, error) {
 	return m.appendKept(sid, stream, append([]byte{}, msg...), true)
 }
 
 // StreamMeta implements EventStore.
-func (m *MemoryEventStore) StreamMeta(ctx context.Context, sid, stream string) (*StreamMeta, error) {
+func (m *memoryEventStore) StreamMeta(ctx context.Context, sid, stream string) (*StreamMeta, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.get(sid, stream, m.now())
@@ -390,7 +394,7 @@ func (m *MemoryEventStore) StreamMeta(ctx context.Context, sid, stream string) (
 }
 
 // Read implements EventStore.
-func (m *MemoryEventStore) Read(ctx context.Context, sid, stream, after string, wait time.Duration) ([]Event, bool, error) {
+func (m *memoryEventStore) Read(ctx context.Context, sid, stream, after string, wait time.Duration) ([]Event, bool, error) {
 	var from int64
 	if after != "" {
 		n, err := strconv.ParseInt(after, 10, 64)
@@ -433,14 +437,14 @@ func (m *MemoryEventStore) Read(ctx context.Context, sid, stream, after string, 
 }
 
 // Beat implements EventStore: the instances of one process are alive.
-func (m *MemoryEventStore) Beat(ctx context.Context, instance string, ttl time.Duration) error {
+func (m *memoryEventStore) Beat(ctx context.Context, instance string, ttl time.Duration) error {
 	return nil
 }
 
 // Alive implements EventStore: the instances of one process are alive
 // (a Handler that closes ends its streams).
-func (m *MemoryEventStore) Alive(ctx context.Context, instance string) (bool, error) {
+func (m *memoryEventStore) Alive(ctx context.Context, instance string) (bool, error) {
 	return true, nil
 }
 
-var _ EventStore = (*MemoryEventStore)(nil)
+var _ EventStore = (*memoryEventStore)(nil)

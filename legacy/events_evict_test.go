@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// TestMemoryEventStoreEvictsLeastRecentlyWritten fills a MemoryEventStore
+// TestMemoryEventStoreEvictsLeastRecentlyWritten fills a memoryEventStore
 // to its bound and checks that one more stream drops the stream written
 // least recently (not the one opened first, when that one was written
 // since), that the count stays at the bound, and that the list the store
@@ -16,7 +16,7 @@ import (
 func TestMemoryEventStoreEvictsLeastRecentlyWritten(t *testing.T) {
 	ctx := context.Background()
 	now := time.Unix(1_000_000, 0)
-	m := NewMemoryEventStore(time.Hour)
+	m := newMemoryEventStore(time.Hour)
 	m.now = func() time.Time { now = now.Add(time.Millisecond); return now }
 	for i := range maxMemoryStreams {
 		if err := m.OpenStream(ctx, "s", strconv.Itoa(i), StreamMeta{Instance: "i"}); err != nil {
@@ -63,7 +63,7 @@ func TestMemoryEventStoreEvictsLeastRecentlyWritten(t *testing.T) {
 func TestMemoryEventStoreSweepUnlinks(t *testing.T) {
 	ctx := context.Background()
 	now := time.Unix(1_000_000, 0)
-	m := NewMemoryEventStore(time.Minute)
+	m := newMemoryEventStore(time.Minute)
 	m.now = func() time.Time { return now }
 	for i := range 100 {
 		if err := m.OpenStream(ctx, "s", strconv.Itoa(i), StreamMeta{Instance: "i"}); err != nil {
@@ -95,7 +95,7 @@ func TestMemoryEventStoreSweepUnlinks(t *testing.T) {
 // expired, as appendKept does.
 func TestMemoryEventStoreAppendTo(t *testing.T) {
 	now := time.Unix(1000, 0)
-	m := NewMemoryEventStore(time.Minute)
+	m := newMemoryEventStore(time.Minute)
 	m.now = func() time.Time { return now }
 	ctx := context.Background()
 	pos, s := m.openStreamAppendKept("sid", "s1", StreamMeta{}, []byte(`{"a":1}`))

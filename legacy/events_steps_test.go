@@ -7,12 +7,12 @@ import (
 	"testing"
 )
 
-// The MemoryEventStore's OpenStreamAppend and AppendEndStream leave a
+// The memoryEventStore's OpenStreamAppend and AppendEndStream leave a
 // stream as OpenStream then Append, and Append then EndStream, do.
 func TestMemoryEventStoreSteps(t *testing.T) {
 	ctx := context.Background()
 	meta := StreamMeta{Instance: "i1", Request: []byte(`7`)}
-	one, two := NewMemoryEventStore(0), NewMemoryEventStore(0)
+	one, two := newMemoryEventStore(0), newMemoryEventStore(0)
 	var pos1, pos2 []string
 	p, err := one.OpenStreamAppend(ctx, "sid", "st", meta, []byte(`{"first":1}`))
 	pos1 = append(pos1, p)
@@ -61,13 +61,13 @@ func TestMemoryEventStoreSteps(t *testing.T) {
 	}
 }
 
-// The MemoryEventStore's EventStore methods keep a copy of msg (a caller
+// The memoryEventStore's EventStore methods keep a copy of msg (a caller
 // may reuse its buffer); only the package's own kept streams hand theirs
 // over (appendKept and the others). A stream also lets go of the events
 // its first array held once they moved out of it.
 func TestMemoryEventStoreCopies(t *testing.T) {
 	ctx := context.Background()
-	m := NewMemoryEventStore(0)
+	m := newMemoryEventStore(0)
 	bufs := [][]byte{[]byte(`{"a":1}`), []byte(`{"b":2}`), []byte(`{"c":3}`)}
 	if _, err := m.OpenStreamAppend(ctx, "sid", "st", StreamMeta{}, bufs[0]); err != nil {
 		t.Fatal(err)

@@ -49,7 +49,7 @@ func BenchmarkBlockingRoundTrip(b *testing.B) {
 		run(b, f, f)
 	})
 	b.Run("two instances, memory store", func(b *testing.B) {
-		ti := newTwoInstances(b, legacy.NewMemoryStore(), legacy.Options{}, register)
+		ti := newTwoInstances(b, legacy.NewMemoryStore(nil), legacy.Options{}, register)
 		run(b, ti.a, ti.b)
 	})
 	b.Run("two instances, redis store", func(b *testing.B) {

@@ -28,11 +28,11 @@ type twoInstances struct {
 func instanceURL(f *fixture) string { return f.ts.URL + "/mcp" }
 
 // sharedStores runs test once per store two instances can share: one
-// MemoryStore (instances in one process), and Redis (skipped, saying how
+// memoryStore (instances in one process), and Redis (skipped, saying how
 // to get it, when redis-server is missing).
 func sharedStores(t *testing.T, test func(t *testing.T, newStore func(t *testing.T) legacy.Store)) {
 	t.Run("memory", func(t *testing.T) {
-		test(t, func(t *testing.T) legacy.Store { return legacy.NewMemoryStore() })
+		test(t, func(t *testing.T) legacy.Store { return legacy.NewMemoryStore(nil) })
 	})
 	t.Run("redis", func(t *testing.T) {
 		rs := testredis.Start(t)

@@ -106,7 +106,7 @@ type Options struct {
 	// client's. With none (the default) the client address is the peer's
 	// IP, so behind a proxy all anonymous callers share the proxy's quota.
 	TrustedProxies []netip.Prefix
-	// Store keeps the HTTP sessions. nil means a MemoryStore of this
+	// Store keeps the HTTP sessions. nil means a memory store of this
 	// Handler, for one process. Give every instance of a fleet the same
 	// shared store (redisfleet.Fleet.Sessions): a session made on one instance
 	// is then served by any, and a client's answer to a server request,
@@ -115,7 +115,7 @@ type Options struct {
 	// Events keeps the events of the sessions' streams, for clients that
 	// resume a cut stream with Last-Event-ID (see EventStore). nil means
 	// the Store when it is an EventStore too (redisfleet's is), so a
-	// client resumes on any instance of a fleet; else a MemoryEventStore
+	// client resumes on any instance of a fleet; else a memory event store
 	// of this Handler (resumes on this instance only).
 	Events EventStore
 	// Now is the clock of the default store and of the Handler's own
@@ -202,7 +202,7 @@ func New(opts *Options) *Handler {
 		live: make(map[string]*session), stdio: make(map[*session]struct{}),
 		answers: answerState{wake: make(chan struct{}, 1), buckets: make(map[string]*answerBucket)}}
 	if h.store == nil {
-		h.store = NewMemoryStoreWithClock(now)
+		h.store = newMemoryStore(now)
 	}
 	h.events = o.Events
 	if h.events == nil {
@@ -238,7 +238,7 @@ func (h *Handler) Bind(srv *server.Server, d era.Dispatcher[server.RequestMeta])
 		go h.receiver()
 		go h.answerPoller()
 	}
-	if _, mem := h.events.(*MemoryEventStore); !mem {
+	if _, mem := h.events.(*memoryEventStore); !mem {
 		h.wg.Add(1)
 		go h.beater()
 	}
@@ -290,7 +290,7 @@ func (h *Handler) Close() {
 	for _, s := range all {
 		s.close(errHandlerClosed)
 	}
-	if m, ok := h.store.(*MemoryStore); ok && !h.shared {
+	if m, ok := h.store.(*memoryStore); ok && !h.shared {
 		m.clear()
 	}
 }

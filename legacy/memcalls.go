@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// memCall is a parked server request of a MemoryStore.
+// memCall is a parked server request of a memoryStore.
 type memCall struct {
 	sid      string
 	deadline time.Time
@@ -15,7 +15,7 @@ type memCall struct {
 // sweepCalls drops the parked requests whose ttl passed, when their
 // number doubled since the last sweep (amortized O(1)). Called with m.mu
 // held.
-func (m *MemoryStore) sweepCalls(now time.Time) {
+func (m *memoryStore) sweepCalls(now time.Time) {
 	if len(m.calls) < 2*m.callsSwept+64 {
 		return
 	}
@@ -28,7 +28,7 @@ func (m *MemoryStore) sweepCalls(now time.Time) {
 }
 
 // Park implements Store.
-func (m *MemoryStore) Park(ctx context.Context, sid, key string, ttl time.Duration) error {
+func (m *memoryStore) Park(ctx context.Context, sid, key string, ttl time.Duration) error {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -41,7 +41,7 @@ func (m *MemoryStore) Park(ctx context.Context, sid, key string, ttl time.Durati
 }
 
 // Answer implements Store.
-func (m *MemoryStore) Answer(ctx context.Context, sid, key string, answer []byte) error {
+func (m *memoryStore) Answer(ctx context.Context, sid, key string, answer []byte) error {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -54,7 +54,7 @@ func (m *MemoryStore) Answer(ctx context.Context, sid, key string, answer []byte
 }
 
 // Answers implements Store.
-func (m *MemoryStore) Answers(ctx context.Context, keys []string) (map[string][]byte, error) {
+func (m *memoryStore) Answers(ctx context.Context, keys []string) (map[string][]byte, error) {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -68,7 +68,7 @@ func (m *MemoryStore) Answers(ctx context.Context, keys []string) (map[string][]
 }
 
 // Unpark implements Store.
-func (m *MemoryStore) Unpark(ctx context.Context, keys ...string) error {
+func (m *memoryStore) Unpark(ctx context.Context, keys ...string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, k := range keys {

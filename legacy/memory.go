@@ -8,14 +8,14 @@ import (
 	"time"
 )
 
-// MemoryStore is a Store in this process's memory: the default of a
+// memoryStore is a Store in this process's memory: the default of a
 // Handler, right for one instance. Sessions are expired exactly at their
 // idle deadline, whatever the traffic: each operation first drops the
 // sessions whose deadline has passed, in deadline order (a heap), so a
 // flood of sessions costs O(log n) per operation and never delays the
 // expiry of others. Publish and Receive carry messages between the
 // Handlers of one process that share the store.
-type MemoryStore struct {
+type memoryStore struct {
 	now func() time.Time
 
 	mu       sync.Mutex
@@ -40,16 +40,18 @@ type memSub struct {
 	deliver  func([]byte)
 }
 
-// NewMemoryStore returns an empty store on the wall clock.
-func NewMemoryStore() *MemoryStore { return NewMemoryStoreWithClock(nil) }
+// NewMemoryStore returns an empty Store in this process's memory (a
+// Handler's default, right for one instance) that expires sessions by now
+// (nil: the wall clock).
+func NewMemoryStore(now func() time.Time) Store { return newMemoryStore(now) }
 
-// NewMemoryStoreWithClock returns an empty store that reads the time from
+// newMemoryStore returns an empty store that reads the time from
 // now (nil: the wall clock).
-func NewMemoryStoreWithClock(now func() time.Time) *MemoryStore {
+func newMemoryStore(now func() time.Time) *memoryStore {
 	if now == nil {
 		now = time.Now
 	}
-	return &MemoryStore{
+	return &memoryStore{
 		now:      now,
 		sessions: make(map[string]*memEntry),
 		owners:   make(map[string]map[string]*memEntry),
@@ -59,14 +61,14 @@ func NewMemoryStoreWithClock(now func() time.Time) *MemoryStore {
 
 // expire drops the sessions whose deadline is not after now. Called with
 // m.mu held.
-func (m *MemoryStore) expire(now time.Time) {
+func (m *memoryStore) expire(now time.Time) {
 	for len(m.expiry) > 0 && !m.expiry[0].deadline.After(now) {
 		m.remove(m.expiry[0])
 	}
 }
 
 // remove drops e. Called with m.mu held.
-func (m *MemoryStore) remove(e *memEntry) {
+func (m *memoryStore) remove(e *memEntry) {
 	heap.Remove(&m.expiry, e.index)
 	delete(m.sessions, e.rec.ID)
 	if set := m.owners[e.rec.Owner]; set != nil {
@@ -78,7 +80,7 @@ func (m *MemoryStore) remove(e *memEntry) {
 }
 
 // Create implements Store.
-func (m *MemoryStore) Create(ctx context.Context, r *Record, lim Limits) error {
+func (m *memoryStore) Create(ctx context.Context, r *Record, lim Limits) error {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -113,7 +115,7 @@ func (m *MemoryStore) Create(ctx context.Context, r *Record, lim Limits) error {
 }
 
 // Get implements Store.
-func (m *MemoryStore) Get(ctx context.Context, id string) (*Record, error) {
+func (m *memoryStore) Get(ctx context.Context, id string) (*Record, error) {
 	rec := new(Record)
 	if err := m.read(id, false, 0, rec); err != nil {
 		return nil, err
@@ -122,7 +124,7 @@ func (m *MemoryStore) Get(ctx context.Context, id string) (*Record, error) {
 }
 
 // Touch implements Store.
-func (m *MemoryStore) Touch(ctx context.Context, id string, idle time.Duration) (*Record, error) {
+func (m *memoryStore) Touch(ctx context.Context, id string, idle time.Duration) (*Record, error) {
 	rec := new(Record)
 	if err := m.read(id, true, idle, rec); err != nil {
 		return nil, err
@@ -131,7 +133,7 @@ func (m *MemoryStore) Touch(ctx context.Context, id string, idle time.Duration) 
 }
 
 // Update implements Store.
-func (m *MemoryStore) Update(ctx context.Context, id string, fn func(*Record) error) (*Record, error) {
+func (m *memoryStore) Update(ctx context.Context, id string, fn func(*Record) error) (*Record, error) {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -152,7 +154,7 @@ func (m *MemoryStore) Update(ctx context.Context, id string, fn func(*Record) er
 }
 
 // Delete implements Store.
-func (m *MemoryStore) Delete(ctx context.Context, id string) (bool, error) {
+func (m *memoryStore) Delete(ctx context.Context, id string) (bool, error) {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -165,7 +167,7 @@ func (m *MemoryStore) Delete(ctx context.Context, id string) (bool, error) {
 }
 
 // Count implements Store.
-func (m *MemoryStore) Count(ctx context.Context) (int, error) {
+func (m *memoryStore) Count(ctx context.Context) (int, error) {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -174,7 +176,7 @@ func (m *MemoryStore) Count(ctx context.Context) (int, error) {
 }
 
 // clear drops every session (a Handler closing its own store).
-func (m *MemoryStore) clear() {
+func (m *memoryStore) clear() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	clear(m.sessions)
@@ -184,7 +186,7 @@ func (m *MemoryStore) clear() {
 }
 
 // Publish implements Store: deliver runs in the caller's goroutine.
-func (m *MemoryStore) Publish(ctx context.Context, instance string, msg []byte) error {
+func (m *memoryStore) Publish(ctx context.Context, instance string, msg []byte) error {
 	m.mu.Lock()
 	var to []func([]byte)
 	for s := range m.subs {
@@ -200,7 +202,7 @@ func (m *MemoryStore) Publish(ctx context.Context, instance string, msg []byte) 
 }
 
 // Receive implements Store.
-func (m *MemoryStore) Receive(ctx context.Context, instance string, deliver func([]byte)) error {
+func (m *memoryStore) Receive(ctx context.Context, instance string, deliver func([]byte)) error {
 	s := &memSub{instance: instance, deliver: deliver}
 	m.mu.Lock()
 	m.subs[s] = struct{}{}
@@ -234,4 +236,4 @@ func (h *memHeap) Pop() any {
 	return e
 }
 
-var _ Store = (*MemoryStore)(nil)
+var _ Store = (*memoryStore)(nil)

@@ -8,5 +8,5 @@ import (
 )
 
 func TestMemoryStore(t *testing.T) {
-	legacytest.Run(t, func(t *testing.T) legacy.Store { return legacy.NewMemoryStore() })
+	legacytest.Run(t, func(t *testing.T) legacy.Store { return legacy.NewMemoryStore(nil) })
 }

@@ -7,11 +7,11 @@ import (
 )
 
 // readRecord reads session sid's record for a request, and touches it when
-// the request is use. The default MemoryStore copies it into *into (the
+// the request is use. The default memoryStore copies it into *into (the
 // caller's variable) rather than into a copy allocated per request; other
 // stores return their own, within the request's store deadline.
 func (h *Handler) readRecord(ctx context.Context, sid string, use bool, into *Record) (*Record, error) {
-	if m, ok := h.store.(*MemoryStore); ok {
+	if m, ok := h.store.(*memoryStore); ok {
 		if err := m.read(sid, use, h.opts.SessionIdle, into); err != nil {
 			return nil, err
 		}
@@ -27,7 +27,7 @@ func (h *Handler) readRecord(ctx context.Context, sid string, use bool, into *Re
 
 // read is Touch (when touch is set) or Get, copying the record into *into
 // as Record.Clone copies it. Get and Touch read through it.
-func (m *MemoryStore) read(id string, touch bool, idle time.Duration, into *Record) error {
+func (m *memoryStore) read(id string, touch bool, idle time.Duration, into *Record) error {
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()

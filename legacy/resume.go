@@ -40,7 +40,7 @@ type keptStream struct {
 
 	mu        sync.Mutex // held while an event is kept and sent
 	key       string     // the stream's key, once opened in the store
-	mem       *memStream // the stream, when opened in a MemoryEventStore (appendTo)
+	mem       *memStream // the stream, when opened in a memoryEventStore (appendTo)
 	failed    bool       // the store refused to open it: events go without ids
 	detached  bool       // the drain ended the client's stream: events are only kept
 	over      bool       // the call ended: the drain leaves its response alone
@@ -87,10 +87,10 @@ func (h *Handler) newCallStream(w http.ResponseWriter, r *http.Request, sid stri
 }
 
 // storeContext bounds one call of the event store by eventTimeout. The
-// MemoryEventStore neither waits nor fails on these calls, so it gets no
+// memoryEventStore neither waits nor fails on these calls, so it gets no
 // deadline (and no timer per event).
 func (k *keptStream) storeContext() (context.Context, context.CancelFunc) {
-	if _, mem := k.h.events.(*MemoryEventStore); mem {
+	if _, mem := k.h.events.(*memoryEventStore); mem {
 		return context.Background(), func() {}
 	}
 	return context.WithTimeout(context.Background(), eventTimeout)
@@ -99,7 +99,7 @@ func (k *keptStream) storeContext() (context.Context, context.CancelFunc) {
 // keep stores msg and returns its position in the stream, its event id
 // being k.key "." pos (eventID; the two are written as such by the SSE
 // stream, not joined into a string), or false when the store failed.
-// A MemoryEventStore keeps msg itself, not a copy (appendKept): msg, and
+// A memoryEventStore keeps msg itself, not a copy (appendKept): msg, and
 // every message a kept stream sends or finishes with, is never modified
 // once handed over. Called with k.mu held.
 func (k *keptStream) keep(msg []byte) (pos string, ok bool) {
@@ -112,7 +112,7 @@ func (k *keptStream) keep(msg []byte) (pos string, ok bool) {
 		key := k.h.streams.next()
 		if oa, ok := k.h.events.(streamOpenAppender); ok {
 			var err error
-			if m, mem := oa.(*MemoryEventStore); mem {
+			if m, mem := oa.(*memoryEventStore); mem {
 				pos, k.mem = m.openStreamAppendKept(k.sid, key, k.meta, msg)
 			} else {
 				pos, err = oa.OpenStreamAppend(ctx, k.sid, key, k.meta, msg)
@@ -133,7 +133,7 @@ func (k *keptStream) keep(msg []byte) (pos string, ok bool) {
 		k.key = key
 	}
 	var err error
-	if m, mem := k.h.events.(*MemoryEventStore); mem {
+	if m, mem := k.h.events.(*memoryEventStore); mem {
 		pos, err = k.appendMem(m, msg, false)
 	} else {
 		pos, err = k.h.events.Append(ctx, k.sid, k.key, msg)
@@ -147,7 +147,7 @@ func (k *keptStream) keep(msg []byte) (pos string, ok bool) {
 
 // appendMem is m.appendKept of msg to k's stream, which it finds by
 // k.mem when it opened it. Called with k.mu held.
-func (k *keptStream) appendMem(m *MemoryEventStore, msg []byte, end bool) (string, error) {
+func (k *keptStream) appendMem(m *memoryEventStore, msg []byte, end bool) (string, error) {
 	if k.mem != nil {
 		return m.appendTo(k.mem, msg, end)
 	}
@@ -218,7 +218,7 @@ func (k *keptStream) finish(res []byte) {
 			pos string
 			err error
 		)
-		if m, mem := ae.(*MemoryEventStore); mem {
+		if m, mem := ae.(*memoryEventStore); mem {
 			pos, err = k.appendMem(m, res, true) // see keep
 		} else {
 			ctx, cancel := k.storeContext()

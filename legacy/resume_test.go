@@ -121,7 +121,7 @@ func resumableStores(t *testing.T, test func(t *testing.T, ti *twoInstances)) {
 		}
 	}
 	t.Run("memory", func(t *testing.T) {
-		ti := newTwoInstances(t, legacy.NewMemoryStore(), legacy.Options{Events: legacy.NewMemoryEventStore(0)}, register(t))
+		ti := newTwoInstances(t, legacy.NewMemoryStore(nil), legacy.Options{Events: legacy.NewMemoryEventStore(0)}, register(t))
 		test(t, ti)
 	})
 	t.Run("redis", func(t *testing.T) {

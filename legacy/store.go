@@ -120,7 +120,7 @@ var (
 // the endpoint must share one, so that a session made on one instance is
 // served by any other, and a message for the instance holding a call (a
 // client's answer to one of its requests, a cancellation) reaches it. The
-// default is a MemoryStore of one Handler; package redisfleet keeps
+// default is a memory store of one Handler; package redisfleet keeps
 // them in Redis for a fleet.
 //
 // A store expires a session by itself once Limits.Idle has passed since it

@@ -78,8 +78,8 @@ func wantMetric(t testing.TB, rec *recorder, want float64, name string, attr ...
 // and answers routed between two instances.
 func TestMetricsTasksRefusalsAndSessions(t *testing.T) {
 	rec := newRecorder(t)
-	shared := &server.TaskOptions{Store: tasks.NewMemoryStore()}
-	sessions := legacy.NewMemoryStore()
+	shared := &server.TaskOptions{Store: tasks.NewMemoryStore(nil)}
+	sessions := legacy.NewMemoryStore(nil)
 	a, b := newInstanceWith(t, rec.tel, shared, sessions), newInstanceWith(t, rec.tel, shared, sessions)
 	ctx := testCtx(t)
 

@@ -181,7 +181,7 @@ func TestTraceTask(t *testing.T) {
 	rec := newRecorder(t)
 	// Two instances sharing the task store: requests alternate between
 	// them, so the task's requests reach both.
-	shared := &server.TaskOptions{Store: tasks.NewMemoryStore()}
+	shared := &server.TaskOptions{Store: tasks.NewMemoryStore(nil)}
 	a, b := newInstance(t, rec.tel, shared), newInstance(t, rec.tel, shared)
 	c, err := mcptest.New(mcptest.RoundRobin(mcptest.Handler(a), mcptest.Handler(b)), &mcptest.Options{Capabilities: tasksCaps()})
 	if err != nil {

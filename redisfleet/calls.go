@@ -15,7 +15,7 @@ import (
 // whose call waits; "a", the client's answer once it came. It expires
 // with the park's ttl. Every operation on it names this one key, so it
 // works on Redis Cluster.
-func (s *SessionStore) callKey(key string) string { return s.prefix + "call:{" + key + "}" }
+func (s *sessionStore) callKey(key string) string { return s.prefix + "call:{" + key + "}" }
 
 // parkScript: KEYS = call; ARGV = session, ttl ms.
 var parkScript = redis.NewScript(`
@@ -39,7 +39,7 @@ return redis.call('HSETNX', KEYS[1], 'a', ARGV[2])
 `)
 
 // Park implements legacy.Store.
-func (s *SessionStore) Park(ctx context.Context, sid, key string, ttl time.Duration) error {
+func (s *sessionStore) Park(ctx context.Context, sid, key string, ttl time.Duration) error {
 	if err := parkScript.Run(ctx, s.client, []string{s.callKey(key)}, sid, max(ttl.Milliseconds(), 1)).Err(); err != nil {
 		return fmt.Errorf("redis sessions: park a request: %w", err)
 	}
@@ -57,13 +57,13 @@ const answerProbeBytes = 8 << 10
 // Answer implements legacy.Store: one round trip (a script that keeps the
 // answer only if a call of the session waits for it), two for an answer
 // of answerProbeBytes or more.
-func (s *SessionStore) Answer(ctx context.Context, sid, key string, answer []byte) error {
+func (s *sessionStore) Answer(ctx context.Context, sid, key string, answer []byte) error {
 	return s.answer(ctx, sid, key, answer, answerScript)
 }
 
 // answer runs script (answerScript or answerWakeScript, with its extra
 // arguments) to keep an answer, after the probe for a big one.
-func (s *SessionStore) answer(ctx context.Context, sid, key string, answer []byte, script *redis.Script, extra ...any) error {
+func (s *sessionStore) answer(ctx context.Context, sid, key string, answer []byte, script *redis.Script, extra ...any) error {
 	k := s.callKey(key)
 	if len(answer) >= answerProbeBytes {
 		owner, err := s.client.HGet(ctx, k, "s").Result()
@@ -113,7 +113,7 @@ return n
 // an answer of 8 KiB or more, which is probed first as Answer does); on
 // Redis Cluster it is Answer then Publish. A failure to publish is not
 // reported (the holder reads its calls' answers every second anyway).
-func (s *SessionStore) AnswerWake(ctx context.Context, sid, key string, answer []byte, instance string, wake []byte) error {
+func (s *sessionStore) AnswerWake(ctx context.Context, sid, key string, answer []byte, instance string, wake []byte) error {
 	if _, cluster := s.client.(*redis.ClusterClient); cluster {
 		if err := s.Answer(ctx, sid, key, answer); err != nil {
 			return err
@@ -126,7 +126,7 @@ func (s *SessionStore) AnswerWake(ctx context.Context, sid, key string, answer [
 
 // Answers implements legacy.Store with one pipeline of HGETs (split by
 // node on Redis Cluster).
-func (s *SessionStore) Answers(ctx context.Context, keys []string) (map[string][]byte, error) {
+func (s *sessionStore) Answers(ctx context.Context, keys []string) (map[string][]byte, error) {
 	out := make(map[string][]byte)
 	if len(keys) == 0 {
 		return out, nil
@@ -151,7 +151,7 @@ func (s *SessionStore) Answers(ctx context.Context, keys []string) (map[string][
 
 // Unpark implements legacy.Store; one DEL per key, so that no command
 // spans slots on Redis Cluster.
-func (s *SessionStore) Unpark(ctx context.Context, keys ...string) error {
+func (s *sessionStore) Unpark(ctx context.Context, keys ...string) error {
 	if len(keys) == 0 {
 		return nil
 	}
@@ -194,7 +194,7 @@ return a
 // so the holder needs no Unpark for it; until then a later TakeAnswers
 // returns the answer again, so a take whose reply was lost loses no
 // answer. Package legacy uses it when the store has it.
-func (s *SessionStore) TakeAnswers(ctx context.Context, keys []string) (map[string][]byte, error) {
+func (s *sessionStore) TakeAnswers(ctx context.Context, keys []string) (map[string][]byte, error) {
 	out := make(map[string][]byte)
 	if len(keys) == 0 {
 		return out, nil

@@ -26,14 +26,14 @@ import (
 // EventTTL is how long a stream's events are kept after its last write.
 var eventTTL = legacy.DefaultEventTTL
 
-func (s *SessionStore) eventsKey(sid, stream string) string {
+func (s *sessionStore) eventsKey(sid, stream string) string {
 	return s.prefix + "ev:{" + sid + "}:" + stream
 }
 
-func (s *SessionStore) aliveKey(instance string) string { return s.prefix + "alive:" + instance }
+func (s *sessionStore) aliveKey(instance string) string { return s.prefix + "alive:" + instance }
 
 // OpenStream implements legacy.EventStore.
-func (s *SessionStore) OpenStream(ctx context.Context, sid, stream string, meta legacy.StreamMeta) error {
+func (s *sessionStore) OpenStream(ctx context.Context, sid, stream string, meta legacy.StreamMeta) error {
 	b, err := json.Marshal(meta)
 	if err != nil {
 		return fmt.Errorf("redis sessions: encode stream meta: %w", err)
@@ -61,7 +61,7 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return id
 `)
 
-func (s *SessionStore) appendEntry(ctx context.Context, sid, stream, field string, v []byte) (string, error) {
+func (s *sessionStore) appendEntry(ctx context.Context, sid, stream, field string, v []byte) (string, error) {
 	id, err := appendScript.Run(ctx, s.client, []string{s.eventsKey(sid, stream)}, field, v, eventTTL.Milliseconds()).Text()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -73,13 +73,13 @@ func (s *SessionStore) appendEntry(ctx context.Context, sid, stream, field strin
 }
 
 // Append implements legacy.EventStore.
-func (s *SessionStore) Append(ctx context.Context, sid, stream string, msg []byte) (string, error) {
+func (s *sessionStore) Append(ctx context.Context, sid, stream string, msg []byte) (string, error) {
 	return s.appendEntry(ctx, sid, stream, "m", msg)
 }
 
 // EndStream implements legacy.EventStore: the stream is kept
 // legacy.EndedEventTTL more.
-func (s *SessionStore) EndStream(ctx context.Context, sid, stream string) error {
+func (s *sessionStore) EndStream(ctx context.Context, sid, stream string) error {
 	_, err := endScript.Run(ctx, s.client, []string{s.eventsKey(sid, stream)}, legacy.EndedEventTTL.Milliseconds()).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -102,7 +102,7 @@ return 1
 `)
 
 // StreamMeta implements legacy.EventStore.
-func (s *SessionStore) StreamMeta(ctx context.Context, sid, stream string) (*legacy.StreamMeta, error) {
+func (s *sessionStore) StreamMeta(ctx context.Context, sid, stream string) (*legacy.StreamMeta, error) {
 	msgs, err := s.client.XRangeN(ctx, s.eventsKey(sid, stream), "-", "+", 1).Result()
 	if err != nil {
 		return nil, fmt.Errorf("redis sessions: read a stream: %w", err)
@@ -122,7 +122,7 @@ func (s *SessionStore) StreamMeta(ctx context.Context, sid, stream string) (*leg
 }
 
 // Read implements legacy.EventStore with XRANGE, and XREAD BLOCK to wait.
-func (s *SessionStore) Read(ctx context.Context, sid, stream, after string, wait time.Duration) ([]legacy.Event, bool, error) {
+func (s *sessionStore) Read(ctx context.Context, sid, stream, after string, wait time.Duration) ([]legacy.Event, bool, error) {
 	k := s.eventsKey(sid, stream)
 	start := "-"
 	if after != "" {
@@ -169,7 +169,7 @@ func (s *SessionStore) Read(ctx context.Context, sid, stream, after string, wait
 }
 
 // Beat implements legacy.EventStore.
-func (s *SessionStore) Beat(ctx context.Context, instance string, ttl time.Duration) error {
+func (s *sessionStore) Beat(ctx context.Context, instance string, ttl time.Duration) error {
 	if err := s.client.Set(ctx, s.aliveKey(instance), 1, ttl).Err(); err != nil {
 		return fmt.Errorf("redis sessions: beat: %w", err)
 	}
@@ -177,7 +177,7 @@ func (s *SessionStore) Beat(ctx context.Context, instance string, ttl time.Durat
 }
 
 // Alive implements legacy.EventStore.
-func (s *SessionStore) Alive(ctx context.Context, instance string) (bool, error) {
+func (s *sessionStore) Alive(ctx context.Context, instance string) (bool, error) {
 	n, err := s.client.Exists(ctx, s.aliveKey(instance)).Result()
 	if err != nil {
 		return false, fmt.Errorf("redis sessions: read a beat: %w", err)
@@ -185,7 +185,7 @@ func (s *SessionStore) Alive(ctx context.Context, instance string) (bool, error)
 	return n == 1, nil
 }
 
-var _ legacy.EventStore = (*SessionStore)(nil)
+var _ legacy.EventStore = (*sessionStore)(nil)
 
 // openAppendScript: KEYS = stream; ARGV = meta, message, ttl ms. Starts
 // the stream with its meta and adds its first event, in one step.
@@ -199,7 +199,7 @@ return id
 
 // OpenStreamAppend is OpenStream then Append of msg in one round trip;
 // package legacy uses it for a stream's first event.
-func (s *SessionStore) OpenStreamAppend(ctx context.Context, sid, stream string, meta legacy.StreamMeta, msg []byte) (string, error) {
+func (s *sessionStore) OpenStreamAppend(ctx context.Context, sid, stream string, meta legacy.StreamMeta, msg []byte) (string, error) {
 	b, err := json.Marshal(meta)
 	if err != nil {
 		return "", fmt.Errorf("redis sessions: encode stream meta: %w", err)
@@ -227,7 +227,7 @@ return id
 // AppendEndStream is Append of msg then EndStream in one round trip;
 // package legacy uses it for a call's response. The stream is kept
 // legacy.EndedEventTTL more.
-func (s *SessionStore) AppendEndStream(ctx context.Context, sid, stream string, msg []byte) (string, error) {
+func (s *sessionStore) AppendEndStream(ctx context.Context, sid, stream string, msg []byte) (string, error) {
 	id, err := appendEndScript.Run(ctx, s.client, []string{s.eventsKey(sid, stream)}, msg, legacy.EndedEventTTL.Milliseconds()).Text()
 	switch {
 	case errors.Is(err, redis.Nil):

@@ -12,7 +12,7 @@ import (
 func TestEventStore(t *testing.T) {
 	rs := testredis.Start(t)
 	legacytest.RunEvents(t, func(t *testing.T) legacy.EventStore {
-		return redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "test:" + t.Name() + ":"}).Sessions()
+		return redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "test:" + t.Name() + ":"}).Sessions().(legacy.EventStore)
 	})
 }
 
@@ -20,6 +20,6 @@ func TestEventStoreOnCluster(t *testing.T) {
 	rc := testredis.StartCluster(t)
 	cc := rc.ClusterClient(t)
 	legacytest.RunEvents(t, func(t *testing.T) legacy.EventStore {
-		return redisfleet.New(cc, redisfleet.Options{Prefix: "test:" + t.Name() + ":"}).Sessions()
+		return redisfleet.New(cc, redisfleet.Options{Prefix: "test:" + t.Name() + ":"}).Sessions().(legacy.EventStore)
 	})
 }

@@ -28,7 +28,7 @@ func TestEventStepsOnCluster(t *testing.T) {
 
 func checkEventSteps(t *testing.T, rdb redis.UniversalClient) {
 	ctx := context.Background()
-	s := redisfleet.New(rdb, redisfleet.Options{Prefix: "steps:"}).Sessions()
+	s := redisfleet.New(rdb, redisfleet.Options{Prefix: "steps:"}).Sessions().(*redisfleet.SessionStore)
 	meta := legacy.StreamMeta{Instance: "i1", Request: []byte(`7`)}
 	p1, err := s.OpenStreamAppend(ctx, "sid", "st", meta, []byte(`{"first":1}`))
 	if err != nil {
@@ -83,7 +83,7 @@ func TestAnswerWakeOnCluster(t *testing.T) {
 func checkAnswerWake(t *testing.T, rdb redis.UniversalClient) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := redisfleet.New(rdb, redisfleet.Options{Prefix: "wake:"}).Sessions()
+	s := redisfleet.New(rdb, redisfleet.Options{Prefix: "wake:"}).Sessions().(*redisfleet.SessionStore)
 	got := make(chan string, 16)
 	go func() { _ = s.Receive(ctx, "holder", func(msg []byte) { got <- string(msg) }) }()
 	if err := s.Park(ctx, "sid", "k1", time.Minute); err != nil {

@@ -20,7 +20,7 @@ import (
 // Pub/sub is fire-and-forget: an instance that is disconnected when a
 // change is published misses it. List-changed notifications are hints that
 // a client re-lists, so a missed one costs freshness, not correctness.
-type Fanout struct {
+type redisFanout struct {
 	client  redis.UniversalClient
 	channel string
 	origin  string // this instance, to drop its own messages
@@ -29,10 +29,10 @@ type Fanout struct {
 // Fanout returns the fleet's server.Fanout, on the channel named the
 // fleet's prefix + "changes". Each call returns a new instance's fan-out:
 // call it once per server.
-func (f *Fleet) Fanout() *Fanout {
+func (f *Fleet) Fanout() server.Fanout {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b) // crypto/rand never fails
-	return &Fanout{client: f.client, channel: f.prefix + "changes", origin: base64.RawURLEncoding.EncodeToString(b)}
+	return &redisFanout{client: f.client, channel: f.prefix + "changes", origin: base64.RawURLEncoding.EncodeToString(b)}
 }
 
 type message struct {
@@ -42,7 +42,7 @@ type message struct {
 }
 
 // Publish implements server.Fanout.
-func (f *Fanout) Publish(ctx context.Context, c server.Change) error {
+func (f *redisFanout) Publish(ctx context.Context, c server.Change) error {
 	b, err := json.Marshal(message{Origin: f.origin, Kind: c.Kind.String(), URI: c.URI})
 	if err != nil {
 		return fmt.Errorf("redis fan-out: %w", err)
@@ -54,7 +54,7 @@ func (f *Fanout) Publish(ctx context.Context, c server.Change) error {
 }
 
 // Receive implements server.Fanout.
-func (f *Fanout) Receive(ctx context.Context, deliver func(server.Change)) error {
+func (f *redisFanout) Receive(ctx context.Context, deliver func(server.Change)) error {
 	return receiveShard(ctx, f.client, "redis fan-out", []string{f.channel}, func(payload string) {
 		var m message
 		if json.Unmarshal([]byte(payload), &m) != nil || m.Origin == f.origin {
@@ -68,4 +68,4 @@ func (f *Fanout) Receive(ctx context.Context, deliver func(server.Change)) error
 	})
 }
 
-var _ server.Fanout = (*Fanout)(nil)
+var _ server.Fanout = (*redisFanout)(nil)

@@ -5,10 +5,10 @@
 //     fleet (server.Call.Redeem);
 //   - Fanout, a server.Fanout: a list change made on one instance reaches
 //     the listeners of every instance;
-//   - TaskStore, a tasks.Store: the fleet shares its tasks;
-//   - SessionStore, a legacy.Store: the fleet shares its 2025-11-25
+//   - taskStore, a tasks.Store: the fleet shares its tasks;
+//   - sessionStore, a legacy.Store: the fleet shares its 2025-11-25
 //     sessions;
-//   - URLFlowStore, a urlflow.Store: a URL elicitation's link minted on one
+//   - urlFlowStore, a urlflow.Store: a URL elicitation's link minted on one
 //     instance completes through a callback on any other.
 //
 // Make one Fleet per process and take from it what the server uses:

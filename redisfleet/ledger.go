@@ -14,19 +14,19 @@ import (
 // once across every instance of a fleet. It records redemptions as Redis keys that expire with the state they
 // name (SET NX PXAT: atomic, so two instances racing on the same state see
 // exactly one success).
-type Ledger struct {
+type redisLedger struct {
 	client redis.UniversalClient
 	prefix string
 }
 
 // Ledger returns the fleet's server.Ledger: its keys are the fleet's
 // prefix + "redeemed:" + the redeemed id.
-func (f *Fleet) Ledger() *Ledger {
-	return &Ledger{client: f.client, prefix: f.prefix + "redeemed:"}
+func (f *Fleet) Ledger() server.Ledger {
+	return &redisLedger{client: f.client, prefix: f.prefix + "redeemed:"}
 }
 
 // Redeem implements server.Ledger.
-func (l *Ledger) Redeem(ctx context.Context, id string, expires time.Time) error {
+func (l *redisLedger) Redeem(ctx context.Context, id string, expires time.Time) error {
 	if !expires.After(time.Now()) {
 		// Nothing to remember: the state it names is dead. Keep a short
 		// entry anyway so that a racing duplicate still sees it.
@@ -70,4 +70,4 @@ func (e *redisError) Error() string  { return "redis ledger: " + e.err.Error() }
 func (e *redisError) Unwrap() error  { return e.err }
 func (e *redisError) Internal() bool { return true }
 
-var _ server.Ledger = (*Ledger)(nil)
+var _ server.Ledger = (*redisLedger)(nil)

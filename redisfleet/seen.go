@@ -2,7 +2,7 @@ package redisfleet
 
 import "sync"
 
-// seenRecords remembers, per task id, the bytes of the record a TaskStore
+// seenRecords remembers, per task id, the bytes of the record a taskStore
 // last read or wrote, so that an update can go straight to its
 // compare-and-set script without reading the record first: the script
 // writes only if the stored record is still those bytes, so a stale entry

@@ -21,8 +21,8 @@ import (
 func TestRememberedRecordsLoseNoUpdate(t *testing.T) {
 	rs := testredis.Start(t)
 	ctx := context.Background()
-	a := redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "seen:"}).Tasks()
-	b := redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "seen:"}).Tasks()
+	a := redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "seen:"}).Tasks().(*redisfleet.TaskStore)
+	b := redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "seen:"}).Tasks().(*redisfleet.TaskStore)
 	r := taskstest.Record(time.Minute)
 	if err := a.Create(ctx, r); err != nil {
 		t.Fatal(err)

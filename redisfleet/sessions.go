@@ -15,7 +15,7 @@ import (
 	"github.com/baton-mcp/baton/legacy"
 )
 
-// SessionStore is a legacy.Store on Redis, so that the instances
+// sessionStore is a legacy.Store on Redis, so that the instances
 // of a fleet share their 2025-11-25 sessions: a session made on one
 // instance is served by any other, and a client's answer to a
 // server-to-client request (elicitation, sampling, roots), POSTed to any
@@ -55,15 +55,15 @@ import (
 // parked requests and the events of streams spread over the slots.
 //
 // It is safe for concurrent use.
-type SessionStore struct {
+type sessionStore struct {
 	client redis.UniversalClient
 	prefix string
 }
 
 // Sessions returns the fleet's legacy.Store, whose keys start with the
 // fleet's prefix + "sessions:".
-func (f *Fleet) Sessions() *SessionStore {
-	return &SessionStore{client: f.client, prefix: f.prefix + "sessions:"}
+func (f *Fleet) Sessions() legacy.Store {
+	return &sessionStore{client: f.client, prefix: f.prefix + "sessions:"}
 }
 
 // The session keys and their indexes share the hash tag {sessions}, so
@@ -71,13 +71,13 @@ func (f *Fleet) Sessions() *SessionStore {
 // Redis Cluster (one slot: one master serves the sessions' records). The
 // channels share {channels}: publishing and subscribing go to one node,
 // which keeps the messages of both channels in order.
-func (s *SessionStore) key(id string) string { return s.prefix + "{sessions}:s:" + id }
-func (s *SessionStore) all() string          { return s.prefix + "{sessions}:all" }
-func (s *SessionStore) ownerKey(owner string) string {
+func (s *sessionStore) key(id string) string { return s.prefix + "{sessions}:s:" + id }
+func (s *sessionStore) all() string          { return s.prefix + "{sessions}:all" }
+func (s *sessionStore) ownerKey(owner string) string {
 	sum := sha256.Sum256([]byte(owner))
 	return s.prefix + "{sessions}:owner:" + hex.EncodeToString(sum[:16])
 }
-func (s *SessionStore) channel(instance string) string {
+func (s *sessionStore) channel(instance string) string {
 	if instance == "" {
 		return s.prefix + "{channels}:all-instances"
 	}
@@ -209,7 +209,7 @@ func decodeFields(v []any) (*legacy.Record, error) {
 }
 
 // Create implements legacy.Store.
-func (s *SessionStore) Create(ctx context.Context, r *legacy.Record, lim legacy.Limits) error {
+func (s *sessionStore) Create(ctx context.Context, r *legacy.Record, lim legacy.Limits) error {
 	b, err := encodeSession(r)
 	if err != nil {
 		return err
@@ -236,7 +236,7 @@ func (s *SessionStore) Create(ctx context.Context, r *legacy.Record, lim legacy.
 }
 
 // Get implements legacy.Store.
-func (s *SessionStore) Get(ctx context.Context, id string) (*legacy.Record, error) {
+func (s *sessionStore) Get(ctx context.Context, id string) (*legacy.Record, error) {
 	v, err := s.client.HMGet(ctx, s.key(id), fields...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("redis sessions: get session: %w", err)
@@ -245,7 +245,7 @@ func (s *SessionStore) Get(ctx context.Context, id string) (*legacy.Record, erro
 }
 
 // Touch implements legacy.Store.
-func (s *SessionStore) Touch(ctx context.Context, id string, idle time.Duration) (*legacy.Record, error) {
+func (s *sessionStore) Touch(ctx context.Context, id string, idle time.Duration) (*legacy.Record, error) {
 	res, err := touchScript.Run(ctx, s.client, []string{s.key(id), s.all()}, id, idle.Milliseconds()).Slice()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -266,7 +266,7 @@ func (s *SessionStore) Touch(ctx context.Context, id string, idle time.Duration)
 // is still there and its record still the one read (compared by SHA-1 in
 // Redis), and reruns fn on the new record when another instance wrote in
 // between. An fn returning legacy.ErrNoUpdate costs the HMGET alone.
-func (s *SessionStore) Update(ctx context.Context, id string, fn func(*legacy.Record) error) (*legacy.Record, error) {
+func (s *sessionStore) Update(ctx context.Context, id string, fn func(*legacy.Record) error) (*legacy.Record, error) {
 	key := s.key(id)
 	for range maxRetries {
 		v, err := s.client.HMGet(ctx, key, fields...).Result()
@@ -306,7 +306,7 @@ func (s *SessionStore) Update(ctx context.Context, id string, fn func(*legacy.Re
 }
 
 // Delete implements legacy.Store.
-func (s *SessionStore) Delete(ctx context.Context, id string) (bool, error) {
+func (s *sessionStore) Delete(ctx context.Context, id string) (bool, error) {
 	n, err := deleteScript.Run(ctx, s.client, []string{s.key(id), s.all()}, id).Int64()
 	if err != nil {
 		return false, fmt.Errorf("redis sessions: delete session: %w", err)
@@ -315,7 +315,7 @@ func (s *SessionStore) Delete(ctx context.Context, id string) (bool, error) {
 }
 
 // Count implements legacy.Store.
-func (s *SessionStore) Count(ctx context.Context) (int, error) {
+func (s *sessionStore) Count(ctx context.Context) (int, error) {
 	n, err := countScript.Run(ctx, s.client, []string{s.all()}).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("redis sessions: count sessions: %w", err)
@@ -325,7 +325,7 @@ func (s *SessionStore) Count(ctx context.Context) (int, error) {
 
 // Publish implements legacy.Store with PUBLISH (SPUBLISH on Redis
 // Cluster).
-func (s *SessionStore) Publish(ctx context.Context, instance string, msg []byte) error {
+func (s *sessionStore) Publish(ctx context.Context, instance string, msg []byte) error {
 	if err := publishShard(ctx, s.client, s.channel(instance), msg); err != nil {
 		return fmt.Errorf("redis sessions: publish: %w", err)
 	}
@@ -334,9 +334,9 @@ func (s *SessionStore) Publish(ctx context.Context, instance string, msg []byte)
 
 // Receive implements legacy.Store with SUBSCRIBE to the instance's channel
 // and the one of every instance.
-func (s *SessionStore) Receive(ctx context.Context, instance string, deliver func(msg []byte)) error {
+func (s *sessionStore) Receive(ctx context.Context, instance string, deliver func(msg []byte)) error {
 	return receiveShard(ctx, s.client, "redis sessions", []string{s.channel(instance), s.channel("")},
 		func(payload string) { deliver([]byte(payload)) })
 }
 
-var _ legacy.Store = (*SessionStore)(nil)
+var _ legacy.Store = (*sessionStore)(nil)

@@ -35,7 +35,7 @@ func TestTakeAnswers(t *testing.T) {
 
 func testTakeAnswers(t *testing.T, rdb redis.UniversalClient) {
 	ctx := context.Background()
-	s := redisfleet.New(rdb, redisfleet.Options{Prefix: "take:"}).Sessions()
+	s := redisfleet.New(rdb, redisfleet.Options{Prefix: "take:"}).Sessions().(*redisfleet.SessionStore)
 	var answered, waiting []string
 	for i := range 12 {
 		k := fmt.Sprintf("req-%d", i)

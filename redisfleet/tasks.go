@@ -15,7 +15,7 @@ import (
 	"github.com/baton-mcp/baton/tasks"
 )
 
-// TaskStore is a tasks.Store on Redis, so that the instances of a
+// taskStore is a tasks.Store on Redis, so that the instances of a
 // fleet share their tasks (the MCP tasks extension): a task created on one
 // instance is read with tasks/get on any other, and a tasks/update or
 // tasks/cancel received anywhere reaches the instance running the task.
@@ -49,7 +49,7 @@ import (
 // a task, never loses its input.
 //
 // It is safe for concurrent use.
-type TaskStore struct {
+type taskStore struct {
 	client redis.UniversalClient
 	prefix string
 	seen   seenRecords // the records last read or written here
@@ -57,19 +57,19 @@ type TaskStore struct {
 
 // Tasks returns the fleet's tasks.Store, whose keys start with the
 // fleet's prefix + "tasks:".
-func (f *Fleet) Tasks() *TaskStore {
-	return &TaskStore{client: f.client, prefix: f.prefix + "tasks:"}
+func (f *Fleet) Tasks() tasks.Store {
+	return &taskStore{client: f.client, prefix: f.prefix + "tasks:"}
 }
 
-func (s *TaskStore) key(id string) string        { return s.prefix + "task:" + id }
-func (s *TaskStore) channel(owner string) string { return s.prefix + "wake:" + owner }
-func (s *TaskStore) beat(owner string) string    { return s.prefix + "beat:" + owner }
+func (s *taskStore) key(id string) string        { return s.prefix + "task:" + id }
+func (s *taskStore) channel(owner string) string { return s.prefix + "wake:" + owner }
+func (s *taskStore) beat(owner string) string    { return s.prefix + "beat:" + owner }
 
 // beatMemory is how long a heartbeat is kept past its until.
 const beatMemory = 24 * time.Hour
 
 // Beat implements tasks.Heartbeats with SET PXAT.
-func (s *TaskStore) Beat(ctx context.Context, instance string, until time.Time) error {
+func (s *taskStore) Beat(ctx context.Context, instance string, until time.Time) error {
 	ms := until.UnixMilli()
 	err := s.client.SetArgs(ctx, s.beat(instance), strconv.FormatInt(ms, 10), redis.SetArgs{ExpireAt: until.Add(beatMemory)}).Err()
 	if err != nil {
@@ -79,7 +79,7 @@ func (s *TaskStore) Beat(ctx context.Context, instance string, until time.Time) 
 }
 
 // LastBeat implements tasks.Heartbeats.
-func (s *TaskStore) LastBeat(ctx context.Context, instance string) (time.Time, error) {
+func (s *taskStore) LastBeat(ctx context.Context, instance string) (time.Time, error) {
 	v, err := s.client.Get(ctx, s.beat(instance)).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -128,7 +128,7 @@ return 0
 // Create implements tasks.Store with SET NX PXAT, in a script that skips
 // the write once ctx's deadline has passed (by Redis's clock: keep the
 // clocks of the instances and Redis in step, as docs/deployment.md says).
-func (s *TaskStore) Create(ctx context.Context, r *tasks.Record) error {
+func (s *taskStore) Create(ctx context.Context, r *tasks.Record) error {
 	b, err := encodeTask(r)
 	if err != nil {
 		return err
@@ -148,7 +148,7 @@ func (s *TaskStore) Create(ctx context.Context, r *tasks.Record) error {
 }
 
 // Get implements tasks.Store.
-func (s *TaskStore) Get(ctx context.Context, id string) (*tasks.Record, error) {
+func (s *taskStore) Get(ctx context.Context, id string) (*tasks.Record, error) {
 	b, err := s.client.Get(ctx, s.key(id)).Bytes()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -196,7 +196,7 @@ return 1
 // stale and hands back the current record, and fn reruns on it (two round
 // trips, as a read and a write). An fn returning tasks.ErrNoUpdate, or an
 // error, on remembered bytes is decided on a fresh read: the GET alone.
-func (s *TaskStore) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
+func (s *taskStore) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
 	return s.update(ctx, id, fn, false, "")
 }
 
@@ -207,12 +207,12 @@ func (s *TaskStore) Update(ctx context.Context, id string, fn func(*tasks.Record
 // tasks/cancel, whose answer or cancellation must reach the instance
 // running the task. As with Signal, the wake-up is best effort (pub/sub);
 // what it announces is in the record it follows.
-func (s *TaskStore) UpdateSignal(ctx context.Context, id string, fn func(*tasks.Record) error, owner string) (*tasks.Record, error) {
+func (s *taskStore) UpdateSignal(ctx context.Context, id string, fn func(*tasks.Record) error, owner string) (*tasks.Record, error) {
 	return s.update(ctx, id, fn, true, owner)
 }
 
 // update is Update, and UpdateSignal when signal is set.
-func (s *TaskStore) update(ctx context.Context, id string, fn func(*tasks.Record) error, signal bool, owner string) (*tasks.Record, error) {
+func (s *taskStore) update(ctx context.Context, id string, fn func(*tasks.Record) error, signal bool, owner string) (*tasks.Record, error) {
 	key := s.key(id)
 	deadline := deadlineMs(ctx)
 	b := s.seen.get(id)
@@ -290,7 +290,7 @@ func (s *TaskStore) update(ctx context.Context, id string, fn func(*tasks.Record
 }
 
 // Signal implements tasks.Store with PUBLISH.
-func (s *TaskStore) Signal(ctx context.Context, owner, id string) error {
+func (s *taskStore) Signal(ctx context.Context, owner, id string) error {
 	if err := s.client.Publish(ctx, s.channel(owner), id).Err(); err != nil {
 		return fmt.Errorf("redis tasks: signal: %w", err)
 	}
@@ -298,11 +298,11 @@ func (s *TaskStore) Signal(ctx context.Context, owner, id string) error {
 }
 
 // Signals implements tasks.Store with SUBSCRIBE.
-func (s *TaskStore) Signals(ctx context.Context, owner string, deliver func(id string)) error {
+func (s *taskStore) Signals(ctx context.Context, owner string, deliver func(id string)) error {
 	return receive(ctx, s.client, "redis tasks", []string{s.channel(owner)}, deliver)
 }
 
 var (
-	_ tasks.Store      = (*TaskStore)(nil)
-	_ tasks.Heartbeats = (*TaskStore)(nil)
+	_ tasks.Store      = (*taskStore)(nil)
+	_ tasks.Heartbeats = (*taskStore)(nil)
 )

@@ -28,7 +28,7 @@ func TestUpdateSignal(t *testing.T) {
 
 func testUpdateSignal(t *testing.T, rdb redis.UniversalClient) {
 	ctx := context.Background()
-	s := redisfleet.New(rdb, redisfleet.Options{Prefix: "us:"}).Tasks()
+	s := redisfleet.New(rdb, redisfleet.Options{Prefix: "us:"}).Tasks().(*redisfleet.TaskStore)
 	idle, busy := taskstest.Record(time.Minute), taskstest.Record(time.Minute)
 	for _, r := range []*tasks.Record{idle, busy} {
 		if err := s.Create(ctx, r); err != nil {
@@ -100,8 +100,8 @@ func TestUpdateRetryNeedsNoRead(t *testing.T) {
 	trips := &tripCounter{}
 	ca := rs.Client(t)
 	ca.AddHook(trips)
-	a := redisfleet.New(ca, redisfleet.Options{Prefix: "retry:"}).Tasks()
-	b := redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "retry:"}).Tasks()
+	a := redisfleet.New(ca, redisfleet.Options{Prefix: "retry:"}).Tasks().(*redisfleet.TaskStore)
+	b := redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "retry:"}).Tasks().(*redisfleet.TaskStore)
 	r := taskstest.Record(time.Minute)
 	if err := a.Create(ctx, r); err != nil {
 		t.Fatal(err)

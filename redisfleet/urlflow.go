@@ -21,11 +21,11 @@ import (
 	"github.com/baton-mcp/baton/urlflow"
 )
 
-// URLFlowStore is a urlflow.Store on Redis, so that the link a handler
+// urlFlowStore is a urlflow.Store on Redis, so that the link a handler
 // minted on one instance is completed by a callback on another and seen
 // by a retry (or a parked 2025-11-25 call) on a third. It is safe for
 // concurrent use.
-type URLFlowStore struct {
+type urlFlowStore struct {
 	rdb    redis.UniversalClient
 	prefix string
 	// Poll is how often Wait reads the record again besides listening
@@ -35,8 +35,8 @@ type URLFlowStore struct {
 
 // URLFlow returns the fleet's urlflow.Store: its keys start with the
 // fleet's prefix + "urlflow:".
-func (f *Fleet) URLFlow() *URLFlowStore {
-	return &URLFlowStore{rdb: f.client, prefix: f.prefix + "urlflow:", Poll: 2 * time.Second}
+func (f *Fleet) URLFlow() urlflow.Store {
+	return &urlFlowStore{rdb: f.client, prefix: f.prefix + "urlflow:", Poll: 2 * time.Second}
 }
 
 func principalDigest(principal string) string {
@@ -57,7 +57,7 @@ return 'ok'
 `)
 
 // Create implements urlflow.Store.
-func (s *URLFlowStore) Create(ctx context.Context, rec urlflow.Record, maxPending int, keep time.Duration) error {
+func (s *urlFlowStore) Create(ctx context.Context, rec urlflow.Record, maxPending int, keep time.Duration) error {
 	rec.State, rec.Outcome = "", nil
 	b, err := json.Marshal(rec)
 	if err != nil {
@@ -78,7 +78,7 @@ func (s *URLFlowStore) Create(ctx context.Context, rec urlflow.Record, maxPendin
 }
 
 // Get implements urlflow.Store.
-func (s *URLFlowStore) Get(ctx context.Context, id string) (urlflow.Record, error) {
+func (s *urlFlowStore) Get(ctx context.Context, id string) (urlflow.Record, error) {
 	vals, err := s.rdb.MGet(ctx, s.prefix+"link:"+id, s.prefix+"state:"+id, s.prefix+"out:"+id).Result()
 	if err != nil {
 		return urlflow.Record{}, fmt.Errorf("redis urlflow: get: %w", err)
@@ -103,7 +103,7 @@ func (s *URLFlowStore) Get(ctx context.Context, id string) (urlflow.Record, erro
 }
 
 // Lookup implements urlflow.Store.
-func (s *URLFlowStore) Lookup(ctx context.Context, principal, binding string) (string, error) {
+func (s *urlFlowStore) Lookup(ctx context.Context, principal, binding string) (string, error) {
 	id, err := s.rdb.Get(ctx, s.prefix+"bind:"+principalDigest(principal)+":"+binding).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -123,7 +123,7 @@ return 'ok'
 `)
 
 // Claim implements urlflow.Store.
-func (s *URLFlowStore) Claim(ctx context.Context, id string) (urlflow.Record, error) {
+func (s *urlFlowStore) Claim(ctx context.Context, id string) (urlflow.Record, error) {
 	res, err := urlClaimScript.Run(ctx, s.rdb, []string{s.prefix + "state:" + id}).Text()
 	switch {
 	case err != nil:
@@ -150,7 +150,7 @@ return 'ok'
 `)
 
 // Finish implements urlflow.Store.
-func (s *URLFlowStore) Finish(ctx context.Context, id string, out urlflow.Outcome) error {
+func (s *urlFlowStore) Finish(ctx context.Context, id string, out urlflow.Outcome) error {
 	rec, err := s.Get(ctx, id)
 	if err != nil {
 		return err
@@ -174,7 +174,7 @@ func (s *URLFlowStore) Finish(ctx context.Context, id string, out urlflow.Outcom
 
 // Wait implements urlflow.Store: it listens on the link's channel and
 // reads the record again every Poll.
-func (s *URLFlowStore) Wait(ctx context.Context, id string) error {
+func (s *urlFlowStore) Wait(ctx context.Context, id string) error {
 	sub := s.rdb.Subscribe(ctx, s.prefix+"done:"+id)
 	defer sub.Close()
 	if _, err := sub.Receive(ctx); err != nil { // the subscription is live from here

@@ -27,7 +27,7 @@ import (
 //     syscall.Errno, which name files and system calls;
 //   - an error with an Internal() bool method that returns true: Internal
 //     marks one, and every failure of a ledger reached through
-//     Call.Redeem, or of redisfleet.Ledger, has one.
+//     Call.Redeem, or of redisfleet's Fleet.Ledger, has one.
 //
 // An internal error reaches the client as "Internal error (ref …): details
 // are in the server log"; the log line (level ERROR) carries the same

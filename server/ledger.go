@@ -25,27 +25,30 @@ type Ledger interface {
 	Redeem(ctx context.Context, id string, expires time.Time) error
 }
 
-// MemoryLedger is a Ledger for one process. It is safe for concurrent use
+// memoryLedger is a Ledger for one process. It is safe for concurrent use
 // and forgets entries once they expire.
-type MemoryLedger struct {
+type memoryLedger struct {
 	mu        sync.Mutex
 	used      map[string]time.Time
 	now       func() time.Time
 	lastSweep time.Time
 }
 
-// NewMemoryLedger returns an empty MemoryLedger on the wall clock.
-func NewMemoryLedger() *MemoryLedger { return NewMemoryLedgerWithClock(nil) }
+// NewMemoryLedger returns an empty Ledger in this process's memory, right
+// for one instance, that tells expired entries by now (nil: the wall
+// clock; give it the server's Options.Now if you set one). It is safe for
+// concurrent use and forgets entries once they expire.
+func NewMemoryLedger(now func() time.Time) Ledger { return newMemoryLedger(now) }
 
-// NewMemoryLedgerWithClock returns an empty MemoryLedger that tells expired
+// newMemoryLedger returns an empty memoryLedger that tells expired
 // entries by now (nil means the wall clock). Give it the clock of the
 // server whose states it redeems (server.Options.Now).
-func NewMemoryLedgerWithClock(now func() time.Time) *MemoryLedger {
-	return &MemoryLedger{used: make(map[string]time.Time), now: wallClock(now)}
+func newMemoryLedger(now func() time.Time) *memoryLedger {
+	return &memoryLedger{used: make(map[string]time.Time), now: wallClock(now)}
 }
 
 // Redeem implements Ledger.
-func (m *MemoryLedger) Redeem(ctx context.Context, id string, expires time.Time) error {
+func (m *memoryLedger) Redeem(ctx context.Context, id string, expires time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -69,7 +72,7 @@ func (m *MemoryLedger) Redeem(ctx context.Context, id string, expires time.Time)
 
 // wallClock returns now, or the wall clock when now is nil. It is the one
 // place package server reads the wall clock (New, for Options.Now, and
-// NewMemoryLedgerWithClock): a server or a MemoryLedger keeps the clock it
+// newMemoryLedger): a server or a memoryLedger keeps the clock it
 // was given, so a test or a simulation can give each its own.
 func wallClock(now func() time.Time) func() time.Time {
 	if now != nil {

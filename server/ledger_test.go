@@ -8,7 +8,7 @@ import (
 )
 
 func TestMemoryLedger(t *testing.T) {
-	l := NewMemoryLedger()
+	l := newMemoryLedger(nil)
 	ctx := context.Background()
 	now := time.Now()
 	l.now = func() time.Time { return now }

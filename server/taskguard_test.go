@@ -20,7 +20,7 @@ import (
 // that was killed is: every call fails while down is set. It counts the
 // tasks created.
 type flakyStore struct {
-	*tasks.MemoryStore
+	tasks.Store
 	down    atomic.Bool
 	stall   atomic.Bool // calls wait for their context instead (a paused Redis)
 	created atomic.Int32
@@ -44,35 +44,35 @@ func (f *flakyStore) Create(ctx context.Context, r *tasks.Record) error {
 		return err
 	}
 	f.created.Add(1)
-	return f.MemoryStore.Create(ctx, r)
+	return f.Store.Create(ctx, r)
 }
 
 func (f *flakyStore) Get(ctx context.Context, id string) (*tasks.Record, error) {
 	if err := f.fail(ctx); err != nil {
 		return nil, err
 	}
-	return f.MemoryStore.Get(ctx, id)
+	return f.Store.Get(ctx, id)
 }
 
 func (f *flakyStore) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
 	if err := f.fail(ctx); err != nil {
 		return nil, err
 	}
-	return f.MemoryStore.Update(ctx, id, fn)
+	return f.Store.Update(ctx, id, fn)
 }
 
 func (f *flakyStore) Beat(ctx context.Context, instance string, until time.Time) error {
 	if err := f.fail(ctx); err != nil {
 		return err
 	}
-	return f.MemoryStore.Beat(ctx, instance, until)
+	return f.Store.(tasks.Heartbeats).Beat(ctx, instance, until)
 }
 
 func (f *flakyStore) LastBeat(ctx context.Context, instance string) (time.Time, error) {
 	if err := f.fail(ctx); err != nil {
 		return time.Time{}, err
 	}
-	return f.MemoryStore.LastBeat(ctx, instance)
+	return f.Store.(tasks.Heartbeats).LastBeat(ctx, instance)
 }
 
 // A task whose handler returns while the store is down keeps its result:
@@ -80,7 +80,7 @@ func (f *flakyStore) LastBeat(ctx context.Context, instance string) (time.Time, 
 // task meanwhile (though the outage lasts many leases), and a request
 // that needed the store during the outage is refused with 503, saying so.
 func TestTaskResultSurvivesStoreOutage(t *testing.T) {
-	store := &flakyStore{MemoryStore: tasks.NewMemoryStore()}
+	store := &flakyStore{Store: tasks.NewMemoryStore(nil)}
 	opts := TaskOptions{Store: store, Lease: 60 * time.Millisecond, Leeway: -1, LostGrace: 300 * time.Millisecond}
 	a := newTestServer(t, &Options{Tasks: opts})
 	b := newTestServer(t, &Options{Tasks: opts})
@@ -110,7 +110,7 @@ func TestTaskResultSurvivesStoreOutage(t *testing.T) {
 // error that says the instance is gone; a reader that cannot reach the
 // store itself declares nothing lost.
 func TestTaskLostOnlyWhenOwnerGone(t *testing.T) {
-	store := &flakyStore{MemoryStore: tasks.NewMemoryStore()}
+	store := &flakyStore{Store: tasks.NewMemoryStore(nil)}
 	opts := TaskOptions{Store: store, Lease: 60 * time.Millisecond, Leeway: -1, LostGrace: 200 * time.Millisecond}
 	a := newTestServer(t, &Options{Tasks: opts})
 	b := newTestServer(t, &Options{Tasks: opts})
@@ -149,7 +149,7 @@ func TestTaskLostOnlyWhenOwnerGone(t *testing.T) {
 // refused with 429, over the server's with 503, both with Retry-After;
 // another client is unaffected by the first one's quota.
 func TestTaskQuotas(t *testing.T) {
-	store := &flakyStore{MemoryStore: tasks.NewMemoryStore()}
+	store := &flakyStore{Store: tasks.NewMemoryStore(nil)}
 	s := newTestServer(t, &Options{Tasks: TaskOptions{Store: store, MaxRunningPerClient: 2, MaxRunning: 3, MaxStoredPerClient: 4, PollInterval: 2 * time.Second}})
 	t.Cleanup(func() { s.Close() })
 	g := newGate()
@@ -193,7 +193,7 @@ func TestTaskQuotas(t *testing.T) {
 
 // A paused store (calls hang) costs a request StoreTimeout, then a 503.
 func TestTaskStoreTimeout(t *testing.T) {
-	store := &flakyStore{MemoryStore: tasks.NewMemoryStore()}
+	store := &flakyStore{Store: tasks.NewMemoryStore(nil)}
 	s := newTestServer(t, &Options{StoreTimeout: 200 * time.Millisecond, Tasks: TaskOptions{Store: store}})
 	t.Cleanup(func() { s.Close() })
 	mustAddTool(t, s, Tool{Name: "quick"}, func(context.Context, *ToolRequest) (*ToolResult, error) { return TextResult("ok"), nil }, RunAsTask(TaskOptional))

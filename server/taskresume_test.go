@@ -17,7 +17,7 @@ import (
 // the answer through another instance sharing the store completes it
 // there, from the top, the earlier answers handed back in order.
 func TestTaskWaitingIsData(t *testing.T) {
-	store := tasks.NewMemoryStore()
+	store := tasks.NewMemoryStore(nil)
 	a := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
 	b := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
 	t.Cleanup(func() { a.Close(); b.Close() })
@@ -91,7 +91,7 @@ func TestTaskRecordedAnswerCap(t *testing.T) {
 // again by the next instance to read it, its status message saying so;
 // without the option it fails (TestTaskServerClose).
 func TestTaskRerunAfterClose(t *testing.T) {
-	store := tasks.NewMemoryStore()
+	store := tasks.NewMemoryStore(nil)
 	a := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
 	b := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
 	t.Cleanup(func() { b.Close() })

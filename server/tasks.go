@@ -78,9 +78,9 @@ const (
 )
 
 // TaskOptions configure the tasks extension. The zero value is usable: a
-// MemoryStore for this process and the defaults below.
+// memory store for this process and the defaults below.
 type TaskOptions struct {
-	// Store keeps the tasks. nil means a tasks.MemoryStore for this
+	// Store keeps the tasks. nil means tasks.NewMemoryStore for this
 	// process; a fleet shares one (redisfleet.Fleet.Tasks).
 	Store tasks.Store
 	// TTL is how long a task lives from its creation (default 1 hour): its
@@ -226,7 +226,7 @@ func newTaskHost(s *Server, o TaskOptions) (*taskHost, error) {
 		return nil, fmt.Errorf("server: negative TaskOptions.LostGrace %v", h.grace)
 	}
 	if h.store == nil {
-		h.store = tasks.NewMemoryStoreWithClock(s.now)
+		h.store = tasks.NewMemoryStore(s.now)
 	}
 	h.heartbeats, _ = h.store.(tasks.Heartbeats) // the wrappers below hide it
 	_, h.signals = h.store.(updateSignaller)     // the wrappers pass it through

@@ -621,7 +621,7 @@ func TestTaskTTL(t *testing.T) {
 
 // Closing the server fails the tasks it runs, at once.
 func TestTaskServerClose(t *testing.T) {
-	store := tasks.NewMemoryStore()
+	store := tasks.NewMemoryStore(nil)
 	a := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
 	b := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
 	g := newGate()
@@ -647,7 +647,7 @@ func TestTaskServerClose(t *testing.T) {
 // Two instances share a store: the task runs where it was created, any
 // instance reads it, and an update or cancel sent to the other reaches it.
 func TestTaskAcrossInstances(t *testing.T) {
-	store := tasks.NewMemoryStore()
+	store := tasks.NewMemoryStore(nil)
 	a := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
 	b := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
 	t.Cleanup(func() { a.Close(); b.Close() })
@@ -701,7 +701,7 @@ func skewedPair(t *testing.T, store tasks.Store) (a, b *Server, skew *atomic.Int
 // has its tasks failed by the next instance that reads them, and if it
 // is still alive, it stops their handlers.
 func TestTaskLeaseLapse(t *testing.T) {
-	a, b, skew, g := skewedPair(t, tasks.NewMemoryStore())
+	a, b, skew, g := skewedPair(t, tasks.NewMemoryStore(nil))
 	id := createTask(t, a, "job", nil, tasksCaps)
 	// Within lease plus leeway, the task is working.
 	skew.Store(int64(30*time.Second + 500*time.Millisecond))

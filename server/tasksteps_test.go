@@ -46,7 +46,7 @@ func waitInputs(t *testing.T, store tasks.Store, id string, want ...string) {
 // renewal of the lease, the next question, the result) drops the answers
 // taken, so they do not stay in the task.
 func TestTaskAnswersTakenLeaveTheRecord(t *testing.T) {
-	store := tasks.NewMemoryStore()
+	store := tasks.NewMemoryStore(nil)
 	s := newTestServer(t, &Options{Tasks: TaskOptions{Store: store, Lease: 60 * time.Millisecond}})
 	form := confirmForm(t, "Go?")
 	got, release := make(chan string, 1), make(chan struct{})
@@ -95,7 +95,7 @@ func TestTaskAnswersTakenLeaveTheRecord(t *testing.T) {
 // Without a renewal in between, the next question's write drops the
 // answer taken: the record holds the new question alone.
 func TestTaskNextQuestionDropsTheAnswerTaken(t *testing.T) {
-	store := tasks.NewMemoryStore()
+	store := tasks.NewMemoryStore(nil)
 	s := newTestServer(t, &Options{Tasks: TaskOptions{Store: store, Lease: time.Minute}})
 	form := confirmForm(t, "Go?")
 	mustAddTool(t, s, Tool{Name: "twice"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
@@ -115,7 +115,7 @@ func TestTaskNextQuestionDropsTheAnswerTaken(t *testing.T) {
 // signallingStore is a MemoryStore with the one-step update and wake-up,
 // recording the owners it was asked to wake.
 type signallingStore struct {
-	*tasks.MemoryStore
+	tasks.Store
 	mu     sync.Mutex
 	owners []string
 	plain  int // Signal calls
@@ -135,7 +135,7 @@ func (s *signallingStore) UpdateSignal(ctx context.Context, id string, fn func(*
 		s.mu.Lock()
 		s.owners = append(s.owners, owner)
 		s.mu.Unlock()
-		_ = s.MemoryStore.Signal(ctx, owner, id)
+		_ = s.Store.Signal(ctx, owner, id)
 	}
 	return rec, err
 }
@@ -144,7 +144,7 @@ func (s *signallingStore) Signal(ctx context.Context, owner, id string) error {
 	s.mu.Lock()
 	s.plain++
 	s.mu.Unlock()
-	return s.MemoryStore.Signal(ctx, owner, id)
+	return s.Store.Signal(ctx, owner, id)
 }
 
 // tasks/update and tasks/cancel on an instance that does not run the task
@@ -152,7 +152,7 @@ func (s *signallingStore) Signal(ctx context.Context, owner, id string) error {
 // own wrappers: status listeners and telemetry); an answer that changes
 // nothing wakes no one.
 func TestTaskUpdateAndWakeInOneStep(t *testing.T) {
-	store := &signallingStore{MemoryStore: tasks.NewMemoryStore()}
+	store := &signallingStore{Store: tasks.NewMemoryStore(nil)}
 	a := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
 	tel := &recordingTelemetry{}
 	b := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}, Telemetry: tel})
@@ -223,7 +223,7 @@ func (r *recordingTelemetry) Record(_ context.Context, m Measurement) {
 // task is failed as lost, and the cancellation, acknowledged, changes
 // nothing.
 func TestTaskWriteOnALapsedLease(t *testing.T) {
-	store := tasks.NewMemoryStore()
+	store := tasks.NewMemoryStore(nil)
 	a, b, skew, _ := skewedPair(t, store)
 	for b.tasks.storeHealthySince().IsZero() {
 		if b.tasks.heartbeats != nil {

@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// MemoryStore is a Store for one process: the default of a server that is
+// memoryStore is a Store for one process: the default of a server that is
 // given none. Its tasks are lost when the process ends, and another
 // process cannot see them, so a fleet needs a shared store (package
 // redisfleet.Fleet.Tasks). It is safe for concurrent use and forgets tasks once they
 // expire.
-type MemoryStore struct {
+type memoryStore struct {
 	now func() time.Time
 
 	mu        sync.Mutex
@@ -24,21 +24,23 @@ type MemoryStore struct {
 
 type memorySub struct{ deliver func(string) }
 
-// NewMemoryStore returns an empty MemoryStore on the wall clock.
-func NewMemoryStore() *MemoryStore { return NewMemoryStoreWithClock(nil) }
+// NewMemoryStore returns an empty Store in this process's memory (the
+// server's default, right for one instance) that tells expired tasks by
+// now (nil: the wall clock). It also keeps Heartbeats.
+func NewMemoryStore(now func() time.Time) Store { return newMemoryStore(now) }
 
-// NewMemoryStoreWithClock returns an empty MemoryStore that tells expired
+// newMemoryStore returns an empty memoryStore that tells expired
 // tasks by now (nil means the wall clock). Give it the server's clock
 // (server.Options.Now).
-func NewMemoryStoreWithClock(now func() time.Time) *MemoryStore {
+func newMemoryStore(now func() time.Time) *memoryStore {
 	if now == nil {
 		now = time.Now
 	}
-	return &MemoryStore{now: now, recs: make(map[string]*Record), subs: make(map[string]map[*memorySub]struct{})}
+	return &memoryStore{now: now, recs: make(map[string]*Record), subs: make(map[string]map[*memorySub]struct{})}
 }
 
 // sweep drops expired records, at most once a minute. m.mu is held.
-func (m *MemoryStore) sweep(now time.Time) {
+func (m *memoryStore) sweep(now time.Time) {
 	if now.Sub(m.lastSweep) < time.Minute {
 		return
 	}
@@ -52,7 +54,7 @@ func (m *MemoryStore) sweep(now time.Time) {
 
 // live returns the record of id unless it is missing or expired. m.mu is
 // held.
-func (m *MemoryStore) live(id string, now time.Time) (*Record, bool) {
+func (m *memoryStore) live(id string, now time.Time) (*Record, bool) {
 	r, ok := m.recs[id]
 	if !ok || !now.Before(r.ExpiresAt) {
 		return nil, false
@@ -61,7 +63,7 @@ func (m *MemoryStore) live(id string, now time.Time) (*Record, bool) {
 }
 
 // Create implements Store.
-func (m *MemoryStore) Create(ctx context.Context, r *Record) error {
+func (m *memoryStore) Create(ctx context.Context, r *Record) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -77,7 +79,7 @@ func (m *MemoryStore) Create(ctx context.Context, r *Record) error {
 }
 
 // Get implements Store.
-func (m *MemoryStore) Get(ctx context.Context, id string) (*Record, error) {
+func (m *memoryStore) Get(ctx context.Context, id string) (*Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -92,7 +94,7 @@ func (m *MemoryStore) Get(ctx context.Context, id string) (*Record, error) {
 
 // Update implements Store. fn runs under the store's lock, so it must not
 // call the store.
-func (m *MemoryStore) Update(ctx context.Context, id string, fn func(*Record) error) (*Record, error) {
+func (m *memoryStore) Update(ctx context.Context, id string, fn func(*Record) error) (*Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -115,7 +117,7 @@ func (m *MemoryStore) Update(ctx context.Context, id string, fn func(*Record) er
 
 // Signal implements Store: it calls the deliver function of every Signals
 // running for owner in this process.
-func (m *MemoryStore) Signal(ctx context.Context, owner, id string) error {
+func (m *memoryStore) Signal(ctx context.Context, owner, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -132,7 +134,7 @@ func (m *MemoryStore) Signal(ctx context.Context, owner, id string) error {
 }
 
 // Signals implements Store.
-func (m *MemoryStore) Signals(ctx context.Context, owner string, deliver func(id string)) error {
+func (m *memoryStore) Signals(ctx context.Context, owner string, deliver func(id string)) error {
 	s := &memorySub{deliver: deliver}
 	m.mu.Lock()
 	if m.subs[owner] == nil {
@@ -151,7 +153,7 @@ func (m *MemoryStore) Signals(ctx context.Context, owner string, deliver func(id
 }
 
 // Beat implements Heartbeats.
-func (m *MemoryStore) Beat(ctx context.Context, instance string, until time.Time) error {
+func (m *memoryStore) Beat(ctx context.Context, instance string, until time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -171,7 +173,7 @@ func (m *MemoryStore) Beat(ctx context.Context, instance string, until time.Time
 }
 
 // LastBeat implements Heartbeats.
-func (m *MemoryStore) LastBeat(ctx context.Context, instance string) (time.Time, error) {
+func (m *memoryStore) LastBeat(ctx context.Context, instance string) (time.Time, error) {
 	if err := ctx.Err(); err != nil {
 		return time.Time{}, err
 	}
@@ -185,6 +187,6 @@ func (m *MemoryStore) LastBeat(ctx context.Context, instance string) (time.Time,
 const beatMemory = 24 * time.Hour
 
 var (
-	_ Store      = (*MemoryStore)(nil)
-	_ Heartbeats = (*MemoryStore)(nil)
+	_ Store      = (*memoryStore)(nil)
+	_ Heartbeats = (*memoryStore)(nil)
 )

@@ -11,14 +11,14 @@ import (
 )
 
 func TestMemoryStore(t *testing.T) {
-	taskstest.Run(t, func(*testing.T) tasks.Store { return tasks.NewMemoryStore() })
+	taskstest.Run(t, func(*testing.T) tasks.Store { return tasks.NewMemoryStore(nil) })
 }
 
 // The memory store tells expiry by the clock it is given, and sweeps
 // expired records out.
 func TestMemoryStoreClock(t *testing.T) {
 	now := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
-	s := tasks.NewMemoryStoreWithClock(func() time.Time { return now })
+	s := tasks.NewMemoryStore(func() time.Time { return now })
 	ctx := context.Background()
 	r := taskstest.Record(time.Minute)
 	r.CreatedAt, r.ExpiresAt = now, now.Add(time.Minute)

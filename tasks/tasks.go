@@ -1,7 +1,7 @@
 // Package tasks keeps the tasks of the MCP tasks extension
 // (io.modelcontextprotocol/tasks, SEP-2663): the record of one task, the
 // Store interface every instance of a deployment reads and writes them
-// through, and MemoryStore, the store of a single process. Package
+// through, and NewMemoryStore, the store of a single process. Package
 // redisfleet provides a Store on Redis for a fleet (Fleet.Tasks).
 //
 // A store is deliberately dumb: it keeps records, applies an update
@@ -237,8 +237,8 @@ type Store interface {
 // lease, and an instance that finds a task's lease lapsed asks whether the
 // owner is still alive before declaring the task lost. One write per
 // instance vouches for all its tasks, and it tells "the instance is gone"
-// from "the store was unreachable for a while". MemoryStore and
-// redisfleet.TaskStore implement it.
+// from "the store was unreachable for a while". NewMemoryStore's and
+// redisfleet's Fleet.Tasks implement it.
 type Heartbeats interface {
 	// Beat records that instance is alive until until.
 	Beat(ctx context.Context, instance string, until time.Time) error

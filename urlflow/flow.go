@@ -49,7 +49,7 @@ type Config struct {
 	// ring: links signed with an older key verify while it stays in the
 	// ring). Every instance needs the same ring, as for requestState.
 	Keys *mrtr.KeyRing
-	// Store keeps links and completions; nil means a MemoryStore (one
+	// Store keeps links and completions; nil means NewMemoryStore (one
 	// instance only). A fleet shares one, such as redisfleet's URLFlow().
 	Store Store
 	// BaseURL is the absolute URL where Handler is mounted, such as
@@ -119,7 +119,7 @@ func New(cfg Config) (*Flow, error) {
 		return nil, fmt.Errorf("urlflow: Config.BaseURL %q must be an absolute http(s) URL without query", cfg.BaseURL)
 	}
 	if cfg.Store == nil {
-		cfg.Store = NewMemoryStore()
+		cfg.Store = NewMemoryStore(cfg.Now)
 	}
 	if cfg.TTL <= 0 {
 		cfg.TTL = 10 * time.Minute

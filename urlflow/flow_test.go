@@ -49,7 +49,7 @@ func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(
 // taken from the X-Browser-User header (the test plays the browser).
 type rig struct {
 	flow      *urlflow.Flow
-	store     *urlflow.MemoryStore
+	store     urlflow.Store
 	clk       *clock
 	log       *syncBuf
 	mcp       http.Handler
@@ -75,8 +75,8 @@ func newRigWith(t *testing.T, tune func(*urlflow.Config)) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{store: urlflow.NewMemoryStore(), clk: &clock{t: time.Now()}, log: &syncBuf{}}
-	r.store.Now = r.clk.now
+	r := &rig{clk: &clock{t: time.Now()}, log: &syncBuf{}}
+	r.store = urlflow.NewMemoryStore(r.clk.now)
 	cfg := urlflow.Config{
 		Keys:     ring,
 		Store:    r.store,

@@ -90,12 +90,10 @@ type Store interface {
 	Wait(ctx context.Context, id string) error
 }
 
-// MemoryStore is a Store in this process's memory: for one instance, and
+// memoryStore is a Store in this process's memory: for one instance, and
 // for tests. It is safe for concurrent use.
-type MemoryStore struct {
-	// Now is the store's clock for dropping records (nil: time.Now). Set
-	// it before first use.
-	Now func() time.Time
+type memoryStore struct {
+	clock func() time.Time // drops records by it; nil: time.Now
 
 	mu    sync.Mutex
 	recs  map[string]*memRec
@@ -108,19 +106,21 @@ type memRec struct {
 	done chan struct{} // closed by Finish
 }
 
-// NewMemoryStore returns an empty MemoryStore.
-func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{recs: map[string]*memRec{}, index: map[string]string{}}
+// NewMemoryStore returns an empty Store in this process's memory (the
+// default, right for one instance) that drops expired records by now
+// (nil: the wall clock). It is safe for concurrent use.
+func NewMemoryStore(now func() time.Time) Store {
+	return &memoryStore{clock: now, recs: map[string]*memRec{}, index: map[string]string{}}
 }
 
-func (s *MemoryStore) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
+func (s *memoryStore) now() time.Time {
+	if s.clock != nil {
+		return s.clock()
 	}
 	return time.Now()
 }
 
-func (s *MemoryStore) sweep(now time.Time) {
+func (s *memoryStore) sweep(now time.Time) {
 	for id, m := range s.recs {
 		if now.After(m.gone) {
 			delete(s.recs, id)
@@ -133,7 +133,7 @@ func (s *MemoryStore) sweep(now time.Time) {
 }
 
 // Create implements Store.
-func (s *MemoryStore) Create(_ context.Context, rec Record, maxPending int, keep time.Duration) error {
+func (s *memoryStore) Create(_ context.Context, rec Record, maxPending int, keep time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -156,7 +156,7 @@ func (s *MemoryStore) Create(_ context.Context, rec Record, maxPending int, keep
 }
 
 // Get implements Store.
-func (s *MemoryStore) Get(_ context.Context, id string) (Record, error) {
+func (s *memoryStore) Get(_ context.Context, id string) (Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, ok := s.recs[id]
@@ -167,7 +167,7 @@ func (s *MemoryStore) Get(_ context.Context, id string) (Record, error) {
 }
 
 // Lookup implements Store.
-func (s *MemoryStore) Lookup(_ context.Context, principal, binding string) (string, error) {
+func (s *memoryStore) Lookup(_ context.Context, principal, binding string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id, ok := s.index[principal+"\x00"+binding]
@@ -181,7 +181,7 @@ func (s *MemoryStore) Lookup(_ context.Context, principal, binding string) (stri
 }
 
 // Claim implements Store.
-func (s *MemoryStore) Claim(_ context.Context, id string) (Record, error) {
+func (s *memoryStore) Claim(_ context.Context, id string) (Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, ok := s.recs[id]
@@ -196,7 +196,7 @@ func (s *MemoryStore) Claim(_ context.Context, id string) (Record, error) {
 }
 
 // Finish implements Store.
-func (s *MemoryStore) Finish(_ context.Context, id string, out Outcome) error {
+func (s *memoryStore) Finish(_ context.Context, id string, out Outcome) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, ok := s.recs[id]
@@ -213,7 +213,7 @@ func (s *MemoryStore) Finish(_ context.Context, id string, out Outcome) error {
 }
 
 // Wait implements Store.
-func (s *MemoryStore) Wait(ctx context.Context, id string) error {
+func (s *memoryStore) Wait(ctx context.Context, id string) error {
 	s.mu.Lock()
 	m, ok := s.recs[id]
 	s.mu.Unlock()

@@ -110,7 +110,7 @@ func serveInstance(sock string) error {
 	if err != nil {
 		return err
 	}
-	var ledger server.Ledger = server.NewMemoryLedger()
+	var ledger server.Ledger = server.NewMemoryLedger(nil)
 	// The per-client quotas are lifted (optionsChanged, printed beside the
 	// figures): every client of the load generator is one anonymous
 	// client at one address (nginx's), and a run creates tens of

@@ -48,7 +48,7 @@ func newServerWithLedger(keys *mrtr.KeyRing, ttl time.Duration, ledger server.Le
 // the server's options (the store timeout, the trusted proxies).
 func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger server.Ledger, taskOpts server.TaskOptions, legacyOpts *legacy.Options, log *slog.Logger, more ...func(*server.Options)) (*server.Server, error) {
 	if ledger == nil {
-		ledger = server.NewMemoryLedger()
+		ledger = server.NewMemoryLedger(nil)
 	}
 	opts := &server.Options{
 		Instructions: "Baton's example server: the conformance fixtures and a transfer that asks for confirmation.",

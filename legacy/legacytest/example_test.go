@@ -12,7 +12,7 @@ import (
 // legacytest.Run gives each check a subtest.
 func Example() {
 	err := legacytest.Test(func() (legacy.Store, error) {
-		return legacy.NewMemoryStore(), nil
+		return legacy.NewMemoryStore(nil), nil
 	})
 	fmt.Println("contract kept:", err == nil)
 	// Output: contract kept: true

@@ -12,7 +12,7 @@ import (
 // each check a subtest.
 func Example() {
 	err := taskstest.Test(func() (tasks.Store, error) {
-		return tasks.NewMemoryStore(), nil
+		return tasks.NewMemoryStore(nil), nil
 	})
 	fmt.Println("contract kept:", err == nil)
 	// Output: contract kept: true

@@ -21,7 +21,7 @@ func (s lossyStore) Update(ctx context.Context, id string, fn func(*tasks.Record
 
 // Test reports a broken store, naming the check that failed.
 func TestTestReportsABrokenStore(t *testing.T) {
-	err := Test(func() (tasks.Store, error) { return lossyStore{tasks.NewMemoryStore()}, nil })
+	err := Test(func() (tasks.Store, error) { return lossyStore{tasks.NewMemoryStore(nil)}, nil })
 	if err == nil {
 		t.Fatal("Test passed a store that loses its updates")
 	}
