@@ -57,14 +57,14 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultLeeway            = 30 * time.Second
-	DefaultFetchTimeout      = 2 * time.Second
-	DefaultJWKSRefresh       = time.Hour
-	DefaultUnknownKIDRefresh = 30 * time.Second
-	DefaultIntrospectionTTL  = time.Minute
-	DefaultCacheSize         = 10000
-	DefaultMaxTokenBytes     = 8 << 10
-	DefaultMaxFetches        = 32
+	defaultLeeway            = 30 * time.Second
+	defaultFetchTimeout      = 2 * time.Second
+	defaultJWKSRefresh       = time.Hour
+	defaultUnknownKIDRefresh = 30 * time.Second
+	defaultIntrospectionTTL  = time.Minute
+	defaultCacheSize         = 10000
+	defaultMaxTokenBytes     = 8 << 10
+	defaultMaxFetches        = 32
 )
 
 // Config configures a ResourceServer.
@@ -303,7 +303,7 @@ func (c *Config) defaults() error {
 		}
 	}
 	if c.Leeway == 0 {
-		c.Leeway = DefaultLeeway
+		c.Leeway = defaultLeeway
 	}
 	if len(c.Algorithms) == 0 {
 		c.Algorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
@@ -314,25 +314,25 @@ func (c *Config) defaults() error {
 		}
 	}
 	if c.IntrospectionTTL <= 0 {
-		c.IntrospectionTTL = DefaultIntrospectionTTL
+		c.IntrospectionTTL = defaultIntrospectionTTL
 	}
 	if c.FetchTimeout <= 0 {
-		c.FetchTimeout = DefaultFetchTimeout
+		c.FetchTimeout = defaultFetchTimeout
 	}
 	if c.JWKSRefresh <= 0 {
-		c.JWKSRefresh = DefaultJWKSRefresh
+		c.JWKSRefresh = defaultJWKSRefresh
 	}
 	if c.UnknownKIDRefresh <= 0 {
-		c.UnknownKIDRefresh = DefaultUnknownKIDRefresh
+		c.UnknownKIDRefresh = defaultUnknownKIDRefresh
 	}
 	if c.MaxFetches <= 0 {
-		c.MaxFetches = DefaultMaxFetches
+		c.MaxFetches = defaultMaxFetches
 	}
 	if c.CacheSize <= 0 {
-		c.CacheSize = DefaultCacheSize
+		c.CacheSize = defaultCacheSize
 	}
 	if c.MaxTokenBytes <= 0 {
-		c.MaxTokenBytes = DefaultMaxTokenBytes
+		c.MaxTokenBytes = defaultMaxTokenBytes
 	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{Timeout: c.FetchTimeout}

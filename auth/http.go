@@ -170,7 +170,7 @@ func (rs *ResourceServer) refuse(w http.ResponseWriter, r *http.Request, req sco
 	}
 	scopes := rs.cfg.ChallengeScopes
 	if req != nil {
-		method, name := r.Header.Get(server.HeaderMethod), r.Header.Get(server.HeaderName)
+		method, name := r.Header.Get(rpcwire.HeaderMethod), r.Header.Get(rpcwire.HeaderName)
 		if need := req.RequiredScopes(method, name); len(need) > 0 {
 			scopes = need
 		}

@@ -119,7 +119,7 @@ func TestLazyDiscovery(t *testing.T) {
 	}
 
 	// Past it, the first token discovers the issuer, concurrently.
-	clock.Add(int64(DefaultUnknownKIDRefresh + time.Second))
+	clock.Add(int64(defaultUnknownKIDRefresh + time.Second))
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
 		wg.Go(func() {

@@ -188,7 +188,7 @@ func TestBridgeMaxRounds(t *testing.T) {
 		want      int
 	}{
 		{"MaxRounds 2", 2, 2},
-		{"default", 0, legacy.DefaultMaxRounds},
+		{"default", 0, 16}, // Options.MaxRounds' documented default
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newLegacyServer(t, &legacy.Options{MaxRounds: tc.maxRounds}, nil)

@@ -3,9 +3,11 @@ package legacy
 import (
 	"context"
 	"time"
-
-	"github.com/baton-mcp/baton/server"
 )
+
+// fallbackStoreTimeout is server's default Options.StoreTimeout, for a
+// dispatcher that does not say its own: no store call waits unbounded.
+const fallbackStoreTimeout = 5 * time.Second
 
 // requestStoreTimeout returns the deadline of one store call made for a
 // client's request: the server's Options.StoreTimeout. A stalled store
@@ -17,7 +19,7 @@ func (h *Handler) requestStoreTimeout() time.Duration {
 			return t
 		}
 	}
-	return server.DefaultStoreTimeout
+	return fallbackStoreTimeout
 }
 
 // storeCtx bounds parent by requestStoreTimeout. A memoryStore neither

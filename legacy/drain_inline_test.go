@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/server"
 )
@@ -143,7 +144,7 @@ func TestDrainEndsHTTP10Call(t *testing.T) {
 	defer conn.Close()
 	body := mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": toolCall("ask_name", nil)})
 	fmt.Fprintf(conn, "POST /mcp HTTP/1.0\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s: %s\r\nContent-Length: %d\r\n\r\n%s",
-		ti.a.ts.Listener.Addr(), server.HeaderSessionID, c.sid, len(body), body)
+		ti.a.ts.Listener.Addr(), rpcwire.HeaderSessionID, c.sid, len(body), body)
 	br := bufio.NewReader(conn)
 	var head strings.Builder
 	for !strings.Contains(head.String(), "elicitation/create") {

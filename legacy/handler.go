@@ -32,15 +32,15 @@ var versions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 
 // Defaults for Options.
 const (
-	DefaultCallTimeout          = 600 * time.Second
-	DefaultSessionIdle          = 30 * time.Minute
-	DefaultMaxRounds            = 16
-	DefaultKeepAlive            = 15 * time.Second
-	DefaultMaxSessions          = 10000
-	DefaultMaxSessionsPerClient = 100
-	DefaultMaxSubscriptions     = 1000
-	DefaultMaxAnswerBytes       = 1 << 20
-	DefaultMaxAnswersPerSecond  = 32
+	defaultCallTimeout          = 600 * time.Second
+	defaultSessionIdle          = 30 * time.Minute
+	defaultMaxRounds            = 16
+	defaultKeepAlive            = 15 * time.Second
+	defaultMaxSessions          = 10000
+	defaultMaxSessionsPerClient = 100
+	defaultMaxSubscriptions     = 1000
+	defaultMaxAnswerBytes       = 1 << 20
+	defaultMaxAnswersPerSecond  = 32
 )
 
 // codeSessionNotFound answers a request for an unknown or expired session.
@@ -166,27 +166,27 @@ func New(opts *Options) *Handler {
 		o = *opts
 	}
 	if o.CallTimeout <= 0 {
-		o.CallTimeout = DefaultCallTimeout
+		o.CallTimeout = defaultCallTimeout
 	}
 	if o.SessionIdle <= 0 {
-		o.SessionIdle = DefaultSessionIdle
+		o.SessionIdle = defaultSessionIdle
 	}
 	if o.MaxRounds <= 0 {
-		o.MaxRounds = DefaultMaxRounds
+		o.MaxRounds = defaultMaxRounds
 	}
 	if o.KeepAlive <= 0 {
-		o.KeepAlive = DefaultKeepAlive
+		o.KeepAlive = defaultKeepAlive
 	}
 	if o.MaxSessions <= 0 {
-		o.MaxSessions = DefaultMaxSessions
+		o.MaxSessions = defaultMaxSessions
 	}
 	if o.MaxAnswerBytes <= 0 {
-		o.MaxAnswerBytes = DefaultMaxAnswerBytes
+		o.MaxAnswerBytes = defaultMaxAnswerBytes
 	}
 	for _, lim := range []struct {
 		v   *int
 		def int
-	}{{&o.MaxSessionsPerClient, DefaultMaxSessionsPerClient}, {&o.MaxSubscriptions, DefaultMaxSubscriptions}, {&o.MaxAnswersPerSecond, DefaultMaxAnswersPerSecond}} {
+	}{{&o.MaxSessionsPerClient, defaultMaxSessionsPerClient}, {&o.MaxSubscriptions, defaultMaxSubscriptions}, {&o.MaxAnswersPerSecond, defaultMaxAnswersPerSecond}} {
 		switch {
 		case *lim.v == 0:
 			*lim.v = lim.def
@@ -505,7 +505,7 @@ func (h *Handler) ServeLegacyDecoded(w http.ResponseWriter, r *http.Request, bod
 //go:noinline
 func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, sid string, msg *rpcwire.Message) {
 	if sid != "" {
-		writeJSONError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "initialize must not carry an %s header", server.HeaderSessionID))
+		writeJSONError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "initialize must not carry an %s header", rpcwire.HeaderSessionID))
 		return
 	}
 	h.initializeHTTP(w, r, msg)
@@ -537,7 +537,7 @@ func (h *Handler) refuseRecord(w http.ResponseWriter, id jsonrpc.ID, err error) 
 //
 //go:noinline
 func refuseVersion(w http.ResponseWriter, id jsonrpc.ID, v, version string) {
-	writeJSONError(w, http.StatusBadRequest, id, jsonrpc.Errorf(jsonrpc.InvalidRequest, "%s %s does not match the session's version %q", server.HeaderProtocolVersion, clip.Quote(v), version))
+	writeJSONError(w, http.StatusBadRequest, id, jsonrpc.Errorf(jsonrpc.InvalidRequest, "%s %s does not match the session's version %q", rpcwire.HeaderProtocolVersion, clip.Quote(v), version))
 }
 
 // deleteSession serves a DELETE of session sid.
@@ -574,14 +574,14 @@ func (h *Handler) serveGETRequest(w http.ResponseWriter, r *http.Request, rec *R
 	s.serveGET(w, r, stream, pos)
 }
 
-// protocolVersionKey is server.HeaderProtocolVersion in the canonical
+// protocolVersionKey is rpcwire.HeaderProtocolVersion in the canonical
 // form net/http keys a request's headers by, so that reading it does not
 // canonicalize (and allocate) the name on every request.
-var protocolVersionKey = http.CanonicalHeaderKey(server.HeaderProtocolVersion)
+var protocolVersionKey = http.CanonicalHeaderKey(rpcwire.HeaderProtocolVersion)
 
-// sessionIDKey is server.HeaderSessionID in canonical form (see
+// sessionIDKey is rpcwire.HeaderSessionID in canonical form (see
 // protocolVersionKey).
-var sessionIDKey = http.CanonicalHeaderKey(server.HeaderSessionID)
+var sessionIDKey = http.CanonicalHeaderKey(rpcwire.HeaderSessionID)
 
 // headerValue is h.Get(key) for a key already canonical.
 func headerValue(h http.Header, key string) string {
@@ -703,7 +703,7 @@ func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *rp
 		h.storeFailed(w, msg.ID, "create a session", err)
 		return
 	}
-	w.Header().Set(server.HeaderSessionID, id)
+	w.Header().Set(rpcwire.HeaderSessionID, id)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(rpcwire.AppendResult(nil, msg.ID, res))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/server"
 )
@@ -44,7 +45,7 @@ func TestInitializeNegotiatesVersion(t *testing.T) {
 			s := c.do(http.MethodPost, mustJSON(t, map[string]any{
 				"jsonrpc": "2.0", "id": 7, "method": "initialize",
 				"params": initParams(tc.requested, `{"sampling":{},"elicitation":{}}`),
-			}), map[string]string{server.HeaderProtocolVersion: tc.header})
+			}), map[string]string{rpcwire.HeaderProtocolVersion: tc.header})
 			if s.status != http.StatusOK {
 				t.Fatalf("HTTP %d, want 200", s.status)
 			}
@@ -70,7 +71,7 @@ func TestInitializeNegotiatesVersion(t *testing.T) {
 			if _, ok := caps["prompts"]; ok {
 				t.Errorf("capabilities.prompts advertised without prompts: %v", caps)
 			}
-			sid := s.header.Get(server.HeaderSessionID)
+			sid := s.header.Get(rpcwire.HeaderSessionID)
 			if len(sid) < 32 || !visibleASCII.MatchString(sid) {
 				t.Errorf("Mcp-Session-Id %q: want >= 32 visible ASCII characters", sid)
 			}
@@ -104,10 +105,10 @@ func TestInitializeErrors(t *testing.T) {
 		if s.status != http.StatusBadRequest {
 			t.Errorf("HTTP %d, want 400", s.status)
 		}
-		if e := s.rpcErr("1"); e.Code != -32600 || !strings.Contains(e.Message, server.HeaderSessionID) {
-			t.Errorf("error = %d %q, want -32600 naming %s", e.Code, e.Message, server.HeaderSessionID)
+		if e := s.rpcErr("1"); e.Code != -32600 || !strings.Contains(e.Message, rpcwire.HeaderSessionID) {
+			t.Errorf("error = %d %q, want -32600 naming %s", e.Code, e.Message, rpcwire.HeaderSessionID)
 		}
-		if s.header.Get(server.HeaderSessionID) != "" {
+		if s.header.Get(rpcwire.HeaderSessionID) != "" {
 			t.Error("a refused initialize minted a session")
 		}
 	})
@@ -145,7 +146,7 @@ func TestInitializeErrors(t *testing.T) {
 			if e := s.rpcErr(`"init"`); e.Code != -32602 {
 				t.Errorf("code = %d (%s), want -32602", e.Code, e.Message)
 			}
-			if s.header.Get(server.HeaderSessionID) != "" {
+			if s.header.Get(rpcwire.HeaderSessionID) != "" {
 				t.Error("malformed initialize minted a session")
 			}
 			if got := f.h.SessionCount(); got != before {
@@ -264,7 +265,7 @@ func TestRouting(t *testing.T) {
 	})
 
 	t.Run("protocol version header mismatch", func(t *testing.T) {
-		s := c.requestWith(5, "ping", nil, map[string]string{server.HeaderProtocolVersion: "2025-06-18"})
+		s := c.requestWith(5, "ping", nil, map[string]string{rpcwire.HeaderProtocolVersion: "2025-06-18"})
 		if s.status != http.StatusBadRequest {
 			t.Errorf("HTTP %d, want 400", s.status)
 		}
@@ -272,7 +273,7 @@ func TestRouting(t *testing.T) {
 			t.Errorf("error = %d %q", e.Code, e.Message)
 		}
 		// Without the header the session version is assumed.
-		s = c.requestWith(6, "ping", nil, map[string]string{server.HeaderProtocolVersion: ""})
+		s = c.requestWith(6, "ping", nil, map[string]string{rpcwire.HeaderProtocolVersion: ""})
 		if got := s.result("6"); string(got) != "{}" {
 			t.Errorf("ping without version header = %s", got)
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
@@ -404,14 +405,14 @@ func (c *wireClient) mc() *mcptest.Client {
 func (c *wireClient) headers(hdr map[string]string) []mcptest.CallOption {
 	var opts []mcptest.CallOption
 	if c.sid != "" {
-		opts = append(opts, mcptest.WithHeader(server.HeaderSessionID, c.sid))
+		opts = append(opts, mcptest.WithHeader(rpcwire.HeaderSessionID, c.sid))
 	} else {
-		opts = append(opts, mcptest.WithoutHeader(server.HeaderSessionID))
+		opts = append(opts, mcptest.WithoutHeader(rpcwire.HeaderSessionID))
 	}
 	if c.version != "" {
-		opts = append(opts, mcptest.WithHeader(server.HeaderProtocolVersion, c.version))
+		opts = append(opts, mcptest.WithHeader(rpcwire.HeaderProtocolVersion, c.version))
 	} else {
-		opts = append(opts, mcptest.WithoutHeader(server.HeaderProtocolVersion))
+		opts = append(opts, mcptest.WithoutHeader(rpcwire.HeaderProtocolVersion))
 	}
 	for k, v := range hdr {
 		if v == "" {
@@ -666,8 +667,8 @@ func modernPost(tb testing.TB, f *fixture, id any, method string, p map[string]a
 		tb.Fatalf("POST: %v", err)
 	}
 	defer ms.Close()
-	if ms.Header.Get(server.HeaderSessionID) != "" {
-		tb.Errorf("a modern response carries %s", server.HeaderSessionID)
+	if ms.Header.Get(rpcwire.HeaderSessionID) != "" {
+		tb.Errorf("a modern response carries %s", rpcwire.HeaderSessionID)
 	}
 	m, err := ms.Next(context.Background())
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/server"
 )
@@ -61,7 +62,7 @@ func TestCloseStream(t *testing.T) {
 	// 2025-06-18: nothing to poll; the response on the stream.
 	old := newClient(t, f)
 	s := old.request(0, "initialize", initParams("2025-06-18", `{}`))
-	old.sid, old.version = s.header.Get(server.HeaderSessionID), "2025-06-18"
+	old.sid, old.version = s.header.Get(rpcwire.HeaderSessionID), "2025-06-18"
 	if old.sid == "" {
 		t.Fatalf("initialize 2025-06-18: HTTP %d, no session", s.status)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/server"
 )
@@ -52,8 +53,8 @@ func inProcess(tb testing.TB, h http.Handler, sid, client, principal string, msg
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
 	if sid != "" {
-		r.Header.Set(server.HeaderSessionID, sid)
-		r.Header.Set(server.HeaderProtocolVersion, legacyVersion)
+		r.Header.Set(rpcwire.HeaderSessionID, sid)
+		r.Header.Set(rpcwire.HeaderProtocolVersion, legacyVersion)
 	}
 	if client != "" {
 		r.Header.Set("X-Forwarded-For", client)
@@ -208,7 +209,7 @@ func TestPingIsNotUse(t *testing.T) {
 		if w.Code != http.StatusOK {
 			t.Fatalf("initialize: HTTP %d", w.Code)
 		}
-		return w.Header().Get(server.HeaderSessionID)
+		return w.Header().Get(rpcwire.HeaderSessionID)
 	}
 	pinged, used := open(), open()
 	ping := map[string]any{"jsonrpc": "2.0", "id": 2, "method": "ping"}
@@ -246,6 +247,7 @@ func TestPingIsNotUse(t *testing.T) {
 // options: 10,000 initialize from one client address.
 func TestSessionFloodDefaults(t *testing.T) {
 	srv := newLegacyServer(t, &legacy.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix(proxyAddr + "/32")}}, nil)
+	const perClient = 100 // Options.MaxSessionsPerClient's documented default
 	h := handlerOf(t, srv)
 	t.Cleanup(h.Close)
 	handler := srv
@@ -258,8 +260,8 @@ func TestSessionFloodDefaults(t *testing.T) {
 			retry = w.Header().Get("Retry-After")
 		}
 	}
-	if codes[http.StatusOK] != legacy.DefaultMaxSessionsPerClient || codes[http.StatusTooManyRequests] != 10000-legacy.DefaultMaxSessionsPerClient {
-		t.Errorf("10,000 initialize from one client: %v, want %d sessions and the rest 429", codes, legacy.DefaultMaxSessionsPerClient)
+	if codes[http.StatusOK] != perClient || codes[http.StatusTooManyRequests] != 10000-perClient {
+		t.Errorf("10,000 initialize from one client: %v, want %d sessions and the rest 429", codes, perClient)
 	}
 	if w := inProcess(t, handler, "", "198.51.100.7", "", initMsg()); w.Code != http.StatusOK {
 		t.Errorf("another client after the flood: HTTP %d %s", w.Code, w.Body.Bytes())
@@ -276,8 +278,8 @@ func TestInitializeParamsAreBounded(t *testing.T) {
 	p := initParams(legacyVersion, `{}`)
 	p["clientInfo"] = map[string]any{"name": strings.Repeat("x", 70<<10), "version": "1"}
 	w := inProcess(t, srv, "", "", "", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": p})
-	if w.Code != http.StatusBadRequest || w.Header().Get(server.HeaderSessionID) != "" {
-		t.Fatalf("initialize with a 70 KiB clientInfo: HTTP %d, session %q; want 400 and none", w.Code, w.Header().Get(server.HeaderSessionID))
+	if w.Code != http.StatusBadRequest || w.Header().Get(rpcwire.HeaderSessionID) != "" {
+		t.Fatalf("initialize with a 70 KiB clientInfo: HTTP %d, session %q; want 400 and none", w.Code, w.Header().Get(rpcwire.HeaderSessionID))
 	}
 	if e := rpcErrorOf(t, w); e.Code != -32602 || !strings.Contains(e.Message, "64 KiB") {
 		t.Errorf("error = %d %q, want -32602 naming the limit", e.Code, e.Message)

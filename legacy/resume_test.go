@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/redisfleet"
@@ -86,7 +87,7 @@ func (c *wireClient) rawRequest(method, url string, body []byte, hdr map[string]
 	}
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
-	r.Header.Set(server.HeaderSessionID, c.sid)
+	r.Header.Set(rpcwire.HeaderSessionID, c.sid)
 	for k, v := range hdr {
 		r.Header.Set(k, v)
 	}

@@ -59,7 +59,7 @@ func TestMount(t *testing.T) {
 	var saw string
 	mcpecho.Mount(e, "/mcp", newServer(t), func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			saw = c.Request().Header.Get(server.HeaderMethod)
+			saw = c.Request().Header.Get("Mcp-Method")
 			return next(c)
 		}
 	})

@@ -18,9 +18,9 @@ import (
 // ProtocolVersion is the protocol revision every request declares.
 const ProtocolVersion = "2026-07-28"
 
-// DefaultMaxRounds is how many requests a multi-round call sends at most
+// defaultMaxRounds is how many requests a multi-round call sends at most
 // when Options.MaxRounds is zero.
-const DefaultMaxRounds = 10
+const defaultMaxRounds = 10
 
 // The _meta keys of the 2026-07-28 request envelope.
 const (
@@ -96,7 +96,7 @@ type Options struct {
 	// answer the server's requests with the same callbacks.
 	Protocol string
 	// MaxRounds bounds the requests of one CallTool, GetPrompt or
-	// ReadResource (default DefaultMaxRounds). A call still answered with
+	// ReadResource (default 10). A call still answered with
 	// input_required after that many fails with ErrTooManyRounds.
 	MaxRounds int
 }
@@ -137,7 +137,7 @@ func New(target Target, opts *Options) (*Client, error) {
 		return nil, fmt.Errorf("mcptest: MaxRounds is %d; it must be positive, or zero for the default", c.opts.MaxRounds)
 	}
 	if c.opts.MaxRounds == 0 {
-		c.opts.MaxRounds = DefaultMaxRounds
+		c.opts.MaxRounds = defaultMaxRounds
 	}
 	switch c.opts.Protocol {
 	case "", ProtocolVersion:

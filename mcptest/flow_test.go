@@ -458,7 +458,7 @@ func TestMaxRounds(t *testing.T) {
 			return mcptest.Accept(map[string]any{"x": "y"})
 		},
 	})
-	if _, err := d.CallTool(ctx, "forever", nil); !errors.Is(err, mcptest.ErrTooManyRounds) || !strings.Contains(err.Error(), fmt.Sprint(mcptest.DefaultMaxRounds)) {
+	if _, err := d.CallTool(ctx, "forever", nil); !errors.Is(err, mcptest.ErrTooManyRounds) || !strings.Contains(err.Error(), "after 10 requests") {
 		t.Fatalf("default bound: %v", err)
 	}
 	if _, err := mcptest.New(mcptest.Handler(newServer(t, sharedKey)), &mcptest.Options{MaxRounds: -1}); err == nil {

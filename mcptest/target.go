@@ -12,12 +12,12 @@ import (
 	"sync/atomic"
 )
 
-// DefaultEndpoint is the URL an in-process request is addressed to when
+// defaultEndpoint is the URL an in-process request is addressed to when
 // the target was made by Handler: the Host is localhost (so the server's
 // DNS-rebinding check accepts it) and the path is /mcp (where the examples
 // mount the endpoint; a server used directly as a handler answers on every
 // path).
-const DefaultEndpoint = "http://localhost/mcp"
+const defaultEndpoint = "http://localhost/mcp"
 
 // A Target carries one HTTP request to a server and returns its response.
 // Handler delivers in process, URL over the network, RoundRobin alternates
@@ -32,14 +32,14 @@ type Target interface {
 
 // Handler returns a target that serves every request in process by calling
 // h.ServeHTTP directly, with no socket: the request is addressed to
-// DefaultEndpoint and comes from 127.0.0.1. The response streams (a
+// http://localhost/mcp and comes from 127.0.0.1. The response streams (a
 // server's SSE events reach the client as they are flushed) and closing it
 // cancels the request's context, as a dropped connection would. A request
 // returns only once h.ServeHTTP has returned, so a test that got its
 // answer has no handler still running. A handler that panics fails its
 // request with an error instead of crashing the test binary.
 func Handler(h http.Handler) Target {
-	return HandlerAt(DefaultEndpoint, h)
+	return HandlerAt(defaultEndpoint, h)
 }
 
 // HandlerAt is Handler with another endpoint URL, for a handler that

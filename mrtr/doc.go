@@ -10,8 +10,6 @@
 //     the server answers input_required.
 //   - KeyRing and Key: the keys that sign and encrypt the requestState, so
 //     that any instance holding them finishes a flow another began.
-//   - DefaultStateTTL, DefaultStateLeeway, DefaultMaxStateSize: the
-//     defaults of the state's lifetime, clock leeway and size.
 //
 // The single-use ledger (server.Ledger) and the principal a state is bound
 // to (server.ContextWithPrincipal) belong to package server.

@@ -32,7 +32,7 @@ type InputRequest struct {
 // input_required result's inputRequests and in the client's
 // inputResponses. Without a key the server names the question itself, in
 // a namespace of its own ("baton:" and a number), so user keys may not
-// start with "baton:". Keys are at most MaxKeyLength bytes, without control
+// start with "baton:". Keys are at most 128 bytes, without control
 // characters, and unique within a call.
 func (r InputRequest) Keyed(key string) InputRequest {
 	r.key = key
@@ -268,5 +268,5 @@ func (rs *InputRequests) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// MaxKeyLength bounds input request keys.
-const MaxKeyLength = 128
+// maxKeyLength bounds input request keys.
+const maxKeyLength = 128

@@ -32,13 +32,13 @@ import (
 // ScopeName is the instrumentation scope of the tracer and the meter.
 const ScopeName = "github.com/baton-mcp/baton/otelmcp"
 
-// DurationBuckets are the explicit bucket boundaries, in seconds, the MCP
+// durationBuckets are the explicit bucket boundaries, in seconds, the MCP
 // semantic conventions give mcp.server.operation.duration; Baton's own
 // durations use them too.
-var DurationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
+var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
 
-// RoundBuckets are the bucket boundaries of baton.flow.rounds.
-var RoundBuckets = []float64{2, 3, 4, 5, 6, 8, 10, 16, 32}
+// roundBuckets are the bucket boundaries of baton.flow.rounds.
+var roundBuckets = []float64{2, 3, 4, 5, 6, 8, 10, 16, 32}
 
 // Options configure the instrumentation. The zero value uses the global
 // providers.
@@ -103,7 +103,7 @@ func New(opts *Options) (*Telemetry, error) {
 	mk(func() (e error) {
 		t.opDuration, e = m.Float64Histogram("mcp.server.operation.duration", metric.WithUnit("s"),
 			metric.WithDescription("MCP request duration as observed on the receiver from the time it was received until the result is sent."),
-			metric.WithExplicitBucketBoundaries(DurationBuckets...))
+			metric.WithExplicitBucketBoundaries(durationBuckets...))
 		return
 	})
 	mk(func() (e error) {
@@ -119,7 +119,7 @@ func New(opts *Options) (*Telemetry, error) {
 	mk(func() (e error) {
 		t.flowRounds, e = m.Int64Histogram("baton.flow.rounds", metric.WithUnit("{round}"),
 			metric.WithDescription("Rounds per completed multi round-trip flow."),
-			metric.WithExplicitBucketBoundaries(RoundBuckets...))
+			metric.WithExplicitBucketBoundaries(roundBuckets...))
 		return
 	})
 	mk(func() (e error) {

@@ -187,9 +187,9 @@ func TestScopeRefusal(t *testing.T) {
 			req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set(HeaderProtocolVersion, testVersion)
-			req.Header.Set(HeaderMethod, "tools/call")
-			req.Header.Set(HeaderName, "write")
+			req.Header.Set(headerProtocolVersion, testVersion)
+			req.Header.Set(headerMethod, "tools/call")
+			req.Header.Set(headerName, "write")
 			for k, v := range tc.header {
 				req.Header.Set(k, v)
 			}

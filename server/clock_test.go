@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/mcptest"
-	"github.com/baton-mcp/baton/mrtr"
 )
 
 // trueTime is the time of the world a simulated fleet lives in; each
@@ -78,8 +77,8 @@ func testFleetClockSkew(t *testing.T, loopback bool) {
 	tt.set(start)
 	fast := skewedServer(t, &tt, loopback, +skew, Options{StateTTL: ttl})
 	slow := skewedServer(t, &tt, loopback, -skew, Options{StateTTL: ttl})
-	if fast.sealer.Leeway() != mrtr.DefaultStateLeeway {
-		t.Fatalf("default leeway = %v, want %v", fast.sealer.Leeway(), mrtr.DefaultStateLeeway)
+	if fast.sealer.Leeway() != 30*time.Second {
+		t.Fatalf("default leeway = %v, want %v", fast.sealer.Leeway(), 30*time.Second)
 	}
 	answer := map[string]any{"confirm": accept(true)}
 	// issue asks s for round 1 and returns the requestState.

@@ -237,7 +237,7 @@ func TestProtocolVersion(t *testing.T) {
 	}
 
 	t.Run("unsupported", func(t *testing.T) {
-		e := wantError(t, declaring("server/discover", "1900-01-01", mcptest.WithHeader(HeaderProtocolVersion, "1900-01-01")), http.StatusBadRequest, -32022)
+		e := wantError(t, declaring("server/discover", "1900-01-01", mcptest.WithHeader(headerProtocolVersion, "1900-01-01")), http.StatusBadRequest, -32022)
 		var data struct {
 			Supported []string `json:"supported"`
 			Requested string   `json:"requested"`
@@ -250,16 +250,16 @@ func TestProtocolVersion(t *testing.T) {
 		}
 	})
 	t.Run("legacy version in a modern envelope", func(t *testing.T) {
-		wantError(t, declaring("tools/list", "2025-11-25", mcptest.WithHeader(HeaderProtocolVersion, "2025-11-25")), http.StatusBadRequest, -32022)
+		wantError(t, declaring("tools/list", "2025-11-25", mcptest.WithHeader(headerProtocolVersion, "2025-11-25")), http.StatusBadRequest, -32022)
 	})
 	t.Run("header mismatch comes first", func(t *testing.T) {
 		e := wantError(t, declaring("server/discover", "1900-01-01"), http.StatusBadRequest, -32020)
-		if !strings.Contains(e.Message, HeaderProtocolVersion) {
+		if !strings.Contains(e.Message, headerProtocolVersion) {
 			t.Errorf("message %q does not name the header", e.Message)
 		}
 	})
 	t.Run("missing header with unsupported version", func(t *testing.T) {
-		wantError(t, declaring("server/discover", "1900-01-01", mcptest.WithoutHeader(HeaderProtocolVersion)), http.StatusBadRequest, -32020)
+		wantError(t, declaring("server/discover", "1900-01-01", mcptest.WithoutHeader(headerProtocolVersion)), http.StatusBadRequest, -32020)
 	})
 }
 

@@ -137,7 +137,7 @@ func TestEchoedInputIsClipped(t *testing.T) {
 		{"tool name", func() *mcptest.Response { return sendTool(t, c, huge, nil) }},
 		{"cursor", func() *mcptest.Response { return send(t, c, "tools/list", map[string]any{"cursor": huge}) }},
 		{"log level", strict(mcptest.WithLogLevel(huge))},
-		{"Mcp-Name", strict(mcptest.WithHeader(HeaderName, huge))},
+		{"Mcp-Name", strict(mcptest.WithHeader(headerName, huge))},
 		{"resource URI", func() *mcptest.Response {
 			return send(t, c, "resources/read", map[string]any{"uri": "file:///" + huge})
 		}},

@@ -10,16 +10,17 @@ import (
 
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonscan"
+	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/jsonrpc"
 )
 
 // The MCP HTTP headers.
 const (
-	HeaderProtocolVersion = "MCP-Protocol-Version"
-	HeaderMethod          = "Mcp-Method"
-	HeaderName            = "Mcp-Name"
-	HeaderParamPrefix     = "Mcp-Param-"
-	HeaderSessionID       = "Mcp-Session-Id"
+	headerProtocolVersion = rpcwire.HeaderProtocolVersion
+	headerMethod          = rpcwire.HeaderMethod
+	headerName            = rpcwire.HeaderName
+	headerParamPrefix     = rpcwire.HeaderParamPrefix
+	headerSessionID       = rpcwire.HeaderSessionID
 )
 
 // paramHeader is a tool argument mirrored into an Mcp-Param-{Name} header
@@ -58,7 +59,7 @@ func paramHeaders(schema json.RawMessage) ([]paramHeader, error) {
 		default:
 			return nil, fmt.Errorf("property %q: x-mcp-header needs a primitive string, integer, number or boolean type", arg)
 		}
-		h := http.CanonicalHeaderKey(HeaderParamPrefix + name)
+		h := http.CanonicalHeaderKey(headerParamPrefix + name)
 		if other, dup := seen[h]; dup {
 			return nil, fmt.Errorf("properties %q and %q both map to header %s", other, arg, h)
 		}
@@ -78,15 +79,15 @@ func validTokenName(s string) bool {
 	return true
 }
 
-// protocolVersionKey is HeaderProtocolVersion as net/http files it
+// protocolVersionKey is headerProtocolVersion as net/http files it
 // (canonical form). Looking a header up by a name not in that form
 // canonicalises it first, which allocates: once per request.
-var protocolVersionKey = http.CanonicalHeaderKey(HeaderProtocolVersion)
+var protocolVersionKey = http.CanonicalHeaderKey(headerProtocolVersion)
 
 // headerValue returns the trimmed value of a header and whether it was
 // present. A value in the =?base64?…?= form is decoded; a malformed
-// encoding or a control character is an error. name is HeaderProtocolVersion
-// or a name in canonical form (HeaderMethod, HeaderName, a paramHeader's
+// encoding or a control character is an error. name is headerProtocolVersion
+// or a name in canonical form (headerMethod, headerName, a paramHeader's
 // header): it is looked up as it is.
 //
 // The map is indexed directly rather than through Header.Values, which
@@ -97,7 +98,7 @@ var protocolVersionKey = http.CanonicalHeaderKey(HeaderProtocolVersion)
 // Header.Get calls of ServeHTTP (see headerGet).
 func headerValue(h http.Header, name string) (string, bool, error) {
 	key := name
-	if name == HeaderProtocolVersion {
+	if name == headerProtocolVersion {
 		key = protocolVersionKey // not canonical as spelled
 	}
 	vs := h[key]
@@ -241,42 +242,42 @@ func (c *callHeaders) load() {
 		return
 	}
 	c.read = true
-	c.method.v, c.method.ok, c.method.err = headerValue(c.h, HeaderMethod)
-	c.name.v, c.name.ok, c.name.err = headerValue(c.h, HeaderName)
+	c.method.v, c.method.ok, c.method.err = headerValue(c.h, headerMethod)
+	c.name.v, c.name.ok, c.name.err = headerValue(c.h, headerName)
 }
 
 // checkStandardHeaders compares MCP-Protocol-Version, and Mcp-Method and
 // Mcp-Name (hs), with the body.
 func checkStandardHeaders(h http.Header, hs *callHeaders, method, version, name string, hasName bool) *jsonrpc.Error {
 	hs.load()
-	pv, ok, err := headerValue(h, HeaderProtocolVersion)
+	pv, ok, err := headerValue(h, headerProtocolVersion)
 	switch {
 	case err != nil:
 		return headerMismatch("%v", err)
 	case !ok:
-		return headerMismatch("the %s header is required", HeaderProtocolVersion)
+		return headerMismatch("the %s header is required", headerProtocolVersion)
 	case pv != version:
-		return headerMismatch("%s is %s but _meta declares %s", HeaderProtocolVersion, clip.Quote(pv), clip.Quote(version))
+		return headerMismatch("%s is %s but _meta declares %s", headerProtocolVersion, clip.Quote(pv), clip.Quote(version))
 	}
 	mv, ok, err := hs.method.v, hs.method.ok, hs.method.err
 	switch {
 	case err != nil:
 		return headerMismatch("%v", err)
 	case !ok:
-		return headerMismatch("the %s header is required", HeaderMethod)
+		return headerMismatch("the %s header is required", headerMethod)
 	case mv != method:
-		return headerMismatch("%s is %s but the body's method is %s", HeaderMethod, clip.Quote(mv), clip.Quote(method))
+		return headerMismatch("%s is %s but the body's method is %s", headerMethod, clip.Quote(mv), clip.Quote(method))
 	}
 	nv, ok, err := hs.name.v, hs.name.ok, hs.name.err
 	switch {
 	case err != nil:
 		return headerMismatch("%v", err)
 	case hasName && !ok:
-		return headerMismatch("the %s header is required for %s: set it to %s", HeaderName, method, nameSource(method))
+		return headerMismatch("the %s header is required for %s: set it to %s", headerName, method, nameSource(method))
 	case hasName && nv != name:
-		return headerMismatch("%s is %s but the body names %s; set it to %s", HeaderName, clip.Quote(nv), clip.Quote(name), nameSource(method))
+		return headerMismatch("%s is %s but the body names %s; set it to %s", headerName, clip.Quote(nv), clip.Quote(name), nameSource(method))
 	case !hasName && ok:
-		return headerMismatch("%s is not expected for %s", HeaderName, method)
+		return headerMismatch("%s is not expected for %s", headerName, method)
 	}
 	return nil
 }

@@ -12,29 +12,29 @@ import (
 // with the name as given, which finds what net/http filed only when the
 // name is in canonical form. Every name they are given must be.
 func TestHeaderKeysCanonical(t *testing.T) {
-	for _, k := range []string{HeaderMethod, HeaderName, HeaderSessionID, protocolVersionKey, "Content-Type", "Origin"} {
+	for _, k := range []string{headerMethod, headerName, headerSessionID, protocolVersionKey, "Content-Type", "Origin"} {
 		if c := http.CanonicalHeaderKey(k); c != k {
 			t.Errorf("%q is not canonical (%q)", k, c)
 		}
 	}
 	h := http.Header{}
-	h.Set(HeaderProtocolVersion, " 2026-07-28 ")
+	h.Set(headerProtocolVersion, " 2026-07-28 ")
 	h.Set("mcp-method", "tools/call")
-	h.Add(HeaderName, "a")
-	h.Add(HeaderName, "b")
-	if v, ok, err := headerValue(h, HeaderProtocolVersion); v != "2026-07-28" || !ok || err != nil {
+	h.Add(headerName, "a")
+	h.Add(headerName, "b")
+	if v, ok, err := headerValue(h, headerProtocolVersion); v != "2026-07-28" || !ok || err != nil {
 		t.Errorf("protocol version: %q %v %v", v, ok, err)
 	}
-	if v, ok, err := headerValue(h, HeaderMethod); v != "tools/call" || !ok || err != nil {
+	if v, ok, err := headerValue(h, headerMethod); v != "tools/call" || !ok || err != nil {
 		t.Errorf("method: %q %v %v", v, ok, err)
 	}
-	if _, ok, err := headerValue(h, HeaderName); !ok || err == nil {
+	if _, ok, err := headerValue(h, headerName); !ok || err == nil {
 		t.Errorf("a repeated name: %v %v, want an error", ok, err)
 	}
-	if _, ok, err := headerValue(h, HeaderSessionID); ok || err != nil {
+	if _, ok, err := headerValue(h, headerSessionID); ok || err != nil {
 		t.Errorf("an absent header: %v %v", ok, err)
 	}
-	if got, want := headerGet(h, HeaderName), h.Get(HeaderName); got != want {
+	if got, want := headerGet(h, headerName), h.Get(headerName); got != want {
 		t.Errorf("headerGet = %q, Header.Get %q", got, want)
 	}
 	if got := headerGet(h, "Origin"); got != "" {
@@ -72,9 +72,9 @@ func headerValueRef(h http.Header, name string) (string, bool, error) {
 // form with strings.Trim: the value, presence and error agree.
 func FuzzHeaderValue(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
-		h := http.Header{HeaderMethod: {raw}}
-		got, ok, err := headerValue(h, HeaderMethod)
-		want, wantOK, wantErr := headerValueRef(h, HeaderMethod)
+		h := http.Header{headerMethod: {raw}}
+		got, ok, err := headerValue(h, headerMethod)
+		want, wantOK, wantErr := headerValueRef(h, headerMethod)
 		if got != want || ok != wantOK || (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
 			t.Fatalf("headerValue(%q) = %q %v %v, want %q %v %v", raw, got, ok, err, want, wantOK, wantErr)
 		}

@@ -69,13 +69,13 @@ func TestStandardHeaders(t *testing.T) {
 		{"prompts/get", prompt("greet")},
 		{"resources/read", read("file:///doc.txt")},
 		{"whitespace around values", tool(
-			hdr(HeaderProtocolVersion, " "+testVersion+"\t"),
-			hdr(HeaderMethod, "\ttools/call "),
-			hdr(HeaderName, "  hello "))},
-		{"base64 Mcp-Name", prompt("héllo wörld", hdr(HeaderName, b64("héllo wörld")))},
-		{"base64 Mcp-Name of a non-ASCII URI", read("file:///café.txt", hdr(HeaderName, b64("file:///café.txt")))},
-		{"base64 Mcp-Name of an ASCII name", tool(hdr(HeaderName, b64("hello")))},
-		{"base64 Mcp-Name of a URI", read("file:///doc.txt", hdr(HeaderName, b64("file:///doc.txt")))},
+			hdr(headerProtocolVersion, " "+testVersion+"\t"),
+			hdr(headerMethod, "\ttools/call "),
+			hdr(headerName, "  hello "))},
+		{"base64 Mcp-Name", prompt("héllo wörld", hdr(headerName, b64("héllo wörld")))},
+		{"base64 Mcp-Name of a non-ASCII URI", read("file:///café.txt", hdr(headerName, b64("file:///café.txt")))},
+		{"base64 Mcp-Name of an ASCII name", tool(hdr(headerName, b64("hello")))},
+		{"base64 Mcp-Name of a URI", read("file:///doc.txt", hdr(headerName, b64("file:///doc.txt")))},
 		{"no Mcp-Name for a list", list()},
 	}
 	for _, tt := range ok {
@@ -87,7 +87,7 @@ func TestStandardHeaders(t *testing.T) {
 	// twice sends MCP-Protocol-Version twice, from a client whose
 	// Options.Header holds both values.
 	twice := func() *mcptest.Response {
-		c := newClientOpts(t, mcptest.Handler(s), &mcptest.Options{Header: http.Header{HeaderProtocolVersion: {testVersion, testVersion}}})
+		c := newClientOpts(t, mcptest.Handler(s), &mcptest.Options{Header: http.Header{headerProtocolVersion: {testVersion, testVersion}}})
 		return send(t, c, "tools/list", nil)
 	}
 	bad := []struct {
@@ -95,24 +95,24 @@ func TestStandardHeaders(t *testing.T) {
 		send    func() *mcptest.Response
 		message string
 	}{
-		{"missing MCP-Protocol-Version", list(mcptest.WithoutHeader(HeaderProtocolVersion)), "MCP-Protocol-Version header is required"},
-		{"mismatched MCP-Protocol-Version", list(hdr(HeaderProtocolVersion, "2025-11-25")), `MCP-Protocol-Version is "2025-11-25"`},
+		{"missing MCP-Protocol-Version", list(mcptest.WithoutHeader(headerProtocolVersion)), "MCP-Protocol-Version header is required"},
+		{"mismatched MCP-Protocol-Version", list(hdr(headerProtocolVersion, "2025-11-25")), `MCP-Protocol-Version is "2025-11-25"`},
 		{"repeated MCP-Protocol-Version", twice, "more than once"},
-		{"missing Mcp-Method", list(mcptest.WithoutHeader(HeaderMethod)), "Mcp-Method header is required"},
-		{"mismatched Mcp-Method", list(hdr(HeaderMethod, "prompts/list")), `Mcp-Method is "prompts/list"`},
-		{"Mcp-Method differs in case", list(hdr(HeaderMethod, "Tools/List")), "Mcp-Method"},
-		{"control character", list(hdr(HeaderMethod, "tools/list\x01")), "control character"},
-		{"tools/call without Mcp-Name", tool(mcptest.WithoutHeader(HeaderName)), "Mcp-Name header is required for tools/call"},
-		{"tools/call with another Mcp-Name", tool(hdr(HeaderName, "other")), `Mcp-Name is "other"`},
-		{"tools/call Mcp-Name differs in case", tool(hdr(HeaderName, "Hello")), "Mcp-Name"},
-		{"prompts/get without Mcp-Name", prompt("greet", mcptest.WithoutHeader(HeaderName)), "required for prompts/get"},
-		{"prompts/get with another Mcp-Name", prompt("greet", hdr(HeaderName, "hello")), `body names "greet"`},
-		{"resources/read without Mcp-Name", read("file:///doc.txt", mcptest.WithoutHeader(HeaderName)), "required for resources/read"},
-		{"resources/read with another Mcp-Name", read("file:///doc.txt", hdr(HeaderName, "file:///other.txt")), "Mcp-Name"},
-		{"base64 Mcp-Name of another name", tool(hdr(HeaderName, b64("world"))), `Mcp-Name is "world"`},
-		{"base64 Mcp-Name without padding", prompt("héllo wörld", hdr(HeaderName, "=?base64?"+base64.RawStdEncoding.EncodeToString([]byte("héllo wörld"))+"?=")), "invalid base64"},
-		{"base64 Mcp-Name with bad characters", tool(hdr(HeaderName, "=?base64?aGV*bG8=?=")), "invalid base64"},
-		{"raw Mcp-Name for a name needing base64", prompt("héllo wörld", hdr(HeaderName, "h?llo w?rld")), "Mcp-Name"},
+		{"missing Mcp-Method", list(mcptest.WithoutHeader(headerMethod)), "Mcp-Method header is required"},
+		{"mismatched Mcp-Method", list(hdr(headerMethod, "prompts/list")), `Mcp-Method is "prompts/list"`},
+		{"Mcp-Method differs in case", list(hdr(headerMethod, "Tools/List")), "Mcp-Method"},
+		{"control character", list(hdr(headerMethod, "tools/list\x01")), "control character"},
+		{"tools/call without Mcp-Name", tool(mcptest.WithoutHeader(headerName)), "Mcp-Name header is required for tools/call"},
+		{"tools/call with another Mcp-Name", tool(hdr(headerName, "other")), `Mcp-Name is "other"`},
+		{"tools/call Mcp-Name differs in case", tool(hdr(headerName, "Hello")), "Mcp-Name"},
+		{"prompts/get without Mcp-Name", prompt("greet", mcptest.WithoutHeader(headerName)), "required for prompts/get"},
+		{"prompts/get with another Mcp-Name", prompt("greet", hdr(headerName, "hello")), `body names "greet"`},
+		{"resources/read without Mcp-Name", read("file:///doc.txt", mcptest.WithoutHeader(headerName)), "required for resources/read"},
+		{"resources/read with another Mcp-Name", read("file:///doc.txt", hdr(headerName, "file:///other.txt")), "Mcp-Name"},
+		{"base64 Mcp-Name of another name", tool(hdr(headerName, b64("world"))), `Mcp-Name is "world"`},
+		{"base64 Mcp-Name without padding", prompt("héllo wörld", hdr(headerName, "=?base64?"+base64.RawStdEncoding.EncodeToString([]byte("héllo wörld"))+"?=")), "invalid base64"},
+		{"base64 Mcp-Name with bad characters", tool(hdr(headerName, "=?base64?aGV*bG8=?=")), "invalid base64"},
+		{"raw Mcp-Name for a name needing base64", prompt("héllo wörld", hdr(headerName, "h?llo w?rld")), "Mcp-Name"},
 	}
 	for _, tt := range bad {
 		t.Run("reject/"+tt.name, func(t *testing.T) {

@@ -56,7 +56,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The usual request (modern, no session) is decoded in one pass.
-	if headerGet(r.Header, HeaderSessionID) == "" {
+	if headerGet(r.Header, headerSessionID) == "" {
 		if req, e, ok := decodeModern(body, s.jsonLimits()); ok {
 			s.serveModern(w, r, req, e, &hs)
 			return
@@ -76,7 +76,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 //
 //go:noinline
 func (s *Server) serveNotPost(w http.ResponseWriter, r *http.Request) {
-	if s.legacy != nil && headerGet(r.Header, HeaderSessionID) != "" && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
+	if s.legacy != nil && headerGet(r.Header, headerSessionID) != "" && (r.Method == http.MethodGet || r.Method == http.MethodDelete) {
 		s.legacy.ServeLegacy(w, r, nil, nil)
 		return
 	}

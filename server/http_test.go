@@ -32,7 +32,7 @@ func TestRouting(t *testing.T) {
 		// A 2025-11-25 client's first request, which mcptest cannot send:
 		// no _meta, no MCP-Protocol-Version, no Mcp-Method.
 		body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}`
-		r := sendRaw(t, c, body, mcptest.WithoutHeader(HeaderProtocolVersion), mcptest.WithoutHeader(HeaderMethod))
+		r := sendRaw(t, c, body, mcptest.WithoutHeader(headerProtocolVersion), mcptest.WithoutHeader(headerMethod))
 		e := wantErrorID(t, r, http.StatusBadRequest, -32022, "0")
 		var data struct {
 			Supported []string `json:"supported"`
@@ -52,13 +52,13 @@ func TestRouting(t *testing.T) {
 			rec := httptest.NewRecorder()
 			r := httptest.NewRequest(m, "/mcp", nil)
 			r.Header.Set("Accept", "text/event-stream")
-			r.Header.Set(HeaderSessionID, "abc")
+			r.Header.Set(headerSessionID, "abc")
 			s.ServeHTTP(rec, r)
 			wantHTTPError(t, rec, http.StatusMethodNotAllowed, -32600)
 			if a := rec.Header().Get("Allow"); a != http.MethodPost {
 				t.Errorf("Allow = %q, want POST", a)
 			}
-			if rec.Header().Get(HeaderSessionID) != "" {
+			if rec.Header().Get(headerSessionID) != "" {
 				t.Error("a session id was minted")
 			}
 		})
@@ -75,9 +75,9 @@ func TestRouting(t *testing.T) {
 	})
 
 	t.Run("no Mcp-Session-Id minted on success", func(t *testing.T) {
-		r := send(t, c, "tools/list", nil, mcptest.WithHeader(HeaderSessionID, "stale"))
+		r := send(t, c, "tools/list", nil, mcptest.WithHeader(headerSessionID, "stale"))
 		completeResult(t, r)
-		if r.Header.Get(HeaderSessionID) != "" {
+		if r.Header.Get(headerSessionID) != "" {
 			t.Error("a session id was set")
 		}
 	})

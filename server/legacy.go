@@ -23,7 +23,7 @@ type legacyDispatcher struct{ s *Server }
 // isLegacy reports whether a POST belongs to the legacy era: it carries a
 // session id, or it is an initialize without a modern envelope.
 func (s *Server) isLegacy(r *http.Request, msg *rpcwire.Message) bool {
-	if r.Header.Get(HeaderSessionID) != "" {
+	if r.Header.Get(headerSessionID) != "" {
 		return true
 	}
 	return msg.Method == "initialize" && !hasModernMeta(msg.Params)

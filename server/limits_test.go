@@ -225,8 +225,8 @@ func listenRequest(t *testing.T, url string, id int, uris []string, user string)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set(HeaderProtocolVersion, testVersion)
-	req.Header.Set(HeaderMethod, "subscriptions/listen")
+	req.Header.Set(headerProtocolVersion, testVersion)
+	req.Header.Set(headerMethod, "subscriptions/listen")
 	if user != "" {
 		req.Header.Set("X-User", user)
 	}

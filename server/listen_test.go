@@ -207,7 +207,7 @@ func TestListenErrors(t *testing.T) {
 	c := newClient(t, s, "")
 	wantError(t, send(t, c, "subscriptions/listen", nil), http.StatusBadRequest, -32602)
 	wantError(t, send(t, c, "subscriptions/listen", map[string]any{"notifications": "all"}), http.StatusBadRequest, -32602)
-	wantError(t, send(t, c, "subscriptions/listen", map[string]any{"notifications": map[string]any{}}, mcptest.WithoutHeader(HeaderMethod)), http.StatusBadRequest, -32020)
+	wantError(t, send(t, c, "subscriptions/listen", map[string]any{"notifications": map[string]any{}}, mcptest.WithoutHeader(headerMethod)), http.StatusBadRequest, -32020)
 }
 
 func TestListenEndsWithClient(t *testing.T) {

@@ -280,15 +280,15 @@ func TestMiddlewareSeesLegacyAndListen(t *testing.T) {
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Accept", "application/json, text/event-stream")
 		if sid != "" {
-			r.Header.Set(server.HeaderSessionID, sid)
-			r.Header.Set(server.HeaderProtocolVersion, "2025-11-25")
+			r.Header.Set("Mcp-Session-Id", sid)
+			r.Header.Set("MCP-Protocol-Version", "2025-11-25")
 		}
 		w := httptest.NewRecorder()
 		srv.ServeHTTP(w, r)
 		return w
 	}
 	hello := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
-	sid := hello.Header().Get(server.HeaderSessionID)
+	sid := hello.Header().Get("Mcp-Session-Id")
 	if sid == "" {
 		t.Fatalf("initialize: %d %s", hello.Code, hello.Body)
 	}

@@ -24,8 +24,8 @@ import (
 	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
-// DefaultBodyReadTimeout is Options.BodyReadTimeout when it is zero.
-const DefaultBodyReadTimeout = 30 * time.Second
+// defaultBodyReadTimeout is Options.BodyReadTimeout when it is zero.
+const defaultBodyReadTimeout = 30 * time.Second
 
 // Options configure a Server. The zero value is usable: a random state key
 // per process, loopback-only Host and Origin checks, 4 MiB request bodies
@@ -284,10 +284,10 @@ func withDefaults(opts *Options) (Options, error) {
 		o.MaxJSONNumberExponent = rpcwire.DefaultMaxNumberExponent
 	}
 	if o.BodyReadTimeout == 0 {
-		o.BodyReadTimeout = DefaultBodyReadTimeout
+		o.BodyReadTimeout = defaultBodyReadTimeout
 	}
 	if o.StoreTimeout <= 0 {
-		o.StoreTimeout = DefaultStoreTimeout
+		o.StoreTimeout = defaultStoreTimeout
 	}
 	for _, lim := range []struct {
 		v   *int

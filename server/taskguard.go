@@ -15,18 +15,18 @@ import (
 
 // The defaults of the task quotas (TaskOptions) and of Options.StoreTimeout.
 const (
-	// DefaultMaxRunningTasks is TaskOptions.MaxRunning when it is zero.
-	DefaultMaxRunningTasks = 1000
-	// DefaultMaxRunningTasksPerClient is TaskOptions.MaxRunningPerClient
+	// defaultMaxRunningTasks is TaskOptions.MaxRunning when it is zero.
+	defaultMaxRunningTasks = 1000
+	// defaultMaxRunningTasksPerClient is TaskOptions.MaxRunningPerClient
 	// when it is zero.
-	DefaultMaxRunningTasksPerClient = 32
-	// DefaultMaxStoredTasks is TaskOptions.MaxStored when it is zero.
-	DefaultMaxStoredTasks = 10000
-	// DefaultMaxStoredTasksPerClient is TaskOptions.MaxStoredPerClient
+	defaultMaxRunningTasksPerClient = 32
+	// defaultMaxStoredTasks is TaskOptions.MaxStored when it is zero.
+	defaultMaxStoredTasks = 10000
+	// defaultMaxStoredTasksPerClient is TaskOptions.MaxStoredPerClient
 	// when it is zero.
-	DefaultMaxStoredTasksPerClient = 1000
-	// DefaultStoreTimeout is Options.StoreTimeout when it is zero.
-	DefaultStoreTimeout = 5 * time.Second
+	defaultMaxStoredTasksPerClient = 1000
+	// defaultStoreTimeout is Options.StoreTimeout when it is zero.
+	defaultStoreTimeout = 5 * time.Second
 )
 
 // quotaError refuses a task before anything is written: 429 when the

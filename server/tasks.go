@@ -183,10 +183,10 @@ func newTaskHost(s *Server, o TaskOptions) (*taskHost, error) {
 		in  int
 		def int
 	}{
-		{&h.maxRunning, o.MaxRunning, DefaultMaxRunningTasks},
-		{&h.maxRunningPer, o.MaxRunningPerClient, DefaultMaxRunningTasksPerClient},
-		{&h.maxStored, o.MaxStored, DefaultMaxStoredTasks},
-		{&h.maxStoredPer, o.MaxStoredPerClient, DefaultMaxStoredTasksPerClient},
+		{&h.maxRunning, o.MaxRunning, defaultMaxRunningTasks},
+		{&h.maxRunningPer, o.MaxRunningPerClient, defaultMaxRunningTasksPerClient},
+		{&h.maxStored, o.MaxStored, defaultMaxStoredTasks},
+		{&h.maxStoredPer, o.MaxStoredPerClient, defaultMaxStoredTasksPerClient},
 	} {
 		switch {
 		case lim.in == 0:

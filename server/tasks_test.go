@@ -142,7 +142,7 @@ func (tb *taskBench) serve(b *testing.B, w wire, id string) map[string]any {
 	r := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(body))
 	r.Header = w.header.Clone()
 	if id != "" {
-		r.Header.Set(HeaderName, id)
+		r.Header.Set(headerName, id)
 	}
 	rec := httptest.NewRecorder()
 	tb.s.ServeHTTP(rec, r)
@@ -406,8 +406,8 @@ func TestTaskRoutingHeader(t *testing.T) {
 	s := newTestServer(t, nil)
 	mustAddTool(t, s, Tool{Name: "job"}, newGate().handler, RunAsTask(TaskOptional))
 	id := createTask(t, s, "job", nil, tasksCaps)
-	wantError(t, taskCall(t, s, "tasks/get", id, nil, mcptest.WithHeader(HeaderName, "another-task")), http.StatusBadRequest, jsonrpc.HeaderMismatch)
-	wantError(t, taskCall(t, s, "tasks/get", id, nil, mcptest.WithoutHeader(HeaderName)), http.StatusBadRequest, jsonrpc.HeaderMismatch)
+	wantError(t, taskCall(t, s, "tasks/get", id, nil, mcptest.WithHeader(headerName, "another-task")), http.StatusBadRequest, jsonrpc.HeaderMismatch)
+	wantError(t, taskCall(t, s, "tasks/get", id, nil, mcptest.WithoutHeader(headerName)), http.StatusBadRequest, jsonrpc.HeaderMismatch)
 	ackOf(t, s, "tasks/cancel", id, nil)
 }
 

@@ -78,9 +78,9 @@ func run() error {
 	stdio := flag.Bool("stdio", false, "serve JSON-RPC on stdin/stdout instead of HTTP")
 	taskTTL := flag.Duration("task-ttl", time.Hour, "how long a task (the tasks extension) lives from its creation")
 	taskLease := flag.Duration("task-lease", 15*time.Second, "how long an instance vouches for its running tasks without renewing; a dead instance's tasks fail once it lapses")
-	sessionIdle := flag.Duration("session-idle", legacy.DefaultSessionIdle, "how long a 2025-11-25 session may go unused before it expires")
+	sessionIdle := flag.Duration("session-idle", 0, "how long a 2025-11-25 session may go unused before it expires (0: the library's default, 30m)")
 	trusted := flag.String("trusted-proxy", "", "comma-separated CIDR prefixes of proxies whose X-Forwarded-For is believed for the quotas of anonymous clients (2025-11-25 sessions, tasks)")
-	storeTimeout := flag.Duration("store-timeout", server.DefaultStoreTimeout, "the longest one call to Redis (tasks, ledger, fan-out) may take before the request is refused with 503")
+	storeTimeout := flag.Duration("store-timeout", 0, "the longest one call to Redis (tasks, ledger, fan-out) may take before the request is refused with 503 (0: the library's default, 5s)")
 	drainTimeout := flag.Duration("drain-timeout", 25*time.Second, "on SIGTERM, how long running tasks, parked 2025-11-25 calls and requests may take to finish before what remains is failed")
 	flag.Usage = func() { usage(flag.CommandLine.Output(), flag.CommandLine) }
 	flag.Parse()

@@ -27,7 +27,7 @@ import (
 var drainedRE = regexp.MustCompile(`waiting for the tasks running here" tasks=(\d+)`)
 
 // storeBound is the longest a request may wait on a stalled Redis: the
-// instances' StoreTimeout (server.DefaultStoreTimeout, 5 s) plus slack
+// instances' StoreTimeout (the default, 5 s) plus slack
 // for a loaded machine (nginx, the race detector).
 const storeBound = 5*time.Second + 2*time.Second
 

@@ -93,9 +93,9 @@ func BenchmarkAuthorization(b *testing.B) {
 			req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1"+Path, strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set(server.HeaderProtocolVersion, server.ProtocolVersion)
-			req.Header.Set(server.HeaderMethod, "tools/call")
-			req.Header.Set(server.HeaderName, "ping")
+			req.Header.Set("MCP-Protocol-Version", server.ProtocolVersion)
+			req.Header.Set("Mcp-Method", "tools/call")
+			req.Header.Set("Mcp-Name", "ping")
 			if token != "" {
 				req.Header.Set("Authorization", "Bearer "+token)
 			}
@@ -132,9 +132,9 @@ func BenchmarkAuthorization(b *testing.B) {
 				req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1"+Path, strings.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Accept", "application/json, text/event-stream")
-				req.Header.Set(server.HeaderProtocolVersion, server.ProtocolVersion)
-				req.Header.Set(server.HeaderMethod, "tools/call")
-				req.Header.Set(server.HeaderName, "ping")
+				req.Header.Set("MCP-Protocol-Version", server.ProtocolVersion)
+				req.Header.Set("Mcp-Method", "tools/call")
+				req.Header.Set("Mcp-Name", "ping")
 				if vr.token != "" {
 					req.Header.Set("Authorization", "Bearer "+vr.token)
 				}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/mcp"
-	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
@@ -62,7 +61,7 @@ func TestRedeemOutlivesExpiryByTheLeeway(t *testing.T) {
 	if err := New(mcp.ClientCapabilities{}, Responses{}, st, Options{}).Redeem(ctx, &rec, errReplayed); err != nil {
 		t.Fatal(err)
 	}
-	if want := exp.Add(mrtr.DefaultStateLeeway); !rec.expires.Equal(want) {
+	if want := exp.Add(30 * time.Second); !rec.expires.Equal(want) {
 		t.Errorf("ledger told %v, want exp + leeway %v", rec.expires, want)
 	}
 

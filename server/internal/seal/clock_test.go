@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/mrtr"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -53,9 +52,9 @@ func TestLeewayOnIssuedAt(t *testing.T) {
 	}{
 		{"same clock", 0, 0, ""},
 		{"55 ms behind (the reported failure)", 0, 55 * time.Millisecond, ""},
-		{"exactly at the default leeway", 0, mrtr.DefaultStateLeeway, ""},
-		{"1 ms past the default leeway", 0, mrtr.DefaultStateLeeway + time.Millisecond, "issued in the future: its iat is 30.001s ahead of this server's clock, beyond the 30s leeway"},
-		{"1 ns past the default leeway", 0, mrtr.DefaultStateLeeway + 1, "its iat is 30.001s ahead of this server's clock, beyond the 30s leeway"},
+		{"exactly at the default leeway", 0, DefaultLeeway, ""},
+		{"1 ms past the default leeway", 0, DefaultLeeway + time.Millisecond, "issued in the future: its iat is 30.001s ahead of this server's clock, beyond the 30s leeway"},
+		{"1 ns past the default leeway", 0, DefaultLeeway + 1, "its iat is 30.001s ahead of this server's clock, beyond the 30s leeway"},
 		{"ahead of the issuer", 0, -time.Minute, ""},
 		{"exactly at a 5 s leeway", 5 * time.Second, 5 * time.Second, ""},
 		{"1 ms past a 5 s leeway", 5 * time.Second, 5*time.Second + time.Millisecond, "5.001s ahead of this server's clock, beyond the 5s leeway"},
@@ -200,8 +199,8 @@ func TestStateTimesFromClaims(t *testing.T) {
 		refuse string
 	}{
 		{"whole seconds, as older versions wrote", jwt.MapClaims{"iat": t0.Unix(), "exp": t0.Unix() + 60}, ""},
-		{"nbf at the leeway", jwt.MapClaims{"iat": secs(0), "nbf": secs(mrtr.DefaultStateLeeway), "exp": secs(time.Hour)}, ""},
-		{"nbf 1 ms past the leeway", jwt.MapClaims{"iat": secs(0), "nbf": secs(mrtr.DefaultStateLeeway + time.Millisecond), "exp": secs(time.Hour)},
+		{"nbf at the leeway", jwt.MapClaims{"iat": secs(0), "nbf": secs(DefaultLeeway), "exp": secs(time.Hour)}, ""},
+		{"nbf 1 ms past the leeway", jwt.MapClaims{"iat": secs(0), "nbf": secs(DefaultLeeway + time.Millisecond), "exp": secs(time.Hour)},
 			"not valid yet: its nbf is 30.001s ahead of this server's clock, beyond the 30s leeway"},
 		{"no iat", jwt.MapClaims{"exp": secs(time.Minute)}, ""},
 		{"no exp", jwt.MapClaims{"iat": secs(0)}, "a required claim is missing: exp"},
@@ -234,7 +233,7 @@ func TestSealerClockAndTTLLimits(t *testing.T) {
 	if s.TTL() != time.Millisecond {
 		t.Errorf("TTL() = %v, want it truncated to 1ms", s.TTL())
 	}
-	for _, lw := range []struct{ in, want time.Duration }{{0, mrtr.DefaultStateLeeway}, {-1, 0}, {7 * time.Second, 7 * time.Second}} {
+	for _, lw := range []struct{ in, want time.Duration }{{0, DefaultLeeway}, {-1, 0}, {7 * time.Second, 7 * time.Second}} {
 		if got := testSealer(t, SealerOptions{Leeway: lw.in}).Leeway(); got != lw.want {
 			t.Errorf("Leeway %v: Leeway() = %v, want %v", lw.in, got, lw.want)
 		}

@@ -36,6 +36,20 @@ import (
 	"github.com/baton-mcp/baton/mrtr"
 )
 
+// DefaultTTL is how long a requestState stays valid when the server's
+// Options.StateTTL is zero.
+const DefaultTTL = 10 * time.Minute
+
+// DefaultLeeway is the clock skew tolerated between the instance that
+// seals a requestState and the one that opens it, when the server's
+// Options.StateLeeway is zero: a state's issue time may be that far ahead of
+// the opening instance's clock. Expiry gets no leeway.
+const DefaultLeeway = 30 * time.Second
+
+// DefaultMaxSize bounds a requestState token, in bytes, when the
+// server's Options.MaxStateSize is zero.
+const DefaultMaxSize = 64 << 10
+
 // Digest is a SHA-256 digest.
 type Digest [32]byte
 
@@ -143,7 +157,7 @@ type SealerOptions struct {
 	// the signed token. By default it is encrypted with AES-256-GCM, since
 	// recorded answers and payloads can be personal data.
 	Plaintext bool
-	// TTL is how long sealed state stays valid (mrtr.DefaultStateTTL if zero).
+	// TTL is how long sealed state stays valid (DefaultTTL if zero).
 	// The state's times are written in milliseconds, so a TTL is truncated
 	// to whole milliseconds and one under a millisecond is an error.
 	TTL time.Duration
@@ -151,13 +165,13 @@ type SealerOptions struct {
 	// verification, so state from a deployment with another audience is
 	// refused even if it shares a key.
 	Audience string
-	// MaxSize bounds a token in bytes (mrtr.DefaultMaxStateSize if zero); larger
+	// MaxSize bounds a token in bytes (DefaultMaxSize if zero); larger
 	// state is an error when sealing and refused when opening.
 	MaxSize int
 	// Leeway is how far ahead of this sealer's clock a state's issue time
 	// (iat, and nbf if a token has one) may be and still be accepted: the
 	// clock skew tolerated between the instances of a fleet. Zero means
-	// mrtr.DefaultStateLeeway; a negative value means none. Expiry gets no
+	// DefaultLeeway; a negative value means none. Expiry gets no
 	// leeway: a state is refused from the moment this sealer's clock
 	// reaches its exp, which the issuer set to its issue time plus the
 	// TTL.
@@ -208,16 +222,16 @@ func NewSealer(kr *mrtr.KeyRing, opts SealerOptions) (*Sealer, error) {
 	}
 	s := &Sealer{ttl: opts.TTL.Truncate(time.Millisecond), aud: opts.Audience, maxSize: opts.MaxSize, now: wallClock(opts.Now), plaintext: opts.Plaintext}
 	if s.ttl == 0 {
-		s.ttl = mrtr.DefaultStateTTL
+		s.ttl = DefaultTTL
 	}
 	switch {
 	case opts.Leeway == 0:
-		s.leeway = mrtr.DefaultStateLeeway
+		s.leeway = DefaultLeeway
 	case opts.Leeway > 0:
 		s.leeway = opts.Leeway
 	}
 	if s.maxSize <= 0 {
-		s.maxSize = mrtr.DefaultMaxStateSize
+		s.maxSize = DefaultMaxSize
 	}
 	s.validator = &stateValidator{now: s.now, leeway: s.leeway}
 	if s.aud != "" {
