@@ -25,16 +25,16 @@ var layers = [][]string{
 	{"internal/clientaddr", "internal/clip", "internal/contract", "internal/jsonw", "internal/skillmd", "internal/sse", "internal/testredis"},
 	{"internal/jsonscan"},
 	{"internal/strictjson"},
-	{"jsonrpc"},
+	{"mcp"},
 	{"internal/rpcwire"},
 	{"internal/era"},
-	{"mcp", "elicit", "tasks"},
+	{"elicit", "tasks"},
 	{"mrtr", "tasks/taskstest"},
 	{"server/internal/seal", "mcptest"},
 	{"server/internal/round"},
 	{"server"},
 	{"legacy"},
-	{"legacy/legacytest", "auth", "mcpecho", "lambda", "urlflow", "otelmcp"},
+	{"legacy/legacytest", "auth", "lambda", "urlflow", "otelmcp"},
 	{"redisfleet"},
 }
 
@@ -42,7 +42,6 @@ var layers = [][]string{
 // library and Baton, by module path prefix. Anything else imports only the
 // standard library and Baton.
 var thirdParty = map[string][]string{
-	"github.com/labstack/echo/":              {"mcpecho"},
 	"github.com/redis/go-redis/":             {"redisfleet", "internal/testredis"},
 	"github.com/aws/aws-lambda-go/":          {"lambda"},
 	"go.opentelemetry.io/otel/":              {"otelmcp"},
@@ -243,8 +242,8 @@ var testOnly = map[string]string{
 	// otelmcp's tests read the spans and metrics back with the SDK's
 	// in-memory exporter and reader: the SDK is what a user installs too.
 	"go.opentelemetry.io/otel/sdk": "otelmcp tests",
-	// auth's and mcpecho's tests serve a JWKS; keyfunc requires it anyway.
-	"github.com/MicahParks/jwkset": "auth and mcpecho tests",
+	// auth's tests serve a JWKS; keyfunc requires it anyway.
+	"github.com/MicahParks/jwkset": "auth tests",
 }
 
 // exampleOnly are modules only the examples, the benchmarks or the CI
@@ -254,6 +253,7 @@ var exampleOnly = []string{
 	"github.com/prometheus/",
 	"go.opentelemetry.io/otel/exporters/prometheus",
 	"github.com/zitadel/",
+	"github.com/labstack/echo/",
 	"gotest.tools/gotestsum",
 	"github.com/modelcontextprotocol/go-sdk",
 	"github.com/mark3labs/mcp-go",

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -191,7 +191,7 @@ func (rs *ResourceServer) refuse(w http.ResponseWriter, r *http.Request, req sco
 		w.Header().Add("WWW-Authenticate", rs.dpopChallenge("", "", nil))
 	}
 	msg := "Unauthorized: " + ae.Reason
-	b, _ := rpcwire.AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: msg})
+	b, _ := rpcwire.AppendError(nil, mcp.ID{}, &mcp.Error{Code: mcp.InvalidRequest, Message: msg})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)

@@ -43,7 +43,7 @@ func main() {
 		duration    = flag.Duration("duration", 10*time.Second, "recorded time per measurement")
 		warmup      = flag.Duration("warmup", 2*time.Second, "unrecorded (but checked) time before each measurement")
 		reps        = flag.Int("reps", 3, "measurements per server and scenario, interleaved; the median is reported")
-		servers     = flag.String("servers", strings.Join(serverNames, ","), "servers to measure: baton (net/http), baton-echo (mcpecho.Mount), gosdk, mcpgo, floor")
+		servers     = flag.String("servers", strings.Join(serverNames, ","), "servers to measure: baton (net/http), baton-echo (echo.WrapHandler), gosdk, mcpgo, floor")
 		scenarios   = flag.String("scenarios", "echo,confirm", "scenarios: echo (a), confirm (b), rounds (Baton asking 1, 2, 4 … questions in sequence; see -rounds), carried (one retry whose state carries k answers; see -carried), hostile (hostile bodies beside benign ones, one at a time)")
 		rounds      = flag.String("rounds", "1,2,4,8,16", "rounds: the numbers of questions asked in sequence, one measurement each")
 		carried     = flag.String("carried", "1,16", "carried: the numbers of answers the retry's state carries, one measurement each, completing and suspending")

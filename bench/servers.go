@@ -15,7 +15,6 @@ import (
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
-	"github.com/baton-mcp/baton/mcpecho"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -368,11 +367,14 @@ func askConfirm(ctx context.Context, req *server.ToolRequest, form *elicit.Reque
 	return answer.Action == elicit.ActionAccept && answer.Decode(&a) == nil && a.Confirm, nil
 }
 
-// behindEcho serves h at every path of an echo application, through
-// package mcpecho.
+// behindEcho serves h at every path of an echo application for the MCP
+// endpoint's methods, through echo.WrapHandler (as docs/guide.md shows).
 func behindEcho(h http.Handler) http.Handler {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	mcpecho.Mount(e, "/*", h)
+	eh := echo.WrapHandler(h)
+	for _, method := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		e.Add(method, "/*", eh)
+	}
 	return e
 }

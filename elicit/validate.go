@@ -258,7 +258,7 @@ func decodeValidContent(content []byte) (map[string]any, []string, error) {
 // checkValue returns why v is not string | number | boolean | string[],
 // or "" if it is. Numbers must also fit a float64, so that any accepted
 // content decodes with encoding/json, and their literal must be within
-// jsonrpc's default limits (100 bytes, exponent within ±400): a literal
+// rpcwire's default limits (100 bytes, exponent within ±400): a literal
 // like 1e-999999 fits (as 0), but the schema's exact comparisons would
 // cost time in proportion to its exponent.
 func checkValue(v any) string {

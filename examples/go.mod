@@ -5,6 +5,7 @@ go 1.26.0
 replace github.com/baton-mcp/baton => ../
 
 require (
+	github.com/MicahParks/jwkset v0.11.4
 	github.com/aws/aws-lambda-go v1.55.1
 	github.com/baton-mcp/baton v0.0.0-00010101000000-000000000000
 	github.com/chromedp/cdproto v0.160.5
@@ -22,7 +23,6 @@ require (
 )
 
 require (
-	github.com/MicahParks/jwkset v0.11.4 // indirect
 	github.com/MicahParks/keyfunc/v3 v3.9.2 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/bmatcuk/doublestar/v4 v4.10.4 // indirect

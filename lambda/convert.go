@@ -41,7 +41,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdaurl"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // adapter serves function URL events on an http.Handler through lambdaurl.
@@ -164,16 +164,16 @@ func (o outbound) stream() *events.LambdaFunctionURLStreamingResponse {
 
 // badRequest is the answer to an event that is not a usable request.
 func badRequest(msg string) outbound {
-	return errorResponse(http.StatusBadRequest, jsonrpc.InvalidRequest, "Bad Request: "+msg)
+	return errorResponse(http.StatusBadRequest, mcp.InvalidRequest, "Bad Request: "+msg)
 }
 
 // handlerFailed is the answer when the handler panicked.
 func handlerFailed() outbound {
-	return errorResponse(http.StatusInternalServerError, jsonrpc.InternalError, "Internal Server Error: the handler failed")
+	return errorResponse(http.StatusInternalServerError, mcp.InternalError, "Internal Server Error: the handler failed")
 }
 
 func errorResponse(status, code int, msg string) outbound {
-	b, _ := rpcwire.AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{Code: code, Message: msg})
+	b, _ := rpcwire.AppendError(nil, mcp.ID{}, &mcp.Error{Code: code, Message: msg})
 	return outbound{
 		status:  status,
 		headers: map[string]string{"Content-Type": "application/json"},

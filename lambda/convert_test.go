@@ -16,7 +16,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // uploadBody is the binary body of the recorded upload events.
@@ -342,7 +342,7 @@ func TestHandlerFailures(t *testing.T) {
 				_, _ = io.WriteString(w, "partial")
 				panic("boom")
 			}), k.upload, nil)
-			wantRPCError(t, res, http.StatusInternalServerError, jsonrpc.InternalError)
+			wantRPCError(t, res, http.StatusInternalServerError, mcp.InternalError)
 			if got := logs.String(); !strings.Contains(got, "panic=boom") || !strings.Contains(got, "TestHandlerFailures") {
 				t.Errorf("the panic was not logged with its stack: %s", got)
 			}
@@ -351,7 +351,7 @@ func TestHandlerFailures(t *testing.T) {
 			res = k.serve(t, context.Background(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				panic(http.ErrAbortHandler)
 			}), k.upload, nil)
-			wantRPCError(t, res, http.StatusInternalServerError, jsonrpc.InternalError)
+			wantRPCError(t, res, http.StatusInternalServerError, mcp.InternalError)
 			if logs.Len() != 0 {
 				t.Errorf("http.ErrAbortHandler was logged: %s", logs.String())
 			}
@@ -406,7 +406,7 @@ func TestMalformedEvents(t *testing.T) {
 				ran := false
 				h := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran = true })
 				res := k.serve(t, context.Background(), h, file, tc.edit)
-				e := wantRPCError(t, res, http.StatusBadRequest, jsonrpc.InvalidRequest)
+				e := wantRPCError(t, res, http.StatusBadRequest, mcp.InvalidRequest)
 				if !strings.Contains(e.Message, tc.want) {
 					t.Errorf("message %q does not say %q", e.Message, tc.want)
 				}
@@ -441,7 +441,7 @@ func TestNewHandler(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Invoke(%q) returned a Lambda error: %v", payload, err)
 				}
-				wantRPCError(t, decodeResponse(t, k, out), http.StatusBadRequest, jsonrpc.InvalidRequest)
+				wantRPCError(t, decodeResponse(t, k, out), http.StatusBadRequest, mcp.InvalidRequest)
 			}
 			// Lambda only delivers JSON; what is not JSON at all is refused
 			// by the runtime before a streaming adapter sees it (documented).
@@ -456,7 +456,7 @@ func TestNewHandler(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Invoke(%q) returned a Lambda error: %v", payload, err)
 				}
-				wantRPCError(t, decodeResponse(t, k, out), http.StatusBadRequest, jsonrpc.InvalidRequest)
+				wantRPCError(t, decodeResponse(t, k, out), http.StatusBadRequest, mcp.InvalidRequest)
 			}
 		})
 	}

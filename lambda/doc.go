@@ -84,7 +84,7 @@
 // with an error the runtime reports as the invocation's failure, rather
 // than as a whole response.
 //
-// Import direction: this package imports net/http, Baton's jsonrpc and
+// Import direction: this package imports net/http, Baton's mcp and
 // internal/rpcwire (for its error bodies) and aws-lambda-go; no other
 // Baton package imports it,
 // so aws-lambda-go stays out of programs that do not serve from Lambda.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/server"
 )
@@ -110,7 +110,7 @@ func TestTamperedStateRefused(t *testing.T) {
 				return r
 			}
 			r := retry(c, tampered, "Mallory")
-			if r.Status != rpcwire.HTTPStatus(jsonrpc.InvalidParams) || r.Error == nil || r.Error.Code != jsonrpc.InvalidParams {
+			if r.Status != rpcwire.HTTPStatus(mcp.InvalidParams) || r.Error == nil || r.Error.Code != mcp.InvalidParams {
 				t.Fatalf("tampered state: %d %s, want -32602", r.Status, r.Body)
 			}
 			if strings.Contains(string(r.Body), "Mallory") {
@@ -127,7 +127,7 @@ func TestTamperedStateRefused(t *testing.T) {
 				return srv
 			})
 			r = retry(bridgeClient(t, other, nil), state, "Ada")
-			if r.Status != http.StatusBadRequest || r.Error == nil || r.Error.Code != jsonrpc.InvalidParams {
+			if r.Status != http.StatusBadRequest || r.Error == nil || r.Error.Code != mcp.InvalidParams {
 				t.Fatalf("another key: %d %s, want -32602", r.Status, r.Body)
 			}
 			wantJSON(t, b)
@@ -145,7 +145,7 @@ func TestAllowedHosts(t *testing.T) {
 			foreign := func(f *fields) { *f.Domain = "attacker.example"; f.Headers["host"] = "attacker.example" }
 
 			res := k.serve(t, context.Background(), newServer(t, k.domain), k.round1, foreign)
-			e := wantRPCError(t, res, http.StatusForbidden, jsonrpc.InvalidRequest)
+			e := wantRPCError(t, res, http.StatusForbidden, mcp.InvalidRequest)
 			if !strings.Contains(e.Message, "attacker.example") {
 				t.Errorf("message %q does not name the Host", e.Message)
 			}

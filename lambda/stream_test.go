@@ -18,7 +18,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/server"
@@ -372,7 +371,7 @@ func TestStreamHandlerFailures(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			if !k.streaming() {
 				res := k.serve(t, context.Background(), panicking, k.upload, nil)
-				wantRPCError(t, res, http.StatusInternalServerError, jsonrpc.InternalError)
+				wantRPCError(t, res, http.StatusInternalServerError, mcp.InternalError)
 				return
 			}
 			var ev events.LambdaFunctionURLRequest

@@ -11,7 +11,7 @@ import (
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // Answers between instances.
@@ -88,7 +88,7 @@ type answerBucket struct {
 // keptAnswer is an answer as the store keeps it.
 type keptAnswer struct {
 	Result json.RawMessage `json:"result,omitempty"`
-	Error  *jsonrpc.Error  `json:"error,omitempty"`
+	Error  *mcp.Error      `json:"error,omitempty"`
 }
 
 // answerTokens reports whether sid's bucket of unmatched answers holds a
@@ -152,7 +152,7 @@ func (h *Handler) pruneBuckets() {
 func (h *Handler) acceptAnswer(w http.ResponseWriter, r *http.Request, sid string, body []byte, msg *rpcwire.Message) bool {
 	if len(body) > h.opts.MaxAnswerBytes {
 		h.answerTokens(sid, true)
-		writeJSONError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidParams,
+		writeJSONError(w, http.StatusRequestEntityTooLarge, mcp.ID{}, mcp.Errorf(mcp.InvalidParams,
 			"the answer is %d bytes; an answer to a server request may have at most %d (MaxAnswerBytes)", len(body), h.opts.MaxAnswerBytes))
 		return false
 	}
@@ -180,7 +180,7 @@ func (h *Handler) acceptAnswer(w http.ResponseWriter, r *http.Request, sid strin
 	}
 	kept, err := json.Marshal(keptAnswer{Result: msg.Result, Error: msg.Error})
 	if err != nil {
-		writeJSONError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidParams, "the answer cannot be encoded: %v", err))
+		writeJSONError(w, http.StatusBadRequest, mcp.ID{}, mcp.Errorf(mcp.InvalidParams, "the answer cannot be encoded: %v", err))
 		return false
 	}
 	ctx, cancel := h.storeCtx(r.Context())
@@ -192,7 +192,7 @@ func (h *Handler) acceptAnswer(w http.ResponseWriter, r *http.Request, sid strin
 		wake.From = h.instance
 		b, merr := json.Marshal(wake)
 		if merr != nil {
-			writeJSONError(w, http.StatusInternalServerError, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InternalError, "the wake-up cannot be encoded"))
+			writeJSONError(w, http.StatusInternalServerError, mcp.ID{}, mcp.Errorf(mcp.InternalError, "the wake-up cannot be encoded"))
 			return false
 		}
 		err = aw.AnswerWake(ctx, sid, key, kept, inst, b)
@@ -203,7 +203,7 @@ func (h *Handler) acceptAnswer(w http.ResponseWriter, r *http.Request, sid strin
 	case errors.Is(err, ErrNotWaiting):
 		return h.unmatchedAnswer(w, r, sid, msg)
 	case err != nil:
-		h.storeFailed(w, jsonrpc.ID{}, "keep an answer", err)
+		h.storeFailed(w, mcp.ID{}, "keep an answer", err)
 		return false
 	}
 	// Kept: the holder reads it on this wake-up or its next poll.
@@ -223,7 +223,7 @@ func (h *Handler) unmatchedAnswer(w http.ResponseWriter, r *http.Request, sid st
 		h.refuseAnswers(w, r)
 		return false
 	}
-	writeJSONError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidParams,
+	writeJSONError(w, http.StatusBadRequest, mcp.ID{}, mcp.Errorf(mcp.InvalidParams,
 		"no request of this session waits for an answer with id %s: never sent, already answered, or its call ended", clip.String(msg.ID.String())))
 	return false
 }
@@ -231,7 +231,7 @@ func (h *Handler) unmatchedAnswer(w http.ResponseWriter, r *http.Request, sid st
 // refuseAnswers refuses an answer of a session that spent its
 // MaxAnswersPerSecond on unmatched answers.
 func (h *Handler) refuseAnswers(w http.ResponseWriter, r *http.Request) {
-	h.refuse(r.Context(), w, http.StatusTooManyRequests, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest,
+	h.refuse(r.Context(), w, http.StatusTooManyRequests, mcp.ID{}, mcp.Errorf(mcp.InvalidRequest,
 		"too many unmatched answers from this session: at most %d a second (MaxAnswersPerSecond)", h.opts.MaxAnswersPerSecond), "legacy.Options.MaxAnswersPerSecond", time.Second)
 }
 
@@ -337,7 +337,7 @@ func (h *Handler) pollAnswers() {
 	for k, b := range got {
 		var a keptAnswer
 		if err := json.Unmarshal(b, &a); err != nil {
-			a = keptAnswer{Error: jsonrpc.Errorf(jsonrpc.InternalError, "the kept answer could not be read")}
+			a = keptAnswer{Error: mcp.Errorf(mcp.InternalError, "the kept answer could not be read")}
 		}
 		if waiting[k].deliverTo(reply{id: k, result: a.Result, err: a.Error, taken: take}) {
 			h.d.Measure(context.Background(), era.MeasureReplyReceived, 1)

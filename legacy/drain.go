@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // detachGrace is how long after Shutdown begins the streams of the calls
@@ -198,7 +198,7 @@ func hijackable(w http.ResponseWriter) bool {
 // refuseDraining answers a GET on an instance that shuts down: 503, to be
 // retried at once, on another instance.
 func (h *Handler) refuseDraining(w http.ResponseWriter) {
-	h.refuse(context.Background(), w, http.StatusServiceUnavailable, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InternalError,
+	h.refuse(context.Background(), w, http.StatusServiceUnavailable, mcp.ID{}, mcp.Errorf(mcp.InternalError,
 		"this server instance is shutting down and opens no new stream; try again (another instance will serve it)"), "draining", time.Second)
 }
 

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -62,11 +62,11 @@ func TestExtensionsInLegacySessions(t *testing.T) {
 	if _, ok := res["resultType"]; ok {
 		t.Error("a legacy result carries resultType")
 	}
-	if e := c.request(2, "modern/ping", map[string]any{}).rpcErr("2"); e == nil || e.Code != jsonrpc.MethodNotFound {
+	if e := c.request(2, "modern/ping", map[string]any{}).rpcErr("2"); e == nil || e.Code != mcp.MethodNotFound {
 		t.Errorf("modern/ping in a legacy session: %+v, want -32601", e)
 	}
 	undeclared := connect(t, f, `{}`)
-	if e := undeclared.request(3, "both/ping", map[string]any{}).rpcErr("3"); e == nil || e.Code != jsonrpc.MissingRequiredClientCapability {
+	if e := undeclared.request(3, "both/ping", map[string]any{}).rpcErr("3"); e == nil || e.Code != mcp.MissingRequiredClientCapability {
 		t.Errorf("both/ping without the extension: %+v, want -32021", e)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // Sessions across instances.
@@ -68,7 +68,7 @@ type fleetMessage struct {
 	// under) or the client request id, as JSON text (kindCancel).
 	ID     string          `json:"id,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
-	Error  *jsonrpc.Error  `json:"error,omitempty"`
+	Error  *mcp.Error      `json:"error,omitempty"`
 	// Body is a JSON-RPC notification for the GET stream (kindNotify).
 	Body   json.RawMessage `json:"body,omitempty"`
 	Reason string          `json:"reason,omitempty"`
@@ -83,20 +83,20 @@ const instanceIDLen = 16
 
 // newRequestID returns the wire id of a server-to-client request of s and
 // the key its answer is awaited under.
-func (h *Handler) newRequestID(s *session) (jsonrpc.ID, string) {
+func (h *Handler) newRequestID(s *session) (mcp.ID, string) {
 	n := h.nextID.Add(1)
 	if !h.shared || !s.http {
-		id := jsonrpc.IntID(n)
+		id := mcp.IntID(n)
 		return id, id.String()
 	}
 	key := h.instance + "." + strconv.FormatInt(n, 10)
-	return jsonrpc.StringID(key), key
+	return mcp.StringID(key), key
 }
 
 // replyTarget reads the id of a client's answer: the key it is awaited
 // under and the instance holding the call. ok is false for an id that no
 // instance of a shared store made.
-func (h *Handler) replyTarget(id jsonrpc.ID) (key, instance string, ok bool) {
+func (h *Handler) replyTarget(id mcp.ID) (key, instance string, ok bool) {
 	if !h.shared {
 		return id.String(), h.instance, true
 	}

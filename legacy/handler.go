@@ -22,7 +22,6 @@ import (
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
-	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
@@ -409,7 +408,7 @@ func (h *Handler) changed(c server.Change) {
 // 503): Retry-After, the JSON-RPC error with the limit and the seconds in
 // its data (rpcwire.Refusal: clients read the body, not the header), and
 // the server logs and counts it (Dispatcher.Refused).
-func (h *Handler) refuse(ctx context.Context, w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error, limit string, retry time.Duration) {
+func (h *Handler) refuse(ctx context.Context, w http.ResponseWriter, status int, id mcp.ID, e *mcp.Error, limit string, retry time.Duration) {
 	secs := rpcwire.RetrySeconds(retry)
 	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 	e.Data = &rpcwire.Refusal{Limit: limit, RetryAfterSeconds: secs}
@@ -419,7 +418,7 @@ func (h *Handler) refuse(ctx context.Context, w http.ResponseWriter, status int,
 	writeJSONError(w, status, id, e)
 }
 
-func writeJSONError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
+func writeJSONError(w http.ResponseWriter, status int, id mcp.ID, e *mcp.Error) {
 	b, _ := rpcwire.AppendError(nil, id, e)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -444,7 +443,7 @@ func (h *Handler) ServeLegacyDecoded(w http.ResponseWriter, r *http.Request, bod
 		h.serveInitialize(w, r, sid, msg)
 		return
 	}
-	var id jsonrpc.ID
+	var id mcp.ID
 	if msg != nil {
 		id = msg.ID
 	}
@@ -505,7 +504,7 @@ func (h *Handler) ServeLegacyDecoded(w http.ResponseWriter, r *http.Request, bod
 //go:noinline
 func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, sid string, msg *rpcwire.Message) {
 	if sid != "" {
-		writeJSONError(w, http.StatusBadRequest, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "initialize must not carry an %s header", rpcwire.HeaderSessionID))
+		writeJSONError(w, http.StatusBadRequest, msg.ID, mcp.Errorf(mcp.InvalidRequest, "initialize must not carry an %s header", rpcwire.HeaderSessionID))
 		return
 	}
 	h.initializeHTTP(w, r, msg)
@@ -514,9 +513,9 @@ func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, sid st
 // refuseMethod answers an HTTP method a session endpoint does not serve.
 //
 //go:noinline
-func refuseMethod(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) {
+func refuseMethod(w http.ResponseWriter, r *http.Request, id mcp.ID) {
 	w.Header().Set("Allow", "GET, POST, DELETE")
-	writeJSONError(w, http.StatusMethodNotAllowed, id, jsonrpc.Errorf(jsonrpc.InvalidRequest, "method %s not allowed", r.Method))
+	writeJSONError(w, http.StatusMethodNotAllowed, id, mcp.Errorf(mcp.InvalidRequest, "method %s not allowed", r.Method))
 }
 
 // refuseRecord answers a request whose session could not be read (err
@@ -524,9 +523,9 @@ func refuseMethod(w http.ResponseWriter, r *http.Request, id jsonrpc.ID) {
 // store's failure.
 //
 //go:noinline
-func (h *Handler) refuseRecord(w http.ResponseWriter, id jsonrpc.ID, err error) {
+func (h *Handler) refuseRecord(w http.ResponseWriter, id mcp.ID, err error) {
 	if errors.Is(err, ErrNotFound) {
-		writeJSONError(w, http.StatusNotFound, id, &jsonrpc.Error{Code: codeSessionNotFound, Message: "Session not found: initialize a new session"})
+		writeJSONError(w, http.StatusNotFound, id, &mcp.Error{Code: codeSessionNotFound, Message: "Session not found: initialize a new session"})
 		return
 	}
 	h.storeFailed(w, id, "read the session", err)
@@ -536,14 +535,14 @@ func (h *Handler) refuseRecord(w http.ResponseWriter, id jsonrpc.ID, err error) 
 // its session's version.
 //
 //go:noinline
-func refuseVersion(w http.ResponseWriter, id jsonrpc.ID, v, version string) {
-	writeJSONError(w, http.StatusBadRequest, id, jsonrpc.Errorf(jsonrpc.InvalidRequest, "%s %s does not match the session's version %q", rpcwire.HeaderProtocolVersion, clip.Quote(v), version))
+func refuseVersion(w http.ResponseWriter, id mcp.ID, v, version string) {
+	writeJSONError(w, http.StatusBadRequest, id, mcp.Errorf(mcp.InvalidRequest, "%s %s does not match the session's version %q", rpcwire.HeaderProtocolVersion, clip.Quote(v), version))
 }
 
 // deleteSession serves a DELETE of session sid.
 //
 //go:noinline
-func (h *Handler) deleteSession(w http.ResponseWriter, r *http.Request, sid string, id jsonrpc.ID) {
+func (h *Handler) deleteSession(w http.ResponseWriter, r *http.Request, sid string, id mcp.ID) {
 	sctx, cancel := h.storeCtx(r.Context())
 	_, err := h.store.Delete(sctx, sid)
 	cancel()
@@ -597,9 +596,9 @@ func headerValue(h http.Header, key string) string {
 // response: the SSE stream (opened now if nothing was sent on it yet)
 // ends without one. A client that accepts only JSON gets an error
 // response instead, the one body its Accept allows.
-func endCancelled(st *sse.Stream, id jsonrpc.ID) {
+func endCancelled(st *sse.Stream, id mcp.ID) {
 	if !st.CanSend() {
-		b, _ := rpcwire.AppendError(nil, id, jsonrpc.Errorf(jsonrpc.InternalError, "the request was cancelled"))
+		b, _ := rpcwire.AppendError(nil, id, mcp.Errorf(mcp.InternalError, "the request was cancelled"))
 		st.Finish(http.StatusOK, b)
 		return
 	}
@@ -615,12 +614,12 @@ const storeTimeout = 10 * time.Second
 // storeFailed answers a request that the store could not serve: 503, to
 // be retried in a second, with a reference to the log line that has the
 // detail (the store's errors name hosts and addresses).
-func (h *Handler) storeFailed(w http.ResponseWriter, id jsonrpc.ID, what string, err error) {
+func (h *Handler) storeFailed(w http.ResponseWriter, id mcp.ID, what string, err error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	ref := hex.EncodeToString(b[:])
 	h.srv.Logger().Error("legacy session store failed", "op", what, "ref", ref, "err", err)
-	h.refuse(context.Background(), w, http.StatusServiceUnavailable, id, jsonrpc.Errorf(jsonrpc.InternalError, "Internal error (ref %s): details are in the server log", ref), "store", time.Second)
+	h.refuse(context.Background(), w, http.StatusServiceUnavailable, id, mcp.Errorf(mcp.InternalError, "Internal error (ref %s): details are in the server log", ref), "store", time.Second)
 }
 
 type initializeParams struct {
@@ -644,16 +643,16 @@ const maxInitializeParams = 64 << 10
 
 // negotiate reads initialize params and returns the session settings and
 // the result.
-func (h *Handler) negotiate(msg *rpcwire.Message) (*initializeParams, []byte, *jsonrpc.Error) {
+func (h *Handler) negotiate(msg *rpcwire.Message) (*initializeParams, []byte, *mcp.Error) {
 	var p initializeParams
 	if len(msg.Params) > maxInitializeParams {
-		return nil, nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "initialize params are %d bytes; capabilities and clientInfo must fit in %d KiB", len(msg.Params), maxInitializeParams>>10)
+		return nil, nil, mcp.Errorf(mcp.InvalidParams, "initialize params are %d bytes; capabilities and clientInfo must fit in %d KiB", len(msg.Params), maxInitializeParams>>10)
 	}
 	if len(msg.Params) == 0 || strictjson.Unmarshal(msg.Params, &p) != nil {
-		return nil, nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "initialize needs params with protocolVersion, capabilities and clientInfo")
+		return nil, nil, mcp.Errorf(mcp.InvalidParams, "initialize needs params with protocolVersion, capabilities and clientInfo")
 	}
 	if p.ProtocolVersion == "" || p.Capabilities == nil {
-		return nil, nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "initialize needs protocolVersion and capabilities")
+		return nil, nil, mcp.Errorf(mcp.InvalidParams, "initialize needs protocolVersion and capabilities")
 	}
 	if !slices.Contains(versions, p.ProtocolVersion) {
 		p.ProtocolVersion = versions[0]
@@ -665,14 +664,14 @@ func (h *Handler) negotiate(msg *rpcwire.Message) (*initializeParams, []byte, *j
 		Instructions:    h.srv.Instructions(),
 	})
 	if err != nil {
-		return nil, nil, jsonrpc.Errorf(jsonrpc.InternalError, "encode initialize result: %v", err)
+		return nil, nil, mcp.Errorf(mcp.InternalError, "encode initialize result: %v", err)
 	}
 	return &p, res, nil
 }
 
 func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *rpcwire.Message) {
 	if h.draining.Load() {
-		h.refuse(r.Context(), w, http.StatusServiceUnavailable, msg.ID, jsonrpc.Errorf(jsonrpc.InternalError,
+		h.refuse(r.Context(), w, http.StatusServiceUnavailable, msg.ID, mcp.Errorf(mcp.InternalError,
 			"this server instance is shutting down and opens no new session; try again (another instance will serve it)"), "draining", time.Second)
 		return
 	}
@@ -683,7 +682,7 @@ func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *rp
 	}
 	id, err := newSessionID()
 	if err != nil {
-		writeJSONError(w, http.StatusInternalServerError, msg.ID, jsonrpc.Errorf(jsonrpc.InternalError, "%v", err))
+		writeJSONError(w, http.StatusInternalServerError, msg.ID, mcp.Errorf(mcp.InternalError, "%v", err))
 		return
 	}
 	rec := &Record{
@@ -711,10 +710,10 @@ func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *rp
 
 // refuseSession answers an initialize that a limit refused: 429 for the
 // client's quota, 503 for the total, both saying when to retry.
-func (h *Handler) refuseSession(ctx context.Context, w http.ResponseWriter, id jsonrpc.ID, owner string, le *LimitError) {
+func (h *Handler) refuseSession(ctx context.Context, w http.ResponseWriter, id mcp.ID, owner string, le *LimitError) {
 	secs := rpcwire.RetrySeconds(le.RetryAfter)
 	if !le.PerOwner {
-		h.refuse(ctx, w, http.StatusServiceUnavailable, id, jsonrpc.Errorf(jsonrpc.InternalError,
+		h.refuse(ctx, w, http.StatusServiceUnavailable, id, mcp.Errorf(mcp.InternalError,
 			"too many sessions (%d); try again later (in %d s)", le.Limit, secs), "legacy.Options.MaxSessions", le.RetryAfter)
 		return
 	}
@@ -722,6 +721,6 @@ func (h *Handler) refuseSession(ctx context.Context, w http.ResponseWriter, id j
 	if !strings.HasPrefix(owner, "principal:") {
 		who = "this client address"
 	}
-	h.refuse(ctx, w, http.StatusTooManyRequests, id, jsonrpc.Errorf(jsonrpc.InvalidRequest,
+	h.refuse(ctx, w, http.StatusTooManyRequests, id, mcp.Errorf(mcp.InvalidRequest,
 		"Too many sessions: %s has its limit of %d open; end one (DELETE) or try again in %d s", who, le.Limit, secs), "legacy.Options.MaxSessionsPerClient", le.RetryAfter)
 }

@@ -9,7 +9,7 @@ import "context"
 // dropped after them, and most run one request at a time, so most never
 // make the map. Guarded by the session's mu.
 //
-// The first request's key is kept as the bytes of its id (jsonrpc.ID.Raw,
+// The first request's key is kept as the bytes of its id (mcp.ID.Raw,
 // which nothing modifies), compared without a string made of them: a
 // string per request was an allocation of every call in a session (issue
 // 23); the others' keys are strings, made when they join the map.

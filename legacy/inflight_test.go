@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // The list of requests in flight keeps the first in its slot and the
@@ -111,7 +111,7 @@ func TestNewPeerSpare(t *testing.T) {
 	h := New(nil)
 	defer h.Close()
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-	k := h.newCallStream(httptest.NewRecorder(), r, "sid", jsonrpc.IntID(1))
+	k := h.newCallStream(httptest.NewRecorder(), r, "sid", mcp.IntID(1))
 	spare := k.spare
 	s := &session{h: h}
 	p := newPeer(s, k)

@@ -16,7 +16,7 @@ import (
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -231,9 +231,9 @@ type outgoing struct {
 	// encoded yet: exchange writes them inside the request's message
 	// (appendQuestion) and sets params to them there.
 	q    *elicit.Request
-	id   jsonrpc.ID // the wire id, set when sent
-	wait string     // the key its answer is awaited under
-	done bool       // answered (or its reply drained): no longer open
+	id   mcp.ID // the wire id, set when sent
+	wait string // the key its answer is awaited under
+	done bool   // answered (or its reply drained): no longer open
 }
 
 // encodeParams sets o.params from its question, if not set yet. A
@@ -453,7 +453,7 @@ func plainMethod(method string) bool {
 // appendRequest appends the JSON-RPC request id, method, params to dst.
 // params were encoded by encoding/json (Request), so they are appended as
 // they are rather than checked and compacted again; none is "{}".
-func appendRequest(dst []byte, id jsonrpc.ID, method string, params json.RawMessage) ([]byte, error) {
+func appendRequest(dst []byte, id mcp.ID, method string, params json.RawMessage) ([]byte, error) {
 	if !plainMethod(method) {
 		req := rpcwire.Request{JSONRPC: rpcwire.Version, ID: id, Method: method, Params: json.RawMessage("{}")}
 		if len(params) > 0 {

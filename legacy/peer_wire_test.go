@@ -6,21 +6,21 @@ import (
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // TestAppendRequest checks that a server-to-client request is written
 // byte for byte as encoding/json writes the same rpcwire.Request.
 func TestAppendRequest(t *testing.T) {
 	for _, c := range []struct {
-		id     jsonrpc.ID
+		id     mcp.ID
 		method string
 		params json.RawMessage
 	}{
-		{jsonrpc.IntID(7), "elicitation/create", json.RawMessage(`{"mode":"form","message":"Proceed?"}`)},
-		{jsonrpc.StringID("AbCdEfGhIjKlMnOp.12"), "sampling/createMessage", json.RawMessage(`{"messages":[]}`)},
-		{jsonrpc.IntID(1), "roots/list", nil},
-		{jsonrpc.IntID(2), "odd\"method\\é\n", json.RawMessage(`{}`)},
+		{mcp.IntID(7), "elicitation/create", json.RawMessage(`{"mode":"form","message":"Proceed?"}`)},
+		{mcp.StringID("AbCdEfGhIjKlMnOp.12"), "sampling/createMessage", json.RawMessage(`{"messages":[]}`)},
+		{mcp.IntID(1), "roots/list", nil},
+		{mcp.IntID(2), "odd\"method\\é\n", json.RawMessage(`{}`)},
 	} {
 		req := rpcwire.Request{JSONRPC: rpcwire.Version, ID: c.id, Method: c.method, Params: json.RawMessage("{}")}
 		if len(c.params) > 0 {
@@ -46,7 +46,7 @@ func TestAppendQuestion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []jsonrpc.ID{jsonrpc.IntID(7), jsonrpc.StringID("AbCdEfGhIjKlMnOp.12")} {
+	for _, id := range []mcp.ID{mcp.IntID(7), mcp.StringID("AbCdEfGhIjKlMnOp.12")} {
 		for _, size := range []int{0, 16, 320} {
 			o := outgoing{method: "elicitation/create", q: q, id: id}
 			got := o.appendQuestion(make([]byte, 0, size))

@@ -8,7 +8,7 @@ import (
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/strictjson"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -48,16 +48,16 @@ func (h *Handler) fits(subs []string, uri string) bool {
 	return n <= maxSubscriptionBytes
 }
 
-func (h *Handler) tooManySubscriptions() *jsonrpc.Error {
+func (h *Handler) tooManySubscriptions() *mcp.Error {
 	if h.opts.MaxSubscriptions > 0 {
-		return jsonrpc.Errorf(jsonrpc.InvalidParams, "Too many resource subscriptions: a session may hold %d, and %d KiB of URIs; unsubscribe from one first", h.opts.MaxSubscriptions, maxSubscriptionBytes>>10)
+		return mcp.Errorf(mcp.InvalidParams, "Too many resource subscriptions: a session may hold %d, and %d KiB of URIs; unsubscribe from one first", h.opts.MaxSubscriptions, maxSubscriptionBytes>>10)
 	}
-	return jsonrpc.Errorf(jsonrpc.InvalidParams, "Too many resource subscriptions: a session may hold %d KiB of URIs; unsubscribe from one first", maxSubscriptionBytes>>10)
+	return mcp.Errorf(mcp.InvalidParams, "Too many resource subscriptions: a session may hold %d KiB of URIs; unsubscribe from one first", maxSubscriptionBytes>>10)
 }
 
 // admit refuses, before it runs, a request the session's limits do not
 // allow: a resources/subscribe over the subscription limits.
-func (s *session) admit(msg *rpcwire.Message) (json.RawMessage, *jsonrpc.Error) {
+func (s *session) admit(msg *rpcwire.Message) (json.RawMessage, *mcp.Error) {
 	if msg.Method != "resources/subscribe" {
 		return nil, nil
 	}
@@ -83,7 +83,7 @@ func (s *session) admit(msg *rpcwire.Message) (json.RawMessage, *jsonrpc.Error) 
 // resources/subscribe and unsubscribe. The response waits for it, so the
 // client's next request, wherever it lands, sees the change. A stdio
 // session keeps everything in itself.
-func (s *session) persist(ctx context.Context, msg *rpcwire.Message) *jsonrpc.Error {
+func (s *session) persist(ctx context.Context, msg *rpcwire.Message) *mcp.Error {
 	if !s.http {
 		return nil
 	}
@@ -139,10 +139,10 @@ func (s *session) persist(ctx context.Context, msg *rpcwire.Message) *jsonrpc.Er
 		}
 		return s.h.tooManySubscriptions()
 	case errors.Is(err, ErrNotFound):
-		return &jsonrpc.Error{Code: codeSessionNotFound, Message: "Session not found: initialize a new session"}
+		return &mcp.Error{Code: codeSessionNotFound, Message: "Session not found: initialize a new session"}
 	case err != nil:
 		s.h.srv.Logger().Error("legacy session store failed", "op", "update the session", "err", err)
-		return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the session could not be updated; try again"}
+		return &mcp.Error{Code: mcp.InternalError, Message: "Internal error: the session could not be updated; try again"}
 	}
 	s.refresh(rec, false)
 	s.h.broadcast(&fleetMessage{Kind: kindChanged, Session: s.id, Record: rec})

@@ -10,7 +10,7 @@ import (
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/sse"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // eventTimeout bounds one write of the event store made while a call
@@ -64,7 +64,7 @@ type keptStream struct {
 	spare *peer
 }
 
-func (h *Handler) newKeptStream(sid string, st *sse.Stream, request jsonrpc.ID) *keptStream {
+func (h *Handler) newKeptStream(sid string, st *sse.Stream, request mcp.ID) *keptStream {
 	meta := StreamMeta{Instance: h.instance}
 	if !request.IsZero() {
 		meta.Request = request.Raw()
@@ -75,7 +75,7 @@ func (h *Handler) newKeptStream(sid string, st *sse.Stream, request jsonrpc.ID) 
 // newCallStream returns the kept stream of a POSTed call answering r on w,
 // allocated with its SSE stream and its call's peer (keptStream.spare):
 // one allocation, not two, of every call in a session (issue 23).
-func (h *Handler) newCallStream(w http.ResponseWriter, r *http.Request, sid string, request jsonrpc.ID) *keptStream {
+func (h *Handler) newCallStream(w http.ResponseWriter, r *http.Request, sid string, request mcp.ID) *keptStream {
 	c := &struct {
 		k  keptStream
 		st sse.Stream
@@ -267,7 +267,7 @@ func (k *keptStream) flushFinal() {
 
 // cancelled ends the stream of a request the client cancelled, with no
 // response.
-func (k *keptStream) cancelled(id jsonrpc.ID) {
+func (k *keptStream) cancelled(id mcp.ID) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if !k.detached {
@@ -294,7 +294,7 @@ func (k *keptStream) end() {
 // first, an error response for the call's request ends the stream.
 func (h *Handler) resumeCall(w http.ResponseWriter, r *http.Request, s *session, stream, pos string, meta *StreamMeta) {
 	if !sse.AcceptsSSE(r.Header.Get("Accept")) {
-		writeJSONError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "resuming a stream needs Accept: text/event-stream"))
+		writeJSONError(w, http.StatusNotAcceptable, mcp.ID{}, mcp.Errorf(mcp.InvalidRequest, "resuming a stream needs Accept: text/event-stream"))
 		return
 	}
 	st := sse.New(w, r)
@@ -351,12 +351,12 @@ func (h *Handler) resumeCall(w http.ResponseWriter, r *http.Request, s *session,
 // endResumed ends a resumed call's stream with an error response saying
 // why the call's response will not come.
 func (h *Handler) endResumed(st *sse.Stream, meta *StreamMeta, why string) {
-	var id jsonrpc.ID
+	var id mcp.ID
 	if err := id.UnmarshalJSON(meta.Request); err != nil {
 		st.Abandon()
 		return
 	}
-	b, _ := rpcwire.AppendError(nil, id, jsonrpc.Errorf(jsonrpc.InternalError, "the request's response is lost: %s", why))
+	b, _ := rpcwire.AppendError(nil, id, mcp.Errorf(mcp.InternalError, "the request's response is lost: %s", why))
 	st.Finish(http.StatusOK, b)
 }
 

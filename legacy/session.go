@@ -14,7 +14,6 @@ import (
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
-	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
@@ -30,7 +29,7 @@ type wire interface {
 type reply struct {
 	id     string
 	result json.RawMessage
-	err    *jsonrpc.Error
+	err    *mcp.Error
 	taken  bool // taken from the store, which let go of its park (answerTaker)
 }
 
@@ -227,14 +226,14 @@ func (s *session) stopGET(rev int64, holder string) {
 // its events after pos are sent first.
 func (s *session) serveGET(w http.ResponseWriter, r *http.Request, resume, pos string) {
 	if !sse.AcceptsSSE(r.Header.Get("Accept")) {
-		writeJSONError(w, http.StatusNotAcceptable, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "the GET stream needs Accept: text/event-stream"))
+		writeJSONError(w, http.StatusNotAcceptable, mcp.ID{}, mcp.Errorf(mcp.InvalidRequest, "the GET stream needs Accept: text/event-stream"))
 		return
 	}
 	q, stop := make(chan []byte, 64), make(chan struct{})
 	s.mu.Lock()
 	if s.get != nil {
 		s.mu.Unlock()
-		writeJSONError(w, http.StatusConflict, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "this session already has a GET stream"))
+		writeJSONError(w, http.StatusConflict, mcp.ID{}, mcp.Errorf(mcp.InvalidRequest, "this session already has a GET stream"))
 		return
 	}
 	s.get = q
@@ -257,9 +256,9 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request, resume, pos s
 		cancel()
 		if err != nil {
 			if errors.Is(err, ErrNotFound) {
-				writeJSONError(w, http.StatusNotFound, jsonrpc.ID{}, &jsonrpc.Error{Code: codeSessionNotFound, Message: "Session not found: initialize a new session"})
+				writeJSONError(w, http.StatusNotFound, mcp.ID{}, &mcp.Error{Code: codeSessionNotFound, Message: "Session not found: initialize a new session"})
 			} else {
-				s.h.storeFailed(w, jsonrpc.ID{}, "claim the GET stream", err)
+				s.h.storeFailed(w, mcp.ID{}, "claim the GET stream", err)
 			}
 			return
 		}
@@ -276,7 +275,7 @@ func (s *session) serveGET(w http.ResponseWriter, r *http.Request, resume, pos s
 	}
 	var k *keptStream
 	if s.http {
-		k = s.h.newKeptStream(s.id, st, jsonrpc.ID{})
+		k = s.h.newKeptStream(s.id, st, mcp.ID{})
 	}
 	tick := time.NewTicker(s.h.opts.KeepAlive)
 	defer tick.Stop()
@@ -319,13 +318,13 @@ func (s *session) deliver(msg *rpcwire.Message) {
 
 // deliverReply hands an answer to the server request waiting under key
 // and reports whether one was waiting.
-func (s *session) deliverReply(key string, result json.RawMessage, e *jsonrpc.Error) bool {
+func (s *session) deliverReply(key string, result json.RawMessage, e *mcp.Error) bool {
 	return s.deliverTo(reply{id: key, result: result, err: e})
 }
 
 // deliverRaw is deliverReply for the key given as bytes (see
 // waiters.takeRaw).
-func (s *session) deliverRaw(key []byte, result json.RawMessage, e *jsonrpc.Error) bool {
+func (s *session) deliverRaw(key []byte, result json.RawMessage, e *mcp.Error) bool {
 	s.mu.Lock()
 	k, ch, ok := s.pending.takeRaw(key)
 	s.mu.Unlock()
@@ -362,8 +361,8 @@ func parseCancel(msg *rpcwire.Message) (id, reason string, ok bool) {
 		return "", "", false
 	}
 	var p struct {
-		RequestID jsonrpc.ID `json:"requestId"`
-		Reason    string     `json:"reason"`
+		RequestID mcp.ID `json:"requestId"`
+		Reason    string `json:"reason"`
 	}
 	if strictjson.Unmarshal(msg.Params, &p) != nil || p.RequestID.IsZero() {
 		return "", "", false
@@ -404,7 +403,7 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, dec
 	if !added {
 		s.mu.Unlock()
 		cancel(nil)
-		finishError(finish, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", clip.String(string(key))))
+		finishError(finish, msg.ID, mcp.Errorf(mcp.InvalidRequest, "request id %s is already in use", clip.String(string(key))))
 		return
 	}
 	s.mu.Unlock()
@@ -432,7 +431,7 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, dec
 	case ctx.Err() != nil && errors.Is(context.Cause(ctx), errHandlerClosed):
 		// The server, not the client, ended it: a client that resumes the
 		// stream is told so.
-		finishError(finish, msg.ID, jsonrpc.Errorf(jsonrpc.InternalError, "%s was not completed: %v; call again", clip.String(msg.Method), errHandlerClosed))
+		finishError(finish, msg.ID, mcp.Errorf(mcp.InternalError, "%s was not completed: %v; call again", clip.String(msg.Method), errHandlerClosed))
 	case e == server.ErrNoResponse || ctx.Err() != nil:
 		abandon() // cancelled: no response, whatever the handler returned
 	case e != nil:
@@ -458,14 +457,14 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, dec
 // finishResult writes res as the result of request id.
 //
 //go:noinline
-func finishResult(finish func([]byte), id jsonrpc.ID, res json.RawMessage) {
+func finishResult(finish func([]byte), id mcp.ID, res json.RawMessage) {
 	finish(rpcwire.AppendResult(make([]byte, 0, len(res)+len(id.Raw())+40), id, res))
 }
 
 // finishError writes e as the response to request id.
 //
 //go:noinline
-func finishError(finish func([]byte), id jsonrpc.ID, e *jsonrpc.Error) {
+func finishError(finish func([]byte), id mcp.ID, e *mcp.Error) {
 	b, _ := rpcwire.AppendError(nil, id, e)
 	finish(b)
 }
@@ -480,7 +479,7 @@ func (s *session) meta() server.RequestMeta {
 // methods here (through the server's middleware), the rest through the
 // server's dispatch. resp, when set, is the whole response with that
 // result, as the server wrote it (era.Outcome.Response).
-func (s *session) run(ctx context.Context, msg *rpcwire.Message, decoded any, w wire) (res json.RawMessage, resp []byte, e *jsonrpc.Error) {
+func (s *session) run(ctx context.Context, msg *rpcwire.Message, decoded any, w wire) (res json.RawMessage, resp []byte, e *mcp.Error) {
 	switch msg.Method {
 	case "ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "server/discover", "subscriptions/listen":
 		res, e = s.runOwn(ctx, msg)
@@ -506,27 +505,27 @@ func newPeer(s *session, w wire) *peer {
 // middleware.
 //
 //go:noinline
-func (s *session) runOwn(ctx context.Context, msg *rpcwire.Message) (json.RawMessage, *jsonrpc.Error) {
+func (s *session) runOwn(ctx context.Context, msg *rpcwire.Message) (json.RawMessage, *mcp.Error) {
 	r := &era.Request[server.RequestMeta]{ID: msg.ID, Method: msg.Method, Params: msg.Params, Meta: s.meta(), SessionID: s.id}
-	return s.h.d.Intercept(ctx, r, func(context.Context) (json.RawMessage, *jsonrpc.Error) { return s.own(msg) })
+	return s.h.d.Intercept(ctx, r, func(context.Context) (json.RawMessage, *mcp.Error) { return s.own(msg) })
 }
 
 // own serves the methods a session answers itself.
-func (s *session) own(msg *rpcwire.Message) (json.RawMessage, *jsonrpc.Error) {
+func (s *session) own(msg *rpcwire.Message) (json.RawMessage, *mcp.Error) {
 	switch msg.Method {
 	case "ping":
 		return json.RawMessage("{}"), nil
 	case "initialize":
-		return nil, jsonrpc.Errorf(jsonrpc.InvalidRequest, "the session is already initialized")
+		return nil, mcp.Errorf(mcp.InvalidRequest, "the session is already initialized")
 	case "logging/setLevel":
 		if s.h.srv.Capabilities().Logging == nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: logging/setLevel"}
+			return nil, &mcp.Error{Code: mcp.MethodNotFound, Message: "Method not found: logging/setLevel"}
 		}
 		var p struct {
 			Level server.LogLevel `json:"level"`
 		}
 		if strictjson.Unmarshal(msg.Params, &p) != nil || !p.Level.Valid() {
-			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "logging/setLevel needs a level: debug, info, notice, warning, error, critical, alert or emergency")
+			return nil, mcp.Errorf(mcp.InvalidParams, "logging/setLevel needs a level: debug, info, notice, warning, error, critical, alert or emergency")
 		}
 		s.mu.Lock()
 		s.logLevel = p.Level
@@ -534,13 +533,13 @@ func (s *session) own(msg *rpcwire.Message) (json.RawMessage, *jsonrpc.Error) {
 		return json.RawMessage("{}"), nil
 	case "resources/subscribe", "resources/unsubscribe":
 		if s.h.srv.Capabilities().Resources == nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: " + clip.String(msg.Method)}
+			return nil, &mcp.Error{Code: mcp.MethodNotFound, Message: "Method not found: " + clip.String(msg.Method)}
 		}
 		var p struct {
 			URI string `json:"uri"`
 		}
 		if strictjson.Unmarshal(msg.Params, &p) != nil || p.URI == "" {
-			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "%s needs a uri", msg.Method)
+			return nil, mcp.Errorf(mcp.InvalidParams, "%s needs a uri", msg.Method)
 		}
 		s.mu.Lock()
 		if msg.Method == "resources/subscribe" {
@@ -554,7 +553,7 @@ func (s *session) own(msg *rpcwire.Message) (json.RawMessage, *jsonrpc.Error) {
 		s.mu.Unlock()
 		return json.RawMessage("{}"), nil
 	}
-	return nil, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: " + clip.String(msg.Method) + " is not part of protocol " + s.version}
+	return nil, &mcp.Error{Code: mcp.MethodNotFound, Message: "Method not found: " + clip.String(msg.Method) + " is not part of protocol " + s.version}
 }
 
 // bridge dispatches a request and serves input_required results by asking
@@ -564,7 +563,7 @@ func (s *session) own(msg *rpcwire.Message) (json.RawMessage, *jsonrpc.Error) {
 // later ones carry other params. Each run's request to the dispatch is
 // allocated for it: the dispatch copies what it needs, so a call parked in
 // its handler does not keep it.
-func (s *session) bridge(ctx context.Context, msg *rpcwire.Message, decoded any, p *peer) (json.RawMessage, []byte, *jsonrpc.Error) {
+func (s *session) bridge(ctx context.Context, msg *rpcwire.Message, decoded any, p *peer) (json.RawMessage, []byte, *mcp.Error) {
 	params := msg.Params
 	for round := 0; ; round++ {
 		if round > 0 {
@@ -601,8 +600,8 @@ func (s *session) dispatchRequest(msg *rpcwire.Message, params json.RawMessage, 
 // bridgeFailed is bridge's internal error.
 //
 //go:noinline
-func bridgeFailed(format string, args ...any) *jsonrpc.Error {
-	return jsonrpc.Errorf(jsonrpc.InternalError, format, args...)
+func bridgeFailed(format string, args ...any) *mcp.Error {
+	return mcp.Errorf(mcp.InternalError, format, args...)
 }
 
 // withState returns params with requestState set to state.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/server"
 )
@@ -77,7 +77,7 @@ func TestSkillsInLegacySessions(t *testing.T) {
 		t.Errorf("resources/read = %+v, %v", read, err)
 	}
 	r, err := c.Do(ctx, "skills/get", map[string]any{"uri": "skill://other/SKILL.md"})
-	if err != nil || r.Error == nil || r.Error.Code != jsonrpc.InvalidParams {
+	if err != nil || r.Error == nil || r.Error.Code != mcp.InvalidParams {
 		t.Errorf("skills/get of an unknown skill: %+v, %v", r, err)
 	}
 }

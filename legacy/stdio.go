@@ -8,7 +8,7 @@ import (
 
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // ErrEndOfInput is the cause of every wait that a stdio session's end of
@@ -42,7 +42,7 @@ func (ss *stdioSession) HandleMessage(ctx context.Context, msg *rpcwire.Message,
 	ss.mu.Unlock()
 	if s == nil {
 		if msg.Method != "initialize" || !msg.IsRequest() {
-			b, _ := rpcwire.AppendError(nil, msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "the session is not initialized"))
+			b, _ := rpcwire.AppendError(nil, msg.ID, mcp.Errorf(mcp.InvalidRequest, "the session is not initialized"))
 			_ = write(b)
 			return
 		}

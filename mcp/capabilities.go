@@ -6,8 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-
-	"github.com/baton-mcp/baton/jsonrpc"
 )
 
 // Empty is a capability flag: present (non-nil) means declared. It encodes
@@ -96,9 +94,9 @@ func (e *MissingCapabilityError) Error() string {
 }
 
 // RPCError converts the error to its wire form.
-func (e *MissingCapabilityError) RPCError() *jsonrpc.Error {
-	return &jsonrpc.Error{
-		Code:    jsonrpc.MissingRequiredClientCapability,
+func (e *MissingCapabilityError) RPCError() *Error {
+	return &Error{
+		Code:    MissingRequiredClientCapability,
 		Message: "Missing required client capability: " + e.Error(),
 		Data:    map[string]any{"requiredCapabilities": e.Required},
 	}

@@ -19,4 +19,12 @@
 // input_required result; on a 2025-11-25 session they are real requests to
 // the client. Handlers ask them through the methods of server.Call either
 // way; this package holds the vocabulary both share.
+//
+// JSON-RPC 2.0, as a handler meets it: the error type with the MCP error
+// codes (return a *Error to choose the code the client sees, or build one
+// with Errorf), and request ids (ID). The framing (reading and writing
+// messages, the limits pre-scan) is internal to Baton.
+//
+// It is at the bottom of Baton's import graph: every other Baton package
+// may use it and it uses none of them.
 package mcp

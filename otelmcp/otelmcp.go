@@ -25,7 +25,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -303,7 +303,7 @@ func (t *Telemetry) StartRequest(ctx context.Context, req *server.TelemetryReque
 				msg := errType
 				if code != "" {
 					span.SetAttributes(keyStatusCode.String(code))
-					if e, ok := jsonrpc.AsError(err); ok {
+					if e, ok := mcp.AsError(err); ok {
 						msg = e.Message
 					}
 				}
@@ -345,8 +345,8 @@ func (t *Telemetry) StartRequest(ctx context.Context, req *server.TelemetryReque
 // error.type ("" on success) and the JSON-RPC code of a protocol error.
 func outcomeOf(res server.MethodResult, err error) (outcome, errType, code string) {
 	if err != nil {
-		c := jsonrpc.InternalError
-		if e, ok := jsonrpc.AsError(err); ok {
+		c := mcp.InternalError
+		if e, ok := mcp.AsError(err); ok {
 			c = e.Code
 			if e == server.ErrNoResponse {
 				return "cancelled", "cancelled", ""
@@ -408,7 +408,7 @@ func (t *Telemetry) StartSpan(ctx context.Context, s *server.TelemetrySpan) (con
 	return ctx, func(err error) {
 		if err != nil {
 			errType := "_OTHER"
-			if e, ok := jsonrpc.AsError(err); ok {
+			if e, ok := mcp.AsError(err); ok {
 				errType = strconv.Itoa(e.Code)
 			}
 			span.SetAttributes(keyErrorType.String(errType))

@@ -18,7 +18,7 @@ import (
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/strictjson"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // A Grant is what a request's verified credentials allow: the token's
@@ -252,7 +252,7 @@ func (s *Server) authorize(ctx context.Context, method, name string) ([]string, 
 
 // rpcError is the refusal as a JSON-RPC error, for transports without
 // HTTP statuses (stdio) and as the body of the HTTP refusal.
-func (ref *scopeRefusal) rpcError() *jsonrpc.Error {
+func (ref *scopeRefusal) rpcError() *mcp.Error {
 	if ref.hidden {
 		if ref.method == "resources/read" {
 			return ResourceNotFound(ref.name)
@@ -267,7 +267,7 @@ func (ref *scopeRefusal) rpcError() *jsonrpc.Error {
 	if ref.anonymous {
 		msg = "Unauthorized: a bearer token is required"
 	}
-	return &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: msg + " (needs " + strings.Join(ref.need, " ") + ")",
+	return &mcp.Error{Code: mcp.InvalidRequest, Message: msg + " (needs " + strings.Join(ref.need, " ") + ")",
 		Data: map[string]any{"requiredScopes": ref.need}}
 }
 
@@ -286,7 +286,7 @@ func (ref *scopeRefusal) challenge() string {
 }
 
 // writeRefusal answers an HTTP request refused by authorize.
-func writeRefusal(w http.ResponseWriter, id jsonrpc.ID, ref *scopeRefusal) {
+func writeRefusal(w http.ResponseWriter, id mcp.ID, ref *scopeRefusal) {
 	e := ref.rpcError()
 	if ref.hidden {
 		writeError(w, rpcwire.HTTPStatus(e.Code), id, e)
@@ -329,7 +329,7 @@ func (s *Server) authorizeHeaders(w http.ResponseWriter, r *http.Request, hs *ca
 			// would tell a hidden item from an unknown one).
 			return true
 		}
-		writeRefusal(w, jsonrpc.ID{}, ref)
+		writeRefusal(w, mcp.ID{}, ref)
 		return false
 	}
 	return true
@@ -396,7 +396,7 @@ func (s *Server) authorizeDecoded(w http.ResponseWriter, r *http.Request, req *r
 // authorizeRequest is the dispatch's check, for every transport: it
 // records the scopes checked on r (they are bound into the requestState)
 // or returns the refusal as a JSON-RPC error.
-func (s *Server) authorizeRequest(ctx context.Context, r *request) *jsonrpc.Error {
+func (s *Server) authorizeRequest(ctx context.Context, r *request) *mcp.Error {
 	checked, ref := s.authorizeTarget(ctx, r)
 	if ref != nil {
 		return ref.rpcError()

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
@@ -81,7 +80,7 @@ func TestBlockingCallsNeedCapabilities(t *testing.T) {
 		_, err := req.CreateMessage(ctx, &mcp.CreateMessageParams{Messages: []mcp.SamplingMessage{mcp.UserText("hi")}, MaxTokens: 5})
 		return nil, err
 	})
-	e := wantError(t, sendTool(t, newClient(t, s, formCaps), "sample", nil), 400, jsonrpc.MissingRequiredClientCapability)
+	e := wantError(t, sendTool(t, newClient(t, s, formCaps), "sample", nil), 400, mcp.MissingRequiredClientCapability)
 	if !strings.Contains(e.Message, "sampling") {
 		t.Fatalf("message %q", e.Message)
 	}
@@ -119,12 +118,12 @@ func TestOversizedState(t *testing.T) {
 		return nil, err
 	})
 	c := newClient(t, s, formCaps)
-	e := wantError(t, sendTool(t, c, "big", nil), 200, jsonrpc.InternalError)
+	e := wantError(t, sendTool(t, c, "big", nil), 200, mcp.InternalError)
 	if !strings.Contains(e.Message, "4096-byte limit") {
 		t.Fatalf("message %q", e.Message)
 	}
 	// A presented token over the cap is refused before it is parsed.
-	e = wantError(t, sendTool(t, c, "big", nil, mcptest.Resume(strings.Repeat("a", 5000), map[string]any{})), 400, jsonrpc.InvalidParams)
+	e = wantError(t, sendTool(t, c, "big", nil, mcptest.Resume(strings.Repeat("a", 5000), map[string]any{})), 400, mcp.InvalidParams)
 	if !strings.Contains(e.Message, "over the 4096-byte limit") {
 		t.Fatalf("message %q", e.Message)
 	}
@@ -161,5 +160,5 @@ func TestURLElicitationRequiredModern(t *testing.T) {
 	// asks again.
 	wantInputRequired(t, sendTool(t, c, "signin", nil, mcptest.Resume(r.RequestState, map[string]any{"signin-abc": map[string]any{"action": "accept"}})), "signin-abc")
 	// Without the url capability: -32021.
-	wantError(t, sendTool(t, newClient(t, s, formCaps), "signin", nil), 400, jsonrpc.MissingRequiredClientCapability)
+	wantError(t, sendTool(t, newClient(t, s, formCaps), "signin", nil), 400, mcp.MissingRequiredClientCapability)
 }

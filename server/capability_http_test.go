@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
@@ -177,7 +176,7 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			served++
-			e := wantError(t, tc.send(), http.StatusBadRequest, jsonrpc.MissingRequiredClientCapability)
+			e := wantError(t, tc.send(), http.StatusBadRequest, mcp.MissingRequiredClientCapability)
 			if string(e.Data) != tc.data {
 				t.Errorf("data %s, want %s", e.Data, tc.data)
 			}
@@ -198,7 +197,7 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 		if len(r.Notifications) != 1 || r.Notifications[0].Method != "notifications/progress" {
 			t.Fatalf("events %+v, want the progress", r.Notifications)
 		}
-		if string(r.ID) == "null" || r.Error == nil || r.Error.Code != jsonrpc.MissingRequiredClientCapability || string(r.Error.Data) != needElicitation {
+		if string(r.ID) == "null" || r.Error == nil || r.Error.Code != mcp.MissingRequiredClientCapability || string(r.Error.Data) != needElicitation {
 			t.Fatalf("last event %s, want error -32021 %s", r.Body, needElicitation)
 		}
 		wantStreamEnded(t, tap, served)

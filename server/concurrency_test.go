@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -96,7 +96,7 @@ func TestConcurrentBlockingCallsModern(t *testing.T) {
 		res, err := c.CallTool(testContext(t), "pair", nil)
 		var e *mcptest.Error
 		if errors.As(err, &e) {
-			if e.Code != jsonrpc.InternalError || e.Round != 2 || !strings.Contains(e.Message, "different order") {
+			if e.Code != mcp.InternalError || e.Round != 2 || !strings.Contains(e.Message, "different order") {
 				t.Fatalf("error %v, want a complete result or a round-2 error naming the order", err)
 			}
 			reordered++
@@ -130,7 +130,7 @@ func TestConcurrentBlockingCallsReordered(t *testing.T) {
 			res, err := pairClient(t, s).CallTool(testContext(t), "pair", nil)
 			if tc.first != tc.second {
 				var e *mcptest.Error
-				if !errors.As(err, &e) || e.Status != 200 || e.Code != jsonrpc.InternalError || e.Round != 2 {
+				if !errors.As(err, &e) || e.Status != 200 || e.Code != mcp.InternalError || e.Round != 2 {
 					t.Fatalf("error %v, want -32603 (HTTP 200) in round 2", err)
 				}
 				if !strings.Contains(e.Message, "different order") || !strings.Contains(e.Message, "goroutines") {

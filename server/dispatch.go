@@ -21,7 +21,6 @@ import (
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
-	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server/internal/round"
@@ -38,7 +37,7 @@ const (
 
 // ErrNoResponse is returned (by identity) by the dispatch for a request that
 // must not be answered: it was cancelled, or its stream is gone.
-var ErrNoResponse = &jsonrpc.Error{Code: jsonrpc.RequestCancelled, Message: "request cancelled"}
+var ErrNoResponse = &mcp.Error{Code: mcp.RequestCancelled, Message: "request cancelled"}
 
 // errNoResponse is the package-internal name of ErrNoResponse.
 var errNoResponse = ErrNoResponse
@@ -74,7 +73,7 @@ type paramsIn struct {
 
 // request is a decoded request.
 type request struct {
-	id     jsonrpc.ID
+	id     mcp.ID
 	method string
 	p      paramsIn
 	raw    json.RawMessage // params as sent; nil on the one-pass path of core methods
@@ -170,13 +169,13 @@ func (r *request) resultType() string {
 	return "complete"
 }
 
-func invalidParams(format string, args ...any) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Invalid params: " + fmt.Sprintf(format, args...)}
+func invalidParams(format string, args ...any) *mcp.Error {
+	return &mcp.Error{Code: mcp.InvalidParams, Message: "Invalid params: " + fmt.Sprintf(format, args...)}
 }
 
 // decodeRequest reads params and the _meta envelope. It does not check the
 // version; see checkVersion.
-func decodeRequest(msg *rpcwire.Message) (*request, *jsonrpc.Error) {
+func decodeRequest(msg *rpcwire.Message) (*request, *mcp.Error) {
 	r := newModernRequest()
 	r.id, r.method, r.raw = msg.ID, msg.Method, msg.Params
 	if len(msg.Params) == 0 {
@@ -192,7 +191,7 @@ func decodeRequest(msg *rpcwire.Message) (*request, *jsonrpc.Error) {
 // body in one pass.
 type messageIn struct {
 	JSONRPC string          `json:"jsonrpc"`
-	ID      jsonrpc.ID      `json:"id"`
+	ID      mcp.ID          `json:"id"`
 	Method  string          `json:"method"`
 	Params  *paramsIn       `json:"params"`
 	Result  json.RawMessage `json:"result"`
@@ -206,7 +205,7 @@ type messageIn struct {
 // decodeRequest) and get its exact errors. decodeEnvelope bounds what it
 // takes as it walks it; the library decoder runs only on a body
 // rpcwire.CheckLimits has passed.
-func decodeModern(body []byte, lim rpcwire.Limits) (*request, *jsonrpc.Error, bool) {
+func decodeModern(body []byte, lim rpcwire.Limits) (*request, *mcp.Error, bool) {
 	el := envLimits(lim)
 	if r, ok := decodeEnvelope(body, &el); ok {
 		return r, readEnvelope(r), true
@@ -219,7 +218,7 @@ func decodeModern(body []byte, lim rpcwire.Limits) (*request, *jsonrpc.Error, bo
 
 // decodeModernLib is decodeModern's decoding with the library decoder, for
 // the bodies decodeEnvelope leaves to it. The body's limits were checked.
-func decodeModernLib(body []byte) (*request, *jsonrpc.Error, bool) {
+func decodeModernLib(body []byte) (*request, *mcp.Error, bool) {
 	var m messageIn
 	if strictjson.UnmarshalNoCopy(body, &m) != nil || m.JSONRPC != rpcwire.Version || m.ID.IsZero() ||
 		m.Method == "" || m.Method == "initialize" || m.Params == nil || m.Result != nil || m.Error != nil {
@@ -235,7 +234,7 @@ func decodeModernLib(body []byte) (*request, *jsonrpc.Error, bool) {
 
 // readEnvelope checks the _meta envelope of decoded params and fills
 // r.meta.
-func readEnvelope(r *request) *jsonrpc.Error {
+func readEnvelope(r *request) *mcp.Error {
 	m := r.p.Meta
 	switch {
 	case m == nil:
@@ -254,7 +253,7 @@ func readEnvelope(r *request) *jsonrpc.Error {
 		r.meta.LogLevel = l
 	}
 	if tok := bytes.TrimSpace(m.ProgressToken); len(tok) > 0 && !bytes.Equal(tok, []byte("null")) {
-		var id jsonrpc.ID
+		var id mcp.ID
 		if err := id.UnmarshalJSON(tok); err != nil {
 			return invalidParams("progressToken must be a string or an integer")
 		}
@@ -300,22 +299,22 @@ func (s *Server) supportedVersions() []string {
 	return v
 }
 
-func (s *Server) checkVersion(v string) *jsonrpc.Error {
+func (s *Server) checkVersion(v string) *mcp.Error {
 	if v == ProtocolVersion {
 		return nil
 	}
-	return &jsonrpc.Error{
-		Code:    jsonrpc.UnsupportedProtocolVersion,
+	return &mcp.Error{
+		Code:    mcp.UnsupportedProtocolVersion,
 		Message: "Unsupported protocol version",
 		Data:    map[string]any{"supported": s.supportedVersions(), "requested": v},
 	}
 }
 
 // rpcErrorer is implemented by errors that choose their wire form.
-type rpcErrorer interface{ RPCError() *jsonrpc.Error }
+type rpcErrorer interface{ RPCError() *mcp.Error }
 
-func asRPCError(err error) (*jsonrpc.Error, bool) {
-	if e, ok := jsonrpc.AsError(err); ok {
+func asRPCError(err error) (*mcp.Error, bool) {
+	if e, ok := mcp.AsError(err); ok {
 		return e, true
 	}
 	var re rpcErrorer
@@ -327,18 +326,18 @@ func asRPCError(err error) (*jsonrpc.Error, bool) {
 
 // handle dispatches a decoded modern request (other than
 // subscriptions/listen) and returns the encoded result.
-func (s *Server) handle(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) handle(ctx context.Context, r *request, n Notifier) (json.RawMessage, *mcp.Error) {
 	if len(s.opts.Middleware) == 0 && s.opts.Telemetry == nil {
 		return s.route(ctx, r, n)
 	}
-	return s.intercept(ctx, s.methodRequest(ctx, r), func(ctx context.Context) ([]byte, resultNote, *jsonrpc.Error) {
+	return s.intercept(ctx, s.methodRequest(ctx, r), func(ctx context.Context) ([]byte, resultNote, *mcp.Error) {
 		res, e := s.route(ctx, r, n)
 		return res, r.out, e
 	})
 }
 
 // route dispatches a decoded request by its method.
-func (s *Server) route(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) route(ctx context.Context, r *request, n Notifier) (json.RawMessage, *mcp.Error) {
 	if e := s.authorizeRequest(ctx, r); e != nil {
 		return nil, e
 	}
@@ -362,8 +361,8 @@ func (s *Server) route(ctx context.Context, r *request, n Notifier) (json.RawMes
 	return nil, methodNotFound(r.method)
 }
 
-func methodNotFound(method string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "Method not found: " + clip.String(method)}
+func methodNotFound(method string) *mcp.Error {
+	return &mcp.Error{Code: mcp.MethodNotFound, Message: "Method not found: " + clip.String(method)}
 }
 
 // resultMeta returns the result _meta: serverInfo plus extra keys for a
@@ -396,11 +395,11 @@ func (s *Server) resultMeta(r *request, extra map[string]any) json.RawMessage {
 	return b
 }
 
-func (s *Server) encode(v any) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) encode(v any) (json.RawMessage, *mcp.Error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		s.log.Error("encode result", "err", err)
-		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the result could not be encoded"}
+		return nil, &mcp.Error{Code: mcp.InternalError, Message: "Internal error: the result could not be encoded"}
 	}
 	return b, nil
 }
@@ -498,7 +497,7 @@ type discoverWire struct {
 	Meta              json.RawMessage    `json:"_meta"`
 }
 
-func (s *Server) discover(ctx context.Context) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) discover(ctx context.Context) (json.RawMessage, *mcp.Error) {
 	caps, private := s.callerCapabilities(ctx, s.modernCapabilities())
 	scope := s.opts.ListCache.Scope
 	if private {
@@ -517,7 +516,7 @@ func (s *Server) discover(ctx context.Context) (json.RawMessage, *jsonrpc.Error)
 
 // page cuts a list by cursor and page size. The cursor is the offset of the
 // next item, base64url-encoded.
-func (s *Server) page(n int, cursor *string) (start, end int, next string, e *jsonrpc.Error) {
+func (s *Server) page(n int, cursor *string) (start, end int, next string, e *mcp.Error) {
 	if cursor != nil {
 		b, err := base64.RawURLEncoding.DecodeString(*cursor)
 		off, err2 := strconv.Atoi(string(b))
@@ -560,7 +559,7 @@ func cacheHint(r *request, c CachePolicy) (*int64, string) {
 // capability is not advertised. tools/list and prompts/list count only their
 // own items; the two resource lists answer while either resources or
 // templates exist.
-func (s *Server) list(ctx context.Context, r *request) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) list(ctx context.Context, r *request) (json.RawMessage, *mcp.Error) {
 	s.mu.RLock()
 	var (
 		n     int
@@ -678,7 +677,7 @@ func (mc *mrtrCall) knownArgs() (seal.Digest, bool) {
 //
 // rd, if not nil, is a new Round allocated with something else (a
 // tools/call's with its Call) for the call's round; nil allocates one.
-func (s *Server) openRound(ctx context.Context, r *request, target string, args json.RawMessage, opts round.Options, rd *round.Round) (*mrtrCall, *jsonrpc.Error) {
+func (s *Server) openRound(ctx context.Context, r *request, target string, args json.RawMessage, opts round.Options, rd *round.Round) (*mrtrCall, *mcp.Error) {
 	mc := &r.round // allocated with the request
 	// Cleared, then set field by field: a composite literal would be
 	// built in openRound's frame and copied (see beginRound).
@@ -687,7 +686,7 @@ func (s *Server) openRound(ctx context.Context, r *request, target string, args 
 	mc.bound.Principal = stateSubject(PrincipalFromContext(ctx), r.scopes)
 	var st *seal.State
 	if r.p.RequestState != nil {
-		var re *jsonrpc.Error
+		var re *mcp.Error
 		if st, re = s.checkState(ctx, r, mc); re != nil {
 			return nil, re
 		}
@@ -701,7 +700,7 @@ func (s *Server) openRound(ctx context.Context, r *request, target string, args 
 // small (see prepareToolCall).
 //
 //go:noinline
-func (s *Server) beginRound(ctx context.Context, r *request, mc *mrtrCall, st *seal.State, opts round.Options, rd *round.Round) (*mrtrCall, *jsonrpc.Error) {
+func (s *Server) beginRound(ctx context.Context, r *request, mc *mrtrCall, st *seal.State, opts round.Options, rd *round.Round) (*mrtrCall, *mcp.Error) {
 	parse := round.ParseResponses
 	if r.responsesValid {
 		parse = round.ParseValidResponses
@@ -725,7 +724,7 @@ func (s *Server) beginRound(ctx context.Context, r *request, mc *mrtrCall, st *s
 // arguments, in that order), and sets mc's binding.
 //
 //go:noinline
-func (s *Server) checkState(ctx context.Context, r *request, mc *mrtrCall) (*seal.State, *jsonrpc.Error) {
+func (s *Server) checkState(ctx context.Context, r *request, mc *mrtrCall) (*seal.State, *mcp.Error) {
 	st, err := s.openState(r)
 	if err != nil {
 		return nil, s.stateError(ctx, r, mc.bound.Target, err)
@@ -740,7 +739,7 @@ func (s *Server) checkState(ctx context.Context, r *request, mc *mrtrCall) (*sea
 
 // stateError is the wire form of a refused state or of arguments that
 // have no canonical form.
-func (s *Server) stateError(ctx context.Context, r *request, target string, err error) *jsonrpc.Error {
+func (s *Server) stateError(ctx context.Context, r *request, target string, err error) *mcp.Error {
 	s.record(ctx, Measurement{Kind: MeasureStateRefused, Reason: seal.RefusalKind(err)})
 	if se := (*seal.StateError)(nil); errors.As(err, &se) && se.Detail != "" {
 		// The client is told one reason; the log says which part of the
@@ -754,7 +753,7 @@ func (s *Server) stateError(ctx context.Context, r *request, target string, err 
 }
 
 // suspend turns a handler's ErrInputRequired into an input_required result.
-func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *mcp.Error) {
 	b, err := mc.binding()
 	if err != nil {
 		return nil, invalidParams("%v", err)
@@ -778,7 +777,7 @@ func (s *Server) suspend(r *request, mc *mrtrCall) (json.RawMessage, *jsonrpc.Er
 // the state is sealed, stays small (see prepareToolCall).
 //
 //go:noinline
-func (s *Server) encodeInputRequired(irr *round.Suspension) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) encodeInputRequired(irr *round.Suspension) (json.RawMessage, *mcp.Error) {
 	// Written into a reused buffer, then copied into one allocation of its
 	// length: 724 bytes, a 768-byte allocation, for BenchmarkMRTRTwoRounds's
 	// first round, where reserving room up front (512 bytes more than the
@@ -790,7 +789,7 @@ func (s *Server) encodeInputRequired(irr *round.Suspension) (json.RawMessage, *j
 		var err error
 		if out, err = irr.Questions.AppendJSON(out); err != nil {
 			s.log.Error("encode input requests", "err", err)
-			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the input requests could not be encoded"}
+			return nil, &mcp.Error{Code: mcp.InternalError, Message: "Internal error: the input requests could not be encoded"}
 		}
 	}
 	// The sealer writes only base64url characters and dots: nothing to
@@ -815,15 +814,15 @@ const maxScratch = 64 << 10
 // prepareToolCall).
 //
 //go:noinline
-func (s *Server) suspendFailed(r *request, err error) *jsonrpc.Error {
+func (s *Server) suspendFailed(r *request, err error) *mcp.Error {
 	if e, ok := asRPCError(err); ok {
 		return e
 	}
 	if isInternal(err) {
-		return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: s.clientText(r.method+" (suspending)", err)}
+		return &mcp.Error{Code: mcp.InternalError, Message: s.clientText(r.method+" (suspending)", err)}
 	}
 	s.log.Error("suspend call", "err", err)
-	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
+	return &mcp.Error{Code: mcp.InternalError, Message: "Internal error: " + err.Error()}
 }
 
 // invoke runs a handler and turns a panic into -32603, so one faulty
@@ -837,14 +836,14 @@ func invoke[R any](s *Server, kind, name string, f func() (R, error)) (res R, er
 				what += " " + name
 			}
 			s.log.Error("handler panicked", "handler", what, "panic", p, "stack", string(debug.Stack()))
-			err = &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the " + what + " handler failed"}
+			err = &mcp.Error{Code: mcp.InternalError, Message: "Internal error: the " + what + " handler failed"}
 		}
 	}()
 	return f()
 }
 
 // handlerError maps an error from a prompt, resource or completion handler.
-func (s *Server) handlerError(ctx context.Context, what string, err error) *jsonrpc.Error {
+func (s *Server) handlerError(ctx context.Context, what string, err error) *mcp.Error {
 	if ctx.Err() != nil {
 		return errNoResponse
 	}
@@ -852,13 +851,13 @@ func (s *Server) handlerError(ctx context.Context, what string, err error) *json
 		return e
 	}
 	if isInternal(err) {
-		return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: s.clientText(what, err)}
+		return &mcp.Error{Code: mcp.InternalError, Message: s.clientText(what, err)}
 	}
 	s.log.Error("handler failed", "handler", what, "err", err)
-	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
+	return &mcp.Error{Code: mcp.InternalError, Message: "Internal error: " + err.Error()}
 }
 
-func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.RawMessage, *mcp.Error) {
 	req, e, mc, asTask, out, re := s.prepareToolCall(ctx, r, n)
 	if req == nil {
 		return out, re
@@ -884,7 +883,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 // inlined, 288 bytes since (bench's TestFlowStack).
 //
 //go:noinline
-func (s *Server) prepareToolCall(ctx context.Context, r *request, n Notifier) (req *ToolRequest, e *toolEntry, mc *mrtrCall, asTask bool, out json.RawMessage, re *jsonrpc.Error) {
+func (s *Server) prepareToolCall(ctx context.Context, r *request, n Notifier) (req *ToolRequest, e *toolEntry, mc *mrtrCall, asTask bool, out json.RawMessage, re *mcp.Error) {
 	if r.p.Name == nil || *r.p.Name == "" {
 		return nil, nil, nil, false, nil, invalidParams("tools/call needs a tool name")
 	}
@@ -948,13 +947,13 @@ func (s *Server) prepareToolCall(ctx context.Context, r *request, n Notifier) (r
 // unknownTool is the error for a tools/call of a tool not registered.
 //
 //go:noinline
-func unknownTool(name string) *jsonrpc.Error {
+func unknownTool(name string) *mcp.Error {
 	return invalidParams("unknown tool %s", clip.Quote(name))
 }
 
 // toolGate checks the client's capabilities against what tool e requires,
 // and sets *asTask when the call runs as a task.
-func toolGate(r *request, e *toolEntry, name string, asTask *bool) *jsonrpc.Error {
+func toolGate(r *request, e *toolEntry, name string, asTask *bool) *mcp.Error {
 	if missing, ok := r.meta.ClientCapabilities.Missing(e.opts.Requires); ok {
 		return toolMissing(missing, name)
 	}
@@ -973,7 +972,7 @@ func toolGate(r *request, e *toolEntry, name string, asTask *bool) *jsonrpc.Erro
 // capabilities (missing) the request did not declare.
 //
 //go:noinline
-func toolMissing(missing mcp.ClientCapabilities, name string) *jsonrpc.Error {
+func toolMissing(missing mcp.ClientCapabilities, name string) *mcp.Error {
 	return (&mcp.MissingCapabilityError{Required: missing, What: "tool " + name}).RPCError()
 }
 
@@ -981,7 +980,7 @@ func toolMissing(missing mcp.ClientCapabilities, name string) *jsonrpc.Error {
 // runs only as one.
 //
 //go:noinline
-func taskRequired(name string) *jsonrpc.Error {
+func taskRequired(name string) *mcp.Error {
 	err := mcp.ClientCapabilities{}.RequireExtension("tool "+name+" (it runs only as a task)", TasksExtension)
 	re, _ := asRPCError(err)
 	return re
@@ -991,7 +990,7 @@ func taskRequired(name string) *jsonrpc.Error {
 // against its arguments.
 //
 //go:noinline
-func toolParamHeaders(r *request, e *toolEntry, args json.RawMessage) *jsonrpc.Error {
+func toolParamHeaders(r *request, e *toolEntry, args json.RawMessage) *mcp.Error {
 	var m map[string]json.RawMessage
 	if err := strictjson.Unmarshal(args, &m); err != nil {
 		return invalidParams("tools/call arguments: %v", err)
@@ -1005,7 +1004,7 @@ func toolParamHeaders(r *request, e *toolEntry, args json.RawMessage) *jsonrpc.E
 // arguments the schema refuses.
 //
 //go:noinline
-func (s *Server) validateToolArgs(r *request, e *toolEntry, args json.RawMessage) (json.RawMessage, *jsonrpc.Error, bool) {
+func (s *Server) validateToolArgs(r *request, e *toolEntry, args json.RawMessage) (json.RawMessage, *mcp.Error, bool) {
 	inst, err := strictjson.DecodeValue(args)
 	if err != nil {
 		return nil, invalidParams("tools/call arguments: %v", err), false
@@ -1019,16 +1018,16 @@ func (s *Server) validateToolArgs(r *request, e *toolEntry, args json.RawMessage
 
 // toolOutcome turns what a tool handler returned into the call's answer:
 // the encoded result, input_required, or a protocol error.
-func (s *Server) toolOutcome(ctx context.Context, r *request, e *toolEntry, mc *mrtrCall, name string, res *ToolResult, err error) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) toolOutcome(ctx context.Context, r *request, e *toolEntry, mc *mrtrCall, name string, res *ToolResult, err error) (json.RawMessage, *mcp.Error) {
 	if err != nil {
 		return s.toolFailed(ctx, r, e, mc, name, err)
 	}
 	if res == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: fmt.Sprintf("Internal error: tool %q returned no result", name)}
+		return nil, &mcp.Error{Code: mcp.InternalError, Message: fmt.Sprintf("Internal error: tool %q returned no result", name)}
 	}
 	var sc json.RawMessage
 	if e.output != nil && !res.IsError {
-		var oe *jsonrpc.Error
+		var oe *mcp.Error
 		if sc, oe = s.checkOutput(name, e.output, res.StructuredContent); oe != nil {
 			return nil, oe
 		}
@@ -1040,7 +1039,7 @@ func (s *Server) toolOutcome(ctx context.Context, r *request, e *toolEntry, mc *
 // out of line, as prepareToolCall is, to keep toolOutcome's frame small.
 //
 //go:noinline
-func (s *Server) toolFailed(ctx context.Context, r *request, e *toolEntry, mc *mrtrCall, name string, err error) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) toolFailed(ctx context.Context, r *request, e *toolEntry, mc *mrtrCall, name string, err error) (json.RawMessage, *mcp.Error) {
 	if ctx.Err() != nil {
 		return nil, errNoResponse
 	}
@@ -1065,7 +1064,7 @@ func (s *Server) toolFailed(ctx context.Context, r *request, e *toolEntry, mc *m
 // its output schema and returns it encoded. A missing or mismatched one is
 // a bug of the server's own code: it is logged and answered -32603, so an
 // invalid result never reaches the client.
-func (s *Server) checkOutput(name string, sch *jsv.Schema, sc any) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) checkOutput(name string, sch *jsv.Schema, sc any) (json.RawMessage, *mcp.Error) {
 	var b json.RawMessage
 	switch v := sc.(type) {
 	case nil:
@@ -1075,28 +1074,28 @@ func (s *Server) checkOutput(name string, sch *jsv.Schema, sc any) (json.RawMess
 		var err error
 		if b, err = json.Marshal(v); err != nil {
 			s.log.Error("encode structuredContent", "tool", name, "err", err)
-			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: structuredContent could not be encoded"}
+			return nil, &mcp.Error{Code: mcp.InternalError, Message: "Internal error: structuredContent could not be encoded"}
 		}
 	}
 	if t := bytes.TrimSpace(b); len(t) == 0 || bytes.Equal(t, []byte("null")) {
 		s.log.Error("tool result lacks the structuredContent its outputSchema requires", "tool", name)
-		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: fmt.Sprintf("Internal error: tool %q declares an outputSchema but its result has no structuredContent", name)}
+		return nil, &mcp.Error{Code: mcp.InternalError, Message: fmt.Sprintf("Internal error: tool %q declares an outputSchema but its result has no structuredContent", name)}
 	}
 	inst, err := strictjson.DecodeValue(b)
 	if err != nil {
 		s.log.Error("tool result has malformed structuredContent", "tool", name, "err", err)
-		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: fmt.Sprintf("Internal error: tool %q returned structuredContent that is not valid JSON", name)}
+		return nil, &mcp.Error{Code: mcp.InternalError, Message: fmt.Sprintf("Internal error: tool %q returned structuredContent that is not valid JSON", name)}
 	}
 	if err := sch.Validate(inst); err != nil {
 		s.log.Error("tool result does not match its outputSchema", "tool", name, "problems", schemaProblems(err))
-		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: fmt.Sprintf("Internal error: tool %q returned structuredContent that does not match its outputSchema (details in the server log)", name)}
+		return nil, &mcp.Error{Code: mcp.InternalError, Message: fmt.Sprintf("Internal error: tool %q returned structuredContent that does not match its outputSchema (details in the server log)", name)}
 	}
 	return b, nil
 }
 
 // encodeToolResult encodes a tool result. sc, when set, is the result's
 // structuredContent already encoded (and checked).
-func (s *Server) encodeToolResult(r *request, res *ToolResult, sc json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) encodeToolResult(r *request, res *ToolResult, sc json.RawMessage) (json.RawMessage, *mcp.Error) {
 	// Written by hand: this runs on every tools/call.
 	b := make([]byte, 0, resultCap(r, res, sc))
 	pre := 0
@@ -1187,9 +1186,9 @@ func resultCap(r *request, res *ToolResult, sc json.RawMessage) int {
 // prepareToolCall).
 //
 //go:noinline
-func (s *Server) encodeFailed(what string, err error, message string) *jsonrpc.Error {
+func (s *Server) encodeFailed(what string, err error, message string) *mcp.Error {
 	s.log.Error(what, "err", err)
-	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: message}
+	return &mcp.Error{Code: mcp.InternalError, Message: message}
 }
 
 type promptResultWire struct {
@@ -1199,7 +1198,7 @@ type promptResultWire struct {
 	Meta        json.RawMessage `json:"_meta,omitempty"`
 }
 
-func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.RawMessage, *mcp.Error) {
 	if r.p.Name == nil || *r.p.Name == "" {
 		return nil, invalidParams("prompts/get needs a prompt name")
 	}
@@ -1248,7 +1247,7 @@ func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.Ra
 		return nil, s.handlerError(ctx, "prompt "+name, err)
 	}
 	if res == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: fmt.Sprintf("Internal error: prompt %q returned no result", name)}
+		return nil, &mcp.Error{Code: mcp.InternalError, Message: fmt.Sprintf("Internal error: prompt %q returned no result", name)}
 	}
 	msgs := res.Messages
 	if msgs == nil {
@@ -1265,7 +1264,7 @@ type readResultWire struct {
 	Meta       json.RawMessage        `json:"_meta,omitempty"`
 }
 
-func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json.RawMessage, *mcp.Error) {
 	uri, e := uriParam(r)
 	if e != nil {
 		return nil, e
@@ -1340,7 +1339,7 @@ type completeWire struct {
 	Meta       json.RawMessage `json:"_meta,omitempty"`
 }
 
-func (s *Server) complete(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) complete(ctx context.Context, r *request, n Notifier) (json.RawMessage, *mcp.Error) {
 	s.mu.RLock()
 	h := s.completion
 	s.mu.RUnlock()

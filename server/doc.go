@@ -1,7 +1,7 @@
 // Package server is Baton's MCP server: the registry of tools, prompts,
 // resources and completions, the stateless 2026-07-28 dispatch, and the
-// transports (Streamable HTTP as a net/http Handler, and stdio; package
-// mcpecho mounts it on echo).
+// transports (Streamable HTTP as a net/http Handler, and stdio; on echo,
+// echo.WrapHandler serves it).
 //
 // One request travels like this: the HTTP layer checks Origin and Host, the
 // body size and the JSON nesting depth; the message is decoded and its
@@ -24,10 +24,10 @@
 // client may lack declares the need in RequireCapabilities: the call is
 // then refused with 400 before the handler runs.
 //
-// Import direction: server uses mcp, elicit, mrtr, jsonrpc, tasks, its
+// Import direction: server uses mcp, elicit, mrtr, tasks, its
 // own engine (server/internal/seal, server/internal/round) and the
 // plumbing of the module's internal packages (era, rpcwire, ...); never
-// echo (package mcpecho mounts a server on echo). The legacy
+// echo (echo.WrapHandler serves a Server there). The legacy
 // package (2025-11-25 sessions) plugs in through Options.Legacy (a
 // LegacyAdapter, whose contract lives in internal/era), so server never
 // imports it.

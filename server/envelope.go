@@ -9,7 +9,6 @@ import (
 
 	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
 )
 
@@ -254,9 +253,9 @@ func (w *envWalk) strField(mask *uint32, k uint, slot *string, dst **string) {
 }
 
 // idField decodes the id member at w.i (key bit k of *mask) into *id: a
-// string or a number, as jsonrpc.ID takes them; anything else (null, an
+// string or a number, as mcp.ID takes them; anything else (null, an
 // object, a duplicate) is left to the library decoder.
-func (w *envWalk) idField(mask *uint32, k uint, id *jsonrpc.ID) {
+func (w *envWalk) idField(mask *uint32, k uint, id *mcp.ID) {
 	if w.seen(mask, k) || w.i >= len(w.b) || w.b[w.i] != '"' && w.b[w.i] != '-' && (w.b[w.i] < '0' || w.b[w.i] > '9') {
 		w.bad = true
 		return
@@ -307,7 +306,7 @@ type frameWalk struct {
 // ok reports whether the frame is an ordinary request the walk takes: the
 // whole body read, "jsonrpc":"2.0", an id, and a method whose params
 // paramsIn describes (onePass).
-func (f *frameWalk) ok(w *envWalk, body []byte, id jsonrpc.ID) bool {
+func (f *frameWalk) ok(w *envWalk, body []byte, id mcp.ID) bool {
 	return !w.bad && jsonscan.SkipSpace(body, w.i) == len(body) && f.jsonrpcOK && !id.IsZero() &&
 		f.method != "" && f.method != "initialize" && onePass(f.method)
 }
@@ -318,7 +317,7 @@ func (f *frameWalk) ok(w *envWalk, body []byte, id jsonrpc.ID) bool {
 // given to result with the members read before it (a client's answer to
 // a server request, legacy sessions only; nil gives up on it, as on
 // "error"), which decides what follows: true ends the walk there.
-func (w *envWalk) frame(f *frameWalk, id *jsonrpc.ID, params func(), result func(mask uint32, jsonrpcOK bool) bool) {
+func (w *envWalk) frame(f *frameWalk, id *mcp.ID, params func(), result func(mask uint32, jsonrpcOK bool) bool) {
 	first := true
 	for !w.bad {
 		key, ok := w.member(&first)

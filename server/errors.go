@@ -38,7 +38,7 @@ import (
 // connection refused") does not. A handler that wants an internal failure
 // explained anyway says it in its own words: ErrorResult("The payment
 // service is unreachable; try again in a minute") for a tool, or a
-// *jsonrpc.Error for any handler, both sent as they are.
+// *mcp.Error for any handler, both sent as they are.
 func Internal(err error) error {
 	if err == nil {
 		return nil

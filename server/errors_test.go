@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -59,7 +59,7 @@ func TestHandlerErrorExposure(t *testing.T) {
 			if !isErr {
 				t.Fatalf("tool result %q is not an error", text)
 			}
-			pe := wantError(t, send(t, c, "prompts/get", map[string]any{"name": "p"}), http.StatusOK, jsonrpc.InternalError)
+			pe := wantError(t, send(t, c, "prompts/get", map[string]any{"name": "p"}), http.StatusOK, mcp.InternalError)
 			if !tc.internal {
 				if text != tc.err.Error() || pe.Message != "Internal error: "+tc.err.Error() {
 					t.Errorf("plain error: tool text %q, prompt message %q; want its text %q", text, pe.Message, tc.err.Error())

@@ -12,7 +12,7 @@ import (
 
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/strictjson"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // Extensions (SEP-2133).
@@ -79,7 +79,7 @@ type ExtensionMethod struct {
 // ExtensionHandler serves a request of an extension method. Its result
 // must encode to a JSON object; the server adds "resultType" (2026-07-28
 // clients) and the server-info "_meta" unless the object has them. An
-// error that is a *jsonrpc.Error (or chooses its JSON-RPC form, such as a
+// error that is a *mcp.Error (or chooses its JSON-RPC form, such as a
 // *client.MissingCapabilityError) is sent as that error; any other is an
 // internal error whose details are only logged.
 type ExtensionHandler func(ctx context.Context, req *ExtensionRequest) (any, error)
@@ -214,7 +214,7 @@ type extMethod struct {
 	ExtensionMethod
 	// serve, for the extensions built into this package, replaces Handler
 	// and works on the decoded request.
-	serve func(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error)
+	serve func(ctx context.Context, r *request, n Notifier) (json.RawMessage, *mcp.Error)
 	// target, for built-in methods, reads the target from the decoded
 	// params.
 	target func(r *request) (string, bool)
@@ -355,7 +355,7 @@ func (s *Server) extensionTarget(r *request) (string, bool) {
 
 // serveExtension routes a request to an extension method, or reports that
 // the method is not an extension's.
-func (s *Server) serveExtension(ctx context.Context, r *request, n Notifier) (json.RawMessage, *jsonrpc.Error, bool) {
+func (s *Server) serveExtension(ctx context.Context, r *request, n Notifier) (json.RawMessage, *mcp.Error, bool) {
 	m := s.extensionMethod(r.method)
 	if m == nil {
 		return nil, nil, false
@@ -393,7 +393,7 @@ func (s *Server) serveExtension(ctx context.Context, r *request, n Notifier) (js
 		if re, ok := asRPCError(err); ok {
 			return nil, re, true
 		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: s.internalText(r.method, err)}, true
+		return nil, &mcp.Error{Code: mcp.InternalError, Message: s.internalText(r.method, err)}, true
 	}
 	res, e := s.extensionResult(r, v)
 	return res, e, true
@@ -401,7 +401,7 @@ func (s *Server) serveExtension(ctx context.Context, r *request, n Notifier) (js
 
 // extensionResult encodes a handler's result as an object with
 // resultType (modern) and the server-info _meta.
-func (s *Server) extensionResult(r *request, v any) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) extensionResult(r *request, v any) (json.RawMessage, *mcp.Error) {
 	var b []byte
 	switch x := v.(type) {
 	case json.RawMessage:
@@ -411,12 +411,12 @@ func (s *Server) extensionResult(r *request, v any) (json.RawMessage, *jsonrpc.E
 	default:
 		var err error
 		if b, err = json.Marshal(v); err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: s.internalText(r.method, fmt.Errorf("encode result: %w", err))}
+			return nil, &mcp.Error{Code: mcp.InternalError, Message: s.internalText(r.method, fmt.Errorf("encode result: %w", err))}
 		}
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(b, &obj); err != nil || obj == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: s.internalText(r.method, errors.New("the result is not a JSON object"))}
+		return nil, &mcp.Error{Code: mcp.InternalError, Message: s.internalText(r.method, errors.New("the result is not a JSON object"))}
 	}
 	if _, ok := obj["resultType"]; !ok && !r.legacy {
 		obj["resultType"] = json.RawMessage(`"complete"`)

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -114,7 +114,7 @@ func TestExtensionMethod(t *testing.T) {
 			seen = append(seen, req.Method+" "+req.Target+" "+req.Principal)
 			mu.Unlock()
 			if req.Target == "forbidden" {
-				return nil, &jsonrpc.Error{Code: -32001, Message: "not for you"}
+				return nil, &mcp.Error{Code: -32001, Message: "not for you"}
 			}
 			return next(ctx, req)
 		}
@@ -137,7 +137,7 @@ func TestExtensionMethod(t *testing.T) {
 					return nil, err
 				}
 				if p.Turns < 0 {
-					return nil, &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "turns must not be negative"}
+					return nil, &mcp.Error{Code: mcp.InvalidParams, Message: "turns must not be negative"}
 				}
 				if p.Turns > 100 {
 					return nil, errors.New("the spinner broke")
@@ -174,17 +174,17 @@ func TestExtensionMethod(t *testing.T) {
 	}
 
 	// Not declared: -32021 naming the extension, the handler never runs.
-	e := wantError(t, spin(newClient(t, h, ""), "w1", 3), http.StatusBadRequest, jsonrpc.MissingRequiredClientCapability)
+	e := wantError(t, spin(newClient(t, h, ""), "w1", 3), http.StatusBadRequest, mcp.MissingRequiredClientCapability)
 	if !strings.Contains(string(e.Data), "com.example/widgets") {
 		t.Errorf("-32021 data = %s, want the extension named", e.Data)
 	}
 	// Middleware refuses by target.
 	wantError(t, spin(declared, "forbidden", 1), http.StatusOK, -32001)
 	// Mcp-Name must match the NameParam.
-	wantError(t, spin(declared, "w1", 1, mcptest.WithHeader("Mcp-Name", "w2")), http.StatusBadRequest, jsonrpc.HeaderMismatch)
+	wantError(t, spin(declared, "w1", 1, mcptest.WithHeader("Mcp-Name", "w2")), http.StatusBadRequest, mcp.HeaderMismatch)
 	// Handler errors: a JSON-RPC error as it is, anything else hidden.
-	wantError(t, spin(declared, "w1", -1), http.StatusBadRequest, jsonrpc.InvalidParams)
-	e = wantError(t, spin(declared, "w1", 101), http.StatusOK, jsonrpc.InternalError)
+	wantError(t, spin(declared, "w1", -1), http.StatusBadRequest, mcp.InvalidParams)
+	e = wantError(t, spin(declared, "w1", 101), http.StatusOK, mcp.InternalError)
 	if strings.Contains(e.Message, "spinner") {
 		t.Errorf("internal error leaks its cause: %q", e.Message)
 	}
@@ -199,7 +199,7 @@ func TestExtensionMethod(t *testing.T) {
 		t.Errorf("a key differing in case filled a field: %s", dr.Body)
 	}
 	// An unknown method is still -32601.
-	wantError(t, send(t, declared, "widgets/unknown", map[string]any{}), http.StatusNotFound, jsonrpc.MethodNotFound)
+	wantError(t, send(t, declared, "widgets/unknown", map[string]any{}), http.StatusNotFound, mcp.MethodNotFound)
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -224,7 +224,7 @@ func TestExtensionMethodLimits(t *testing.T) {
 	wantErrorID(t, send(t, c, "w/do", map[string]any{"pad": strings.Repeat("x", 1100)}), http.StatusRequestEntityTooLarge, -32600, "null")
 	deep := strings.Repeat("[", 9) + strings.Repeat("]", 9)
 	wantErrorID(t, sendRaw(t, c, `{"jsonrpc":"2.0","id":2,"method":"w/do","params":{"x":`+deep+`}}`), http.StatusBadRequest, -32700, "null")
-	wantError(t, sendRaw(t, c, `{"jsonrpc":"2.0","id":3,"method":"w/do","params":{}}`), http.StatusBadRequest, jsonrpc.InvalidParams)
+	wantError(t, sendRaw(t, c, `{"jsonrpc":"2.0","id":3,"method":"w/do","params":{}}`), http.StatusBadRequest, mcp.InvalidParams)
 	if ran != 1 {
 		t.Errorf("the handler ran %d times, want once (for the valid request)", ran)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/strictjson"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // Dispatch runs one request of a legacy session: tools/list, tools/call,
@@ -17,7 +17,7 @@ import (
 // resources/read and completion/complete, with results in the 2025-11-25
 // form. It returns errNoResponse, by identity, when the request was
 // cancelled and must not be answered.
-func (d legacyDispatcher) Dispatch(ctx context.Context, lr *era.Request[RequestMeta]) (era.Outcome, *jsonrpc.Error) {
+func (d legacyDispatcher) Dispatch(ctx context.Context, lr *era.Request[RequestMeta]) (era.Outcome, *mcp.Error) {
 	s := d.s
 	r, e := d.request(lr)
 	if e != nil {
@@ -43,7 +43,7 @@ func (d legacyDispatcher) Dispatch(ctx context.Context, lr *era.Request[RequestM
 // prepareToolCall).
 //
 //go:noinline
-func (d legacyDispatcher) request(lr *era.Request[RequestMeta]) (*request, *jsonrpc.Error) {
+func (d legacyDispatcher) request(lr *era.Request[RequestMeta]) (*request, *mcp.Error) {
 	s := d.s
 	r, decoded := lr.Decoded.(*request) // decodeLegacy's: id, method and params decoded
 	if decoded {
@@ -61,7 +61,7 @@ func (d legacyDispatcher) request(lr *era.Request[RequestMeta]) (*request, *json
 	}
 	if r.meta.ProgressToken == nil && r.p.Meta != nil {
 		if tok := bytes.TrimSpace(r.p.Meta.ProgressToken); len(tok) > 0 && !bytes.Equal(tok, []byte("null")) {
-			var id jsonrpc.ID
+			var id mcp.ID
 			if err := id.UnmarshalJSON(tok); err != nil {
 				return nil, invalidParams("progressToken must be a string or an integer")
 			}
@@ -104,9 +104,9 @@ func (s *Server) Instructions() string { return s.opts.Instructions }
 func (s *Server) Logger() *slog.Logger { return s.log }
 
 // Intercept runs a legacy session's own request through the middleware.
-func (d legacyDispatcher) Intercept(ctx context.Context, lr *era.Request[RequestMeta], serve func(context.Context) (json.RawMessage, *jsonrpc.Error)) (json.RawMessage, *jsonrpc.Error) {
+func (d legacyDispatcher) Intercept(ctx context.Context, lr *era.Request[RequestMeta], serve func(context.Context) (json.RawMessage, *mcp.Error)) (json.RawMessage, *mcp.Error) {
 	r := &request{id: lr.ID, method: lr.Method, meta: lr.Meta, legacy: true, session: lr.SessionID}
-	return d.s.intercept(ctx, d.s.methodRequest(ctx, r), func(ctx context.Context) ([]byte, resultNote, *jsonrpc.Error) {
+	return d.s.intercept(ctx, d.s.methodRequest(ctx, r), func(ctx context.Context) ([]byte, resultNote, *mcp.Error) {
 		res, e := serve(ctx)
 		return res, resultNote{}, e
 	})

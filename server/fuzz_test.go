@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // FuzzDecodeRequest runs the envelope parser on arbitrary input: it must
@@ -28,7 +28,7 @@ func FuzzDecodeRequest(f *testing.F) {
 				}
 				return
 			}
-			if derr.Code != jsonrpc.ParseError && derr.Code != jsonrpc.InvalidRequest {
+			if derr.Code != mcp.ParseError && derr.Code != mcp.InvalidRequest {
 				t.Fatalf("Decode error code %d: %s", derr.Code, derr.Message)
 			}
 			return
@@ -44,7 +44,7 @@ func FuzzDecodeRequest(f *testing.F) {
 			t.Fatalf("id/method not kept: %s %q", r.id, r.method)
 		}
 		if e != nil {
-			if e.Code != jsonrpc.InvalidParams {
+			if e.Code != mcp.InvalidParams {
 				t.Fatalf("decodeRequest error code %d: %s", e.Code, e.Message)
 			}
 			if _, err := rpcwire.AppendError(nil, msg.ID, e); err != nil {
@@ -59,7 +59,7 @@ func FuzzDecodeRequest(f *testing.F) {
 			t.Fatalf("accepted log level %q", r.meta.LogLevel)
 		}
 		if tok := r.meta.ProgressToken; tok != nil {
-			var id jsonrpc.ID
+			var id mcp.ID
 			if err := id.UnmarshalJSON(tok); err != nil {
 				t.Fatalf("accepted progress token %s", tok)
 			}

@@ -11,7 +11,7 @@ import (
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // The MCP HTTP headers.
@@ -198,8 +198,8 @@ func headerGet(h http.Header, key string) string {
 	return ""
 }
 
-func headerMismatch(format string, args ...any) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.HeaderMismatch, Message: "Header mismatch: " + fmt.Sprintf(format, args...)}
+func headerMismatch(format string, args ...any) *mcp.Error {
+	return &mcp.Error{Code: mcp.HeaderMismatch, Message: "Header mismatch: " + fmt.Sprintf(format, args...)}
 }
 
 // nameSource says what Mcp-Name carries for method.
@@ -248,7 +248,7 @@ func (c *callHeaders) load() {
 
 // checkStandardHeaders compares MCP-Protocol-Version, and Mcp-Method and
 // Mcp-Name (hs), with the body.
-func checkStandardHeaders(h http.Header, hs *callHeaders, method, version, name string, hasName bool) *jsonrpc.Error {
+func checkStandardHeaders(h http.Header, hs *callHeaders, method, version, name string, hasName bool) *mcp.Error {
 	hs.load()
 	pv, ok, err := headerValue(h, headerProtocolVersion)
 	switch {
@@ -284,7 +284,7 @@ func checkStandardHeaders(h http.Header, hs *callHeaders, method, version, name 
 
 // checkParamHeaders compares each Mcp-Param header a tool declares with
 // the argument it mirrors.
-func checkParamHeaders(h http.Header, params []paramHeader, args map[string]json.RawMessage) *jsonrpc.Error {
+func checkParamHeaders(h http.Header, params []paramHeader, args map[string]json.RawMessage) *mcp.Error {
 	for _, p := range params {
 		hv, present, err := headerValue(h, p.header)
 		if err != nil {

@@ -19,12 +19,12 @@ import (
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // ServeHTTP serves one request of the Streamable HTTP transport: the Server
 // is an http.Handler, served at every path it is given (mount it on an
-// http.ServeMux at one, or on echo with package mcpecho). It answers POST,
+// http.ServeMux at one, or on echo with echo.WrapHandler). It answers POST,
 // and GET and DELETE of a 2025-11-25 session when Options.Legacy is set;
 // any other method is 405.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -36,7 +36,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Connection", "close")
 	}
 	if status, msg := s.checkOrigin(r); status != 0 {
-		writeError(w, status, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: msg})
+		writeError(w, status, mcp.ID{}, &mcp.Error{Code: mcp.InvalidRequest, Message: msg})
 		return
 	}
 	if r.Method != http.MethodPost {
@@ -81,7 +81,7 @@ func (s *Server) serveNotPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header()["Allow"] = headerAllowPost
-	writeError(w, http.StatusMethodNotAllowed, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Method not allowed: use POST"})
+	writeError(w, http.StatusMethodNotAllowed, mcp.ID{}, &mcp.Error{Code: mcp.InvalidRequest, Message: "Method not allowed: use POST"})
 }
 
 // contentTypeJSON reports whether ct, a Content-Type other than exactly
@@ -91,7 +91,7 @@ func (s *Server) serveNotPost(w http.ResponseWriter, r *http.Request) {
 func contentTypeJSON(w http.ResponseWriter, ct string) bool {
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || mt != "application/json" {
-		writeError(w, http.StatusUnsupportedMediaType, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Unsupported Content-Type " + clip.String(ct) + ": use application/json"})
+		writeError(w, http.StatusUnsupportedMediaType, mcp.ID{}, &mcp.Error{Code: mcp.InvalidRequest, Message: "Unsupported Content-Type " + clip.String(ct) + ": use application/json"})
 		return false
 	}
 	return true
@@ -104,11 +104,11 @@ func (s *Server) bodyFailed(w http.ResponseWriter, err error) {
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		writeError(w, http.StatusRequestEntityTooLarge, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "Request body exceeds the %d-byte limit", s.opts.MaxRequestBytes))
+		writeError(w, http.StatusRequestEntityTooLarge, mcp.ID{}, mcp.Errorf(mcp.InvalidRequest, "Request body exceeds the %d-byte limit", s.opts.MaxRequestBytes))
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		writeError(w, http.StatusRequestTimeout, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "Request body not received within %v", s.opts.BodyReadTimeout))
+		writeError(w, http.StatusRequestTimeout, mcp.ID{}, mcp.Errorf(mcp.InvalidRequest, "Request body not received within %v", s.opts.BodyReadTimeout))
 	default:
-		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "Could not read the request body: %v", err))
+		writeError(w, http.StatusBadRequest, mcp.ID{}, mcp.Errorf(mcp.InvalidRequest, "Could not read the request body: %v", err))
 	}
 }
 
@@ -120,7 +120,7 @@ func (s *Server) bodyFailed(w http.ResponseWriter, err error) {
 func (s *Server) serveDecoded(w http.ResponseWriter, r *http.Request, body []byte, hs *callHeaders) {
 	msg, derr := rpcwire.Decode(body, s.jsonLimits())
 	if derr != nil {
-		var id jsonrpc.ID
+		var id mcp.ID
 		if msg != nil {
 			id = msg.ID
 		}
@@ -139,7 +139,7 @@ func (s *Server) serveDecoded(w http.ResponseWriter, r *http.Request, body []byt
 		w.WriteHeader(http.StatusAccepted)
 		return
 	case msg.IsResponse():
-		writeError(w, http.StatusBadRequest, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "Unexpected response: this server sends no requests to modern clients"})
+		writeError(w, http.StatusBadRequest, mcp.ID{}, &mcp.Error{Code: mcp.InvalidRequest, Message: "Unexpected response: this server sends no requests to modern clients"})
 		return
 	}
 	if msg.Method == "initialize" && !hasModernMeta(msg.Params) {
@@ -153,7 +153,7 @@ func (s *Server) serveDecoded(w http.ResponseWriter, r *http.Request, body []byt
 // serveModern checks the headers (hs: Mcp-Method and Mcp-Name) and
 // version of a decoded modern request (e is its envelope error, if any)
 // and serves it.
-func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *request, e *jsonrpc.Error, hs *callHeaders) {
+func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *request, e *mcp.Error, hs *callHeaders) {
 	if e == nil {
 		name, hasName := mcpName(req)
 		if !hasName {
@@ -174,8 +174,8 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 	req.header = r.Header
 	if req.method == "subscriptions/listen" {
 		status := 0
-		_, e := s.intercept(r.Context(), s.methodRequest(r.Context(), req), func(ctx context.Context) ([]byte, resultNote, *jsonrpc.Error) {
-			var e *jsonrpc.Error
+		_, e := s.intercept(r.Context(), s.methodRequest(r.Context(), req), func(ctx context.Context) ([]byte, resultNote, *mcp.Error) {
+			var e *mcp.Error
 			status, e = s.listenHTTP(w, r.WithContext(ctx), req)
 			return []byte{}, resultNote{}, e
 		})
@@ -208,13 +208,13 @@ func (s *Server) serveModern(w http.ResponseWriter, r *http.Request, req *reques
 
 // initializeRefusal answers a legacy initialize when no legacy handler is
 // attached: the versions this server does speak, so the client can tell.
-func (s *Server) initializeRefusal(msg *rpcwire.Message) *jsonrpc.Error {
+func (s *Server) initializeRefusal(msg *rpcwire.Message) *mcp.Error {
 	var p struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
 	_ = strictjson.Unmarshal(msg.Params, &p)
-	return &jsonrpc.Error{
-		Code:    jsonrpc.UnsupportedProtocolVersion,
+	return &mcp.Error{
+		Code:    mcp.UnsupportedProtocolVersion,
 		Message: "Unsupported protocol version: this server speaks only the stateless protocol and does not support initialize",
 		Data:    map[string]any{"supported": []string{ProtocolVersion}, "requested": p.ProtocolVersion},
 	}
@@ -246,7 +246,7 @@ var (
 	headerRetry1    = []string{"1"}
 )
 
-func writeError(w http.ResponseWriter, status int, id jsonrpc.ID, e *jsonrpc.Error) {
+func writeError(w http.ResponseWriter, status int, id mcp.ID, e *mcp.Error) {
 	b, _ := rpcwire.AppendError(nil, id, e)
 	w.Header()["Content-Type"] = headerJSON
 	w.WriteHeader(status)
@@ -388,7 +388,7 @@ var closeBrace = []byte("}")
 // request. The result's prefix is written into buf, which should have
 // room for it: a buffer that lives with the request (one on the stack
 // escapes to the heap, as the writer is an interface).
-func finishStream(st *sse.Stream, id jsonrpc.ID, result json.RawMessage, e *jsonrpc.Error, buf []byte) {
+func finishStream(st *sse.Stream, id mcp.ID, result json.RawMessage, e *mcp.Error, buf []byte) {
 	if e == errNoResponse {
 		st.Abandon()
 		return
@@ -407,7 +407,7 @@ const listenKeepAlive = 25 * time.Second
 // listenHTTP serves subscriptions/listen as a long-lived SSE stream, or
 // returns the error that refuses it (and its HTTP status, 0 for the
 // error's usual one) before anything is written.
-func (s *Server) listenHTTP(w http.ResponseWriter, r *http.Request, req *request) (int, *jsonrpc.Error) {
+func (s *Server) listenHTTP(w http.ResponseWriter, r *http.Request, req *request) (int, *mcp.Error) {
 	agreed, e := s.agreeFilter(req)
 	if e != nil {
 		return 0, e

@@ -5,7 +5,7 @@ import (
 
 	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // A client's answer to a server request of a 2025-11-25 session (the
@@ -32,7 +32,7 @@ import (
 // the message rpcwire.Decode would give the legacy adapter, its result
 // sharing the body's memory as Decode's does, or nil for the general
 // path.
-func (w *envWalk) legacyAnswer(mask uint32, id jsonrpc.ID, jsonrpcOK bool) *rpcwire.Message {
+func (w *envWalk) legacyAnswer(mask uint32, id mcp.ID, jsonrpcOK bool) *rpcwire.Message {
 	if w.i >= len(w.b) || w.b[w.i] != '{' {
 		return nil
 	}

@@ -5,7 +5,7 @@ import (
 
 	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // A request of a 2025-11-25 session (a POST with Mcp-Session-Id) took three
@@ -73,7 +73,7 @@ func decodeLegacy(body []byte, lim *jsonscan.Limits) (e *legacyEnvelope, ans *rp
 	// client's answer to a server request, the other usual POST of a
 	// session, turns into an answer at its "result" before that.
 	var (
-		id       jsonrpc.ID
+		id       mcp.ID
 		f        frameWalk
 		params   []byte
 		answered bool

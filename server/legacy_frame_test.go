@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // TestLegacyFrame checks that a legacy tools/call's result is written
@@ -19,7 +19,7 @@ func TestLegacyFrame(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, raw := range []string{`7`, `"req-1"`, `-12`, `"` + string(bytes.Repeat([]byte("x"), 300)) + `"`} {
-		var id jsonrpc.ID
+		var id mcp.ID
 		if err := id.UnmarshalJSON([]byte(raw)); err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +50,7 @@ func TestLegacyFrame(t *testing.T) {
 		}
 	}
 	// A modern request has none.
-	r := &request{id: jsonrpc.ID{}, method: "tools/call"}
+	r := &request{id: mcp.ID{}, method: "tools/call"}
 	out, _ := s.encodeToolResult(r, TextResult("hi"), nil)
 	if r.frame != nil || legacyFrame(r, out) != nil {
 		t.Fatalf("modern request got a frame: %s", r.frame)

@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // agreeFilter checks a subscriptions/listen request and returns the subset
 // of the requested notifications this server supports.
-func (s *Server) agreeFilter(r *request) (SubscriptionFilter, *jsonrpc.Error) {
+func (s *Server) agreeFilter(r *request) (SubscriptionFilter, *mcp.Error) {
 	caps := s.Capabilities()
 	if caps.Tools == nil && caps.Prompts == nil && caps.Resources == nil {
 		return SubscriptionFilter{}, methodNotFound(r.method)
@@ -50,7 +50,7 @@ func (s *Server) agreeFilter(r *request) (SubscriptionFilter, *jsonrpc.Error) {
 }
 
 type subscriptionMeta struct {
-	ID jsonrpc.ID `json:"io.modelcontextprotocol/subscriptionId"`
+	ID mcp.ID `json:"io.modelcontextprotocol/subscriptionId"`
 }
 
 type ackParams struct {
@@ -88,22 +88,22 @@ func listenOwner(ctx context.Context, addr string) string {
 
 // openListener registers a listener for f, or says which cap refused it:
 // the error and the HTTP status to answer with.
-func (s *Server) openListener(f SubscriptionFilter, owner string) (*listener, int, *jsonrpc.Error) {
+func (s *Server) openListener(f SubscriptionFilter, owner string) (*listener, int, *mcp.Error) {
 	if s.isDraining() {
-		return nil, http.StatusServiceUnavailable, jsonrpc.Errorf(jsonrpc.InternalError,
+		return nil, http.StatusServiceUnavailable, mcp.Errorf(mcp.InternalError,
 			"This server instance is shutting down and opens no subscriptions/listen stream; try again (another instance will serve it)")
 	}
 	l, err := s.hub.add(f, owner)
 	switch {
 	case errors.Is(err, errTooManyListeners):
-		return nil, http.StatusServiceUnavailable, withRefusal(jsonrpc.Errorf(jsonrpc.InternalError,
+		return nil, http.StatusServiceUnavailable, withRefusal(mcp.Errorf(mcp.InternalError,
 			"Too many subscriptions/listen streams: this server has its limit of %d open; try again later", s.opts.MaxListenStreams), "Options.MaxListenStreams")
 	case errors.Is(err, errTooManyForOwner):
 		who := "this principal"
 		if strings.HasPrefix(owner, "address:") {
 			who = "this client address"
 		}
-		return nil, http.StatusTooManyRequests, withRefusal(jsonrpc.Errorf(jsonrpc.InvalidRequest,
+		return nil, http.StatusTooManyRequests, withRefusal(mcp.Errorf(mcp.InvalidRequest,
 			"Too many subscriptions/listen streams: %s has its limit of %d open; close one first", who, s.opts.MaxListenStreamsPerPrincipal), "Options.MaxListenStreamsPerPrincipal")
 	}
 	return l, 0, nil
@@ -112,7 +112,7 @@ func (s *Server) openListener(f SubscriptionFilter, owner string) (*listener, in
 // listen acknowledges a subscription and then forwards matching changes
 // until ctx ends or a write fails; it removes l when it returns. keepAlive,
 // if not nil, is called when the stream has been idle for listenKeepAlive.
-func (s *Server) listen(ctx context.Context, id jsonrpc.ID, f SubscriptionFilter, l *listener, send func([]byte) error, keepAlive func() error) {
+func (s *Server) listen(ctx context.Context, id mcp.ID, f SubscriptionFilter, l *listener, send func([]byte) error, keepAlive func() error) {
 	meta := subscriptionMeta{ID: id}
 	defer s.hub.remove(l)
 	tl := s.openTaskListener(ctx, &f) // before the ack: no change is missed

@@ -7,14 +7,14 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/clip"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server/internal/seal"
 )
 
 // MethodRequest is what middleware sees of a request.
 type MethodRequest struct {
 	// ID is the request's JSON-RPC id.
-	ID jsonrpc.ID
+	ID mcp.ID
 	// Method is the JSON-RPC method.
 	Method string
 	// Target is the tool or prompt name (tools/call, prompts/get), the
@@ -55,7 +55,7 @@ type MethodResult struct {
 }
 
 // MethodHandler serves one request: the server's own handling, or the
-// next middleware. A protocol error is returned as a *jsonrpc.Error.
+// next middleware. A protocol error is returned as a *mcp.Error.
 type MethodHandler func(ctx context.Context, req *MethodRequest) (*MethodResult, error)
 
 // Middleware wraps the handling of every request the server handles, in
@@ -68,7 +68,7 @@ type MethodHandler func(ctx context.Context, req *MethodRequest) (*MethodResult,
 // requestState is verified (so Round is known), before anything else.
 //
 // A middleware calls next to go on, and may refuse instead by returning an
-// error: a *jsonrpc.Error (or an error with an RPCError method) is sent as
+// error: a *mcp.Error (or an error with an RPCError method) is sent as
 // it is; any other error is logged and answered -32603 with a generic
 // message. It may look at what next returned, and must return it (or an
 // error) unchanged in meaning. For subscriptions/listen, next returns when
@@ -85,7 +85,7 @@ type resultNote struct {
 
 // intercept runs serve through the middleware chain, with mr describing
 // the request. Without middleware it calls serve directly.
-func (s *Server) intercept(ctx context.Context, mr *MethodRequest, serve func(ctx context.Context) (json []byte, out resultNote, e *jsonrpc.Error)) ([]byte, *jsonrpc.Error) {
+func (s *Server) intercept(ctx context.Context, mr *MethodRequest, serve func(ctx context.Context) (json []byte, out resultNote, e *mcp.Error)) ([]byte, *mcp.Error) {
 	if s.opts.Telemetry != nil {
 		return s.traced(ctx, mr, serve)
 	}
@@ -93,14 +93,14 @@ func (s *Server) intercept(ctx context.Context, mr *MethodRequest, serve func(ct
 }
 
 // chain runs serve through the middleware.
-func (s *Server) chain(ctx context.Context, mr *MethodRequest, serve func(ctx context.Context) (json []byte, out resultNote, e *jsonrpc.Error)) ([]byte, *jsonrpc.Error) {
+func (s *Server) chain(ctx context.Context, mr *MethodRequest, serve func(ctx context.Context) (json []byte, out resultNote, e *mcp.Error)) ([]byte, *mcp.Error) {
 	if len(s.opts.Middleware) == 0 {
 		res, _, e := serve(ctx)
 		return res, e
 	}
 	var (
 		res    []byte
-		served *jsonrpc.Error
+		served *mcp.Error
 	)
 	h := MethodHandler(func(ctx context.Context, _ *MethodRequest) (*MethodResult, error) {
 		var out resultNote
@@ -120,7 +120,7 @@ func (s *Server) chain(ctx context.Context, mr *MethodRequest, serve func(ctx co
 			// A middleware answered without calling next: nothing to send
 			// but a result it cannot build. Refuse rather than invent one.
 			s.log.Error("middleware returned no error without calling the handler", "method", mr.Method)
-			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the request was not handled"}
+			return nil, &mcp.Error{Code: mcp.InternalError, Message: "Internal error: the request was not handled"}
 		}
 		return res, nil
 	case served != nil && errors.Is(err, served):
@@ -129,7 +129,7 @@ func (s *Server) chain(ctx context.Context, mr *MethodRequest, serve func(ctx co
 	if e, ok := asRPCError(err); ok {
 		return nil, e
 	}
-	return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: s.internalText("middleware", err)}
+	return nil, &mcp.Error{Code: mcp.InternalError, Message: s.internalText("middleware", err)}
 }
 
 // methodRequest describes r for middleware. For a call that carries a
@@ -220,16 +220,16 @@ func LogRequests(logger *slog.Logger, level slog.Level) Middleware {
 			lvl := level
 			switch {
 			case err != nil:
-				code := jsonrpc.InternalError
-				if e, ok := jsonrpc.AsError(err); ok {
+				code := mcp.InternalError
+				if e, ok := mcp.AsError(err); ok {
 					code = e.Code
 				}
-				if e, ok := jsonrpc.AsError(err); ok && e == errNoResponse {
+				if e, ok := mcp.AsError(err); ok && e == errNoResponse {
 					attrs = append(attrs, slog.String("outcome", "cancelled"))
 				} else {
 					attrs = append(attrs, slog.String("outcome", "error"), slog.Int("code", code))
 					lvl = slog.LevelWarn
-					if code == jsonrpc.InternalError {
+					if code == mcp.InternalError {
 						lvl = slog.LevelError
 					}
 				}

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
@@ -39,7 +39,7 @@ func (rec *recorder) middleware(next server.MethodHandler) server.MethodHandler 
 		s := seen{method: req.Method, target: req.Target, principal: req.Principal, round: req.Round, legacy: req.Legacy}
 		switch {
 		case err != nil:
-			e, _ := jsonrpc.AsError(err)
+			e, _ := mcp.AsError(err)
 			s.outcome = fmt.Sprintf("error %d", e.Code)
 		case res.InputRequired:
 			s.outcome = "input_required"
@@ -146,7 +146,7 @@ func TestMiddlewareSeesEveryRequest(t *testing.T) {
 	}
 }
 
-// Middleware may refuse a request: a *jsonrpc.Error reaches the client as
+// Middleware may refuse a request: a *mcp.Error reaches the client as
 // it is and the handler never runs; any other error is a generic -32603.
 func TestMiddlewareRefuses(t *testing.T) {
 	ran := 0
@@ -154,7 +154,7 @@ func TestMiddlewareRefuses(t *testing.T) {
 		return func(ctx context.Context, req *server.MethodRequest) (*server.MethodResult, error) {
 			switch {
 			case req.Target == "secret" && req.Principal != "admin":
-				return nil, &jsonrpc.Error{Code: -31000, Message: "Forbidden: admins only"}
+				return nil, &mcp.Error{Code: -31000, Message: "Forbidden: admins only"}
 			case req.Target == "broken":
 				return nil, errors.New("policy store: dial tcp 10.0.0.7:5432: connection refused")
 			}
@@ -180,7 +180,7 @@ func TestMiddlewareRefuses(t *testing.T) {
 	if _, err := c.CallTool(ctx, "secret", nil); !errors.As(err, &me) || me.Code != -31000 || me.Message != "Forbidden: admins only" {
 		t.Fatalf("secret: %v", err)
 	}
-	if _, err := c.CallTool(ctx, "broken", nil); !errors.As(err, &me) || me.Code != jsonrpc.InternalError || strings.Contains(me.Message, "10.0.0.7") {
+	if _, err := c.CallTool(ctx, "broken", nil); !errors.As(err, &me) || me.Code != mcp.InternalError || strings.Contains(me.Message, "10.0.0.7") {
 		t.Fatalf("broken: %v", err)
 	}
 	if ran != 0 {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
@@ -26,7 +26,7 @@ type ClientError struct {
 	// "elicitation/create".
 	Method string
 	// Err is the JSON-RPC error object the client answered with.
-	Err *jsonrpc.Error
+	Err *mcp.Error
 }
 
 // Error names the request and the client's error.
@@ -77,17 +77,17 @@ func (e *URLElicitationRequiredError) check() error {
 
 // urlRequired turns a URLElicitationRequiredError into the era's answer:
 // -32042 for legacy requests, input_required for modern ones.
-func (s *Server) urlRequired(r *request, mc *mrtrCall, e *URLElicitationRequiredError) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) urlRequired(r *request, mc *mrtrCall, e *URLElicitationRequiredError) (json.RawMessage, *mcp.Error) {
 	if err := e.check(); err != nil {
 		s.log.Error("handler returned a malformed URLElicitationRequiredError", "err", err)
-		return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
+		return nil, &mcp.Error{Code: mcp.InternalError, Message: "Internal error: " + err.Error()}
 	}
 	if err := r.meta.ClientCapabilities.RequireElicitation("URL elicitation", elicit.ModeURL); err != nil {
 		re, _ := asRPCError(err) // a *mcp.MissingCapabilityError: -32021
 		return nil, re
 	}
 	if r.legacy {
-		return nil, &jsonrpc.Error{Code: jsonrpc.URLElicitationRequired, Message: e.Error(), Data: map[string]any{"elicitations": e.Elicitations}}
+		return nil, &mcp.Error{Code: mcp.URLElicitationRequired, Message: e.Error(), Data: map[string]any{"elicitations": e.Elicitations}}
 	}
 	for _, req := range e.Elicitations {
 		modern := *req
@@ -96,7 +96,7 @@ func (s *Server) urlRequired(r *request, mc *mrtrCall, e *URLElicitationRequired
 			if re, ok := asRPCError(err); ok {
 				return nil, re
 			}
-			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + err.Error()}
+			return nil, &mcp.Error{Code: mcp.InternalError, Message: "Internal error: " + err.Error()}
 		}
 	}
 	return s.suspend(r, mc)

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // Every refusal is seen: a request refused for load or by a quota (429,
@@ -23,7 +23,7 @@ const (
 
 // withRefusal gives e the data of a refusal by limit, retried in a
 // second.
-func withRefusal(e *jsonrpc.Error, limit string) *jsonrpc.Error {
+func withRefusal(e *mcp.Error, limit string) *mcp.Error {
 	e.Data = &rpcwire.Refusal{Limit: limit, RetryAfterSeconds: 1}
 	return e
 }
@@ -37,9 +37,9 @@ func (s *Server) refused(ctx context.Context, limit string, status int, retry ti
 // refusal gives e, an error that refuses a request with status and
 // retry, the data that says so (unless it has data of its own), and logs
 // and counts it. It returns the error to answer with.
-func (s *Server) refusal(ctx context.Context, e *jsonrpc.Error, limit string, status int, retry time.Duration) *jsonrpc.Error {
+func (s *Server) refusal(ctx context.Context, e *mcp.Error, limit string, status int, retry time.Duration) *mcp.Error {
 	if e.Data == nil {
-		e = &jsonrpc.Error{Code: e.Code, Message: e.Message, Data: &rpcwire.Refusal{Limit: limit, RetryAfterSeconds: rpcwire.RetrySeconds(retry)}}
+		e = &mcp.Error{Code: e.Code, Message: e.Message, Data: &rpcwire.Refusal{Limit: limit, RetryAfterSeconds: rpcwire.RetrySeconds(retry)}}
 	} else if rf, ok := e.Data.(*rpcwire.Refusal); ok {
 		limit = rf.Limit
 	}

@@ -14,7 +14,7 @@ import (
 // safely behind a proxy that keeps idle keep-alive connections to the
 // instance (nginx's upstream keepalive, Envoy, a cloud load balancer).
 // hs.Handler is whatever routes requests to s (s itself, a mux, echo with
-// package mcpecho). Serve sets hs.ConnState (calling the one set before).
+// echo.WrapHandler). Serve sets hs.ConnState (calling the one set before).
 // It returns nil after a graceful stop, or the error that ended serving.
 //
 // The stop, in this order, all within drain of ctx's end:

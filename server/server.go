@@ -200,7 +200,7 @@ type Options struct {
 }
 
 // Server is an MCP server. Create one with New, register tools, prompts and
-// resources, and serve it as an http.Handler (ServeHTTP; mcpecho.Mount
+// resources, and serve it as an http.Handler (ServeHTTP; echo.WrapHandler
 // puts it on echo) or with ServeStdio. All methods
 // are safe for concurrent use; tools and prompts may be added and removed
 // while serving, and listeners are told.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // Shutdown stops the server gracefully, for a rolling restart. Serve calls
@@ -84,7 +84,7 @@ const shutdownReason = "the server instance is shutting down; listen again (anot
 // closeListen ends a listen stream the server closes on its own: the
 // notification that cancels the listen request, then its completion
 // result (see docs/deployment.md on graceful shutdown).
-func (s *Server) closeListen(id jsonrpc.ID, send func([]byte) error) {
+func (s *Server) closeListen(id mcp.ID, send func([]byte) error) {
 	n, err := rpcwire.EncodeNotification("notifications/cancelled", map[string]any{"requestId": id, "reason": shutdownReason})
 	if err != nil || send(n) != nil {
 		return

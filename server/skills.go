@@ -19,7 +19,6 @@ import (
 
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/skillmd"
-	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
 )
 
@@ -596,14 +595,14 @@ func (s *Server) addSkillsExtension() error {
 		return err
 	}
 	ext.undeclared = true
-	serve := map[string]func(context.Context, *request) (json.RawMessage, *jsonrpc.Error){
+	serve := map[string]func(context.Context, *request) (json.RawMessage, *mcp.Error){
 		"skills/list":              s.listSkills,
 		"skills/get":               s.getSkill,
 		"resources/directory/read": s.readDirectory,
 	}
 	builtin := map[string]*extMethod{}
 	for name, f := range serve {
-		builtin[name] = &extMethod{serve: func(ctx context.Context, r *request, _ Notifier) (json.RawMessage, *jsonrpc.Error) {
+		builtin[name] = &extMethod{serve: func(ctx context.Context, r *request, _ Notifier) (json.RawMessage, *mcp.Error) {
 			return f(ctx, r)
 		}}
 	}
@@ -620,7 +619,7 @@ type skillsListWire struct {
 }
 
 // listSkills serves skills/list: the entries the caller may see, paged.
-func (s *Server) listSkills(ctx context.Context, r *request) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) listSkills(ctx context.Context, r *request) (json.RawMessage, *mcp.Error) {
 	s.mu.RLock()
 	list := slices.Clone(s.skills.list)
 	s.mu.RUnlock()
@@ -655,7 +654,7 @@ type skillGetWire struct {
 }
 
 // getSkill serves skills/get: one entry, by its SKILL.md URI.
-func (s *Server) getSkill(ctx context.Context, r *request) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) getSkill(ctx context.Context, r *request) (json.RawMessage, *mcp.Error) {
 	uri, e := uriParam(r)
 	if e != nil {
 		return nil, e
@@ -684,7 +683,7 @@ type dirReadWire struct {
 
 // readDirectory serves resources/directory/read: the children of a
 // directory of the skill namespace that the caller may see, paged.
-func (s *Server) readDirectory(ctx context.Context, r *request) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) readDirectory(ctx context.Context, r *request) (json.RawMessage, *mcp.Error) {
 	uri, e := uriParam(r)
 	if e != nil {
 		return nil, e

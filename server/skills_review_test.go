@@ -8,7 +8,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -82,7 +82,7 @@ func TestReviewSkillsHiddenReadLikeUnknown(t *testing.T) {
 	c := newClient(t, s, "")
 	for _, uri := range []string{"skill://sec/a.md", "skill://sec/SKILL.md", "skill://sec/unknown.md"} {
 		r := send(t, c, "resources/read", map[string]any{"uri": uri})
-		wantError(t, r, http.StatusBadRequest, jsonrpc.InvalidParams)
+		wantError(t, r, http.StatusBadRequest, mcp.InvalidParams)
 		if r.Error != nil && !strings.HasPrefix(r.Error.Message, "Resource not found") {
 			t.Errorf("%s: %s", uri, r.Error.Message)
 		}

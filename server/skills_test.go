@@ -14,7 +14,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -143,7 +143,7 @@ func TestSkillsServed(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"skill://acme/README.md", "skill://git-workflow/.git/config", "skill://acme/billing/refunds/.env"} {
-		wantError(t, send(t, c, "resources/read", map[string]any{"uri": p}), http.StatusBadRequest, jsonrpc.InvalidParams)
+		wantError(t, send(t, c, "resources/read", map[string]any{"uri": p}), http.StatusBadRequest, mcp.InvalidParams)
 	}
 
 	// resources/list: each SKILL.md, named and described by its
@@ -176,12 +176,12 @@ func TestSkillsServed(t *testing.T) {
 		}
 	}
 	for _, uri := range []string{"skill://nope/SKILL.md", "skill://git-workflow/references/branching.md", "skill://git-workflow"} {
-		e := wantError(t, send(t, c, "skills/get", map[string]any{"uri": uri}), http.StatusBadRequest, jsonrpc.InvalidParams)
+		e := wantError(t, send(t, c, "skills/get", map[string]any{"uri": uri}), http.StatusBadRequest, mcp.InvalidParams)
 		if e.Message != "No skill is served at "+uri {
 			t.Errorf("skills/get %s: %q", uri, e.Message)
 		}
 	}
-	wantError(t, send(t, c, "skills/get", map[string]any{}), http.StatusBadRequest, jsonrpc.InvalidParams)
+	wantError(t, send(t, c, "skills/get", map[string]any{}), http.StatusBadRequest, mcp.InvalidParams)
 
 	// resources/directory/read: every level of the namespace.
 	for dir, children := range map[string][]string{
@@ -207,7 +207,7 @@ func TestSkillsServed(t *testing.T) {
 		}
 	}
 	for _, uri := range []string{"skill://git-workflow/SKILL.md", "skill://git-workflow/", "skill://nope", "skill://acme/README.md", "skill://git-workflow/.git"} {
-		e := wantError(t, send(t, c, "resources/directory/read", map[string]any{"uri": uri}), http.StatusBadRequest, jsonrpc.InvalidParams)
+		e := wantError(t, send(t, c, "resources/directory/read", map[string]any{"uri": uri}), http.StatusBadRequest, mcp.InvalidParams)
 		if e.Message != uri+" is not a directory resource" {
 			t.Errorf("directory read %s: %q", uri, e.Message)
 		}
@@ -251,7 +251,7 @@ func TestSkillsPaged(t *testing.T) {
 			t.Errorf("%s: %d entries over the pages (%v), want %d", tc.method, len(seen), seen, tc.want)
 		}
 	}
-	wantError(t, send(t, c, "skills/list", map[string]any{"cursor": "!!"}), http.StatusBadRequest, jsonrpc.InvalidParams)
+	wantError(t, send(t, c, "skills/list", map[string]any{"cursor": "!!"}), http.StatusBadRequest, mcp.InvalidParams)
 }
 
 // A SKILL.md at the root of the file system makes it one skill, at the
@@ -422,7 +422,7 @@ func TestSkillsVisibility(t *testing.T) {
 	}
 	// A supporting file is governed by its skill: hidden from guest as
 	// unknown, refused to a caller without the scope with a challenge.
-	wantErrorID(t, send(t, c, "resources/read", map[string]any{"uri": "skill://git-workflow/ref/branch.md"}, as("guest", "ops")...), http.StatusBadRequest, jsonrpc.InvalidParams, "")
+	wantErrorID(t, send(t, c, "resources/read", map[string]any{"uri": "skill://git-workflow/ref/branch.md"}, as("guest", "ops")...), http.StatusBadRequest, mcp.InvalidParams, "")
 	if r := send(t, c, "resources/read", map[string]any{"uri": "skill://ops/deploy/SKILL.md"}, as("bob", "")...); r.Status != http.StatusForbidden || !strings.Contains(r.Header.Get("WWW-Authenticate"), `scope="ops"`) {
 		t.Errorf("bob reads a skill that needs ops: HTTP %d %q", r.Status, r.Header.Get("WWW-Authenticate"))
 	}

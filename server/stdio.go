@@ -13,7 +13,7 @@ import (
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/strictjson"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // ServeStdio serves newline-delimited JSON-RPC on in and out until in ends
@@ -79,7 +79,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		switch {
 		case r.err == nil:
 		case errors.Is(r.err, errLineTooLong):
-			t.write(mustError(jsonrpc.ID{}, jsonrpc.Errorf(jsonrpc.InvalidRequest, "message exceeds the %d-byte limit", s.opts.MaxRequestBytes)))
+			t.write(mustError(mcp.ID{}, mcp.Errorf(mcp.InvalidRequest, "message exceeds the %d-byte limit", s.opts.MaxRequestBytes)))
 		case errors.Is(r.err, io.EOF):
 			finish()
 			return nil
@@ -140,7 +140,7 @@ func (t *stdioConn) write(b []byte) error {
 	return nil
 }
 
-func mustError(id jsonrpc.ID, e *jsonrpc.Error) []byte {
+func mustError(id mcp.ID, e *mcp.Error) []byte {
 	b, _ := rpcwire.AppendError(nil, id, e)
 	return b
 }
@@ -174,7 +174,7 @@ func (n *stdioNotifier) close() {
 func (s *Server) stdioMessage(ctx context.Context, t *stdioConn, wg *sync.WaitGroup, legacy *era.StdioSession, line []byte) {
 	msg, derr := rpcwire.Decode(line, s.jsonLimits())
 	if derr != nil {
-		var id jsonrpc.ID
+		var id mcp.ID
 		if msg != nil {
 			id = msg.ID
 		}
@@ -214,7 +214,7 @@ func (s *Server) stdioMessage(ctx context.Context, t *stdioConn, wg *sync.WaitGr
 	t.imu.Lock()
 	if _, dup := t.inflight[key]; dup {
 		t.imu.Unlock()
-		t.write(mustError(msg.ID, jsonrpc.Errorf(jsonrpc.InvalidRequest, "request id %s is already in use", clip.String(key))))
+		t.write(mustError(msg.ID, mcp.Errorf(mcp.InvalidRequest, "request id %s is already in use", clip.String(key))))
 		return
 	}
 	parent := ctx
@@ -241,7 +241,7 @@ func (s *Server) stdioMessage(ctx context.Context, t *stdioConn, wg *sync.WaitGr
 // in flight.
 func (t *stdioConn) cancelled(params []byte) {
 	var p struct {
-		RequestID jsonrpc.ID `json:"requestId"`
+		RequestID mcp.ID `json:"requestId"`
 	}
 	if strictjson.Unmarshal(params, &p) == nil && !p.RequestID.IsZero() {
 		t.imu.Lock()
@@ -254,9 +254,9 @@ func (t *stdioConn) cancelled(params []byte) {
 
 // stdioServe serves one decoded request of a stdio connection and writes
 // its response (none when it was cancelled).
-func (s *Server) stdioServe(rctx context.Context, t *stdioConn, id jsonrpc.ID, req *request) {
+func (s *Server) stdioServe(rctx context.Context, t *stdioConn, id mcp.ID, req *request) {
 	if req.method == "subscriptions/listen" {
-		_, e := s.intercept(rctx, s.methodRequest(rctx, req), func(ctx context.Context) ([]byte, resultNote, *jsonrpc.Error) {
+		_, e := s.intercept(rctx, s.methodRequest(rctx, req), func(ctx context.Context) ([]byte, resultNote, *mcp.Error) {
 			f, e := s.agreeFilter(req)
 			if e != nil {
 				return nil, resultNote{}, e

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -217,7 +217,7 @@ type jsonrpcErr struct {
 
 func (e *jsonrpcErr) Error() string { return e.msg }
 
-func (e *jsonrpcErr) RPCError() *jsonrpc.Error { return &jsonrpc.Error{Code: e.code, Message: e.msg} }
+func (e *jsonrpcErr) RPCError() *mcp.Error { return &mcp.Error{Code: e.code, Message: e.msg} }
 
 func TestClientDisconnectCancels(t *testing.T) {
 	for _, stream := range []bool{false, true} {

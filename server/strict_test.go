@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/server/internal/seal"
 )
@@ -58,7 +58,7 @@ func TestCaseVariantsAreNotSmuggled(t *testing.T) {
 	// An upper-case _META is not the envelope (a body mcptest would
 	// complete with a _meta of its own).
 	r = sendRaw(t, c, `{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_META":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
-	wantErrorID(t, r, 400, jsonrpc.InvalidParams, "4")
+	wantErrorID(t, r, 400, mcp.InvalidParams, "4")
 }
 
 func TestHandlerPanicIsAnError(t *testing.T) {
@@ -69,7 +69,7 @@ func TestHandlerPanicIsAnError(t *testing.T) {
 		return nil, nil
 	})
 	c := newClient(t, s, "")
-	e := wantError(t, sendTool(t, c, "boom", nil), 200, jsonrpc.InternalError)
+	e := wantError(t, sendTool(t, c, "boom", nil), 200, mcp.InternalError)
 	if !strings.Contains(e.Message, "tool boom") {
 		t.Fatalf("message = %q", e.Message)
 	}

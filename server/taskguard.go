@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/tasks"
 )
 
@@ -42,12 +42,12 @@ type quotaError struct {
 func (e *quotaError) Error() string { return e.msg }
 
 // rpc is the JSON-RPC error the refused request is answered with.
-func (e *quotaError) rpc() *jsonrpc.Error {
-	code := jsonrpc.InternalError
+func (e *quotaError) rpc() *mcp.Error {
+	code := mcp.InternalError
 	if e.status == http.StatusTooManyRequests {
-		code = jsonrpc.InvalidRequest
+		code = mcp.InvalidRequest
 	}
-	return &jsonrpc.Error{Code: code, Message: e.msg, Data: &rpcwire.Refusal{Limit: e.limit, RetryAfterSeconds: retrySeconds(e.after)}}
+	return &mcp.Error{Code: code, Message: e.msg, Data: &rpcwire.Refusal{Limit: e.limit, RetryAfterSeconds: retrySeconds(e.after)}}
 }
 
 // retrySeconds rounds d up to whole seconds, at least 1.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/tasks"
 )
@@ -95,7 +95,7 @@ func TestTaskResultSurvivesStoreOutage(t *testing.T) {
 	close(g.release)                    // the handler returns now, in the outage
 	time.Sleep(1500 * time.Millisecond) // 25 leases, 5 graces
 	r := taskCall(t, b, "tasks/get", id, nil)
-	e := wantError(t, r, http.StatusServiceUnavailable, jsonrpc.InternalError)
+	e := wantError(t, r, http.StatusServiceUnavailable, mcp.InternalError)
 	if !strings.Contains(e.Message, "task store is unavailable") || r.Header.Get("Retry-After") != "1" {
 		t.Errorf("tasks/get in the outage: %q, Retry-After %q; want the store named, Retry-After 1", e.Message, r.Header.Get("Retry-After"))
 	}
@@ -164,13 +164,13 @@ func TestTaskQuotas(t *testing.T) {
 	createTask(t, as("alice"), "job", nil, tasksCaps)
 	before := store.created.Load()
 	r := sendTool(t, newClient(t, as("alice"), tasksCaps), "job", nil)
-	e := wantError(t, r, http.StatusTooManyRequests, jsonrpc.InvalidRequest)
+	e := wantError(t, r, http.StatusTooManyRequests, mcp.InvalidRequest)
 	if !strings.Contains(e.Message, "this principal has its limit of 2 running") || r.Header.Get("Retry-After") != "2" {
 		t.Errorf("over the client's quota: %q, Retry-After %q", e.Message, r.Header.Get("Retry-After"))
 	}
 	createTask(t, as("bob"), "job", nil, tasksCaps) // 3 running: the server's limit
 	r = sendTool(t, newClient(t, as("carol"), tasksCaps), "job", nil)
-	e = wantError(t, r, http.StatusServiceUnavailable, jsonrpc.InternalError)
+	e = wantError(t, r, http.StatusServiceUnavailable, mcp.InternalError)
 	if !strings.Contains(e.Message, "limit of 3") || r.Header.Get("Retry-After") == "" {
 		t.Errorf("over the server's quota: %q, Retry-After %q", e.Message, r.Header.Get("Retry-After"))
 	}
@@ -184,7 +184,7 @@ func TestTaskQuotas(t *testing.T) {
 	createTask(t, as("alice"), "quick", nil, tasksCaps)
 	waitNoRunning(t, s)
 	r = sendTool(t, newClient(t, as("alice"), tasksCaps), "quick", nil)
-	e = wantError(t, r, http.StatusTooManyRequests, jsonrpc.InvalidRequest)
+	e = wantError(t, r, http.StatusTooManyRequests, mcp.InvalidRequest)
 	if secs, _ := strconv.Atoi(r.Header.Get("Retry-After")); !strings.Contains(e.Message, "limit of 4 tasks") || secs < 3000 {
 		t.Errorf("over the stored quota: %q, Retry-After %q (want about the TTL, an hour)", e.Message, r.Header.Get("Retry-After"))
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/tasks"
 )
 
@@ -237,7 +237,7 @@ func (st statusStore) Update(ctx context.Context, id string, fn func(*tasks.Reco
 
 // requireTasksExtension is -32021 for a listen stream that asks for task
 // notifications without declaring TasksExtension.
-func requireTasksExtension(r *request) *jsonrpc.Error {
+func requireTasksExtension(r *request) *mcp.Error {
 	if err := r.meta.ClientCapabilities.RequireExtension("subscriptions/listen with notifications.tasks", TasksExtension); err != nil {
 		re, _ := asRPCError(err)
 		return re

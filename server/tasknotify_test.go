@@ -8,7 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -105,7 +105,7 @@ func TestTaskNotificationsOnListen(t *testing.T) {
 	}
 
 	// Without the extension: -32021.
-	e := wantError(t, send(t, newClient(t, alice, ""), "subscriptions/listen", map[string]any{"notifications": map[string]any{"tasks": true}}), http.StatusBadRequest, jsonrpc.MissingRequiredClientCapability)
+	e := wantError(t, send(t, newClient(t, alice, ""), "subscriptions/listen", map[string]any{"notifications": map[string]any{"tasks": true}}), http.StatusBadRequest, mcp.MissingRequiredClientCapability)
 	if e != nil && string(e.Data) != `{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}` {
 		t.Errorf("-32021 data = %s", e.Data)
 	}

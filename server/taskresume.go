@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/tasks"
 )
@@ -187,7 +187,7 @@ func (h *taskHost) resume(ctx context.Context, rec *tasks.Record) {
 			s.log.Error("task: failing a task that could not run again did not work", "task", rec.ID, "err", err)
 		}
 	}
-	r, re := decodeRequest(&rpcwire.Message{ID: jsonrpc.StringID("task:" + rec.ID), Method: "tools/call", Params: rec.Call})
+	r, re := decodeRequest(&rpcwire.Message{ID: mcp.StringID("task:" + rec.ID), Method: "tools/call", Params: rec.Call})
 	if re != nil {
 		fail("the task's recorded call is unreadable: " + re.Message)
 		return

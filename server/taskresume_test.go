@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/tasks"
 )
 
@@ -79,7 +79,7 @@ func TestTaskRecordedAnswerCap(t *testing.T) {
 	waitTask(t, s, id, tasks.StatusInputRequired)
 	big := map[string]any{"action": "accept", "content": map[string]any{"ok": true, "pad": strings.Repeat("x", maxRecordedInput)}}
 	r := taskCall(t, s, "tasks/update", id, updates(map[string]any{"baton:0": big}))
-	if e := wantError(t, r, http.StatusBadRequest, jsonrpc.InvalidParams); !strings.Contains(e.Message, "4096") {
+	if e := wantError(t, r, http.StatusBadRequest, mcp.InvalidParams); !strings.Contains(e.Message, "4096") {
 		t.Errorf("oversized answer error %q does not name the cap", e.Message)
 	}
 	if res := getTask(t, s, id); res["status"] != "input_required" {

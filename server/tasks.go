@@ -15,7 +15,6 @@ import (
 
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonw"
-	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server/internal/round"
@@ -258,7 +257,7 @@ func (s *Server) addTasksExtension() error {
 		return err
 	}
 	ext.active = s.tasksAdvertised
-	serve := func(ctx context.Context, r *request, _ Notifier) (json.RawMessage, *jsonrpc.Error) {
+	serve := func(ctx context.Context, r *request, _ Notifier) (json.RawMessage, *mcp.Error) {
 		return s.handleTask(ctx, r)
 	}
 	target := func(r *request) (string, bool) {
@@ -341,7 +340,7 @@ type taskRun struct {
 	req  context.Context
 
 	// finish encodes the handler's outcome as the task's result.
-	finish func(res *ToolResult, err error) (json.RawMessage, *jsonrpc.Error)
+	finish func(res *ToolResult, err error) (json.RawMessage, *mcp.Error)
 	// owner is whom the task counts against (quotas); refuse, if set,
 	// takes the HTTP status and Retry-After of a call a quota refused.
 	owner  string
@@ -524,7 +523,7 @@ const (
 // supervisor keeping the lease meanwhile) until it lands, the task is
 // settled otherwise or gone, or the task's context ends: its time to live,
 // or the server closing.
-func (run *taskRun) storeResult(out json.RawMessage, e *jsonrpc.Error) {
+func (run *taskRun) storeResult(out json.RawMessage, e *mcp.Error) {
 	h := run.host
 	pause := resultRetryFirst
 	for attempt := 0; ; attempt++ {
@@ -737,7 +736,7 @@ func (run *taskRun) abandon(cause error) {
 // failTask moves r to failed with an internal error saying why.
 func failTask(r *tasks.Record, now time.Time, why string) {
 	r.Status = tasks.StatusFailed
-	r.Error = &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + why}
+	r.Error = &mcp.Error{Code: mcp.InternalError, Message: "Internal error: " + why}
 	r.StatusMessage = why
 	r.Result, r.Inputs, r.UpdatedAt = nil, nil, now
 }
@@ -1038,7 +1037,7 @@ func (n taskNotifier) Notify(ctx context.Context, method string, params any) err
 // handler runs. StartTask does nothing, and returns nil, when the call
 // does not run as a task (the client did not declare the extension, the
 // tool does not support tasks, it is not a tools/call) or already does. It
-// fails (with a *jsonrpc.Error the handler should return) when the task
+// fails (with a *mcp.Error the handler should return) when the task
 // cannot be stored.
 func (c *Call) StartTask() error {
 	if c.task == nil {
@@ -1056,7 +1055,7 @@ func (c *Call) StartTask() error {
 		if c.task.refuse != nil {
 			c.task.refuse(http.StatusServiceUnavailable, time.Second)
 		}
-		return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the task could not be created (the task store is unavailable); nothing was stored, try again"}
+		return &mcp.Error{Code: mcp.InternalError, Message: "Internal error: the task could not be created (the task store is unavailable); nothing was stored, try again"}
 	}
 	return nil
 }
@@ -1071,7 +1070,7 @@ func (c *Call) TaskID() string { return c.task.taskID() }
 // the handler, or by the handler's StartTask), or with the handler's own
 // outcome if it returns first (an input_required round of a DeferTask
 // tool, say).
-func (s *Server) callToolAsTask(ctx context.Context, r *request, e *toolEntry, mc *mrtrCall, req *ToolRequest) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) callToolAsTask(ctx context.Context, r *request, e *toolEntry, mc *mrtrCall, req *ToolRequest) (json.RawMessage, *mcp.Error) {
 	run := s.tasks.newRun(ctx)
 	run.owner = taskOwner(ctx, r.clientAddr(s.opts.TrustedProxies))
 	run.refuse = r.refuse
@@ -1081,14 +1080,14 @@ func (s *Server) callToolAsTask(ctx context.Context, r *request, e *toolEntry, m
 		call, err := encodeCall(req)
 		if err != nil {
 			s.log.Error("task: encoding the call failed", "tool", req.Name, "err", err)
-			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the task's call could not be recorded"}
+			return nil, &mcp.Error{Code: mcp.InternalError, Message: "Internal error: the task's call could not be recorded"}
 		}
 		run.resumes, run.rerunsLost, run.call = true, e.rerunsLost(), call
 	}
 	if !e.opts.DeferTask {
 		if err := req.StartTask(); err != nil {
 			run.release()
-			var re *jsonrpc.Error
+			var re *mcp.Error
 			errors.As(err, &re)
 			return nil, re
 		}
@@ -1110,14 +1109,14 @@ func (s *Server) callToolAsTask(ctx context.Context, r *request, e *toolEntry, m
 // runTaskHandler runs the handler of a call that may be, or is, a task
 // (req.task is run), on its own goroutine, its outcome going to run.
 func (s *Server) runTaskHandler(run *taskRun, r *request, e *toolEntry, mc *mrtrCall, req *ToolRequest) {
-	run.finish = func(res *ToolResult, err error) (json.RawMessage, *jsonrpc.Error) {
+	run.finish = func(res *ToolResult, err error) (json.RawMessage, *mcp.Error) {
 		var ue *URLElicitationRequiredError
 		switch {
 		case run.ctx.Err() != nil:
 			return nil, errNoResponse
 		case errors.Is(err, mrtr.ErrInputRequired), errors.As(err, &ue):
 			s.log.Error("task: the handler asked through an input_required round after its task started", "tool", req.Name, "err", err)
-			return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the tool asked for input by ending its round (it returned mrtr.ErrInputRequired or a URLElicitationRequiredError) after its task started; " +
+			return nil, &mcp.Error{Code: mcp.InternalError, Message: "Internal error: the tool asked for input by ending its round (it returned mrtr.ErrInputRequired or a URLElicitationRequiredError) after its task started; " +
 				"a task asks with the calls of its request (Elicit, AskAll, CreateFormElicitation, CreateMessage, ListRoots), which wait for tasks/update"}
 		}
 		return s.toolOutcome(run.ctx, r, e, mc, req.Name, res, err)
@@ -1143,7 +1142,7 @@ type taskWire struct {
 	PollIntervalMs int64           `json:"pollIntervalMs,omitempty"`
 	InputRequests  json.RawMessage `json:"inputRequests,omitempty"`
 	Result         json.RawMessage `json:"result,omitempty"`
-	Error          *jsonrpc.Error  `json:"error,omitempty"`
+	Error          *mcp.Error      `json:"error,omitempty"`
 	Meta           json.RawMessage `json:"_meta"`
 }
 
@@ -1152,7 +1151,7 @@ func taskTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.0
 
 // encodeTask encodes rec; detailed adds what its status carries (pending
 // input requests, the result, the error).
-func (s *Server) encodeTask(rec *tasks.Record, resultType string, detailed bool) (json.RawMessage, *jsonrpc.Error) {
+func (s *Server) encodeTask(rec *tasks.Record, resultType string, detailed bool) (json.RawMessage, *mcp.Error) {
 	w := taskWire{
 		ResultType:     resultType,
 		TaskID:         rec.ID,
@@ -1181,7 +1180,7 @@ func (s *Server) encodeTask(rec *tasks.Record, resultType string, detailed bool)
 		case tasks.StatusFailed:
 			w.Error = rec.Error
 			if w.Error == nil {
-				w.Error = &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error"}
+				w.Error = &mcp.Error{Code: mcp.InternalError, Message: "Internal error"}
 			}
 		}
 	}
@@ -1191,19 +1190,19 @@ func (s *Server) encodeTask(rec *tasks.Record, resultType string, detailed bool)
 // unknownTask is the answer for a task id that names no task the caller
 // may see: never created, expired, or another principal's. It is the same
 // for all three, so that a task's existence leaks to no one else.
-func unknownTask(string) *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Invalid params: task not found (unknown or expired)"}
+func unknownTask(string) *mcp.Error {
+	return &mcp.Error{Code: mcp.InvalidParams, Message: "Invalid params: task not found (unknown or expired)"}
 }
 
 // storeError logs a failure of the task store and hides its details.
-func (h *taskHost) storeError(op string, err error) *jsonrpc.Error {
+func (h *taskHost) storeError(op string, err error) *mcp.Error {
 	h.s.log.Error("task store failed", "op", op, "err", err)
-	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: storeUnavailable}
+	return &mcp.Error{Code: mcp.InternalError, Message: storeUnavailable}
 }
 
 // handleTask serves tasks/get, tasks/update and tasks/cancel, once the
 // extension API has checked that the extension is offered and declared.
-func (s *Server) handleTask(ctx context.Context, r *request) (_ json.RawMessage, e *jsonrpc.Error) {
+func (s *Server) handleTask(ctx context.Context, r *request) (_ json.RawMessage, e *mcp.Error) {
 	if r.p.TaskID == nil || *r.p.TaskID == "" {
 		return nil, invalidParams("%s needs a taskId", r.method)
 	}
@@ -1256,7 +1255,7 @@ func (s *Server) ack() json.RawMessage {
 
 // load reads a task for principal, and fails it if the instance running
 // it stopped renewing its lease.
-func (h *taskHost) load(ctx context.Context, id, principal string) (*tasks.Record, *jsonrpc.Error) {
+func (h *taskHost) load(ctx context.Context, id, principal string) (*tasks.Record, *mcp.Error) {
 	if !validTaskID(id) {
 		return nil, unknownTask(id)
 	}
@@ -1307,7 +1306,7 @@ func (e *answerError) Error() string { return fmt.Sprintf("input response %q: %v
 // answer stores the responses to pending inputs of the task, after
 // checking each against its request, and signals the running instance.
 // Responses to keys that are not pending are ignored (SEP-2663).
-func (h *taskHost) answer(ctx context.Context, id string, check func(*tasks.Record) error, responses round.Responses) (*tasks.Record, *jsonrpc.Error) {
+func (h *taskHost) answer(ctx context.Context, id string, check func(*tasks.Record) error, responses round.Responses) (*tasks.Record, *mcp.Error) {
 	now := h.s.now()
 	takes := h.takesRuns()
 	var claimed bool
@@ -1355,7 +1354,7 @@ func (h *taskHost) answer(ctx context.Context, id string, check func(*tasks.Reco
 	var ae *answerError
 	switch {
 	case errors.As(err, &ae):
-		return nil, &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "Invalid params: " + ae.Error()}
+		return nil, &mcp.Error{Code: mcp.InvalidParams, Message: "Invalid params: " + ae.Error()}
 	case errors.Is(err, tasks.ErrNotFound), errors.Is(err, errNoSuchTask):
 		return nil, unknownTask(id)
 	case errors.Is(err, errLeaseLapsed):
@@ -1368,7 +1367,7 @@ func (h *taskHost) answer(ctx context.Context, id string, check func(*tasks.Reco
 
 // cancel moves the task to cancelled (unless it is terminal: cancelling is
 // idempotent) and signals the running instance.
-func (h *taskHost) cancel(ctx context.Context, id string, check func(*tasks.Record) error) (*tasks.Record, *jsonrpc.Error) {
+func (h *taskHost) cancel(ctx context.Context, id string, check func(*tasks.Record) error) (*tasks.Record, *mcp.Error) {
 	var changed bool
 	now := h.s.now()
 	rec, err := h.updateAndSignal(ctx, id, func(r *tasks.Record) error {

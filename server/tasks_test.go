@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
@@ -220,7 +219,7 @@ func TestTasksAdvertisedInDiscoverOnly(t *testing.T) {
 	if caps := discover(); caps["extensions"] != nil {
 		t.Errorf("without task-supporting tools discover advertises extensions: %v", caps)
 	}
-	if e := wantError(t, taskCall(t, s, "tasks/get", "AAAAAAAAAAAAAAAAAAAAAAAA", nil), http.StatusNotFound, jsonrpc.MethodNotFound); e == nil {
+	if e := wantError(t, taskCall(t, s, "tasks/get", "AAAAAAAAAAAAAAAAAAAAAAAA", nil), http.StatusNotFound, mcp.MethodNotFound); e == nil {
 		t.Fatal("no error")
 	}
 	mustAddTool(t, s, Tool{Name: "job"}, newGate().handler, RunAsTask(TaskOptional))
@@ -271,13 +270,13 @@ func TestTaskGating(t *testing.T) {
 
 	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
 		r := send(t, newClient(t, s, ""), m, map[string]any{"taskId": "gate-test", "inputResponses": map[string]any{}})
-		e := wantError(t, r, http.StatusBadRequest, jsonrpc.MissingRequiredClientCapability)
+		e := wantError(t, r, http.StatusBadRequest, mcp.MissingRequiredClientCapability)
 		if !strings.Contains(string(e.Data), `"extensions":{"io.modelcontextprotocol/tasks":{}}`) {
 			t.Errorf("%s without the extension: data = %s, want requiredCapabilities.extensions", m, e.Data)
 		}
 	}
 	plain := newClient(t, s, "")
-	e := wantError(t, sendTool(t, plain, "required", nil), http.StatusBadRequest, jsonrpc.MissingRequiredClientCapability)
+	e := wantError(t, sendTool(t, plain, "required", nil), http.StatusBadRequest, mcp.MissingRequiredClientCapability)
 	var data struct {
 		RequiredCapabilities mcp.ClientCapabilities `json:"requiredCapabilities"`
 	}
@@ -298,7 +297,7 @@ func TestTaskGating(t *testing.T) {
 		t.Errorf("sync tool with the extension and a legacy task param = %v", res)
 	}
 	for _, m := range []string{"tasks/result", "tasks/list"} {
-		wantError(t, taskCall(t, s, m, "x", nil), http.StatusNotFound, jsonrpc.MethodNotFound)
+		wantError(t, taskCall(t, s, m, "x", nil), http.StatusNotFound, mcp.MethodNotFound)
 	}
 }
 
@@ -349,7 +348,7 @@ func TestTaskErrors(t *testing.T) {
 		return nil, errors.New("disk full")
 	}, RunAsTask(TaskRequired))
 	mustAddTool(t, s, Tool{Name: "rpc_error"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
-		return nil, &jsonrpc.Error{Code: -32000, Message: "backend refused", Data: map[string]any{"retry": false}}
+		return nil, &mcp.Error{Code: -32000, Message: "backend refused", Data: map[string]any{"retry": false}}
 	}, RunAsTask(TaskOptional))
 	mustAddTool(t, s, Tool{Name: "panics"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
 		panic("boom")
@@ -369,7 +368,7 @@ func TestTaskErrors(t *testing.T) {
 		t.Errorf("inlined error lost its data: %v", e)
 	}
 	res = waitTask(t, s, createTask(t, s, "panics", nil, tasksCaps), tasks.StatusCompleted, tasks.StatusFailed)
-	if e, _ := res["error"].(map[string]any); res["status"] != "failed" || e["code"] != float64(jsonrpc.InternalError) {
+	if e, _ := res["error"].(map[string]any); res["status"] != "failed" || e["code"] != float64(mcp.InternalError) {
 		t.Errorf("panicking task = %v, want failed with -32603", res)
 	}
 }
@@ -395,10 +394,10 @@ func TestTaskCancel(t *testing.T) {
 	}
 	for _, m := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
 		for _, bad := range []string{"tasks-conformance-nonexistent-12345", "AAAAAAAAAAAAAAAAAAAAAAAA", strings.Repeat("x", 5000)} {
-			wantError(t, taskCall(t, s, m, bad, updates(map[string]any{})), http.StatusBadRequest, jsonrpc.InvalidParams)
+			wantError(t, taskCall(t, s, m, bad, updates(map[string]any{})), http.StatusBadRequest, mcp.InvalidParams)
 		}
 	}
-	wantError(t, send(t, newClient(t, s, tasksCaps), "tasks/get", nil), http.StatusBadRequest, jsonrpc.InvalidParams)
+	wantError(t, send(t, newClient(t, s, tasksCaps), "tasks/get", nil), http.StatusBadRequest, mcp.InvalidParams)
 }
 
 // The Mcp-Name header of tasks/* must match params.taskId.
@@ -406,8 +405,8 @@ func TestTaskRoutingHeader(t *testing.T) {
 	s := newTestServer(t, nil)
 	mustAddTool(t, s, Tool{Name: "job"}, newGate().handler, RunAsTask(TaskOptional))
 	id := createTask(t, s, "job", nil, tasksCaps)
-	wantError(t, taskCall(t, s, "tasks/get", id, nil, mcptest.WithHeader(headerName, "another-task")), http.StatusBadRequest, jsonrpc.HeaderMismatch)
-	wantError(t, taskCall(t, s, "tasks/get", id, nil, mcptest.WithoutHeader(headerName)), http.StatusBadRequest, jsonrpc.HeaderMismatch)
+	wantError(t, taskCall(t, s, "tasks/get", id, nil, mcptest.WithHeader(headerName, "another-task")), http.StatusBadRequest, mcp.HeaderMismatch)
+	wantError(t, taskCall(t, s, "tasks/get", id, nil, mcptest.WithoutHeader(headerName)), http.StatusBadRequest, mcp.HeaderMismatch)
 	ackOf(t, s, "tasks/cancel", id, nil)
 }
 
@@ -446,7 +445,7 @@ func TestTaskInputRequired(t *testing.T) {
 	}
 	// An answer that does not fit the form is refused, and nothing moves.
 	bad := taskCall(t, s, "tasks/update", id, updates(map[string]any{"baton:0": map[string]any{"action": "accept", "content": map[string]any{"ok": "yes"}}}))
-	if e := wantError(t, bad, http.StatusBadRequest, jsonrpc.InvalidParams); !strings.Contains(e.Message, "baton:0") {
+	if e := wantError(t, bad, http.StatusBadRequest, mcp.InvalidParams); !strings.Contains(e.Message, "baton:0") {
 		t.Errorf("invalid answer error %q does not name the key", e.Message)
 	}
 	// Answers to keys that are not pending are ignored.
@@ -475,7 +474,7 @@ func TestTaskInputRequired(t *testing.T) {
 	// A task cannot ask what its client did not declare.
 	id = createTask(t, s, "confirm", nil, tasksCaps)
 	res = waitTask(t, s, id, tasks.StatusCompleted, tasks.StatusFailed)
-	if e, _ := res["error"].(map[string]any); res["status"] != "failed" || e["code"] != float64(jsonrpc.MissingRequiredClientCapability) {
+	if e, _ := res["error"].(map[string]any); res["status"] != "failed" || e["code"] != float64(mcp.MissingRequiredClientCapability) {
 		t.Errorf("task asking for an undeclared capability = %v, want failed with -32021", res)
 	}
 }
@@ -574,7 +573,7 @@ func TestTaskPrincipal(t *testing.T) {
 	id := createTask(t, as("alice"), "job", nil, tasksCaps)
 	for _, h := range []http.Handler{as("mallory"), s} {
 		for _, m := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
-			e := wantError(t, taskCall(t, h, m, id, updates(map[string]any{})), http.StatusBadRequest, jsonrpc.InvalidParams)
+			e := wantError(t, taskCall(t, h, m, id, updates(map[string]any{})), http.StatusBadRequest, mcp.InvalidParams)
 			if e.Message != unknownTask("").Message {
 				t.Errorf("another principal's %s: %q, want the unknown-task error", m, e.Message)
 			}
@@ -609,7 +608,7 @@ func TestTaskTTL(t *testing.T) {
 	for {
 		r := taskCall(t, s, "tasks/get", id, nil)
 		if r.Status != http.StatusOK {
-			wantError(t, r, http.StatusBadRequest, jsonrpc.InvalidParams)
+			wantError(t, r, http.StatusBadRequest, mcp.InvalidParams)
 			return // expired: gone
 		}
 		if time.Now().After(deadline) {
@@ -641,7 +640,7 @@ func TestTaskServerClose(t *testing.T) {
 	}
 	// A closed instance takes no new task: 503, for a balancer to retry
 	// elsewhere.
-	wantError(t, sendTool(t, newClient(t, a, tasksCaps), "job", nil), http.StatusServiceUnavailable, jsonrpc.InternalError)
+	wantError(t, sendTool(t, newClient(t, a, tasksCaps), "job", nil), http.StatusServiceUnavailable, mcp.InternalError)
 }
 
 // Two instances share a store: the task runs where it was created, any
@@ -729,7 +728,7 @@ func TestTaskLeaseLapse(t *testing.T) {
 	skew.Store(int64(73*time.Second + 500*time.Millisecond))
 	res := getTask(t, b, id)
 	e, _ := res["error"].(map[string]any)
-	if res["status"] != "failed" || e["code"] != float64(jsonrpc.InternalError) || !strings.Contains(e["message"].(string), "lease") || !strings.Contains(e["message"].(string), "gone") {
+	if res["status"] != "failed" || e["code"] != float64(mcp.InternalError) || !strings.Contains(e["message"].(string), "lease") || !strings.Contains(e["message"].(string), "gone") {
 		t.Fatalf("after the lease lapsed and the grace passed: %v, want failed with an error about the instance gone", res)
 	}
 	// a notices when it next renews (every lease/3: here, signal it).

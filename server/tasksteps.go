@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server/internal/round"
 
 	"github.com/baton-mcp/baton/tasks"
@@ -105,7 +105,7 @@ var (
 // that an instance holding the record's current bytes writes with no read
 // before (one round trip with the wake-up, on redisfleet). A task whose
 // lease lapsed is loaded and judged first (load), then written.
-func (h *taskHost) write(ctx context.Context, id, principal string, responses *round.Responses) (*tasks.Record, *jsonrpc.Error) {
+func (h *taskHost) write(ctx context.Context, id, principal string, responses *round.Responses) (*tasks.Record, *mcp.Error) {
 	if !validTaskID(id) {
 		return nil, unknownTask(id)
 	}
@@ -121,7 +121,7 @@ func (h *taskHost) write(ctx context.Context, id, principal string, responses *r
 			return nil
 		}
 	}
-	do := func(check func(*tasks.Record) error) (*tasks.Record, *jsonrpc.Error) {
+	do := func(check func(*tasks.Record) error) (*tasks.Record, *mcp.Error) {
 		if responses != nil {
 			return h.answer(ctx, id, check, *responses)
 		}
@@ -139,4 +139,4 @@ func (h *taskHost) write(ctx context.Context, id, principal string, responses *r
 
 // errLapsedRPC is what answer and cancel return for errLeaseLapsed: write
 // takes the slow path; it never reaches a client.
-var errLapsedRPC = &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: the task's lease lapsed"}
+var errLapsedRPC = &mcp.Error{Code: mcp.InternalError, Message: "Internal error: the task's lease lapsed"}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/era"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server/internal/seal"
 	"github.com/baton-mcp/baton/tasks"
 )
@@ -198,7 +198,7 @@ func (s *Server) spanRef(ctx context.Context) seal.SpanRef {
 
 // traced runs a request through Telemetry.StartRequest, then the
 // middleware chain and serve.
-func (s *Server) traced(ctx context.Context, mr *MethodRequest, serve func(ctx context.Context) ([]byte, resultNote, *jsonrpc.Error)) ([]byte, *jsonrpc.Error) {
+func (s *Server) traced(ctx context.Context, mr *MethodRequest, serve func(ctx context.Context) ([]byte, resultNote, *mcp.Error)) ([]byte, *mcp.Error) {
 	tr := &TelemetryRequest{Request: mr}
 	if r := mr.r; r != nil {
 		if m := r.p.Meta; m != nil {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
 )
 
@@ -180,10 +179,10 @@ func TestToolCallErrors(t *testing.T) {
 		return nil, errors.New("disk on fire")
 	})
 	mustAddTool(t, s, Tool{Name: "rpcfail"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
-		return nil, fmt.Errorf("wrapped: %w", &jsonrpc.Error{Code: -32602, Message: "bad id", Data: map[string]any{"field": "id"}})
+		return nil, fmt.Errorf("wrapped: %w", &mcp.Error{Code: -32602, Message: "bad id", Data: map[string]any{"field": "id"}})
 	})
 	mustAddTool(t, s, Tool{Name: "appfail"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
-		return nil, &jsonrpc.Error{Code: 1234, Message: "quota"}
+		return nil, &mcp.Error{Code: 1234, Message: "quota"}
 	})
 	mustAddTool(t, s, Tool{Name: "errresult"}, func(context.Context, *ToolRequest) (*ToolResult, error) {
 		return ErrorResult("no such city"), nil

@@ -11,7 +11,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/baton-mcp/baton/internal/strictjson"
-	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
 )
 
@@ -22,7 +21,7 @@ import (
 // Errors map as for a ToolHandler: one wrapping mrtr.ErrInputRequired
 // (what req.CreateFormElicitation and the other asks return on the
 // stateless protocol while the answer is not known yet) suspends the call
-// with input_required; a *jsonrpc.Error is sent as that protocol error;
+// with input_required; a *mcp.Error is sent as that protocol error;
 // any other error becomes an isError result carrying its text, which the
 // model reads. Out is ignored when the error is not nil.
 type ToolHandlerFor[In, Out any] func(ctx context.Context, req *ToolRequest, in In) (Out, error)
@@ -225,7 +224,7 @@ func (tt *typedTool[In, Out]) result(out Out) (*ToolResult, error) {
 
 // internal logs why a typed tool's result cannot be sent and returns the
 // -32603 the client gets instead.
-func (tt *typedTool[In, Out]) internal(what string, err error) *jsonrpc.Error {
+func (tt *typedTool[In, Out]) internal(what string, err error) *mcp.Error {
 	tt.log.Error("typed tool failed", "tool", tt.name, "problem", what, "err", err)
-	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: fmt.Sprintf("Internal error: tool %q failed: %s", tt.name, what)}
+	return &mcp.Error{Code: mcp.InternalError, Message: fmt.Sprintf("Internal error: tool %q failed: %s", tt.name, what)}
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -299,7 +299,7 @@ func TestTypedToolRefineSchemas(t *testing.T) {
 	out = booking{Restaurant: "Noma", Party: 2, Date: "2026-08-01"}
 	completeResult(t, sendTool(t, c, "book", map[string]any{"restaurant": "Noma", "party": 2}))
 	out.Date = "next Tuesday"
-	e := wantError(t, sendTool(t, c, "book", map[string]any{"restaurant": "Noma", "party": 2}), 200, jsonrpc.InternalError)
+	e := wantError(t, sendTool(t, c, "book", map[string]any{"restaurant": "Noma", "party": 2}), 200, mcp.InternalError)
 	if !strings.Contains(e.Message, `tool "book"`) || !strings.Contains(e.Message, "outputSchema") {
 		t.Errorf("message %q", e.Message)
 	}
@@ -465,7 +465,7 @@ func TestTypedToolRegistrationErrors(t *testing.T) {
 }
 
 // Errors map as for raw tools: plain errors are isError results, a
-// *jsonrpc.Error is sent as is, and a nil or schema-breaking Out is a
+// *mcp.Error is sent as is, and a nil or schema-breaking Out is a
 // logged -32603.
 func TestTypedToolErrors(t *testing.T) {
 	s, logs := newLoggedServer(t)
@@ -477,7 +477,7 @@ func TestTypedToolErrors(t *testing.T) {
 		case "plain":
 			return &booking{Restaurant: "ignored"}, errors.New("the kitchen is closed")
 		case "rpc":
-			return nil, &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "no such restaurant"}
+			return nil, &mcp.Error{Code: mcp.InvalidParams, Message: "no such restaurant"}
 		case "nil":
 			return nil, nil
 		}
@@ -493,10 +493,10 @@ func TestTypedToolErrors(t *testing.T) {
 	if _, ok := res["structuredContent"]; ok {
 		t.Error("an error result carries structuredContent")
 	}
-	if e := wantError(t, sendTool(t, c, "fail", map[string]any{"mode": "rpc"}), 400, jsonrpc.InvalidParams); e.Message != "no such restaurant" {
+	if e := wantError(t, sendTool(t, c, "fail", map[string]any{"mode": "rpc"}), 400, mcp.InvalidParams); e.Message != "no such restaurant" {
 		t.Errorf("rpc error: %q", e.Message)
 	}
-	if e := wantError(t, sendTool(t, c, "fail", map[string]any{"mode": "nil"}), 200, jsonrpc.InternalError); !strings.Contains(e.Message, "no result") {
+	if e := wantError(t, sendTool(t, c, "fail", map[string]any{"mode": "nil"}), 200, mcp.InternalError); !strings.Contains(e.Message, "no result") {
 		t.Errorf("nil Out: %q", e.Message)
 	}
 	if !strings.Contains(logs.String(), "typed tool failed") {
@@ -531,7 +531,7 @@ func TestRawToolOutputSchema(t *testing.T) {
 		{StructuredContent: (*booking)(nil)},
 	} {
 		res = bad
-		e := wantError(t, sendTool(t, c, "weather", nil), 200, jsonrpc.InternalError)
+		e := wantError(t, sendTool(t, c, "weather", nil), 200, mcp.InternalError)
 		if !strings.Contains(e.Message, `tool "weather"`) || !strings.Contains(e.Message, "structuredContent") {
 			t.Errorf("case %d: message %q", i, e.Message)
 		}

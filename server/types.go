@@ -11,7 +11,6 @@ import (
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/strictjson"
-	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server/internal/round"
 )
@@ -426,7 +425,7 @@ type Notifier interface {
 //   - In a task, each question waits in place for tasks/update.
 type Call struct {
 	// ID is the JSON-RPC id of the request.
-	ID jsonrpc.ID
+	ID mcp.ID
 	// Method is the JSON-RPC method.
 	Method string
 	// Meta is the request's envelope.
@@ -446,7 +445,7 @@ type Call struct {
 }
 
 // newCall returns the Call a handler receives.
-func newCall(id jsonrpc.ID, method string, meta RequestMeta, rd *round.Round, principal string, n Notifier) *Call {
+func newCall(id mcp.ID, method string, meta RequestMeta, rd *round.Round, principal string, n Notifier) *Call {
 	c := new(Call)
 	initCall(c, id, method, &meta, rd, principal, n)
 	return c
@@ -458,7 +457,7 @@ func newCall(id jsonrpc.ID, method string, meta RequestMeta, rd *round.Round, pr
 // frame of prepareToolCall, which is on the stack while the state is
 // verified, is one more RequestMeta there (issue 23: a call within the
 // 8 KiB stack net/http starts a connection's goroutine with).
-func initCall(c *Call, id jsonrpc.ID, method string, meta *RequestMeta, rd *round.Round, principal string, n Notifier) {
+func initCall(c *Call, id mcp.ID, method string, meta *RequestMeta, rd *round.Round, principal string, n Notifier) {
 	c.ID, c.Method, c.round, c.principal, c.notifier = id, method, rd, principal, n
 	c.Meta = *meta
 }
@@ -610,7 +609,7 @@ type Completion struct {
 // Handler types.
 type (
 	// ToolHandler handles tools/call. Returning an error wrapping
-	// mrtr.ErrInputRequired suspends the call; returning a *jsonrpc.Error
+	// mrtr.ErrInputRequired suspends the call; returning a *mcp.Error
 	// (or an error with an RPCError method) sends that error; any other
 	// error becomes an isError result carrying its text, unless it is
 	// internal (it wraps a network, context, operating system or ledger
@@ -629,19 +628,19 @@ type (
 
 // ResourceNotFound returns the error for an unknown resource URI: -32602
 // with data.uri.
-func ResourceNotFound(uri string) *jsonrpc.Error {
+func ResourceNotFound(uri string) *mcp.Error {
 	return uriError("Resource not found: %s", uri)
 }
 
 // uriError is the -32602 of a request whose uri names nothing it can
 // serve: message (with %s for the uri) and the uri in data, both clipped.
-func uriError(message, uri string) *jsonrpc.Error {
+func uriError(message, uri string) *mcp.Error {
 	u := clip.String(uri)
-	return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: fmt.Sprintf(message, u), Data: map[string]string{"uri": u}}
+	return &mcp.Error{Code: mcp.InvalidParams, Message: fmt.Sprintf(message, u), Data: map[string]string{"uri": u}}
 }
 
 // uriParam returns the request's params.uri, or -32602 when it has none.
-func uriParam(r *request) (string, *jsonrpc.Error) {
+func uriParam(r *request) (string, *mcp.Error) {
 	if r.p.URI == nil || *r.p.URI == "" {
 		return "", invalidParams("%s needs a uri", r.method)
 	}

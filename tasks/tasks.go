@@ -23,7 +23,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // Status is the status of a task.
@@ -146,7 +146,7 @@ type Record struct {
 	// Result is the encoded result of a completed task.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Error is the error of a failed task.
-	Error *jsonrpc.Error `json:"error,omitempty"`
+	Error *mcp.Error `json:"error,omitempty"`
 
 	// Trace is the W3C traceparent of the request that created the task,
 	// when it was traced: the task's run, its questions and the requests

@@ -59,7 +59,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/baton-mcp/baton/legacy"
-	"github.com/baton-mcp/baton/mcpecho"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
@@ -257,7 +256,7 @@ func serveHTTP(ctx context.Context, srv *server.Server, addr string, drain time.
 			m(e)
 		}
 	}
-	mcpecho.Mount(e, "/mcp", withScopeFixtures(srv))
+	mountMCP(e, "/mcp", withScopeFixtures(srv))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)

@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
@@ -121,7 +121,7 @@ func failingJob(ctx context.Context, req *server.ToolRequest, _ none) (*server.T
 // protocolErrorJob is protocol_error_job (tasks-lifecycle): it ends in a
 // JSON-RPC error, so the task is failed and the error inlined on tasks/get.
 func protocolErrorJob(ctx context.Context, req *server.ToolRequest, _ none) (*server.ToolResult, error) {
-	return nil, &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "protocol_error_job hit an internal error, on purpose"}
+	return nil, &mcp.Error{Code: mcp.InternalError, Message: "protocol_error_job hit an internal error, on purpose"}
 }
 
 // confirmDelete is confirm_delete (tasks-mrtr-input,

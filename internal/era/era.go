@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // Adapter serves legacy clients on a server's endpoint and process.
@@ -70,11 +70,11 @@ type Dispatcher[M any] interface {
 	// identity when the request was cancelled and must not be answered.
 	// It does not keep r. The Outcome is returned by value: one
 	// allocation fewer per request.
-	Dispatch(ctx context.Context, r *Request[M]) (Outcome, *jsonrpc.Error)
+	Dispatch(ctx context.Context, r *Request[M]) (Outcome, *mcp.Error)
 	// Intercept runs serve, a request the session answers itself (ping,
 	// logging/setLevel, resources/subscribe and unsubscribe), through the
 	// server's middleware.
-	Intercept(ctx context.Context, r *Request[M], serve func(context.Context) (json.RawMessage, *jsonrpc.Error)) (json.RawMessage, *jsonrpc.Error)
+	Intercept(ctx context.Context, r *Request[M], serve func(context.Context) (json.RawMessage, *mcp.Error)) (json.RawMessage, *mcp.Error)
 	// Measure reports one of the adapter's measurements to the server's
 	// telemetry (it does nothing without).
 	Measure(ctx context.Context, m Measure, delta int64)
@@ -102,7 +102,7 @@ const (
 // Request is a legacy session's request for the server's dispatch.
 type Request[M any] struct {
 	// ID is the request's JSON-RPC id.
-	ID jsonrpc.ID
+	ID mcp.ID
 	// Method is the request's method.
 	Method string
 	// Params are the method's params; their _meta is not required, and a

@@ -12,7 +12,7 @@ import (
 	"net/http"
 
 	"github.com/baton-mcp/baton/internal/strictjson"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // Version is the value of the "jsonrpc" member of every message.
@@ -25,7 +25,7 @@ type Message struct {
 	JSONRPC string `json:"jsonrpc"`
 	// ID is the message's id ("id"), the zero ID when absent (a
 	// notification).
-	ID jsonrpc.ID `json:"id,omitzero"`
+	ID mcp.ID `json:"id,omitzero"`
 	// Method is the method of a request or notification ("method"), ""
 	// for a response.
 	Method string `json:"method,omitempty"`
@@ -36,7 +36,7 @@ type Message struct {
 	// otherwise.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Error is the error of an error response ("error"), nil otherwise.
-	Error *jsonrpc.Error `json:"error,omitempty"`
+	Error *mcp.Error `json:"error,omitempty"`
 }
 
 // IsRequest reports whether m is a request that expects a response.
@@ -114,42 +114,42 @@ func (l Limits) withDefaults() Limits {
 
 // Decode parses one JSON-RPC message. The message shares data's memory
 // (its params and strings are not copied), so data must not be modified
-// while the message is in use. Every failure is a *jsonrpc.Error with a
+// while the message is in use. Every failure is a *mcp.Error with a
 // message saying what is wrong: CheckLimits's error when data exceeds a
 // limit (checked first, so a body over a limit gets that error even if it
-// is not valid JSON further on), otherwise jsonrpc.ParseError or
-// jsonrpc.InvalidRequest. A JSON array (a batch) is refused: MCP removed
+// is not valid JSON further on), otherwise mcp.ParseError or
+// mcp.InvalidRequest. A JSON array (a batch) is refused: MCP removed
 // batching.
-func Decode(data []byte, lim Limits) (*Message, *jsonrpc.Error) {
+func Decode(data []byte, lim Limits) (*Message, *mcp.Error) {
 	if err := CheckLimits(data, lim); err != nil {
 		return nil, err
 	}
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) == 0 {
-		return nil, &jsonrpc.Error{Code: jsonrpc.ParseError, Message: "empty body: expected a JSON-RPC message"}
+		return nil, &mcp.Error{Code: mcp.ParseError, Message: "empty body: expected a JSON-RPC message"}
 	}
 	if trimmed[0] == '[' {
-		return nil, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "batched JSON-RPC messages are not supported"}
+		return nil, &mcp.Error{Code: mcp.InvalidRequest, Message: "batched JSON-RPC messages are not supported"}
 	}
 	if trimmed[0] != '{' {
-		return nil, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "a JSON-RPC message must be a JSON object"}
+		return nil, &mcp.Error{Code: mcp.InvalidRequest, Message: "a JSON-RPC message must be a JSON object"}
 	}
 	var m Message
 	if err := strictjson.UnmarshalNoCopy(data, &m); err != nil {
 		var syn *json.SyntaxError
 		if errors.As(err, &syn) {
-			return nil, &jsonrpc.Error{Code: jsonrpc.ParseError, Message: fmt.Sprintf("invalid JSON at offset %d: %v", syn.Offset, err)}
+			return nil, &mcp.Error{Code: mcp.ParseError, Message: fmt.Sprintf("invalid JSON at offset %d: %v", syn.Offset, err)}
 		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "malformed JSON-RPC message: " + err.Error()}
+		return nil, &mcp.Error{Code: mcp.InvalidRequest, Message: "malformed JSON-RPC message: " + err.Error()}
 	}
 	if m.JSONRPC != Version {
-		return &m, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: `"jsonrpc" must be "2.0"`}
+		return &m, &mcp.Error{Code: mcp.InvalidRequest, Message: `"jsonrpc" must be "2.0"`}
 	}
 	if m.Method == "" && m.Result == nil && m.Error == nil {
-		return &m, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "message has neither a method nor a result or error"}
+		return &m, &mcp.Error{Code: mcp.InvalidRequest, Message: "message has neither a method nor a result or error"}
 	}
 	if m.Method != "" && (m.Result != nil || m.Error != nil) {
-		return &m, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: "a request cannot carry a result or an error"}
+		return &m, &mcp.Error{Code: mcp.InvalidRequest, Message: "a request cannot carry a result or an error"}
 	}
 	if len(m.Params) > 0 {
 		switch p := bytes.TrimLeft(m.Params, " \t\r\n"); {
@@ -157,21 +157,21 @@ func Decode(data []byte, lim Limits) (*Message, *jsonrpc.Error) {
 		case bytes.Equal(p, []byte("null")):
 			m.Params = nil
 		default:
-			return &m, &jsonrpc.Error{Code: jsonrpc.InvalidRequest, Message: `"params" must be a JSON object`}
+			return &m, &mcp.Error{Code: mcp.InvalidRequest, Message: `"params" must be a JSON object`}
 		}
 	}
 	return &m, nil
 }
 
 // CheckLimits reports the first limit data exceeds: nesting deeper than
-// lim.MaxDepth (a jsonrpc.ParseError, like other unreadable input), an object with
+// lim.MaxDepth (a mcp.ParseError, like other unreadable input), an object with
 // more than lim.MaxMembers members, or a number literal longer than
 // lim.MaxNumberLength or with an exponent beyond ±lim.MaxNumberExponent
-// (jsonrpc.InvalidParams, naming the limit). It reads data once, looking only at
+// (mcp.InvalidParams, naming the limit). It reads data once, looking only at
 // brackets, colons and numbers outside strings, and does not otherwise
 // validate the JSON; so it is cheap enough to run on every message before
 // it is parsed.
-func CheckLimits(data []byte, lim Limits) *jsonrpc.Error {
+func CheckLimits(data []byte, lim Limits) *mcp.Error {
 	lim = lim.withDefaults()
 	// open holds, for each open array or object, -1 or the object's
 	// member count so far (one ':' per member at its own level).
@@ -183,7 +183,7 @@ func CheckLimits(data []byte, lim Limits) *jsonrpc.Error {
 			i = closingQuote(data, i+1)
 		case '{', '[':
 			if len(open) >= lim.MaxDepth {
-				return &jsonrpc.Error{Code: jsonrpc.ParseError, Message: fmt.Sprintf("JSON nesting exceeds the limit of %d levels", lim.MaxDepth)}
+				return &mcp.Error{Code: mcp.ParseError, Message: fmt.Sprintf("JSON nesting exceeds the limit of %d levels", lim.MaxDepth)}
 			}
 			n := 0
 			if c == '[' {
@@ -197,7 +197,7 @@ func CheckLimits(data []byte, lim Limits) *jsonrpc.Error {
 		case ':':
 			if top := len(open) - 1; top >= 0 && open[top] >= 0 {
 				if open[top]++; open[top] > lim.MaxMembers {
-					return jsonrpc.Errorf(jsonrpc.InvalidParams, "Invalid params: a JSON object has more than %d members, the limit per object", lim.MaxMembers)
+					return mcp.Errorf(mcp.InvalidParams, "Invalid params: a JSON object has more than %d members, the limit per object", lim.MaxMembers)
 				}
 			}
 		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
@@ -241,9 +241,9 @@ func isNumberByte(c byte) bool {
 }
 
 // checkNumber checks a number literal's length and exponent.
-func checkNumber(lit []byte, lim Limits) *jsonrpc.Error {
+func checkNumber(lit []byte, lim Limits) *mcp.Error {
 	if len(lit) > lim.MaxNumberLength {
-		return jsonrpc.Errorf(jsonrpc.InvalidParams, "Invalid params: a JSON number is %d bytes long, over the limit of %d", len(lit), lim.MaxNumberLength)
+		return mcp.Errorf(mcp.InvalidParams, "Invalid params: a JSON number is %d bytes long, over the limit of %d", len(lit), lim.MaxNumberLength)
 	}
 	e := bytes.IndexAny(lit, "eE")
 	if e < 0 {
@@ -255,7 +255,7 @@ func checkNumber(lit []byte, lim Limits) *jsonrpc.Error {
 			// lit is at most MaxNumberLength bytes, but MaxNumberLength may
 			// be large: stop counting once over the limit.
 			if exp = exp*10 + int(c-'0'); exp > lim.MaxNumberExponent {
-				return jsonrpc.Errorf(jsonrpc.InvalidParams, "Invalid params: a JSON number's exponent is beyond ±%d, the limit", lim.MaxNumberExponent)
+				return mcp.Errorf(mcp.InvalidParams, "Invalid params: a JSON number's exponent is beyond ±%d, the limit", lim.MaxNumberExponent)
 			}
 		}
 	}
@@ -269,10 +269,10 @@ func checkNumber(lit []byte, lim Limits) *jsonrpc.Error {
 // an ordinary JSON-RPC response).
 func HTTPStatus(code int) int {
 	switch code {
-	case jsonrpc.MethodNotFound:
+	case mcp.MethodNotFound:
 		return http.StatusNotFound
-	case jsonrpc.ParseError, jsonrpc.InvalidRequest, jsonrpc.InvalidParams,
-		jsonrpc.HeaderMismatch, jsonrpc.MissingRequiredClientCapability, jsonrpc.UnsupportedProtocolVersion:
+	case mcp.ParseError, mcp.InvalidRequest, mcp.InvalidParams,
+		mcp.HeaderMismatch, mcp.MissingRequiredClientCapability, mcp.UnsupportedProtocolVersion:
 		return http.StatusBadRequest
 	default:
 		return http.StatusOK
@@ -286,12 +286,12 @@ type Response struct {
 	JSONRPC string `json:"jsonrpc"`
 	// ID is the id of the request answered ("id"); null when the request
 	// could not be read.
-	ID jsonrpc.ID `json:"id"`
+	ID mcp.ID `json:"id"`
 	// Result is the encoded result of a success ("result"); omitted when
 	// nil.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Error is the error of a failure ("error"); omitted when nil.
-	Error *jsonrpc.Error `json:"error,omitempty"`
+	Error *mcp.Error `json:"error,omitempty"`
 }
 
 // Notification is an outgoing JSON-RPC notification: a message without an
@@ -313,7 +313,7 @@ type Request struct {
 	// JSONRPC is the protocol version, always "2.0" ("jsonrpc").
 	JSONRPC string `json:"jsonrpc"`
 	// ID identifies the request; the answer carries it back ("id").
-	ID jsonrpc.ID `json:"id"`
+	ID mcp.ID `json:"id"`
 	// Method is the request's method, such as "elicitation/create"
 	// ("method").
 	Method string `json:"method"`
@@ -324,7 +324,7 @@ type Request struct {
 
 // AppendResult appends the encoding of a successful response with the
 // already-encoded result to dst.
-func AppendResult(dst []byte, id jsonrpc.ID, result []byte) []byte {
+func AppendResult(dst []byte, id mcp.ID, result []byte) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = appendID(dst, id)
 	dst = append(dst, `,"result":`...)
@@ -334,14 +334,14 @@ func AppendResult(dst []byte, id jsonrpc.ID, result []byte) []byte {
 
 // ResultPrefix appends `{"jsonrpc":"2.0","id":<id>,"result":` to dst: a
 // result message is this prefix, the result, and "}".
-func ResultPrefix(dst []byte, id jsonrpc.ID) []byte {
+func ResultPrefix(dst []byte, id mcp.ID) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = appendID(dst, id)
 	return append(dst, `,"result":`...)
 }
 
 // ResultPrefixLen is the length of what ResultPrefix appends for id.
-func ResultPrefixLen(id jsonrpc.ID) int {
+func ResultPrefixLen(id mcp.ID) int {
 	n := len(`{"jsonrpc":"2.0","id":`) + len(`,"result":`)
 	if id.IsZero() {
 		return n + len("null")
@@ -350,11 +350,11 @@ func ResultPrefixLen(id jsonrpc.ID) int {
 }
 
 // AppendError appends the encoding of an error response to dst.
-func AppendError(dst []byte, id jsonrpc.ID, e *jsonrpc.Error) ([]byte, error) {
+func AppendError(dst []byte, id mcp.ID, e *mcp.Error) ([]byte, error) {
 	body, err := json.Marshal(e)
 	if err != nil {
 		// The data could not be encoded; keep code and message.
-		body, _ = json.Marshal(&jsonrpc.Error{Code: e.Code, Message: e.Message})
+		body, _ = json.Marshal(&mcp.Error{Code: e.Code, Message: e.Message})
 	}
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = appendID(dst, id)
@@ -372,7 +372,7 @@ func EncodeNotification(method string, params any) ([]byte, error) {
 	return b, nil
 }
 
-func appendID(dst []byte, id jsonrpc.ID) []byte {
+func appendID(dst []byte, id mcp.ID) []byte {
 	if id.IsZero() {
 		return append(dst, "null"...)
 	}

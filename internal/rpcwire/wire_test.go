@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 func TestDecode(t *testing.T) {
@@ -25,18 +25,18 @@ func TestDecode(t *testing.T) {
 		{"response", `{"jsonrpc":"2.0","id":1,"result":{}}`, 0, "", "response"},
 		{"error response", `{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"x"}}`, 0, "", "response"},
 		{"null params", `{"jsonrpc":"2.0","id":1,"method":"x","params":null}`, 0, "", "request"},
-		{"empty", ``, jsonrpc.ParseError, "empty body", ""},
-		{"garbage", `{"jsonrpc":`, jsonrpc.ParseError, "invalid JSON", ""},
-		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"x"}]`, jsonrpc.InvalidRequest, "batched", ""},
-		{"scalar", `42`, jsonrpc.InvalidRequest, "JSON object", ""},
-		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"x"}`, jsonrpc.InvalidRequest, `"2.0"`, ""},
-		{"no method", `{"jsonrpc":"2.0","id":1}`, jsonrpc.InvalidRequest, "neither", ""},
-		{"null id", `{"jsonrpc":"2.0","id":null,"method":"x"}`, jsonrpc.InvalidRequest, "string or an integer", ""},
-		{"fraction id", `{"jsonrpc":"2.0","id":1.5,"method":"x"}`, jsonrpc.InvalidRequest, "string or an integer", ""},
-		{"object id", `{"jsonrpc":"2.0","id":{},"method":"x"}`, jsonrpc.InvalidRequest, "string or an integer", ""},
-		{"array params", `{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}`, jsonrpc.InvalidRequest, `"params" must be a JSON object`, ""},
-		{"method and result", `{"jsonrpc":"2.0","id":1,"method":"x","result":{}}`, jsonrpc.InvalidRequest, "cannot carry", ""},
-		{"too deep", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}}`, jsonrpc.ParseError, "nesting exceeds the limit of 64", ""},
+		{"empty", ``, mcp.ParseError, "empty body", ""},
+		{"garbage", `{"jsonrpc":`, mcp.ParseError, "invalid JSON", ""},
+		{"batch", `[{"jsonrpc":"2.0","id":1,"method":"x"}]`, mcp.InvalidRequest, "batched", ""},
+		{"scalar", `42`, mcp.InvalidRequest, "JSON object", ""},
+		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"x"}`, mcp.InvalidRequest, `"2.0"`, ""},
+		{"no method", `{"jsonrpc":"2.0","id":1}`, mcp.InvalidRequest, "neither", ""},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"x"}`, mcp.InvalidRequest, "string or an integer", ""},
+		{"fraction id", `{"jsonrpc":"2.0","id":1.5,"method":"x"}`, mcp.InvalidRequest, "string or an integer", ""},
+		{"object id", `{"jsonrpc":"2.0","id":{},"method":"x"}`, mcp.InvalidRequest, "string or an integer", ""},
+		{"array params", `{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}`, mcp.InvalidRequest, `"params" must be a JSON object`, ""},
+		{"method and result", `{"jsonrpc":"2.0","id":1,"method":"x","result":{}}`, mcp.InvalidRequest, "cannot carry", ""},
+		{"too deep", `{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}}`, mcp.ParseError, "nesting exceeds the limit of 64", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := Decode([]byte(tc.in), Limits{})
@@ -81,26 +81,26 @@ func TestCheckLimits(t *testing.T) {
 		msg  string // part of the message
 	}{
 		{"depth at the limit", deep, Limits{MaxDepth: 10}, 0, ""},
-		{"depth over the limit", deep, Limits{MaxDepth: 9}, jsonrpc.ParseError, "limit of 9 levels"},
-		{"depth default", strings.Repeat("[", 65) + strings.Repeat("]", 65), Limits{}, jsonrpc.ParseError, "limit of 64 levels"},
+		{"depth over the limit", deep, Limits{MaxDepth: 9}, mcp.ParseError, "limit of 9 levels"},
+		{"depth default", strings.Repeat("[", 65) + strings.Repeat("]", 65), Limits{}, mcp.ParseError, "limit of 64 levels"},
 		// Brackets and colons inside strings, escaped quotes included, do not count.
 		{"brackets in strings", `{"a":"[[[[[[[[[[\"[[[[[[[[[["}`, Limits{MaxDepth: 1}, 0, ""},
-		{"escaped backslash ends a string", `{"a":"\\","b":[[1]]}`, Limits{MaxDepth: 2}, jsonrpc.ParseError, "limit of 2 levels"},
+		{"escaped backslash ends a string", `{"a":"\\","b":[[1]]}`, Limits{MaxDepth: 2}, mcp.ParseError, "limit of 2 levels"},
 		{"colons in strings", `{"a:b:c":"d:e:f"}`, Limits{MaxMembers: 1}, 0, ""},
 		{"members at the limit", members(3), Limits{MaxMembers: 3}, 0, ""},
-		{"members over the limit", members(4), Limits{MaxMembers: 3}, jsonrpc.InvalidParams, "more than 3 members"},
+		{"members over the limit", members(4), Limits{MaxMembers: 3}, mcp.InvalidParams, "more than 3 members"},
 		{"members counted per object", `{"a":{"x":1,"y":2},"b":{"x":1,"y":2},"c":[{"x":1,"y":2}]}`, Limits{MaxMembers: 3}, 0, ""},
 		{"array elements are not members", `[1,2,3,4,5,6]`, Limits{MaxMembers: 1}, 0, ""},
-		{"members default", members(10001), Limits{}, jsonrpc.InvalidParams, "more than 10000 members"},
+		{"members default", members(10001), Limits{}, mcp.InvalidParams, "more than 10000 members"},
 		{"number at the length limit", `{"n":-1234.5e+6}`, Limits{MaxNumberLength: 10}, 0, ""},
-		{"number over the length limit", `{"n":-1234.5e+67}`, Limits{MaxNumberLength: 10}, jsonrpc.InvalidParams, "11 bytes long, over the limit of 10"},
+		{"number over the length limit", `{"n":-1234.5e+67}`, Limits{MaxNumberLength: 10}, mcp.InvalidParams, "11 bytes long, over the limit of 10"},
 		{"long number in a string", `{"n":"` + strings.Repeat("9", 200) + `"}`, Limits{}, 0, ""},
-		{"long number default", `[` + strings.Repeat("9", 101) + `]`, Limits{}, jsonrpc.InvalidParams, "limit of 100"},
+		{"long number default", `[` + strings.Repeat("9", 101) + `]`, Limits{}, mcp.InvalidParams, "limit of 100"},
 		{"exponent at the limit", `[1e400,1E-400,1e+0400]`, Limits{}, 0, ""},
-		{"exponent over the limit", `[1e401]`, Limits{}, jsonrpc.InvalidParams, "beyond ±400"},
-		{"negative exponent over the limit", `{"a":1e-999999}`, Limits{}, jsonrpc.InvalidParams, "beyond ±400"},
-		{"huge exponent", `[1e99999999999999999999999999]`, Limits{MaxNumberLength: 1000}, jsonrpc.InvalidParams, "beyond ±400"},
-		{"exponent set", `[1e50]`, Limits{MaxNumberExponent: 49}, jsonrpc.InvalidParams, "beyond ±49"},
+		{"exponent over the limit", `[1e401]`, Limits{}, mcp.InvalidParams, "beyond ±400"},
+		{"negative exponent over the limit", `{"a":1e-999999}`, Limits{}, mcp.InvalidParams, "beyond ±400"},
+		{"huge exponent", `[1e99999999999999999999999999]`, Limits{MaxNumberLength: 1000}, mcp.InvalidParams, "beyond ±400"},
+		{"exponent set", `[1e50]`, Limits{MaxNumberExponent: 49}, mcp.InvalidParams, "beyond ±49"},
 		{"words are not numbers", `[true,false,null]`, Limits{MaxNumberLength: 1}, 0, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -192,9 +192,9 @@ func exceeds(t *testing.T, data []byte, lim Limits) string {
 
 func TestHTTPStatus(t *testing.T) {
 	for code, want := range map[int]int{
-		jsonrpc.MethodNotFound: 404, jsonrpc.InvalidParams: 400, jsonrpc.InvalidRequest: 400, jsonrpc.ParseError: 400,
-		jsonrpc.HeaderMismatch: 400, jsonrpc.MissingRequiredClientCapability: 400, jsonrpc.UnsupportedProtocolVersion: 400,
-		jsonrpc.InternalError: 200, -1: 200,
+		mcp.MethodNotFound: 404, mcp.InvalidParams: 400, mcp.InvalidRequest: 400, mcp.ParseError: 400,
+		mcp.HeaderMismatch: 400, mcp.MissingRequiredClientCapability: 400, mcp.UnsupportedProtocolVersion: 400,
+		mcp.InternalError: 200, -1: 200,
 	} {
 		if got := HTTPStatus(code); got != want {
 			t.Errorf("HTTPStatus(%d) = %d, want %d", code, got, want)
@@ -203,19 +203,19 @@ func TestHTTPStatus(t *testing.T) {
 }
 
 func TestEncode(t *testing.T) {
-	if got := string(AppendResult(nil, jsonrpc.IntID(3), []byte(`{"a":1}`))); got != `{"jsonrpc":"2.0","id":3,"result":{"a":1}}` {
+	if got := string(AppendResult(nil, mcp.IntID(3), []byte(`{"a":1}`))); got != `{"jsonrpc":"2.0","id":3,"result":{"a":1}}` {
 		t.Fatal(got)
 	}
-	got, err := AppendError(nil, jsonrpc.StringID("x"), &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: "bad", Data: map[string]string{"uri": "u"}})
+	got, err := AppendError(nil, mcp.StringID("x"), &mcp.Error{Code: mcp.InvalidParams, Message: "bad", Data: map[string]string{"uri": "u"}})
 	if err != nil || string(got) != `{"jsonrpc":"2.0","id":"x","error":{"code":-32602,"message":"bad","data":{"uri":"u"}}}` {
 		t.Fatal(string(got), err)
 	}
-	got, _ = AppendError(nil, jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.ParseError, Message: "p"})
+	got, _ = AppendError(nil, mcp.ID{}, &mcp.Error{Code: mcp.ParseError, Message: "p"})
 	if string(got) != `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"p"}}` {
 		t.Fatal(string(got))
 	}
 	// Unencodable data keeps code and message.
-	got, err = AppendError(nil, jsonrpc.IntID(1), &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "m", Data: make(chan int)})
+	got, err = AppendError(nil, mcp.IntID(1), &mcp.Error{Code: mcp.InternalError, Message: "m", Data: make(chan int)})
 	if err == nil || !json.Valid(got) || !strings.Contains(string(got), `"message":"m"`) {
 		t.Fatalf("%s, %v", got, err)
 	}

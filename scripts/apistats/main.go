@@ -106,7 +106,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("imports from the module's internal/ to a public package above jsonrpc: %d\n", len(up))
+	fmt.Printf("imports from the module's internal/ to a public package other than mcp: %d\n", len(up))
 	for _, e := range up {
 		fmt.Println("\t" + e)
 	}
@@ -226,7 +226,7 @@ func exportedFields(fl *ast.FieldList) int {
 }
 
 // backUp lists the imports from a package under the module's top-level
-// internal/ to a public package other than jsonrpc: the plumbing floor
+// internal/ to a public package other than mcp (the vocabulary): the plumbing floor
 // reaching up into the vocabulary or above.
 func backUp() ([]string, error) {
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./internal/...").Output()
@@ -242,7 +242,7 @@ func backUp() ([]string, error) {
 				continue
 			}
 			rel := strings.TrimPrefix(imp, module+"/")
-			if strings.HasPrefix(rel, "internal/") || rel == "jsonrpc" {
+			if strings.HasPrefix(rel, "internal/") || rel == "mcp" {
 				continue
 			}
 			edges = append(edges, strings.TrimPrefix(f[0], module+"/")+" -> "+rel)

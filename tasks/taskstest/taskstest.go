@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/contract"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/tasks"
 )
 
@@ -119,7 +119,7 @@ func testCreateGet(t tb, s tasks.Store) {
 	ctx := context.Background()
 	r := Record(time.Minute)
 	r.Inputs = []tasks.Input{{Key: "baton:1", Request: json.RawMessage(`{"method":"roots/list","params":{}}`)}}
-	r.Error = &jsonrpc.Error{Code: -32603, Message: "boom", Data: map[string]any{"why": "test"}}
+	r.Error = &mcp.Error{Code: -32603, Message: "boom", Data: map[string]any{"why": "test"}}
 	if err := s.Create(ctx, r); err != nil {
 		t.Fatalf("Create: %v", err)
 	}

@@ -30,7 +30,6 @@ import (
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonscan"
 	"github.com/baton-mcp/baton/internal/strictjson"
-	"github.com/baton-mcp/baton/jsonrpc"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server/internal/seal"
@@ -91,8 +90,8 @@ func (e *InvalidResponseError) Error() string {
 func (e *InvalidResponseError) Unwrap() error { return e.Err }
 
 // RPCError converts the error to its wire form.
-func (e *InvalidResponseError) RPCError() *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: e.Error()}
+func (e *InvalidResponseError) RPCError() *mcp.Error {
+	return &mcp.Error{Code: mcp.InvalidParams, Message: e.Error()}
 }
 
 // ParseResponses reads the inputResponses member of a retry. Absent means
@@ -890,8 +889,8 @@ func (e *replayOrderError) Error() string {
 func (e *replayOrderError) Is(target error) bool { return target == ErrReplayOrder }
 
 // RPCError converts the error to its wire form.
-func (e *replayOrderError) RPCError() *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "Internal error: " + e.Error()}
+func (e *replayOrderError) RPCError() *mcp.Error {
+	return &mcp.Error{Code: mcp.InternalError, Message: "Internal error: " + e.Error()}
 }
 
 // keepOrder matches the question at pos (digest d) with a position of the

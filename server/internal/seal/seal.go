@@ -32,7 +32,7 @@ import (
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/jsonw"
 	"github.com/baton-mcp/baton/internal/strictjson"
-	"github.com/baton-mcp/baton/jsonrpc"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
@@ -776,8 +776,8 @@ func (e *StateError) Error() string { return "invalid requestState: " + e.Reason
 func (e *StateError) Unwrap() error { return e.Err }
 
 // RPCError converts the error to its wire form.
-func (e *StateError) RPCError() *jsonrpc.Error {
-	return &jsonrpc.Error{Code: jsonrpc.InvalidParams, Message: e.Error()}
+func (e *StateError) RPCError() *mcp.Error {
+	return &mcp.Error{Code: mcp.InvalidParams, Message: e.Error()}
 }
 
 func refuse(reason string, err error) *StateError { return &StateError{Reason: reason, Err: err} }

@@ -1,4 +1,4 @@
-package mcpecho_test
+package main
 
 import (
 	"context"
@@ -17,12 +17,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/baton-mcp/baton/auth"
-	"github.com/baton-mcp/baton/mcpecho"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/server"
 )
 
-func newServer(t *testing.T) *server.Server {
+func whoamiServer(t *testing.T) *server.Server {
 	t.Helper()
 	srv, err := server.New(server.Implementation{Name: "t", Version: "1"}, &server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -38,7 +37,7 @@ func newServer(t *testing.T) *server.Server {
 	return srv
 }
 
-func callText(t *testing.T, target mcptest.Target, opts *mcptest.Options) string {
+func whoami(t *testing.T, target mcptest.Target, opts *mcptest.Options) string {
 	t.Helper()
 	c, err := mcptest.New(target, opts)
 	if err != nil {
@@ -51,19 +50,19 @@ func callText(t *testing.T, target mcptest.Target, opts *mcptest.Options) string
 	return res.Text()
 }
 
-// Mount serves the endpoint at its path, behind the middleware given;
+// mountMCP serves the endpoint at its path, behind the middleware given;
 // the server answers GET without a session 405 with a JSON-RPC body; other
 // paths and methods are echo's.
-func TestMount(t *testing.T) {
+func TestEchoMount(t *testing.T) {
 	e := echo.New()
 	var saw string
-	mcpecho.Mount(e, "/mcp", newServer(t), func(next echo.HandlerFunc) echo.HandlerFunc {
+	mountMCP(e, "/mcp", whoamiServer(t), func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			saw = c.Request().Header.Get("Mcp-Method")
 			return next(c)
 		}
 	})
-	if got := callText(t, mcptest.HandlerAt("http://localhost/mcp", e), nil); got != "principal=" {
+	if got := whoami(t, mcptest.HandlerAt("http://localhost/mcp", e), nil); got != "principal=" {
 		t.Fatalf("whoami = %q", got)
 	}
 	if saw != "tools/call" {
@@ -93,7 +92,7 @@ func TestMount(t *testing.T) {
 // auth's net/http middleware, wrapped by echo.WrapMiddleware, binds the
 // token's subject as the principal the server sees, and refuses a request
 // without a token before the server runs.
-func TestMountWithAuth(t *testing.T) {
+func TestEchoMountWithAuth(t *testing.T) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +119,7 @@ func TestMountWithAuth(t *testing.T) {
 	}
 	defer v.Close()
 	e := echo.New()
-	mcpecho.Mount(e, "/mcp", newServer(t), echo.WrapMiddleware(v.Protect))
+	mountMCP(e, "/mcp", whoamiServer(t), echo.WrapMiddleware(v.Protect))
 
 	signed := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{
 		"sub": "alice", "iss": "https://issuer", "aud": "http://localhost/mcp", "exp": time.Now().Add(time.Minute).Unix(),
@@ -130,7 +129,7 @@ func TestMountWithAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := callText(t, mcptest.HandlerAt("http://localhost/mcp", e), &mcptest.Options{Header: http.Header{"Authorization": {"Bearer " + tok}}})
+	got := whoami(t, mcptest.HandlerAt("http://localhost/mcp", e), &mcptest.Options{Header: http.Header{"Authorization": {"Bearer " + tok}}})
 	if got != "principal=alice" {
 		t.Fatalf("whoami = %q, want principal=alice", got)
 	}

@@ -1,11 +1,4 @@
-// Package jsonrpc holds the JSON-RPC 2.0 vocabulary a handler meets: the
-// error type with the MCP error codes (return a *Error to choose the code
-// the client sees), and request ids. The framing (reading and writing
-// messages, the limits pre-scan) is internal to Baton.
-//
-// It is at the bottom of the import graph: every other Baton package may
-// use it and it uses none of them.
-package jsonrpc
+package mcp
 
 import (
 	"bytes"
