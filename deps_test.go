@@ -34,7 +34,7 @@ var layers = [][]string{
 	{"server/internal/round"},
 	{"server"},
 	{"legacy"},
-	{"legacy/legacytest", "auth", "lambda", "urlflow", "otelmcp"},
+	{"legacy/legacytest", "auth", "lambda", "otelmcp"},
 	{"redisfleet"},
 }
 

@@ -1,6 +1,6 @@
 package redisfleet
 
-// The fleet's urlflow.Store. Keys, under the fleet's prefix + "urlflow:":
+// The fleet's server.URLFlowStore. Keys, under the fleet's prefix + "urlflow:":
 // link:ID (the record, JSON, without state), state:ID (pending, claimed or
 // done), out:ID (the outcome, JSON), bind:P:B (the newest link of a
 // principal and call), pending:P (a sorted set of the principal's pending
@@ -18,10 +18,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/baton-mcp/baton/urlflow"
+	"github.com/baton-mcp/baton/server"
 )
 
-// urlFlowStore is a urlflow.Store on Redis, so that the link a handler
+// urlFlowStore is a server.URLFlowStore on Redis, so that the link a handler
 // minted on one instance is completed by a callback on another and seen
 // by a retry (or a parked 2025-11-25 call) on a third. It is safe for
 // concurrent use.
@@ -33,9 +33,9 @@ type urlFlowStore struct {
 	Poll time.Duration
 }
 
-// URLFlow returns the fleet's urlflow.Store: its keys start with the
+// URLFlow returns the fleet's server.URLFlowStore: its keys start with the
 // fleet's prefix + "urlflow:".
-func (f *Fleet) URLFlow() urlflow.Store {
+func (f *Fleet) URLFlow() server.URLFlowStore {
 	return &urlFlowStore{rdb: f.client, prefix: f.prefix + "urlflow:", Poll: 2 * time.Second}
 }
 
@@ -56,8 +56,8 @@ redis.call('PEXPIRE', KEYS[4], ARGV[2])
 return 'ok'
 `)
 
-// Create implements urlflow.Store.
-func (s *urlFlowStore) Create(ctx context.Context, rec urlflow.Record, maxPending int, keep time.Duration) error {
+// Create implements server.URLFlowStore.
+func (s *urlFlowStore) Create(ctx context.Context, rec server.URLFlowRecord, maxPending int, keep time.Duration) error {
 	rec.State, rec.Outcome = "", nil
 	b, err := json.Marshal(rec)
 	if err != nil {
@@ -70,44 +70,44 @@ func (s *urlFlowStore) Create(ctx context.Context, rec urlflow.Record, maxPendin
 	case err != nil:
 		return fmt.Errorf("redis urlflow: create: %w", err)
 	case res == "quota":
-		return urlflow.ErrQuota
+		return server.ErrURLLinkQuota
 	case res == "dup":
 		return errors.New("redis urlflow: duplicate link id")
 	}
 	return nil
 }
 
-// Get implements urlflow.Store.
-func (s *urlFlowStore) Get(ctx context.Context, id string) (urlflow.Record, error) {
+// Get implements server.URLFlowStore.
+func (s *urlFlowStore) Get(ctx context.Context, id string) (server.URLFlowRecord, error) {
 	vals, err := s.rdb.MGet(ctx, s.prefix+"link:"+id, s.prefix+"state:"+id, s.prefix+"out:"+id).Result()
 	if err != nil {
-		return urlflow.Record{}, fmt.Errorf("redis urlflow: get: %w", err)
+		return server.URLFlowRecord{}, fmt.Errorf("redis urlflow: get: %w", err)
 	}
 	link, _ := vals[0].(string)
 	state, _ := vals[1].(string)
 	if link == "" || state == "" {
-		return urlflow.Record{}, urlflow.ErrNotFound
+		return server.URLFlowRecord{}, server.ErrURLLinkNotFound
 	}
-	var rec urlflow.Record
+	var rec server.URLFlowRecord
 	if err := json.Unmarshal([]byte(link), &rec); err != nil {
-		return urlflow.Record{}, fmt.Errorf("redis urlflow: decode: %w", err)
+		return server.URLFlowRecord{}, fmt.Errorf("redis urlflow: decode: %w", err)
 	}
 	rec.State = state
-	if out, _ := vals[2].(string); out != "" && state == urlflow.StateDone {
-		rec.Outcome = &urlflow.Outcome{}
+	if out, _ := vals[2].(string); out != "" && state == server.URLLinkDone {
+		rec.Outcome = &server.URLOutcome{}
 		if err := json.Unmarshal([]byte(out), rec.Outcome); err != nil {
-			return urlflow.Record{}, fmt.Errorf("redis urlflow: decode outcome: %w", err)
+			return server.URLFlowRecord{}, fmt.Errorf("redis urlflow: decode outcome: %w", err)
 		}
 	}
 	return rec, nil
 }
 
-// Lookup implements urlflow.Store.
+// Lookup implements server.URLFlowStore.
 func (s *urlFlowStore) Lookup(ctx context.Context, principal, binding string) (string, error) {
 	id, err := s.rdb.Get(ctx, s.prefix+"bind:"+principalDigest(principal)+":"+binding).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return "", urlflow.ErrNotFound
+		return "", server.ErrURLLinkNotFound
 	case err != nil:
 		return "", fmt.Errorf("redis urlflow: lookup: %w", err)
 	}
@@ -122,16 +122,16 @@ redis.call('SET', KEYS[1], 'claimed', 'KEEPTTL')
 return 'ok'
 `)
 
-// Claim implements urlflow.Store.
-func (s *urlFlowStore) Claim(ctx context.Context, id string) (urlflow.Record, error) {
+// Claim implements server.URLFlowStore.
+func (s *urlFlowStore) Claim(ctx context.Context, id string) (server.URLFlowRecord, error) {
 	res, err := urlClaimScript.Run(ctx, s.rdb, []string{s.prefix + "state:" + id}).Text()
 	switch {
 	case err != nil:
-		return urlflow.Record{}, fmt.Errorf("redis urlflow: claim: %w", err)
+		return server.URLFlowRecord{}, fmt.Errorf("redis urlflow: claim: %w", err)
 	case res == "gone":
-		return urlflow.Record{}, urlflow.ErrNotFound
+		return server.URLFlowRecord{}, server.ErrURLLinkNotFound
 	case res == "used":
-		return urlflow.Record{}, urlflow.ErrUsed
+		return server.URLFlowRecord{}, server.ErrURLLinkUsed
 	}
 	return s.Get(ctx, id)
 }
@@ -149,8 +149,8 @@ redis.call('PUBLISH', KEYS[4], 'done')
 return 'ok'
 `)
 
-// Finish implements urlflow.Store.
-func (s *urlFlowStore) Finish(ctx context.Context, id string, out urlflow.Outcome) error {
+// Finish implements server.URLFlowStore.
+func (s *urlFlowStore) Finish(ctx context.Context, id string, out server.URLOutcome) error {
 	rec, err := s.Get(ctx, id)
 	if err != nil {
 		return err
@@ -165,14 +165,14 @@ func (s *urlFlowStore) Finish(ctx context.Context, id string, out urlflow.Outcom
 	case err != nil:
 		return fmt.Errorf("redis urlflow: finish: %w", err)
 	case res == "gone":
-		return urlflow.ErrNotFound
+		return server.ErrURLLinkNotFound
 	case res == "used":
-		return urlflow.ErrUsed
+		return server.ErrURLLinkUsed
 	}
 	return nil
 }
 
-// Wait implements urlflow.Store: it listens on the link's channel and
+// Wait implements server.URLFlowStore: it listens on the link's channel and
 // reads the record again every Poll.
 func (s *urlFlowStore) Wait(ctx context.Context, id string) error {
 	sub := s.rdb.Subscribe(ctx, s.prefix+"done:"+id)
@@ -195,9 +195,9 @@ func (s *urlFlowStore) Wait(ctx context.Context, id string) error {
 		rec, err := s.Get(rctx, id)
 		cancel()
 		switch {
-		case errors.Is(err, urlflow.ErrNotFound):
-			return urlflow.ErrNotFound
-		case err == nil && rec.State == urlflow.StateDone:
+		case errors.Is(err, server.ErrURLLinkNotFound):
+			return server.ErrURLLinkNotFound
+		case err == nil && rec.State == server.URLLinkDone:
 			return nil
 		}
 		select {

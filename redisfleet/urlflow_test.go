@@ -10,11 +10,11 @@ import (
 
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/redisfleet"
-	"github.com/baton-mcp/baton/urlflow"
+	"github.com/baton-mcp/baton/server"
 )
 
-func urlRec(id, principal string) urlflow.Record {
-	return urlflow.Record{ID: id, Principal: principal, Binding: "b1", Purpose: "demo", Expires: time.Now().Add(time.Minute).UTC(), State: urlflow.StatePending}
+func urlRec(id, principal string) server.URLFlowRecord {
+	return server.URLFlowRecord{ID: id, Principal: principal, Binding: "b1", Purpose: "demo", Expires: time.Now().Add(time.Minute).UTC(), State: server.URLLinkPending}
 }
 
 func TestStoreAcrossInstances(t *testing.T) {
@@ -29,7 +29,7 @@ func TestStoreAcrossInstances(t *testing.T) {
 	if id, err := c.Lookup(ctx, "alice", "b1"); err != nil || id != "id1" {
 		t.Fatalf("lookup %q %v", id, err)
 	}
-	if _, err := c.Lookup(ctx, "bob", "b1"); !errors.Is(err, urlflow.ErrNotFound) {
+	if _, err := c.Lookup(ctx, "bob", "b1"); !errors.Is(err, server.ErrURLLinkNotFound) {
 		t.Fatalf("bob's lookup: %v", err)
 	}
 	waited := make(chan error, 1)
@@ -42,7 +42,7 @@ func TestStoreAcrossInstances(t *testing.T) {
 	if err := a.Create(ctx, urlRec("id2", "alice"), 2, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Create(ctx, urlRec("id3", "alice"), 2, time.Minute); !errors.Is(err, urlflow.ErrQuota) {
+	if err := a.Create(ctx, urlRec("id3", "alice"), 2, time.Minute); !errors.Is(err, server.ErrURLLinkQuota) {
 		t.Fatalf("third pending link: %v", err)
 	}
 	// One claim wins among many instances.
@@ -57,7 +57,7 @@ func TestStoreAcrossInstances(t *testing.T) {
 			switch {
 			case err == nil:
 				wins.Add(1)
-			case !errors.Is(err, urlflow.ErrUsed):
+			case !errors.Is(err, server.ErrURLLinkUsed):
 				t.Error(err)
 			}
 		}()
@@ -66,27 +66,27 @@ func TestStoreAcrossInstances(t *testing.T) {
 	if wins.Load() != 1 {
 		t.Fatalf("%d claims won", wins.Load())
 	}
-	if err := b.Finish(ctx, "id1", urlflow.Outcome{OK: true, Detail: "connected"}); err != nil {
+	if err := b.Finish(ctx, "id1", server.URLOutcome{OK: true, Detail: "connected"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-waited; err != nil {
 		t.Fatalf("wait on another instance: %v", err)
 	}
 	got, err := c.Get(ctx, "id1")
-	if err != nil || got.State != urlflow.StateDone || got.Outcome == nil || got.Outcome.Detail != "connected" || got.Principal != "alice" {
+	if err != nil || got.State != server.URLLinkDone || got.Outcome == nil || got.Outcome.Detail != "connected" || got.Principal != "alice" {
 		t.Fatalf("%+v %v", got, err)
 	}
-	if err := b.Finish(ctx, "id1", urlflow.Outcome{}); !errors.Is(err, urlflow.ErrUsed) {
+	if err := b.Finish(ctx, "id1", server.URLOutcome{}); !errors.Is(err, server.ErrURLLinkUsed) {
 		t.Fatalf("second finish: %v", err)
 	}
-	if _, err := b.Claim(ctx, "id1"); !errors.Is(err, urlflow.ErrUsed) {
+	if _, err := b.Claim(ctx, "id1"); !errors.Is(err, server.ErrURLLinkUsed) {
 		t.Fatalf("claim after done: %v", err)
 	}
 	// The finished link no longer counts against the quota.
 	if err := a.Create(ctx, urlRec("id3", "alice"), 2, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Get(ctx, "nope"); !errors.Is(err, urlflow.ErrNotFound) {
+	if _, err := c.Get(ctx, "nope"); !errors.Is(err, server.ErrURLLinkNotFound) {
 		t.Fatal(err)
 	}
 	ttl, err := srv.Client(t).PTTL(ctx, "t:urlflow:out:id1").Result()

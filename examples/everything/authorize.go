@@ -26,7 +26,6 @@ import (
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
-	"github.com/baton-mcp/baton/urlflow"
 )
 
 // authorize_account: URL-mode elicitation in the spirit of the Ruby SDK's
@@ -62,7 +61,7 @@ const authorizeTool = "authorize_account"
 type authorizeConfig struct {
 	issuer, clientID, secret, public string
 	userKey                          []byte
-	fallback                         urlflow.Fallback
+	fallback                         server.URLFallback
 	legacy32042                      bool
 	redisURL                         string
 }
@@ -94,9 +93,9 @@ func authorizeConfigFromEnv(getenv func(string) string) (*authorizeConfig, error
 	switch f := getenv("BATON_URLFLOW_FALLBACK"); f {
 	case "":
 	case "form":
-		c.fallback = urlflow.FallbackForm
+		c.fallback = server.URLFallbackForm
 	case "result":
-		c.fallback = urlflow.FallbackToolResult
+		c.fallback = server.URLFallbackToolResult
 	default:
 		return nil, fmt.Errorf("BATON_URLFLOW_FALLBACK=%q: want form or result", f)
 	}
@@ -107,7 +106,7 @@ func authorizeConfigFromEnv(getenv func(string) string) (*authorizeConfig, error
 // authorizer is the fixture: the flow, the demo sign-in and the vault.
 type authorizer struct {
 	cfg   *authorizeConfig
-	flow  *urlflow.Flow
+	flow  *server.URLFlow
 	users *demoUsers
 	vault *vault
 	hc    *http.Client
@@ -144,7 +143,7 @@ func setupAuthorize(srv *server.Server, keys *mrtr.KeyRing, getenv func(string) 
 	}
 	a := &authorizer{cfg: cfg, hc: &http.Client{Timeout: 10 * time.Second}, log: log}
 	a.users = &demoUsers{key: cfg.userKey}
-	var store urlflow.Store
+	var store server.URLFlowStore
 	var rdb *redis.Client
 	if cfg.redisURL != "" {
 		opts, err := redis.ParseURL(cfg.redisURL)
@@ -157,7 +156,7 @@ func setupAuthorize(srv *server.Server, keys *mrtr.KeyRing, getenv func(string) 
 	if a.vault, err = newVault(keys, rdb); err != nil {
 		return nil, err
 	}
-	a.flow, err = urlflow.New(urlflow.Config{
+	a.flow, err = server.NewURLFlow(server.URLFlowConfig{
 		Keys:                keys,
 		Store:               store,
 		BaseURL:             cfg.public + "/connect",
@@ -278,7 +277,7 @@ func (a *authorizer) endpoints(ctx context.Context) (*oidcEndpoints, error) {
 	return &d, nil
 }
 
-func (a *authorizer) begin(ctx context.Context, l *urlflow.Link) (string, error) {
+func (a *authorizer) begin(ctx context.Context, l *server.URLLink) (string, error) {
 	d, err := a.endpoints(ctx)
 	if err != nil {
 		return "", err
@@ -293,25 +292,25 @@ func (a *authorizer) begin(ctx context.Context, l *urlflow.Link) (string, error)
 	return d.Authorization + "?" + q.Encode(), nil
 }
 
-func (a *authorizer) complete(ctx context.Context, l *urlflow.Link, r *http.Request) (urlflow.Outcome, error) {
+func (a *authorizer) complete(ctx context.Context, l *server.URLLink, r *http.Request) (server.URLOutcome, error) {
 	code := r.URL.Query().Get("code")
 	if code == "" || len(code) > 2048 {
-		return urlflow.Outcome{}, errors.New("the callback carries no usable code")
+		return server.URLOutcome{}, errors.New("the callback carries no usable code")
 	}
 	d, err := a.endpoints(ctx)
 	if err != nil {
-		return urlflow.Outcome{}, err
+		return server.URLOutcome{}, err
 	}
 	form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {a.flow.CallbackURL()}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Token, strings.NewReader(form.Encode()))
 	if err != nil {
-		return urlflow.Outcome{}, err
+		return server.URLOutcome{}, err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.SetBasicAuth(url.QueryEscape(a.cfg.clientID), url.QueryEscape(a.cfg.secret))
 	resp, err := a.hc.Do(req)
 	if err != nil {
-		return urlflow.Outcome{}, fmt.Errorf("token endpoint: %w", err)
+		return server.URLOutcome{}, fmt.Errorf("token endpoint: %w", err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
@@ -320,22 +319,22 @@ func (a *authorizer) complete(ctx context.Context, l *urlflow.Link, r *http.Requ
 			Error string `json:"error"`
 		}
 		_ = json.Unmarshal(body, &e) // only the error code is logged, never the body
-		return urlflow.Outcome{}, fmt.Errorf("token endpoint answered %d %s", resp.StatusCode, e.Error)
+		return server.URLOutcome{}, fmt.Errorf("token endpoint answered %d %s", resp.StatusCode, e.Error)
 	}
 	var tok struct {
 		AccessToken string `json:"access_token"`
 	}
 	if err := json.Unmarshal(body, &tok); err != nil || tok.AccessToken == "" {
-		return urlflow.Outcome{}, errors.New("token endpoint: no access_token in the answer")
+		return server.URLOutcome{}, errors.New("token endpoint: no access_token in the answer")
 	}
 	name, err := a.whoami(ctx, tok.AccessToken)
 	if err != nil {
-		return urlflow.Outcome{}, err
+		return server.URLOutcome{}, err
 	}
 	if err := a.vault.put(ctx, l.Principal, tok.AccessToken); err != nil {
-		return urlflow.Outcome{}, err
+		return server.URLOutcome{}, err
 	}
-	return urlflow.Outcome{Detail: "connected as " + name}, nil
+	return server.URLOutcome{Detail: "connected as " + name}, nil
 }
 
 // whoami asks the third party's userinfo endpoint whose token it is.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/urlflow"
+	"github.com/baton-mcp/baton/server"
 )
 
 func TestAuthorizeConfigFromEnv(t *testing.T) {
@@ -28,7 +28,7 @@ func TestAuthorizeConfigFromEnv(t *testing.T) {
 	}
 	c, err := authorizeConfigFromEnv(env(map[string]string{"BATON_OAUTH_ISSUER": "http://op/", "BATON_PUBLIC_URL": "http://app/", "BATON_DEMO_USER_KEY": key,
 		"BATON_URLFLOW_FALLBACK": "form", "BATON_URLFLOW_LEGACY_32042": "1"}))
-	if err != nil || c.public != "http://app" || c.clientID != "baton" || c.fallback != urlflow.FallbackForm || !c.legacy32042 {
+	if err != nil || c.public != "http://app" || c.clientID != "baton" || c.fallback != server.URLFallbackForm || !c.legacy32042 {
 		t.Fatalf("%+v %v", c, err)
 	}
 }

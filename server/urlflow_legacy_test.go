@@ -1,4 +1,4 @@
-package urlflow_test
+package server_test
 
 import (
 	"bufio"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/mcptest"
-	"github.com/baton-mcp/baton/urlflow"
+	"github.com/baton-mcp/baton/server"
 )
 
 // session is a bare 2025-11-25 client: it initializes, then posts and
@@ -128,8 +128,8 @@ type urlParams struct {
 // TestLegacyParkedCall: the call waits after the user accepted; the
 // callback completes it, and notifications/elicitation/complete precedes
 // the result.
-func TestLegacyParkedCall(t *testing.T) {
-	r := newRig(t, urlflow.FallbackRefuse)
+func TestURLFlowLegacyParkedCall(t *testing.T) {
+	r := newRig(t, server.URLFallbackRefuse)
 	s := newSession(t, r, "alice")
 	var p urlParams
 	notes, final := s.call(2, func(params json.RawMessage) any {
@@ -162,8 +162,8 @@ func TestLegacyParkedCall(t *testing.T) {
 
 // TestLegacyNeverComes: a parked call whose callback never comes ends,
 // once the link expires, with an error result that says so.
-func TestLegacyNeverComes(t *testing.T) {
-	r := newRigWith(t, func(c *urlflow.Config) { c.TTL, c.Leeway, c.Now = time.Second, time.Second, time.Now })
+func TestURLFlowLegacyNeverComes(t *testing.T) {
+	r := newRigWith(t, func(c *server.URLFlowConfig) { c.TTL, c.Leeway, c.Now = time.Second, time.Second, time.Now })
 	s := newSession(t, r, "alice")
 	_, final := s.call(2, func(json.RawMessage) any { return map[string]any{"action": "accept"} })
 	if !strings.Contains(string(final["result"]), "expired") || !strings.Contains(string(final["result"]), `"isError":true`) {
@@ -175,8 +175,8 @@ func TestLegacyNeverComes(t *testing.T) {
 // listing the link (with its elicitationId); the same call after the
 // browser trip completes. A 2026-07-28 client of the same server never
 // sees -32042.
-func TestLegacy32042(t *testing.T) {
-	r := newRigWith(t, func(c *urlflow.Config) { c.LegacyRequiredError = true })
+func TestURLFlowLegacy32042(t *testing.T) {
+	r := newRigWith(t, func(c *server.URLFlowConfig) { c.LegacyRequiredError = true })
 	s := newSession(t, r, "alice")
 	_, final := s.call(2, func(json.RawMessage) any { t.Error("no question expected"); return nil })
 	var e struct {

@@ -1,4 +1,4 @@
-package urlflow_test
+package server_test
 
 import (
 	"bytes"
@@ -19,7 +19,6 @@ import (
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
-	"github.com/baton-mcp/baton/urlflow"
 )
 
 // clock is a settable clock.
@@ -48,8 +47,8 @@ func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(
 // the X-Principal header, and the flow's handler with the browser's user
 // taken from the X-Browser-User header (the test plays the browser).
 type rig struct {
-	flow      *urlflow.Flow
-	store     urlflow.Store
+	flow      *server.URLFlow
+	store     server.URLFlowStore
 	clk       *clock
 	log       *syncBuf
 	mcp       http.Handler
@@ -58,14 +57,14 @@ type rig struct {
 	mu        sync.Mutex
 }
 
-func newRig(t *testing.T, fallback urlflow.Fallback) *rig {
+func newRig(t *testing.T, fallback server.URLFallback) *rig {
 	t.Helper()
-	return newRigWith(t, func(c *urlflow.Config) { c.Fallback = fallback })
+	return newRigWith(t, func(c *server.URLFlowConfig) { c.Fallback = fallback })
 }
 
 // newRigWith is newRig with the flow's configuration changed by tune; the
 // server serves 2025-11-25 sessions too.
-func newRigWith(t *testing.T, tune func(*urlflow.Config)) *rig {
+func newRigWith(t *testing.T, tune func(*server.URLFlowConfig)) *rig {
 	t.Helper()
 	key, err := mrtr.RandomKey()
 	if err != nil {
@@ -76,8 +75,8 @@ func newRigWith(t *testing.T, tune func(*urlflow.Config)) *rig {
 		t.Fatal(err)
 	}
 	r := &rig{clk: &clock{t: time.Now()}, log: &syncBuf{}}
-	r.store = urlflow.NewMemoryStore(r.clk.now)
-	cfg := urlflow.Config{
+	r.store = server.NewMemoryURLFlowStore(r.clk.now)
+	cfg := server.URLFlowConfig{
 		Keys:     ring,
 		Store:    r.store,
 		BaseURL:  "http://app.test/connect",
@@ -86,22 +85,22 @@ func newRigWith(t *testing.T, tune func(*urlflow.Config)) *rig {
 		Logger:   slog.New(slog.NewTextHandler(r.log, nil)),
 		Now:      r.clk.now,
 		Identify: func(req *http.Request) (string, error) { return req.Header.Get("X-Browser-User"), nil },
-		Begin: func(_ context.Context, l *urlflow.Link) (string, error) {
+		Begin: func(_ context.Context, l *server.URLLink) (string, error) {
 			return "http://thirdparty.test/authorize?" + url.Values{"state": {l.State()}}.Encode(), nil
 		},
-		Complete: func(_ context.Context, l *urlflow.Link, req *http.Request) (urlflow.Outcome, error) {
+		Complete: func(_ context.Context, l *server.URLLink, req *http.Request) (server.URLOutcome, error) {
 			code := req.URL.Query().Get("code")
 			r.mu.Lock()
 			r.exchanges = append(r.exchanges, code)
 			r.mu.Unlock()
 			if code == "bad" {
-				return urlflow.Outcome{}, errors.New("token endpoint said invalid_grant for secret-code-xyz")
+				return server.URLOutcome{}, errors.New("token endpoint said invalid_grant for secret-code-xyz")
 			}
-			return urlflow.Outcome{Detail: "connected " + l.Principal}, nil
+			return server.URLOutcome{Detail: "connected " + l.Principal}, nil
 		},
 	}
 	tune(&cfg)
-	r.flow, err = urlflow.New(cfg)
+	r.flow, err = server.NewURLFlow(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,8 +185,8 @@ func (r *rig) client(t *testing.T, principal string, el func(context.Context, *e
 // TestModernFlow: the first round offers a link; accepting without going
 // there gets the same link again; after the browser trip the retry
 // completes with what Complete recorded.
-func TestModernFlow(t *testing.T) {
-	r := newRig(t, urlflow.FallbackRefuse)
+func TestURLFlowModern(t *testing.T) {
+	r := newRig(t, server.URLFallbackRefuse)
 	var urls []string
 	c := r.client(t, "alice", func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
 		if req.Mode != elicit.ModeURL || req.ElicitationID != "" {
@@ -223,7 +222,7 @@ func TestModernFlow(t *testing.T) {
 
 // TestRefusals is the table of bad links: each answered with its page and
 // status, and what the client sees next.
-func TestRefusals(t *testing.T) {
+func TestURLFlowRefusals(t *testing.T) {
 	cases := []struct {
 		name    string
 		browse  func(t *testing.T, r *rig, link string) (int, string)
@@ -257,12 +256,12 @@ func TestRefusals(t *testing.T) {
 		{"expired", func(t *testing.T, r *rig, link string) (int, string) {
 			r.clk.add(2 * time.Minute)
 			return r.authorize(t, link, "alice", "good", "")
-		}, 410, "This link has expired", "link expired", urlflow.ErrExpired.Error()},
+		}, 410, "This link has expired", "link expired", server.ErrURLExpired.Error()},
 		{"dropped", func(t *testing.T, r *rig, link string) (int, string) {
 			r.clk.add(3 * time.Minute) // past the record's life
 			st, body, _ := r.visit(link, "alice")
 			return st, body
-		}, 404, "This link is unknown", "link not in the store", urlflow.ErrExpired.Error()},
+		}, 404, "This link is unknown", "link not in the store", server.ErrURLExpired.Error()},
 		{"third party error", func(t *testing.T, r *rig, link string) (int, string) {
 			return r.authorize(t, link, "alice", "", "access_denied")
 		}, 200, "Access was not granted", "the third party answered an error", "the other service did not grant access: access_denied"},
@@ -272,11 +271,11 @@ func TestRefusals(t *testing.T) {
 		{"never comes", func(t *testing.T, r *rig, link string) (int, string) {
 			r.clk.add(2 * time.Minute)
 			return 0, ""
-		}, 0, "", "", urlflow.ErrExpired.Error()},
+		}, 0, "", "", server.ErrURLExpired.Error()},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newRig(t, urlflow.FallbackRefuse)
+			r := newRig(t, server.URLFallbackRefuse)
 			var urls []string
 			c := r.client(t, "alice", func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
 				urls = append(urls, req.URL)
@@ -323,8 +322,8 @@ func TestRefusals(t *testing.T) {
 
 // TestLinksPerPrincipal: another principal calling with the same
 // arguments gets a link of its own, not alice's.
-func TestLinksPerPrincipal(t *testing.T) {
-	r := newRig(t, urlflow.FallbackRefuse)
+func TestURLFlowLinksPerPrincipal(t *testing.T) {
+	r := newRig(t, server.URLFallbackRefuse)
 	var got []string
 	el := func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
 		got = append(got, req.URL)
@@ -332,7 +331,7 @@ func TestLinksPerPrincipal(t *testing.T) {
 	}
 	for _, p := range []string{"alice", "bob", "alice"} {
 		res, err := r.client(t, p, el).CallTool(context.Background(), "connect", map[string]any{"repo": "baton"})
-		if err != nil || !res.IsError || !strings.Contains(res.Text(), urlflow.ErrDeclined.Error()) {
+		if err != nil || !res.IsError || !strings.Contains(res.Text(), server.ErrURLDeclined.Error()) {
 			t.Fatalf("%s: %v %+v", p, err, res)
 		}
 	}
@@ -346,10 +345,10 @@ func TestLinksPerPrincipal(t *testing.T) {
 }
 
 // TestFallbacks: a client that declares form elicitation only.
-func TestFallbacks(t *testing.T) {
+func TestURLFlowFallbacks(t *testing.T) {
 	formOnly := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: &mcp.Empty{}}}
 	t.Run("refuse", func(t *testing.T) {
-		r := newRig(t, urlflow.FallbackRefuse)
+		r := newRig(t, server.URLFallbackRefuse)
 		c, err := mcptest.New(mcptest.Handler(r.mcp), &mcptest.Options{Capabilities: formOnly, Header: http.Header{"X-Principal": {"alice"}}})
 		if err != nil {
 			t.Fatal(err)
@@ -361,7 +360,7 @@ func TestFallbacks(t *testing.T) {
 		}
 	})
 	t.Run("form", func(t *testing.T) {
-		r := newRig(t, urlflow.FallbackForm)
+		r := newRig(t, server.URLFallbackForm)
 		var msgs []string
 		c, err := mcptest.New(mcptest.Handler(r.mcp), &mcptest.Options{Capabilities: formOnly, Header: http.Header{"X-Principal": {"alice"}},
 			Elicitation: func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
@@ -390,7 +389,7 @@ func TestFallbacks(t *testing.T) {
 		}
 	})
 	t.Run("tool result", func(t *testing.T) {
-		r := newRig(t, urlflow.FallbackToolResult)
+		r := newRig(t, server.URLFallbackToolResult)
 		c, err := mcptest.New(mcptest.Handler(r.mcp), &mcptest.Options{Capabilities: &mcp.ClientCapabilities{}, Header: http.Header{"X-Principal": {"alice"}}})
 		if err != nil {
 			t.Fatal(err)
@@ -416,8 +415,8 @@ func TestFallbacks(t *testing.T) {
 // TestAnonymousAndAfresh: an anonymous call is refused before any link is
 // minted; a call after a failed flow gets a new link, one after a
 // successful flow its outcome.
-func TestAnonymousAndAfresh(t *testing.T) {
-	r := newRig(t, urlflow.FallbackRefuse)
+func TestURLFlowAnonymousAndAfresh(t *testing.T) {
+	r := newRig(t, server.URLFallbackRefuse)
 	res, err := r.client(t, "", func(context.Context, *elicit.Request) (*elicit.Result, error) {
 		t.Error("an anonymous call must not be asked")
 		return mcptest.Cancel()

@@ -1,4 +1,4 @@
-package urlflow
+package server
 
 import (
 	"bytes"
@@ -20,38 +20,37 @@ import (
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/mrtr"
-	"github.com/baton-mcp/baton/server"
 )
 
-// Fallback is the policy for a client that did not declare
+// URLFallback is the policy for a client that did not declare
 // elicitation.url. The default refuses the call with -32021
 // (requiredCapabilities: elicitation.url), which says what is missing.
-type Fallback int
+type URLFallback int
 
 const (
-	// FallbackRefuse answers a client without URL mode with the server's
+	// URLFallbackRefuse answers a client without URL mode with the server's
 	// -32021 error naming the missing capability (the default).
-	FallbackRefuse Fallback = iota
-	// FallbackForm asks a form elicitation whose message names the link
+	URLFallbackRefuse URLFallback = iota
+	// URLFallbackForm asks a form elicitation whose message names the link
 	// and asks the user to confirm, with a checkbox, once they have
 	// finished there. A client without form mode either is refused as
-	// with FallbackRefuse.
-	FallbackForm
-	// FallbackToolResult ends the call with a *PendingError whose text
+	// with URLFallbackRefuse.
+	URLFallbackForm
+	// URLFallbackToolResult ends the call with a *URLPendingError whose text
 	// says what to open and to call the tool again when done; the call
 	// again (same principal, same arguments) finds the link.
-	FallbackToolResult
+	URLFallbackToolResult
 )
 
-// Config configures a Flow.
-type Config struct {
+// URLFlowConfig configures a URLFlow.
+type URLFlowConfig struct {
 	// Keys derive the key that signs links (HKDF over each key of the
 	// ring: links signed with an older key verify while it stays in the
 	// ring). Every instance needs the same ring, as for requestState.
 	Keys *mrtr.KeyRing
-	// Store keeps links and completions; nil means NewMemoryStore (one
-	// instance only). A fleet shares one, such as redisfleet's URLFlow().
-	Store Store
+	// Store keeps links and completions; nil means NewMemoryURLFlowStore
+	// (one instance only). A fleet shares one, such as redisfleet's URLFlow().
+	Store URLFlowStore
 	// BaseURL is the absolute URL where Handler is mounted, such as
 	// "https://app.example/connect". Links are BaseURL+"/start?l=…" and
 	// the third party returns to BaseURL+"/callback".
@@ -76,17 +75,17 @@ type Config struct {
 	// Begin returns the third party's URL the browser is sent to (for an
 	// OAuth authorization request, with state = l.State()). It runs after
 	// the link and the browser's user are verified.
-	Begin func(ctx context.Context, l *Link) (string, error)
+	Begin func(ctx context.Context, l *URLLink) (string, error)
 	// Complete runs on the callback, after the link and the user are
 	// verified and the link is claimed: it exchanges what the third party
 	// returned (an OAuth code) and keeps any secret on the server, bound
-	// to l.Principal. The Outcome's Detail reaches the handler; an error
+	// to l.Principal. The URLOutcome's Detail reaches the handler; an error
 	// is logged and recorded as a failed outcome with a log reference.
 	// The third party's own error (an OAuth "error" parameter) never
 	// reaches it: the flow records it itself.
-	Complete func(ctx context.Context, l *Link, r *http.Request) (Outcome, error)
+	Complete func(ctx context.Context, l *URLLink, r *http.Request) (URLOutcome, error)
 	// Fallback is the policy for clients without elicitation.url.
-	Fallback Fallback
+	Fallback URLFallback
 	// LegacyRequiredError makes a 2025-11-25 call end with error -32042
 	// (URLElicitationRequiredError, built from the link) instead of
 	// waiting on an elicitation; the client calls again once the user is
@@ -99,15 +98,15 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Flow mints links, serves their callback and waits for completions.
-type Flow struct {
-	cfg  Config
+// URLFlow mints links, serves their callback and waits for completions.
+type URLFlow struct {
+	cfg  URLFlowConfig
 	macs [][]byte // one per key of the ring, signing key first
 	base *url.URL
 }
 
-// New checks cfg and returns a Flow.
-func New(cfg Config) (*Flow, error) {
+// NewURLFlow checks cfg and returns a URLFlow.
+func NewURLFlow(cfg URLFlowConfig) (*URLFlow, error) {
 	if cfg.Keys == nil {
 		return nil, errors.New("urlflow: Config.Keys is required")
 	}
@@ -119,7 +118,7 @@ func New(cfg Config) (*Flow, error) {
 		return nil, fmt.Errorf("urlflow: Config.BaseURL %q must be an absolute http(s) URL without query", cfg.BaseURL)
 	}
 	if cfg.Store == nil {
-		cfg.Store = NewMemoryStore(cfg.Now)
+		cfg.Store = NewMemoryURLFlowStore(cfg.Now)
 	}
 	if cfg.TTL <= 0 {
 		cfg.TTL = 10 * time.Minute
@@ -142,7 +141,7 @@ func New(cfg Config) (*Flow, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	f := &Flow{cfg: cfg, base: base}
+	f := &URLFlow{cfg: cfg, base: base}
 	for _, k := range cfg.Keys.Keys() {
 		mk, err := hkdf.Key(sha256.New, k.Secret, nil, "baton urlflow link v1", 32)
 		if err != nil {
@@ -153,13 +152,13 @@ func New(cfg Config) (*Flow, error) {
 	return f, nil
 }
 
-// Link is a minted link as the application's Begin and Complete see it.
-type Link struct {
+// URLLink is a minted link as the application's Begin and Complete see it.
+type URLLink struct {
 	// ID is the link's id; on 2025-11-25 it is the elicitationId too.
 	ID string
 	// Principal is the subject the link was minted for.
 	Principal string
-	// Purpose is the label given in Ask.
+	// Purpose is the label given in URLFlowAsk.
 	Purpose string
 	// Expires is the link's expiry.
 	Expires time.Time
@@ -169,10 +168,10 @@ type Link struct {
 
 // State is the value to pass to the third party as OAuth state: the
 // signed link token, which the callback verifies.
-func (l *Link) State() string { return l.token }
+func (l *URLLink) State() string { return l.token }
 
-// Ask describes one URL flow of a handler.
-type Ask struct {
+// URLFlowAsk describes one URL flow of a handler.
+type URLFlowAsk struct {
 	// Target is the tool or prompt name, or the resource URI.
 	Target string
 	// Arguments are the call's arguments, as sent (bound by digest).
@@ -185,32 +184,32 @@ type Ask struct {
 
 // Errors of Await.
 var (
-	// ErrDeclined: the user declined or cancelled opening the link.
-	ErrDeclined = errors.New("the user did not open the link")
-	// ErrExpired: the link expired before its callback came. Call again
+	// ErrURLDeclined: the user declined or cancelled opening the link.
+	ErrURLDeclined = errors.New("the user did not open the link")
+	// ErrURLExpired: the link expired before its callback came. Call again
 	// for a new one.
-	ErrExpired = errors.New("the link expired before the flow was completed; call again for a new link")
+	ErrURLExpired = errors.New("the link expired before the flow was completed; call again for a new link")
 )
 
-// PendingError is the FallbackToolResult answer: returned by a tool, it
+// URLPendingError is the URLFallbackToolResult answer: returned by a tool, it
 // becomes an isError result whose text says what to open.
-type PendingError struct {
+type URLPendingError struct {
 	// URL is the link.
 	URL string
-	// Message is Ask.Message.
+	// Message is URLFlowAsk.Message.
 	Message string
 }
 
 // Error says what to open and to call again.
-func (e *PendingError) Error() string {
+func (e *URLPendingError) Error() string {
 	return e.Message + " Your client cannot open links itself: open " + e.URL +
 		" in a browser, finish there, then call this tool again with the same arguments."
 }
 
 // AwaitTool is Await for a tool call: the target is the tool's name and
 // the arguments are bound as sent.
-func (f *Flow) AwaitTool(ctx context.Context, req *server.ToolRequest, message, purpose string) (*Outcome, error) {
-	return f.Await(ctx, req.Call, Ask{Target: req.Name, Arguments: req.Arguments, Message: message, Purpose: purpose})
+func (f *URLFlow) AwaitTool(ctx context.Context, req *ToolRequest, message, purpose string) (*URLOutcome, error) {
+	return f.Await(ctx, req.Call, URLFlowAsk{Target: req.Name, Arguments: req.Arguments, Message: message, Purpose: purpose})
 }
 
 // Await sends the user to a link bound to this call's principal and
@@ -219,10 +218,10 @@ func (f *Flow) AwaitTool(ctx context.Context, req *server.ToolRequest, message, 
 // mrtr.ErrInputRequired (return it) until then: every round asks the same
 // link again. On 2025-11-25 it waits (the call stays parked), sends
 // notifications/elicitation/complete when the callback came, and returns.
-// It returns ErrDeclined, ErrExpired, a *PendingError
-// (FallbackToolResult), a *server.URLElicitationRequiredError
+// It returns ErrURLDeclined, ErrURLExpired, a *URLPendingError
+// (URLFallbackToolResult), a *URLElicitationRequiredError
 // (LegacyRequiredError) or the client's refusal.
-func (f *Flow) Await(ctx context.Context, c *server.Call, a Ask) (*Outcome, error) {
+func (f *URLFlow) Await(ctx context.Context, c *Call, a URLFlowAsk) (*URLOutcome, error) {
 	if c == nil {
 		return nil, errors.New("urlflow: nil call")
 	}
@@ -234,14 +233,14 @@ func (f *Flow) Await(ctx context.Context, c *server.Call, a Ask) (*Outcome, erro
 		// Nobody could prove in a browser to be the caller.
 		return nil, errors.New("urlflow: the call is anonymous: sign in first, a link is bound to a signed-in user")
 	}
-	binding := Binding(c.Method, a.Target, a.Arguments)
+	binding := urlBinding(c.Method, a.Target, a.Arguments)
 	legacy := c.Meta.ProtocolVersion != "" && c.Meta.ProtocolVersion < "2026-07-28"
 
 	rec, fromState, err := f.find(ctx, c, principal, binding)
 	if err != nil {
 		return nil, err
 	}
-	if rec != nil && rec.State == StateDone {
+	if rec != nil && rec.State == URLLinkDone {
 		if fromState || rec.Outcome.OK {
 			return rec.Outcome, nil
 		}
@@ -249,7 +248,7 @@ func (f *Flow) Await(ctx context.Context, c *server.Call, a Ask) (*Outcome, erro
 	}
 	if rec != nil && f.expired(rec.Expires) {
 		if fromState {
-			return nil, ErrExpired
+			return nil, ErrURLExpired
 		}
 		rec = nil // an old link of an earlier call: mint a new one
 	}
@@ -267,26 +266,26 @@ func (f *Flow) Await(ctx context.Context, c *server.Call, a Ask) (*Outcome, erro
 	caps := c.Capabilities()
 	switch {
 	case caps.CanElicitURL() && legacy && f.cfg.LegacyRequiredError:
-		return nil, &server.URLElicitationRequiredError{Message: a.Message, Elicitations: []*elicit.Request{
+		return nil, &URLElicitationRequiredError{Message: a.Message, Elicitations: []*elicit.Request{
 			{Mode: elicit.ModeURL, Message: a.Message, URL: link, ElicitationID: rec.ID},
 		}}
 	case caps.CanElicitURL():
 		ask := func(k int) (*elicit.Result, error) {
-			return c.CreateURLElicitation(ctx, rec.ID, a.Message, link, server.WithKey(fmt.Sprintf("urlflow-%d", k)), server.WithTimeout(f.until(rec.Expires)))
+			return c.CreateURLElicitation(ctx, rec.ID, a.Message, link, WithKey(fmt.Sprintf("urlflow-%d", k)), WithTimeout(f.until(rec.Expires)))
 		}
 		return f.rounds(ctx, c, rec, legacy, ask)
-	case f.cfg.Fallback == FallbackForm && caps.CanElicitForm():
+	case f.cfg.Fallback == URLFallbackForm && caps.CanElicitForm():
 		schema, err := elicit.NewSchema(elicit.Boolean("done").Title("I have finished on that page").Required())
 		if err != nil {
 			return nil, err
 		}
 		msg := a.Message + " Open " + link + " in a browser, finish there, then confirm here."
 		ask := func(k int) (*elicit.Result, error) {
-			return c.CreateFormElicitation(ctx, msg, schema, server.WithKey(fmt.Sprintf("urlflow-%d", k)), server.WithTimeout(f.until(rec.Expires)))
+			return c.CreateFormElicitation(ctx, msg, schema, WithKey(fmt.Sprintf("urlflow-%d", k)), WithTimeout(f.until(rec.Expires)))
 		}
 		return f.rounds(ctx, c, rec, legacy, ask)
-	case f.cfg.Fallback == FallbackToolResult:
-		return nil, &PendingError{URL: link, Message: a.Message}
+	case f.cfg.Fallback == URLFallbackToolResult:
+		return nil, &URLPendingError{URL: link, Message: a.Message}
 	default:
 		// The server's own refusal: -32021 naming elicitation.url.
 		_, err := c.CreateURLElicitation(ctx, rec.ID, a.Message, link)
@@ -300,14 +299,14 @@ func (f *Flow) Await(ctx context.Context, c *server.Call, a Ask) (*Outcome, erro
 // rounds asks with ask until the flow is done: on 2026-07-28 through one
 // new question per round, on 2025-11-25 by waiting on the store after the
 // user accepted.
-func (f *Flow) rounds(ctx context.Context, c *server.Call, rec *Record, legacy bool, ask func(int) (*elicit.Result, error)) (*Outcome, error) {
+func (f *URLFlow) rounds(ctx context.Context, c *Call, rec *URLFlowRecord, legacy bool, ask func(int) (*elicit.Result, error)) (*URLOutcome, error) {
 	for k := 1; k <= f.cfg.MaxRounds; k++ {
 		res, err := ask(k)
 		if err != nil {
 			return nil, err // input_required on 2026-07-28, or the client's failure
 		}
 		if res.Action != elicit.ActionAccept {
-			return nil, ErrDeclined
+			return nil, ErrURLDeclined
 		}
 		if !legacy {
 			continue // accepted in an earlier round, and not done yet (checked above): ask again
@@ -326,22 +325,22 @@ func (f *Flow) rounds(ctx context.Context, c *server.Call, rec *Record, legacy b
 	return nil, fmt.Errorf("urlflow: the link was offered %d times without being completed; call again later", f.cfg.MaxRounds)
 }
 
-// wait blocks until the link is done (true), its expiry passes (ErrExpired)
+// wait blocks until the link is done (true), its expiry passes (ErrURLExpired)
 // or ctx ends.
-func (f *Flow) wait(ctx context.Context, rec *Record) (*Outcome, bool, error) {
+func (f *URLFlow) wait(ctx context.Context, rec *URLFlowRecord) (*URLOutcome, bool, error) {
 	wctx, cancel := context.WithDeadline(ctx, rec.Expires.Add(f.cfg.Leeway))
 	defer cancel()
 	for {
 		err := f.cfg.Store.Wait(wctx, rec.ID)
 		r, gerr := f.get(ctx, rec.ID)
-		if gerr == nil && r.State == StateDone {
+		if gerr == nil && r.State == URLLinkDone {
 			return r.Outcome, true, nil
 		}
 		switch {
 		case ctx.Err() != nil:
 			return nil, false, ctx.Err()
-		case wctx.Err() != nil || errors.Is(err, ErrNotFound) || errors.Is(gerr, ErrNotFound):
-			return nil, false, ErrExpired
+		case wctx.Err() != nil || errors.Is(err, ErrURLLinkNotFound) || errors.Is(gerr, ErrURLLinkNotFound):
+			return nil, false, ErrURLExpired
 		case err != nil:
 			return nil, false, fmt.Errorf("urlflow: wait for the link: %w", err)
 		}
@@ -354,7 +353,7 @@ type savedState struct {
 
 // find returns the call's link: from its requestState, else the newest
 // link of the same principal and call.
-func (f *Flow) find(ctx context.Context, c *server.Call, principal, binding string) (*Record, bool, error) {
+func (f *URLFlow) find(ctx context.Context, c *Call, principal, binding string) (*URLFlowRecord, bool, error) {
 	var st savedState
 	fromState := false
 	id := ""
@@ -365,7 +364,7 @@ func (f *Flow) find(ctx context.Context, c *server.Call, principal, binding stri
 		defer cancel()
 		found, err := f.cfg.Store.Lookup(sctx, principal, binding)
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, ErrURLLinkNotFound):
 			return nil, false, nil
 		case err != nil:
 			return nil, false, fmt.Errorf("urlflow: look up the link: %w", err)
@@ -374,9 +373,9 @@ func (f *Flow) find(ctx context.Context, c *server.Call, principal, binding stri
 	}
 	rec, err := f.get(ctx, id)
 	switch {
-	case errors.Is(err, ErrNotFound) && fromState:
-		return nil, false, ErrExpired
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, ErrURLLinkNotFound) && fromState:
+		return nil, false, ErrURLExpired
+	case errors.Is(err, ErrURLLinkNotFound):
 		return nil, false, nil
 	case err != nil:
 		return nil, false, fmt.Errorf("urlflow: read the link: %w", err)
@@ -387,31 +386,31 @@ func (f *Flow) find(ctx context.Context, c *server.Call, principal, binding stri
 	return &rec, fromState, nil
 }
 
-func (f *Flow) get(ctx context.Context, id string) (Record, error) {
+func (f *URLFlow) get(ctx context.Context, id string) (URLFlowRecord, error) {
 	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
 	defer cancel()
 	return f.cfg.Store.Get(sctx, id)
 }
 
-func (f *Flow) mint(ctx context.Context, principal, binding, purpose string) (*Record, error) {
+func (f *URLFlow) mint(ctx context.Context, principal, binding, purpose string) (*URLFlowRecord, error) {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, fmt.Errorf("urlflow: random link id: %w", err)
 	}
-	rec := Record{
+	rec := URLFlowRecord{
 		ID:        base64.RawURLEncoding.EncodeToString(b[:]),
 		Principal: principal,
 		Binding:   binding,
 		Purpose:   purpose,
 		Expires:   f.cfg.Now().Add(f.cfg.TTL).UTC(),
-		State:     StatePending,
+		State:     URLLinkPending,
 	}
 	sctx, cancel := context.WithTimeout(ctx, f.cfg.StoreTimeout)
 	defer cancel()
 	// Kept past its expiry for as long again, so that a retry after the
 	// callback still finds the outcome.
 	if err := f.cfg.Store.Create(sctx, rec, f.cfg.MaxPending, 2*f.cfg.TTL+f.cfg.Leeway); err != nil {
-		if errors.Is(err, ErrQuota) {
+		if errors.Is(err, ErrURLLinkQuota) {
 			return nil, fmt.Errorf("%w: finish or let expire the links already sent", err)
 		}
 		return nil, fmt.Errorf("urlflow: store the link: %w", err)
@@ -420,16 +419,16 @@ func (f *Flow) mint(ctx context.Context, principal, binding, purpose string) (*R
 	return &rec, nil
 }
 
-func (f *Flow) expired(exp time.Time) bool { return !f.cfg.Now().Before(exp.Add(f.cfg.Leeway)) }
+func (f *URLFlow) expired(exp time.Time) bool { return !f.cfg.Now().Before(exp.Add(f.cfg.Leeway)) }
 
-func (f *Flow) until(exp time.Time) time.Duration {
+func (f *URLFlow) until(exp time.Time) time.Duration {
 	d := exp.Add(f.cfg.Leeway).Sub(f.cfg.Now())
 	return max(d, time.Second)
 }
 
 // token is the link id and its tag: HMAC-SHA256 under the signing key,
 // cut to 128 bits.
-func (f *Flow) token(id string) string { return id + "." + tag(f.macs[0], id) }
+func (f *URLFlow) token(id string) string { return id + "." + tag(f.macs[0], id) }
 
 func tag(key []byte, id string) string {
 	m := hmac.New(sha256.New, key)
@@ -438,7 +437,7 @@ func tag(key []byte, id string) string {
 }
 
 // verify returns the id of a token whose tag any key of the ring made.
-func (f *Flow) verify(tok string) (string, bool) {
+func (f *URLFlow) verify(tok string) (string, bool) {
 	if len(tok) > 64 {
 		return "", false
 	}
@@ -454,7 +453,7 @@ func (f *Flow) verify(tok string) (string, bool) {
 	return "", false
 }
 
-func (f *Flow) linkURL(id string) string {
+func (f *URLFlow) linkURL(id string) string {
 	u := *f.base
 	u.Path += "/start"
 	u.RawQuery = url.Values{"l": {f.token(id)}}.Encode()
@@ -463,16 +462,16 @@ func (f *Flow) linkURL(id string) string {
 
 // CallbackURL is where the third party must send the browser back (the
 // OAuth redirect_uri): BaseURL+"/callback".
-func (f *Flow) CallbackURL() string {
+func (f *URLFlow) CallbackURL() string {
 	u := *f.base
 	u.Path += "/callback"
 	return u.String()
 }
 
-// Binding is the digest a link binds a call by: SHA-256 over the method,
+// urlBinding is the digest a link binds a call by: SHA-256 over the method,
 // the target and the arguments in canonical JSON (object keys sorted,
 // insignificant space dropped), in hex.
-func Binding(method, target string, args json.RawMessage) string {
+func urlBinding(method, target string, args json.RawMessage) string {
 	h := sha256.New()
 	h.Write([]byte(method + "\x00" + target + "\x00"))
 	var v any
