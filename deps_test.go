@@ -34,7 +34,7 @@ var layers = [][]string{
 	{"server/internal/round"},
 	{"server"},
 	{"legacy"},
-	{"legacy/legacytest", "auth", "lambda", "otelmcp"},
+	{"legacy/legacytest", "auth", "lambda"},
 	{"redisfleet"},
 }
 
@@ -44,7 +44,7 @@ var layers = [][]string{
 var thirdParty = map[string][]string{
 	"github.com/redis/go-redis/":             {"redisfleet", "internal/testredis"},
 	"github.com/aws/aws-lambda-go/":          {"lambda"},
-	"go.opentelemetry.io/otel/":              {"otelmcp"},
+	"go.opentelemetry.io/otel/":              {"server"},
 	"github.com/golang-jwt/jwt/":             {"server/internal/seal", "auth"},
 	"github.com/MicahParks/":                 {"auth"},
 	"github.com/go-jose/":                    {"auth"},
@@ -239,9 +239,9 @@ func TestDocumentedPackages(t *testing.T) {
 // testOnly are the modules this one requires only for its own tests, and
 // why those tests are not in the examples' module.
 var testOnly = map[string]string{
-	// otelmcp's tests read the spans and metrics back with the SDK's
+	// server's telemetry tests read the spans and metrics back with the SDK's
 	// in-memory exporter and reader: the SDK is what a user installs too.
-	"go.opentelemetry.io/otel/sdk": "otelmcp tests",
+	"go.opentelemetry.io/otel/sdk": "server telemetry tests",
 	// auth's tests serve a JWKS; keyfunc requires it anyway.
 	"github.com/MicahParks/jwkset": "auth tests",
 }

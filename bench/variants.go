@@ -11,7 +11,7 @@ package main
 //     token is: the cost per request is the cached lookup (the token's
 //     SHA-256 and the cache) and the grant in the request's context, plus
 //     the principal the MRTR state is bound to.
-//   - baton-otel: a server like baton with otelmcp on OpenTelemetry's SDK:
+//   - baton-otel: a server like baton with Options.Telemetry on OpenTelemetry's SDK:
 //     a tracer provider with the always-on (recording) sampler and a batch
 //     span processor exporting to an exporter that counts and drops the
 //     spans, and a meter provider with a manual reader (metrics recorded,
@@ -38,7 +38,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/baton-mcp/baton/auth"
-	"github.com/baton-mcp/baton/otelmcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -142,7 +141,7 @@ func (e *countingExporter) ExportSpans(_ context.Context, spans []sdktrace.ReadO
 
 func (e *countingExporter) Shutdown(context.Context) error { return nil }
 
-// newBatonOtel returns a server like baton's with otelmcp recording every
+// newBatonOtel returns a server like baton's with Options.Telemetry recording every
 // request's spans and metrics, its tracer provider and its exporter.
 func newBatonOtel() (*server.Server, *sdktrace.TracerProvider, *countingExporter, error) {
 	exp := &countingExporter{}
@@ -151,10 +150,7 @@ func newBatonOtel() (*server.Server, *sdktrace.TracerProvider, *countingExporter
 		sdktrace.WithBatcher(exp),
 	)
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
-	tel, err := otelmcp.New(&otelmcp.Options{TracerProvider: tp, MeterProvider: mp})
-	if err != nil {
-		return nil, nil, nil, err
-	}
+	tel := &server.Telemetry{TracerProvider: tp, MeterProvider: mp}
 	srv, err := newBaton(func(o *server.Options) { o.Telemetry = tel })
 	return srv, tp, exp, err
 }
@@ -190,7 +186,7 @@ func reportVariants(sum map[string]map[string]*summary) {
 		return
 	}
 	fmt.Printf("\n## Authorization and telemetry: Baton variants against plain Baton\n\n")
-	fmt.Println("baton-auth: a cached JWT verified by auth.ResourceServer on every request; baton-otel: otelmcp with a recording (always-on) sampler and a batch span processor to a discarding exporter. " +
+	fmt.Println("baton-auth: a cached JWT verified by auth.ResourceServer on every request; baton-otel: Options.Telemetry with a recording (always-on) sampler and a batch span processor to a discarding exporter. " +
 		"ops/s and CPU as in the ratios above; added = the variant's server CPU, allocations and KiB per operation minus Baton's.")
 	fmt.Println()
 	fmt.Println("| ratio | ops/s | CPU | added CPU/op | added allocs/op | added KiB/op | p99 | baton p99 | note |")

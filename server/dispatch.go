@@ -327,7 +327,7 @@ func asRPCError(err error) (*mcp.Error, bool) {
 // handle dispatches a decoded modern request (other than
 // subscriptions/listen) and returns the encoded result.
 func (s *Server) handle(ctx context.Context, r *request, n Notifier) (json.RawMessage, *mcp.Error) {
-	if len(s.opts.Middleware) == 0 && s.opts.Telemetry == nil {
+	if len(s.opts.Middleware) == 0 && s.tel == nil {
 		return s.route(ctx, r, n)
 	}
 	return s.intercept(ctx, s.methodRequest(ctx, r), func(ctx context.Context) ([]byte, resultNote, *mcp.Error) {
@@ -740,7 +740,7 @@ func (s *Server) checkState(ctx context.Context, r *request, mc *mrtrCall) (*sea
 // stateError is the wire form of a refused state or of arguments that
 // have no canonical form.
 func (s *Server) stateError(ctx context.Context, r *request, target string, err error) *mcp.Error {
-	s.record(ctx, Measurement{Kind: MeasureStateRefused, Reason: seal.RefusalKind(err)})
+	s.record(ctx, measurement{Kind: measureStateRefused, Reason: seal.RefusalKind(err)})
 	if se := (*seal.StateError)(nil); errors.As(err, &se) && se.Detail != "" {
 		// The client is told one reason; the log says which part of the
 		// binding differed.

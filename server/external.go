@@ -51,7 +51,7 @@ func (d legacyDispatcher) request(lr *era.Request[RequestMeta]) (*request, *mcp.
 	} else {
 		r = &request{id: lr.ID, method: lr.Method, meta: lr.Meta, legacy: true, peer: lr.Peer, session: lr.SessionID, raw: lr.Params}
 	}
-	if lr.Peer != nil && s.opts.Telemetry != nil {
+	if lr.Peer != nil && s.tel != nil {
 		r.peer = tracedPeer{Peer: lr.Peer, s: s}
 	}
 	if t := bytes.TrimSpace(lr.Params); len(t) > 0 && !bytes.Equal(t, []byte("null")) && !decoded {
@@ -120,16 +120,16 @@ func (d legacyDispatcher) Refused(ctx context.Context, limit string, status int,
 
 // Measure reports the legacy adapter's measurements.
 func (d legacyDispatcher) Measure(ctx context.Context, m era.Measure, delta int64) {
-	t := d.s.opts.Telemetry
+	t := d.s.tel
 	if t == nil {
 		return
 	}
 	switch m {
 	case era.MeasureSessions:
-		t.Record(ctx, Measurement{Kind: MeasureLegacySessions, Delta: delta})
+		t.Record(ctx, measurement{Kind: measureLegacySessions, Delta: delta})
 	case era.MeasureReplySent:
-		t.Record(ctx, Measurement{Kind: MeasureAnswerRouted, Reason: "sent", Delta: delta})
+		t.Record(ctx, measurement{Kind: measureAnswerRouted, Reason: "sent", Delta: delta})
 	case era.MeasureReplyReceived:
-		t.Record(ctx, Measurement{Kind: MeasureAnswerRouted, Reason: "received", Delta: delta})
+		t.Record(ctx, measurement{Kind: measureAnswerRouted, Reason: "received", Delta: delta})
 	}
 }

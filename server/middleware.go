@@ -86,7 +86,7 @@ type resultNote struct {
 // intercept runs serve through the middleware chain, with mr describing
 // the request. Without middleware it calls serve directly.
 func (s *Server) intercept(ctx context.Context, mr *MethodRequest, serve func(ctx context.Context) (json []byte, out resultNote, e *mcp.Error)) ([]byte, *mcp.Error) {
-	if s.opts.Telemetry != nil {
+	if s.tel != nil {
 		return s.traced(ctx, mr, serve)
 	}
 	return s.chain(ctx, mr, serve)

@@ -12,7 +12,7 @@ import (
 // 503) is logged (the server's log is rate-limited per message, so a
 // flood of refusals writes a line a second with the count of those it
 // suppressed), counted in the telemetry under the limit's name
-// (MeasureRefused), and explained in the JSON-RPC error's data as well
+// (measureRefused), and explained in the JSON-RPC error's data as well
 // as in Retry-After (rpcwire.Refusal), since clients read the body.
 
 // The limit names of refusals that no option sets.
@@ -31,7 +31,7 @@ func withRefusal(e *mcp.Error, limit string) *mcp.Error {
 // refused logs and counts a refusal.
 func (s *Server) refused(ctx context.Context, limit string, status int, retry time.Duration) {
 	s.log.Warn("request refused by a limit", "limit", limit, "status", status, "retry_after_s", rpcwire.RetrySeconds(retry))
-	s.record(ctx, Measurement{Kind: MeasureRefused, Reason: limit})
+	s.record(ctx, measurement{Kind: measureRefused, Reason: limit})
 }
 
 // refusal gives e, an error that refuses a request with status and

@@ -153,9 +153,11 @@ type Options struct {
 	Middleware []Middleware
 
 	// Telemetry, if set, traces every request and takes the server's
-	// measurements (otelmcp.New returns one for OpenTelemetry). Nil costs
-	// nothing.
-	Telemetry Telemetry
+	// measurements on OpenTelemetry (see Telemetry). Nil costs nothing.
+	Telemetry *Telemetry
+	// testTelemetry replaces Telemetry's instrumentation in this
+	// package's tests, which record what the server reports.
+	testTelemetry telemetry
 
 	// Legacy, if set, serves 2025-11-25 (and 2025-06-18, 2025-03-26)
 	// clients on the same endpoint and process: initialize, Mcp-Session-Id
@@ -207,6 +209,7 @@ type Options struct {
 type Server struct {
 	info     Implementation
 	opts     Options
+	tel      telemetry // Options.Telemetry's instrumentation, or nil
 	sealer   *seal.Sealer
 	log      *slog.Logger
 	infoMeta json.RawMessage // {"io.modelcontextprotocol/serverInfo":{...}}
@@ -339,6 +342,14 @@ func New(info Implementation, opts *Options) (*Server, error) {
 			return nil, fmt.Errorf("server: %w", err)
 		}
 	}
+	tel := o.testTelemetry
+	if o.Telemetry != nil {
+		ot, err := newOtelTelemetry(o.Telemetry)
+		if err != nil {
+			return nil, fmt.Errorf("server: Options.Telemetry: %w", err)
+		}
+		tel = ot
+	}
 	sealer, err := seal.NewSealer(ring, seal.SealerOptions{TTL: o.StateTTL, Leeway: o.StateLeeway, Audience: o.StateAudience, MaxSize: o.MaxStateSize, Now: o.Now})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
@@ -347,7 +358,7 @@ func New(info Implementation, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: encode server info: %w", err)
 	}
-	s := &Server{
+	s := &Server{tel: tel,
 		info:     info,
 		opts:     o,
 		sealer:   sealer,

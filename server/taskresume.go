@@ -300,7 +300,7 @@ func (run *taskRun) askRecorded(ctx context.Context, irs []mrtr.InputRequest, re
 	if err != nil {
 		return nil, fmt.Errorf("task: ask the client: %w", err)
 	}
-	h.s.record(context.Background(), Measurement{Kind: MeasureTaskStatus, Reason: string(tasks.StatusInputRequired)})
+	h.s.record(context.Background(), measurement{Kind: measureTaskStatus, Reason: string(tasks.StatusInputRequired)})
 	return nil, errTaskParked
 }
 

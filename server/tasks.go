@@ -229,7 +229,7 @@ func newTaskHost(s *Server, o TaskOptions) (*taskHost, error) {
 	}
 	h.heartbeats, _ = h.store.(tasks.Heartbeats) // the wrappers below hide it
 	_, h.signals = h.store.(updateSignaller)     // the wrappers pass it through
-	if s.opts.Telemetry != nil {
+	if s.tel != nil {
 		h.store = timedStore{Store: h.store, s: s}
 	}
 	h.store = statusStore{Store: h.store, s: s} // status changes reach task listeners
@@ -551,7 +551,7 @@ func (run *taskRun) storeResult(out json.RawMessage, e *mcp.Error) {
 			if e != nil {
 				status = tasks.StatusFailed
 			}
-			h.s.record(context.Background(), Measurement{Kind: MeasureTaskStatus, Reason: string(status)})
+			h.s.record(context.Background(), measurement{Kind: measureTaskStatus, Reason: string(status)})
 			if attempt > 0 {
 				h.s.log.Info("task: the result was stored after the task store came back", "task", run.id, "attempts", attempt+1)
 			}
@@ -585,7 +585,7 @@ func (run *taskRun) release() {
 func (run *taskRun) supervise(expire *time.Timer, closed func() bool) {
 	h := run.host
 	defer h.wg.Done()
-	defer h.s.record(context.Background(), Measurement{Kind: MeasureTasksRunning, Delta: -1})
+	defer h.s.record(context.Background(), measurement{Kind: measureTasksRunning, Delta: -1})
 	defer h.unreserve(run.owner)
 	defer h.forget(run.id, run)
 	defer closed()
@@ -1392,7 +1392,7 @@ func (h *taskHost) cancel(ctx context.Context, id string, check func(*tasks.Reco
 		return nil, h.storeError("cancel", err)
 	}
 	if changed {
-		h.s.record(ctx, Measurement{Kind: MeasureTaskStatus, Reason: string(tasks.StatusCancelled)})
+		h.s.record(ctx, measurement{Kind: measureTaskStatus, Reason: string(tasks.StatusCancelled)})
 	}
 	return rec, nil
 }

@@ -155,7 +155,7 @@ func TestTaskUpdateAndWakeInOneStep(t *testing.T) {
 	store := &signallingStore{Store: tasks.NewMemoryStore(nil)}
 	a := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
 	tel := &recordingTelemetry{}
-	b := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}, Telemetry: tel})
+	b := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}, testTelemetry: tel})
 	form := confirmForm(t, "Go?")
 	for _, s := range []*Server{a, b} {
 		mustAddTool(t, s, Tool{Name: "ask"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
@@ -196,20 +196,20 @@ type recordingTelemetry struct {
 	calls []string
 }
 
-func (r *recordingTelemetry) StartRequest(ctx context.Context, _ *TelemetryRequest) (context.Context, func(MethodResult, error)) {
+func (r *recordingTelemetry) StartRequest(ctx context.Context, _ *telemetryRequest) (context.Context, func(MethodResult, error)) {
 	return ctx, func(MethodResult, error) {}
 }
 
-func (r *recordingTelemetry) StartSpan(ctx context.Context, _ *TelemetrySpan) (context.Context, func(error)) {
+func (r *recordingTelemetry) StartSpan(ctx context.Context, _ *telemetrySpan) (context.Context, func(error)) {
 	return ctx, func(error) {}
 }
 
-func (r *recordingTelemetry) SpanRef(context.Context) SpanRef { return SpanRef{} }
+func (r *recordingTelemetry) SpanRef(context.Context) traceRef { return traceRef{} }
 
-func (r *recordingTelemetry) Link(context.Context, SpanRef) {}
+func (r *recordingTelemetry) Link(context.Context, traceRef) {}
 
-func (r *recordingTelemetry) Record(_ context.Context, m Measurement) {
-	if m.Kind != MeasureStoreCall {
+func (r *recordingTelemetry) Record(_ context.Context, m measurement) {
+	if m.Kind != measureStoreCall {
 		return
 	}
 	r.mu.Lock()

@@ -12,7 +12,7 @@ import (
 // traceparent is ctx's span as a W3C traceparent, "" without telemetry or
 // a valid span.
 func (s *Server) traceparent(ctx context.Context) string {
-	t := s.opts.Telemetry
+	t := s.tel
 	if t == nil {
 		return ""
 	}
@@ -25,8 +25,8 @@ func (s *Server) traceparent(ctx context.Context) string {
 
 // parseTraceparent reads a version-00 W3C traceparent (as a task record's
 // Trace holds it). It reports false for anything else.
-func parseTraceparent(s string) (SpanRef, bool) {
-	var r SpanRef
+func parseTraceparent(s string) (traceRef, bool) {
+	var r traceRef
 	if len(s) != 55 || s[:3] != "00-" || s[35] != '-' || s[52] != '-' {
 		return r, false
 	}
@@ -46,16 +46,16 @@ func parseTraceparent(s string) (SpanRef, bool) {
 
 // taskStarted counts a task that starts running here.
 func (s *Server) taskStarted(ctx context.Context) {
-	if t := s.opts.Telemetry; t != nil {
-		t.Record(ctx, Measurement{Kind: MeasureTasksRunning, Delta: 1})
-		t.Record(ctx, Measurement{Kind: MeasureTaskStatus, Reason: string(tasks.StatusWorking)})
+	if t := s.tel; t != nil {
+		t.Record(ctx, measurement{Kind: measureTasksRunning, Delta: 1})
+		t.Record(ctx, measurement{Kind: measureTaskStatus, Reason: string(tasks.StatusWorking)})
 	}
 }
 
 // linkTask links ctx's span (a tasks/* request) to the request that
 // created rec.
 func (s *Server) linkTask(ctx context.Context, rec *tasks.Record) {
-	t := s.opts.Telemetry
+	t := s.tel
 	if t == nil || rec.Trace == "" {
 		return
 	}
@@ -68,7 +68,7 @@ func (s *Server) linkTask(ctx context.Context, rec *tasks.Record) {
 // request that created the task. A call that is not (yet) a task runs in
 // its request's span, with no span of its own.
 func (s *Server) taskRunSpan(run *taskRun, tool string) (context.Context, func(error)) {
-	t := s.opts.Telemetry
+	t := s.tel
 	if t == nil || !run.running() {
 		return run.ctx, func(error) {}
 	}
@@ -76,10 +76,10 @@ func (s *Server) taskRunSpan(run *taskRun, tool string) (context.Context, func(e
 	trace := run.seed.Trace
 	id := run.id
 	run.mu.Unlock()
-	sp := &TelemetrySpan{Name: "task " + tool, Kind: SpanInternal, Method: "tools/call", Root: true,
+	sp := &telemetrySpan{Name: "task " + tool, Kind: spanInternal, Method: "tools/call", Root: true,
 		Attrs: []slog.Attr{slog.String("gen_ai.tool.name", tool), slog.String("baton.task.id", id)}}
 	if ref, ok := parseTraceparent(trace); ok {
-		sp.Links = []SpanRef{ref}
+		sp.Links = []traceRef{ref}
 	}
 	return t.StartSpan(run.ctx, sp)
 }
@@ -89,7 +89,7 @@ func (s *Server) taskRunSpan(run *taskRun, tool string) (context.Context, func(e
 // counts the call parked until the returned function ends both.
 func (run *taskRun) question(ctx context.Context, irs []mrtr.InputRequest) (context.Context, func()) {
 	s := run.host.s
-	t := s.opts.Telemetry
+	t := s.tel
 	if t == nil {
 		return ctx, func() {}
 	}
@@ -99,18 +99,18 @@ func (run *taskRun) question(ctx context.Context, irs []mrtr.InputRequest) (cont
 		method = irs[0].Method()
 		name = method
 	}
-	sp := &TelemetrySpan{Name: name, Kind: SpanClient, Method: method,
+	sp := &telemetrySpan{Name: name, Kind: spanClient, Method: method,
 		Attrs: []slog.Attr{slog.String("baton.task.id", run.taskID()), slog.Int("baton.requests", len(irs))}}
 	run.mu.Lock()
 	if ref, ok := parseTraceparent(run.seed.Trace); ok {
-		sp.Links = []SpanRef{ref}
+		sp.Links = []traceRef{ref}
 	}
 	run.mu.Unlock()
 	qctx, end := t.StartSpan(ctx, sp)
-	t.Record(ctx, Measurement{Kind: MeasureParkedCalls, Delta: 1})
-	t.Record(ctx, Measurement{Kind: MeasureTaskStatus, Reason: string(tasks.StatusInputRequired)})
+	t.Record(ctx, measurement{Kind: measureParkedCalls, Delta: 1})
+	t.Record(ctx, measurement{Kind: measureTaskStatus, Reason: string(tasks.StatusInputRequired)})
 	return qctx, func() {
-		t.Record(ctx, Measurement{Kind: MeasureParkedCalls, Delta: -1})
+		t.Record(ctx, measurement{Kind: measureParkedCalls, Delta: -1})
 		end(nil)
 	}
 }

@@ -15,39 +15,39 @@ import (
 	"github.com/baton-mcp/baton/tasks"
 )
 
-// Telemetry observes a server: a span per request, spans for the work a
+// telemetry observes a server: a span per request, spans for the work a
 // request leads to elsewhere (a task's run and its questions, a 2025-11-25
-// call's requests to its client), and measurements. Set it as
-// Options.Telemetry; package otelmcp implements it on the OpenTelemetry
-// API. The server itself depends on no tracing library: it hands over
+// call's requests to its client), and measurements. otelTelemetry
+// implements it on the OpenTelemetry API (Options.Telemetry), and this
+// package's tests with recorders of their own. The dispatch hands over
 // what it knows (the request, the flow its state belongs to, W3C trace
-// context as it arrived) and stores what it is given (SpanRef) where the
+// context as it arrived) and stores what it is given (traceRef) where the
 // flow or the task travels, so that any instance can link to it.
 //
 // Every method must be safe for concurrent use and must not block.
-type Telemetry interface {
+type telemetry interface {
 	// StartRequest is called when a request's handling starts (after its
 	// envelope is checked and a retry's state verified, before the
 	// middleware). It returns the context the request is served with, and
 	// a function the server calls once when the request ends, with what
 	// middleware would see of the outcome (a zero MethodResult with an
 	// error).
-	StartRequest(ctx context.Context, req *TelemetryRequest) (context.Context, func(MethodResult, error))
+	StartRequest(ctx context.Context, req *telemetryRequest) (context.Context, func(MethodResult, error))
 	// StartSpan starts a span for work the server does on a request's
 	// behalf; the returned function ends it, with the work's error.
-	StartSpan(ctx context.Context, span *TelemetrySpan) (context.Context, func(error))
-	// SpanRef returns the span ctx carries, or a zero SpanRef.
-	SpanRef(ctx context.Context) SpanRef
+	StartSpan(ctx context.Context, span *telemetrySpan) (context.Context, func(error))
+	// traceRef returns the span ctx carries, or a zero traceRef.
+	SpanRef(ctx context.Context) traceRef
 	// Link adds to ctx's span a link to the span ref names.
-	Link(ctx context.Context, ref SpanRef)
+	Link(ctx context.Context, ref traceRef)
 	// Record takes one measurement.
-	Record(ctx context.Context, m Measurement)
+	Record(ctx context.Context, m measurement)
 }
 
-// SpanRef is a span's identity as W3C Trace Context carries it. The server
+// traceRef is a span's identity as W3C Trace Context carries it. The server
 // stores one in a requestState (the flow's first and previous rounds) and
 // in a task's record (the request that created it).
-type SpanRef struct {
+type traceRef struct {
 	// TraceID and SpanID are the span's ids.
 	TraceID [16]byte
 	SpanID  [8]byte
@@ -56,30 +56,30 @@ type SpanRef struct {
 }
 
 // Valid reports whether both ids are set.
-func (r SpanRef) Valid() bool { return r.TraceID != [16]byte{} && r.SpanID != [8]byte{} }
+func (r traceRef) Valid() bool { return r.TraceID != [16]byte{} && r.SpanID != [8]byte{} }
 
-// TraceContext is the W3C trace context a request carried, from
+// traceContext is the W3C trace context a request carried, from
 // params._meta (traceparent, tracestate, baggage; SEP-414).
-type TraceContext struct {
+type traceContext struct {
 	Traceparent, Tracestate, Baggage string
 }
 
-// FlowTrace is a request's place in a multi round-trip flow, read from
+// flowTrace is a request's place in a multi round-trip flow, read from
 // its verified requestState. It is zero on a first round.
-type FlowTrace struct {
+type flowTrace struct {
 	// ID is the flow's id (hex), the same in every round of the flow.
 	ID string
 	// First and Prev are the spans of the flow's first round and of the
 	// round that issued the state (zero where those were not traced).
-	First, Prev SpanRef
+	First, Prev traceRef
 }
 
-// TelemetryRequest describes a request to Telemetry.StartRequest.
-type TelemetryRequest struct {
+// telemetryRequest describes a request to telemetry.StartRequest.
+type telemetryRequest struct {
 	// Request is what middleware sees of the request.
 	Request *MethodRequest
 	// Trace is the trace context of params._meta.
-	Trace TraceContext
+	Trace traceContext
 	// Header holds the HTTP request's headers (nil on stdio, and for a
 	// 2025-11-25 session's requests): their traceparent, tracestate and
 	// baggage parent the span when params._meta has none.
@@ -87,7 +87,7 @@ type TelemetryRequest struct {
 	// SessionID is the 2025-11-25 session's id, or "".
 	SessionID string
 	// Flow is the flow the request resumes.
-	Flow FlowTrace
+	Flow flowTrace
 	// Registered reports that Target names a registered tool or prompt
 	// (for tools/call and prompts/get): only then may a target name a
 	// span or label a metric, since a caller can send any name.
@@ -98,25 +98,25 @@ type TelemetryRequest struct {
 	IssuedFlow string
 }
 
-// SpanKind is the kind of a TelemetrySpan.
-type SpanKind int
+// spanKind is the kind of a telemetrySpan.
+type spanKind int
 
 // The kinds of spans the server starts.
 const (
-	// SpanInternal is work inside the server (a task's run).
-	SpanInternal SpanKind = iota
-	// SpanClient is a request the server sends to its client (a
+	// spanInternal is work inside the server (a task's run).
+	spanInternal spanKind = iota
+	// spanClient is a request the server sends to its client (a
 	// 2025-11-25 session's elicitation/create, sampling/createMessage,
 	// roots/list), or a question a task waits on.
-	SpanClient
+	spanClient
 )
 
-// TelemetrySpan describes a span to Telemetry.StartSpan.
-type TelemetrySpan struct {
+// telemetrySpan describes a span to telemetry.StartSpan.
+type telemetrySpan struct {
 	// Name is the span's name.
 	Name string
 	// Kind is the span's kind.
-	Kind SpanKind
+	Kind spanKind
 	// Method is the MCP method the span is about, if any
 	// (mcp.method.name).
 	Method string
@@ -124,52 +124,52 @@ type TelemetrySpan struct {
 	// run outlives the request that created it; it links to it instead).
 	Root bool
 	// Links are spans to link to.
-	Links []SpanRef
+	Links []traceRef
 	// Attrs are further attributes.
 	Attrs []slog.Attr
 }
 
-// MeasurementKind names what a Measurement counts.
-type MeasurementKind int
+// measurementKind names what a measurement counts.
+type measurementKind int
 
 // The measurements the server and the legacy adapter take.
 const (
-	// MeasureStateRefused: a requestState was refused; Reason is
+	// measureStateRefused: a requestState was refused; Reason is
 	// seal's refusal kind (expired, mismatch, signature, …).
-	MeasureStateRefused MeasurementKind = iota + 1
-	// MeasureTaskStatus: a task reached status Reason.
-	MeasureTaskStatus
-	// MeasureTasksRunning: Delta is +1 when a task starts running on
+	measureStateRefused measurementKind = iota + 1
+	// measureTaskStatus: a task reached status Reason.
+	measureTaskStatus
+	// measureTasksRunning: Delta is +1 when a task starts running on
 	// this instance, -1 when its run ends.
-	MeasureTasksRunning
-	// MeasureLegacySessions: Delta is +1 when this instance takes up a
+	measureTasksRunning
+	// measureLegacySessions: Delta is +1 when this instance takes up a
 	// 2025-11-25 session (a request, call or stream of it in progress
 	// here), -1 when it lets it go.
-	MeasureLegacySessions
-	// MeasureParkedCalls: Delta is +1 when a call starts waiting for its
+	measureLegacySessions
+	// measureParkedCalls: Delta is +1 when a call starts waiting for its
 	// client's answer (a 2025-11-25 server-to-client request, or a task's
 	// question), -1 when the wait ends.
-	MeasureParkedCalls
-	// MeasureAnswerRouted: a client's answer to a server-to-client request
+	measureParkedCalls
+	// measureAnswerRouted: a client's answer to a server-to-client request
 	// was routed between instances; Reason is "sent" (from the instance
 	// that received it) or "received" (on the instance holding the call).
-	MeasureAnswerRouted
-	// MeasureStoreCall: a call to a store; Reason is "store.operation"
+	measureAnswerRouted
+	// measureStoreCall: a call to a store; Reason is "store.operation"
 	// (tasks.get, tasks.update, …), Duration its latency, Err whether it
 	// failed (a missing record is no failure).
-	MeasureStoreCall
-	// MeasureRefused: a request was refused for load or by a quota (HTTP
+	measureStoreCall
+	// measureRefused: a request was refused for load or by a quota (HTTP
 	// 429 or 503); Reason is the limit's name, as the JSON-RPC error's
 	// data gives it ("legacy.Options.MaxSessionsPerClient", "draining",
 	// "store", …).
-	MeasureRefused
+	measureRefused
 )
 
-// Measurement is one measurement for Telemetry.Record; which fields are
-// set depends on Kind (see the MeasurementKind constants).
-type Measurement struct {
+// measurement is one measurement for telemetry.Record; which fields are
+// set depends on Kind (see the measurementKind constants).
+type measurement struct {
 	// Kind says what is measured.
-	Kind MeasurementKind
+	Kind measurementKind
 	// Reason qualifies it: a refusal's kind, a task status, a direction,
 	// a store operation.
 	Reason string
@@ -182,38 +182,38 @@ type Measurement struct {
 }
 
 // record takes a measurement when telemetry is on.
-func (s *Server) record(ctx context.Context, m Measurement) {
-	if t := s.opts.Telemetry; t != nil {
+func (s *Server) record(ctx context.Context, m measurement) {
+	if t := s.tel; t != nil {
 		t.Record(ctx, m)
 	}
 }
 
 // spanRef is ctx's span for sealing, zero when telemetry is off.
 func (s *Server) spanRef(ctx context.Context) seal.SpanRef {
-	if t := s.opts.Telemetry; t != nil {
+	if t := s.tel; t != nil {
 		return seal.SpanRef(t.SpanRef(ctx))
 	}
 	return seal.SpanRef{}
 }
 
-// traced runs a request through Telemetry.StartRequest, then the
+// traced runs a request through telemetry.StartRequest, then the
 // middleware chain and serve.
 func (s *Server) traced(ctx context.Context, mr *MethodRequest, serve func(ctx context.Context) ([]byte, resultNote, *mcp.Error)) ([]byte, *mcp.Error) {
-	tr := &TelemetryRequest{Request: mr}
+	tr := &telemetryRequest{Request: mr}
 	if r := mr.r; r != nil {
 		if m := r.p.Meta; m != nil {
-			tr.Trace = TraceContext{Traceparent: deref(m.Traceparent), Tracestate: deref(m.Tracestate), Baggage: deref(m.Baggage)}
+			tr.Trace = traceContext{Traceparent: deref(m.Traceparent), Tracestate: deref(m.Tracestate), Baggage: deref(m.Baggage)}
 		}
 		tr.Header, tr.SessionID = r.header, r.session
 		if st := r.opened; st != nil {
-			tr.Flow = FlowTrace{ID: st.Flow.ID.String(), First: SpanRef(st.Flow.First), Prev: SpanRef(st.Flow.Prev)}
+			tr.Flow = flowTrace{ID: st.Flow.ID.String(), First: traceRef(st.Flow.First), Prev: traceRef(st.Flow.Prev)}
 		}
 	}
 	switch mr.Method {
 	case "tools/call", "prompts/get":
 		tr.Registered = s.registered(mr.Method, mr.Target)
 	}
-	ctx, end := s.opts.Telemetry.StartRequest(ctx, tr)
+	ctx, end := s.tel.StartRequest(ctx, tr)
 	res, e := s.chain(ctx, mr, serve)
 	var note resultNote // what handle's serve noted (listen and a session's own methods note nothing)
 	if mr.r != nil {
@@ -240,10 +240,10 @@ func deref(p *string) string {
 // logTraceAttrs appends trace_id and span_id for ctx's span, if the
 // server has telemetry and ctx a valid span.
 func logTraceAttrs(ctx context.Context, srv *Server, attrs []slog.Attr) []slog.Attr {
-	if srv == nil || srv.opts.Telemetry == nil {
+	if srv == nil || srv.tel == nil {
 		return attrs
 	}
-	ref := srv.opts.Telemetry.SpanRef(ctx)
+	ref := srv.tel.SpanRef(ctx)
 	if !ref.Valid() {
 		return attrs
 	}
@@ -265,15 +265,15 @@ func (p tracedPeer) CloseStream() bool {
 }
 
 func (p tracedPeer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time.Duration) ([]json.RawMessage, error) {
-	t := p.s.opts.Telemetry
+	t := p.s.tel
 	name := "batch"
 	if len(reqs) == 1 {
 		name = reqs[0].Method
 	}
-	sctx, end := t.StartSpan(ctx, &TelemetrySpan{Name: name, Kind: SpanClient, Method: methodOf(reqs), Attrs: []slog.Attr{slog.Int("baton.requests", len(reqs))}})
-	t.Record(ctx, Measurement{Kind: MeasureParkedCalls, Delta: 1})
+	sctx, end := t.StartSpan(ctx, &telemetrySpan{Name: name, Kind: spanClient, Method: methodOf(reqs), Attrs: []slog.Attr{slog.Int("baton.requests", len(reqs))}})
+	t.Record(ctx, measurement{Kind: measureParkedCalls, Delta: 1})
 	out, err := p.Peer.Request(sctx, reqs, timeout)
-	t.Record(ctx, Measurement{Kind: MeasureParkedCalls, Delta: -1})
+	t.Record(ctx, measurement{Kind: measureParkedCalls, Delta: -1})
 	end(err)
 	return out, err
 }
@@ -294,7 +294,7 @@ type timedStore struct {
 
 func (ts timedStore) done(ctx context.Context, op string, start time.Time, err error) {
 	failed := err != nil && !errors.Is(err, tasks.ErrNotFound) && !errors.Is(err, tasks.ErrNoUpdate) && !errors.Is(err, tasks.ErrExists)
-	ts.s.opts.Telemetry.Record(ctx, Measurement{Kind: MeasureStoreCall, Reason: op, Duration: ts.s.now().Sub(start), Err: failed})
+	ts.s.tel.Record(ctx, measurement{Kind: measureStoreCall, Reason: op, Duration: ts.s.now().Sub(start), Err: failed})
 }
 
 func (ts timedStore) Create(ctx context.Context, r *tasks.Record) error {

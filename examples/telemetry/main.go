@@ -25,7 +25,6 @@ import (
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/mrtr"
-	"github.com/baton-mcp/baton/otelmcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -38,10 +37,7 @@ func newApp(reg *prometheus.Registry, keys *mrtr.KeyRing) (http.Handler, func(co
 		return nil, nil, err
 	}
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
-	tel, err := otelmcp.New(&otelmcp.Options{MeterProvider: mp})
-	if err != nil {
-		return nil, nil, err
-	}
+	tel := &server.Telemetry{MeterProvider: mp} // spans: the global tracer provider
 	srv, err := server.New(server.Implementation{Name: "telemetry-example", Version: "1.0.0"},
 		&server.Options{StateKeys: keys, Telemetry: tel, Middleware: []server.Middleware{server.LogRequests(nil, slog.LevelInfo)}})
 	if err != nil {

@@ -1,4 +1,4 @@
-package otelmcp_test
+package server_test
 
 import (
 	"bytes"
@@ -36,7 +36,7 @@ func (s *syncBuffer) String() string {
 // telemetry.
 func TestLogRequestsCarriesTraceIDs(t *testing.T) {
 	for _, traced := range []bool{true, false} {
-		rec := newRecorder(t)
+		rec := newOtelRecorder(t)
 		var buf syncBuffer
 		ring, err := mrtr.NewKeyRing(sharedKey)
 		if err != nil {

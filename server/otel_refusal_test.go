@@ -1,4 +1,4 @@
-package otelmcp_test
+package server_test
 
 import (
 	"encoding/json"
@@ -20,7 +20,7 @@ import (
 // JSON-RPC body (the limit and the seconds), logged, and counted as
 // baton.refusals under the limit's name.
 func TestRefusalIsSeen(t *testing.T) {
-	rec := newRecorder(t)
+	rec := newOtelRecorder(t)
 	var logs syncBuffer
 	srv, err := server.New(server.Implementation{Name: "refusals", Version: "1"}, &server.Options{
 		Telemetry: rec.tel,

@@ -1,16 +1,12 @@
-// Package otelmcp instruments a Baton server with OpenTelemetry: a server
-// span per request named and attributed per the MCP semantic conventions,
-// links that follow a multi round-trip flow across its rounds and
-// instances and a task across the requests about it, and the conventions'
-// duration histogram beside Baton's own metrics (docs/telemetry.md lists
-// them all).
-//
-// It depends on the OpenTelemetry API only: the SDK, the sampler and the
-// exporters are the program's choice. Switch it on with one option:
-//
-//	tel, err := otelmcp.New(nil) // the global providers and W3C propagation
-//	srv, err := server.New(info, &server.Options{Telemetry: tel})
-package otelmcp
+// OpenTelemetry instrumentation (Options.Telemetry): a server span per
+// request named and attributed per the MCP semantic conventions, links
+// that follow a multi round-trip flow across its rounds and instances and
+// a task across the requests about it, and the conventions' duration
+// histogram beside Baton's own metrics (docs/telemetry.md lists them all).
+// It uses the OpenTelemetry API only: the SDK, the sampler and the
+// exporters are the program's choice.
+
+package server
 
 import (
 	"context"
@@ -26,11 +22,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/baton-mcp/baton/mcp"
-	"github.com/baton-mcp/baton/server"
 )
 
-// ScopeName is the instrumentation scope of the tracer and the meter.
-const ScopeName = "github.com/baton-mcp/baton/otelmcp"
+// scopeName is the instrumentation scope of the tracer and the meter.
+const scopeName = "github.com/baton-mcp/baton/server"
 
 // durationBuckets are the explicit bucket boundaries, in seconds, the MCP
 // semantic conventions give mcp.server.operation.duration; Baton's own
@@ -40,9 +35,15 @@ var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30
 // roundBuckets are the bucket boundaries of baton.flow.rounds.
 var roundBuckets = []float64{2, 3, 4, 5, 6, 8, 10, 16, 32}
 
-// Options configure the instrumentation. The zero value uses the global
-// providers.
-type Options struct {
+// Telemetry turns on OpenTelemetry tracing and metrics (Options.Telemetry):
+// a span per request, spans for the work a request leads to elsewhere (a
+// task's run and its questions, a 2025-11-25 call's requests to its
+// client), and the MCP semantic conventions' metrics with Baton's own
+// (flows, tasks, sessions, store calls, refusals). The zero value uses
+// the global providers; one may serve several servers (the instances of a
+// test fleet, say). A server without it traces nothing, at no cost. Only
+// the OpenTelemetry API is used: the SDK and exporters are the program's.
+type Telemetry struct {
 	// TracerProvider makes the tracer (otel.GetTracerProvider() if nil).
 	TracerProvider trace.TracerProvider
 	// MeterProvider makes the meter (otel.GetMeterProvider() if nil).
@@ -52,10 +53,9 @@ type Options struct {
 	Propagator propagation.TextMapPropagator
 }
 
-// Telemetry implements server.Telemetry on OpenTelemetry. Make one with
-// New and set it as server.Options.Telemetry; one may serve several
-// servers (the instances of a test fleet, say).
-type Telemetry struct {
+// otelTelemetry is the telemetry of a server with Options.Telemetry set,
+// on the OpenTelemetry API.
+type otelTelemetry struct {
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
 
@@ -74,15 +74,12 @@ type Telemetry struct {
 	refusals      metric.Int64Counter
 }
 
-var _ server.Telemetry = (*Telemetry)(nil)
+var _ telemetry = (*otelTelemetry)(nil)
 
-// New returns the instrumentation, with its instruments made on the meter
-// provider.
-func New(opts *Options) (*Telemetry, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
+// newOtelTelemetry returns the instrumentation opts configures, with its
+// instruments made on the meter provider.
+func newOtelTelemetry(opts *Telemetry) (*otelTelemetry, error) {
+	o := *opts
 	if o.TracerProvider == nil {
 		o.TracerProvider = otel.GetTracerProvider()
 	}
@@ -92,8 +89,8 @@ func New(opts *Options) (*Telemetry, error) {
 	if o.Propagator == nil {
 		o.Propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 	}
-	t := &Telemetry{tracer: o.TracerProvider.Tracer(ScopeName), prop: o.Propagator}
-	m := o.MeterProvider.Meter(ScopeName)
+	t := &otelTelemetry{tracer: o.TracerProvider.Tracer(scopeName), prop: o.Propagator}
+	m := o.MeterProvider.Meter(scopeName)
 	var err error
 	mk := func(f func() error) {
 		if err == nil {
@@ -202,7 +199,7 @@ const (
 var serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
 
 // metaCarrier reads the trace context keys of params._meta.
-type metaCarrier server.TraceContext
+type metaCarrier traceContext
 
 func (c *metaCarrier) Get(key string) string {
 	switch key {
@@ -243,7 +240,7 @@ func methodName(m string) string {
 // target when it is registered; other methods (resources/read included: a
 // URI is no low-cardinality target) and unknown names are named by the
 // method alone.
-func spanName(req *server.TelemetryRequest, method string) string {
+func spanName(req *telemetryRequest, method string) string {
 	if req.Registered && req.Request.Target != "" {
 		return method + " " + req.Request.Target
 	}
@@ -255,7 +252,7 @@ func spanName(req *server.TelemetryRequest, method string) string {
 // span; when _meta or the headers parent it, a span ctx already carried
 // (an HTTP server span, say) is linked. A resumed flow's span links to the
 // flow's first round and to the round before.
-func (t *Telemetry) StartRequest(ctx context.Context, req *server.TelemetryRequest) (context.Context, func(server.MethodResult, error)) {
+func (t *otelTelemetry) StartRequest(ctx context.Context, req *telemetryRequest) (context.Context, func(MethodResult, error)) {
 	mr := req.Request
 	ambient := trace.SpanContextFromContext(ctx)
 	parent := ctx
@@ -295,7 +292,7 @@ func (t *Telemetry) StartRequest(ctx context.Context, req *server.TelemetryReque
 		span.SetAttributes(requestAttrs(req, method)...)
 	}
 	start := time.Now()
-	return ctx, func(res server.MethodResult, err error) {
+	return ctx, func(res MethodResult, err error) {
 		outcome, errType, code := outcomeOf(res, err)
 		if recording {
 			if errType != "" {
@@ -343,12 +340,12 @@ func (t *Telemetry) StartRequest(ctx context.Context, req *server.TelemetryReque
 
 // outcomeOf classifies how a request ended: its baton.outcome, its
 // error.type ("" on success) and the JSON-RPC code of a protocol error.
-func outcomeOf(res server.MethodResult, err error) (outcome, errType, code string) {
+func outcomeOf(res MethodResult, err error) (outcome, errType, code string) {
 	if err != nil {
 		c := mcp.InternalError
 		if e, ok := mcp.AsError(err); ok {
 			c = e.Code
-			if e == server.ErrNoResponse {
+			if e == ErrNoResponse {
 				return "cancelled", "cancelled", ""
 			}
 		}
@@ -366,7 +363,7 @@ func outcomeOf(res server.MethodResult, err error) (outcome, errType, code strin
 	return "complete", "", ""
 }
 
-func spanContext(r server.SpanRef) (trace.SpanContext, bool) {
+func spanContext(r traceRef) (trace.SpanContext, bool) {
 	if !r.Valid() {
 		return trace.SpanContext{}, false
 	}
@@ -378,9 +375,9 @@ func spanContext(r server.SpanRef) (trace.SpanContext, bool) {
 // run (a new trace linked to the request that created the task), a task's
 // question or a 2025-11-25 server-to-client request (client spans, children
 // of ctx's span).
-func (t *Telemetry) StartSpan(ctx context.Context, s *server.TelemetrySpan) (context.Context, func(error)) {
+func (t *otelTelemetry) StartSpan(ctx context.Context, s *telemetrySpan) (context.Context, func(error)) {
 	kind := trace.SpanKindInternal
-	if s.Kind == server.SpanClient {
+	if s.Kind == spanClient {
 		kind = trace.SpanKindClient
 	}
 	opts := []trace.SpanStartOption{trace.WithSpanKind(kind)}
@@ -431,42 +428,42 @@ func slogAttr(a slog.Attr) attribute.KeyValue {
 	return k.String(a.Value.String())
 }
 
-// SpanRef returns ctx's span context.
-func (t *Telemetry) SpanRef(ctx context.Context) server.SpanRef {
+// traceRef returns ctx's span context.
+func (t *otelTelemetry) SpanRef(ctx context.Context) traceRef {
 	sc := trace.SpanContextFromContext(ctx)
 	if !sc.IsValid() {
-		return server.SpanRef{}
+		return traceRef{}
 	}
-	return server.SpanRef{TraceID: sc.TraceID(), SpanID: sc.SpanID(), Flags: byte(sc.TraceFlags())}
+	return traceRef{TraceID: sc.TraceID(), SpanID: sc.SpanID(), Flags: byte(sc.TraceFlags())}
 }
 
 // Link links ctx's span to ref's (a tasks/* request to the request that
 // created its task).
-func (t *Telemetry) Link(ctx context.Context, ref server.SpanRef) {
+func (t *otelTelemetry) Link(ctx context.Context, ref traceRef) {
 	if sc, ok := spanContext(ref); ok {
 		trace.SpanFromContext(ctx).AddLink(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{keyLink.String("task.created_by")}})
 	}
 }
 
 // Record takes one of the server's measurements.
-func (t *Telemetry) Record(ctx context.Context, m server.Measurement) {
+func (t *otelTelemetry) Record(ctx context.Context, m measurement) {
 	ctx = context.WithoutCancel(ctx)
 	switch m.Kind {
-	case server.MeasureStateRefused:
+	case measureStateRefused:
 		t.stateRefused.Add(ctx, 1, metric.WithAttributes(keyReason.String(m.Reason)))
-	case server.MeasureTaskStatus:
+	case measureTaskStatus:
 		t.taskStatus.Add(ctx, 1, metric.WithAttributes(keyTaskStatus.String(m.Reason)))
-	case server.MeasureTasksRunning:
+	case measureTasksRunning:
 		t.tasksRunning.Add(ctx, m.Delta)
-	case server.MeasureLegacySessions:
+	case measureLegacySessions:
 		t.sessions.Add(ctx, m.Delta)
-	case server.MeasureParkedCalls:
+	case measureParkedCalls:
 		t.parked.Add(ctx, m.Delta)
-	case server.MeasureAnswerRouted:
+	case measureAnswerRouted:
 		t.routed.Add(ctx, max(m.Delta, 1), metric.WithAttributes(keyDirection.String(m.Reason)))
-	case server.MeasureRefused:
+	case measureRefused:
 		t.refusals.Add(ctx, 1, metric.WithAttributes(keyLimit.String(m.Reason)))
-	case server.MeasureStoreCall:
+	case measureStoreCall:
 		op := metric.WithAttributes(keyStoreOp.String(m.Reason))
 		t.storeDuration.Record(ctx, m.Duration.Seconds(), op)
 		if m.Err {
@@ -477,7 +474,7 @@ func (t *Telemetry) Record(ctx context.Context, m server.Measurement) {
 
 // requestAttrs are a request span's attributes, per the MCP semantic
 // conventions and Baton's own.
-func requestAttrs(req *server.TelemetryRequest, method string) []attribute.KeyValue {
+func requestAttrs(req *telemetryRequest, method string) []attribute.KeyValue {
 	mr := req.Request
 	attrs := make([]attribute.KeyValue, 0, 10)
 	attrs = append(attrs, keyMethod.String(method))

@@ -1,4 +1,4 @@
-package otelmcp_test
+package server_test
 
 import (
 	"bufio"
@@ -100,7 +100,7 @@ func legacyCall(t *testing.T, url, answerURL, session, tool string, onAsk func()
 // request is a client span, child of the call's server span, which
 // carries the session id.
 func TestTraceLegacyBridgedCall(t *testing.T) {
-	rec := newRecorder(t)
+	rec := newOtelRecorder(t)
 	ts := serve(t, newInstance(t, rec.tel, nil))
 	session := legacyInit(t, ts.URL)
 	legacyCall(t, ts.URL, ts.URL, session, "confirm", nil)

@@ -1,4 +1,4 @@
-package otelmcp_test
+package server_test
 
 import (
 	"bytes"
@@ -23,7 +23,6 @@ import (
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
-	"github.com/baton-mcp/baton/otelmcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -62,7 +61,7 @@ func (w wire) serve(h http.Handler, body []byte) *httptest.ResponseRecorder {
 }
 
 // benchServer has an echo tool and a confirm tool (two rounds).
-func benchServer(b *testing.B, tel server.Telemetry) *server.Server {
+func benchServer(b *testing.B, tel *server.Telemetry) *server.Server {
 	ring, err := mrtr.NewKeyRing(sharedKey)
 	if err != nil {
 		b.Fatal(err)
@@ -104,25 +103,22 @@ func benchServer(b *testing.B, tel server.Telemetry) *server.Server {
 // BenchmarkOverhead measures, in one run so the ratios hold on a noisy
 // machine, a plain tools/call and a two-round flow (both rounds per
 // iteration) served through ServeHTTP: "off" without Telemetry; "noop"
-// with otelmcp on OpenTelemetry's no-op tracer and meter providers (what
+// with Options.Telemetry on OpenTelemetry's no-op tracer and meter providers (what
 // a program that never installs an SDK gets); "recording" with the SDK's
 // tracer (always sampling, spans to an in-memory exporter) and meter (a
 // manual reader).
 func BenchmarkOverhead(b *testing.B) {
 	type setup struct {
 		name string
-		tel  func(b *testing.B) (server.Telemetry, func())
+		tel  func(b *testing.B) (*server.Telemetry, func())
 	}
 	setups := []setup{
-		{"off", func(*testing.B) (server.Telemetry, func()) { return nil, func() {} }},
-		{"noop", func(b *testing.B) (server.Telemetry, func()) {
-			tel, err := otelmcp.New(&otelmcp.Options{TracerProvider: nooptrace.NewTracerProvider(), MeterProvider: noopmetric.NewMeterProvider()})
-			if err != nil {
-				b.Fatal(err)
-			}
+		{"off", func(*testing.B) (*server.Telemetry, func()) { return nil, func() {} }},
+		{"noop", func(b *testing.B) (*server.Telemetry, func()) {
+			tel := &server.Telemetry{TracerProvider: nooptrace.NewTracerProvider(), MeterProvider: noopmetric.NewMeterProvider()}
 			return tel, func() {}
 		}},
-		{"recording", func(b *testing.B) (server.Telemetry, func()) {
+		{"recording", func(b *testing.B) (*server.Telemetry, func()) {
 			exp := tracetest.NewInMemoryExporter()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithSampler(sdktrace.AlwaysSample()))
 			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
@@ -130,10 +126,7 @@ func BenchmarkOverhead(b *testing.B) {
 				_ = tp.Shutdown(context.Background())
 				_ = mp.Shutdown(context.Background())
 			})
-			tel, err := otelmcp.New(&otelmcp.Options{TracerProvider: tp, MeterProvider: mp})
-			if err != nil {
-				b.Fatal(err)
-			}
+			tel := &server.Telemetry{TracerProvider: tp, MeterProvider: mp}
 			return tel, exp.Reset // spans are dropped now and then, so memory stays flat
 		}},
 	}
@@ -206,24 +199,18 @@ func BenchmarkOverheadInterleaved(b *testing.B) {
 				runs  []func()
 			)
 			for _, name := range names {
-				var tel server.Telemetry
+				var tel *server.Telemetry
 				reset := func() {}
 				switch name {
 				case "noop":
-					t, err := otelmcp.New(&otelmcp.Options{TracerProvider: nooptrace.NewTracerProvider(), MeterProvider: noopmetric.NewMeterProvider()})
-					if err != nil {
-						b.Fatal(err)
-					}
+					t := &server.Telemetry{TracerProvider: nooptrace.NewTracerProvider(), MeterProvider: noopmetric.NewMeterProvider()}
 					tel = t
 				case "recording":
 					exp := tracetest.NewInMemoryExporter()
 					tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithSampler(sdktrace.AlwaysSample()))
 					mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 					b.Cleanup(func() { _ = tp.Shutdown(context.Background()); _ = mp.Shutdown(context.Background()) })
-					t, err := otelmcp.New(&otelmcp.Options{TracerProvider: tp, MeterProvider: mp})
-					if err != nil {
-						b.Fatal(err)
-					}
+					t := &server.Telemetry{TracerProvider: tp, MeterProvider: mp}
 					tel, reset = t, exp.Reset
 				}
 				runs = append(runs, benchRun(b, benchServer(b, tel), scenario, reset))

@@ -1,4 +1,4 @@
-package otelmcp_test
+package server_test
 
 import (
 	"context"
@@ -71,7 +71,7 @@ func accept(content map[string]any) func(context.Context, *elicit.Request) (*eli
 // hit two instances sharing only the state key, and a three-round one,
 // and checks each round's span: name, attributes, parent and links.
 func TestTraceTwoRoundFlowAcrossInstances(t *testing.T) {
-	rec := newRecorder(t)
+	rec := newOtelRecorder(t)
 	a := newInstance(t, rec.tel, nil)
 	b := newInstance(t, rec.tel, nil)
 	var served []string // which instance served each request
@@ -178,7 +178,7 @@ func TestTraceTwoRoundFlowAcrossInstances(t *testing.T) {
 // span under the run, and tasks/get and tasks/update link to the creating
 // request too.
 func TestTraceTask(t *testing.T) {
-	rec := newRecorder(t)
+	rec := newOtelRecorder(t)
 	// Two instances sharing the task store: requests alternate between
 	// them, so the task's requests reach both.
 	shared := &server.TaskOptions{Store: tasks.NewMemoryStore(nil)}

@@ -1,4 +1,4 @@
-package otelmcp_test
+package server_test
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/mcptest"
-	"github.com/baton-mcp/baton/otelmcp"
 	"github.com/baton-mcp/baton/server"
 	"github.com/baton-mcp/baton/tasks"
 )
@@ -18,7 +17,7 @@ import (
 // metricValue sums the data points of metric name whose attributes
 // include attr (any point when attr is empty): the value of a sum, the
 // count of a histogram. found is false when the metric has no such point.
-func metricValue(t testing.TB, rec *recorder, name string, attr ...attribute.KeyValue) (v float64, found bool) {
+func metricValue(t testing.TB, rec *otelRecorder, name string, attr ...attribute.KeyValue) (v float64, found bool) {
 	t.Helper()
 	var rm metricdata.ResourceMetrics
 	if err := rec.reader.Collect(context.Background(), &rm); err != nil {
@@ -33,7 +32,7 @@ func metricValue(t testing.TB, rec *recorder, name string, attr ...attribute.Key
 		return true
 	}
 	for _, sm := range rm.ScopeMetrics {
-		if sm.Scope.Name != otelmcp.ScopeName {
+		if sm.Scope.Name != "github.com/baton-mcp/baton/server" {
 			continue
 		}
 		for _, m := range sm.Metrics {
@@ -65,7 +64,7 @@ func metricValue(t testing.TB, rec *recorder, name string, attr ...attribute.Key
 	return v, found
 }
 
-func wantMetric(t testing.TB, rec *recorder, want float64, name string, attr ...attribute.KeyValue) {
+func wantMetric(t testing.TB, rec *otelRecorder, want float64, name string, attr ...attribute.KeyValue) {
 	t.Helper()
 	if got, _ := metricValue(t, rec, name, attr...); got != want {
 		t.Errorf("%s%v = %v, want %v", name, attr, got, want)
@@ -77,7 +76,7 @@ func wantMetric(t testing.TB, rec *recorder, want float64, name string, attr ...
 // running, the task store's calls, live 2025-11-25 sessions, parked calls
 // and answers routed between two instances.
 func TestMetricsTasksRefusalsAndSessions(t *testing.T) {
-	rec := newRecorder(t)
+	rec := newOtelRecorder(t)
 	shared := &server.TaskOptions{Store: tasks.NewMemoryStore(nil)}
 	sessions := legacy.NewMemoryStore(nil)
 	a, b := newInstanceWith(t, rec.tel, shared, sessions), newInstanceWith(t, rec.tel, shared, sessions)
@@ -160,7 +159,7 @@ func TestMetricsTasksRefusalsAndSessions(t *testing.T) {
 
 // waitMetric polls until the metric has the value (for what settles after
 // a response: a task's supervisor, a message between instances).
-func waitMetric(t testing.TB, rec *recorder, want float64, name string, attr ...attribute.KeyValue) {
+func waitMetric(t testing.TB, rec *otelRecorder, want float64, name string, attr ...attribute.KeyValue) {
 	t.Helper()
 	waitFor(t, func() bool {
 		got, _ := metricValue(t, rec, name, attr...)
@@ -173,7 +172,7 @@ func waitMetric(t testing.TB, rec *recorder, want float64, name string, attr ...
 // (_OTHER for the unknown method) in spans and metrics, so a caller
 // cannot grow the span names or the metric series.
 func TestCallerChosenNamesDoNotGrowSeries(t *testing.T) {
-	rec := newRecorder(t)
+	rec := newOtelRecorder(t)
 	srv := newInstance(t, rec.tel, nil)
 	c, err := mcptest.New(mcptest.Handler(srv), nil)
 	if err != nil {

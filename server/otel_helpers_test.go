@@ -1,4 +1,4 @@
-package otelmcp_test
+package server_test
 
 import (
 	"context"
@@ -19,33 +19,29 @@ import (
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
-	"github.com/baton-mcp/baton/otelmcp"
 	"github.com/baton-mcp/baton/server"
 )
 
-// recorder is a tracer provider that keeps every span in memory, and a
+// otelRecorder is a tracer provider that keeps every span in memory, and a
 // meter provider read on demand.
-type recorder struct {
+type otelRecorder struct {
 	spans  *tracetest.InMemoryExporter
 	tp     *sdktrace.TracerProvider
 	reader *sdkmetric.ManualReader
 	mp     *sdkmetric.MeterProvider
-	tel    *otelmcp.Telemetry
+	tel    *server.Telemetry
 }
 
-func newRecorder(t testing.TB) *recorder {
+func newOtelRecorder(t testing.TB) *otelRecorder {
 	t.Helper()
-	r := &recorder{spans: tracetest.NewInMemoryExporter(), reader: sdkmetric.NewManualReader()}
+	r := &otelRecorder{spans: tracetest.NewInMemoryExporter(), reader: sdkmetric.NewManualReader()}
 	r.tp = sdktrace.NewTracerProvider(sdktrace.WithSyncer(r.spans), sdktrace.WithSampler(sdktrace.AlwaysSample()))
 	r.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(r.reader))
 	t.Cleanup(func() {
 		_ = r.tp.Shutdown(context.Background())
 		_ = r.mp.Shutdown(context.Background())
 	})
-	var err error
-	if r.tel, err = otelmcp.New(&otelmcp.Options{TracerProvider: r.tp, MeterProvider: r.mp}); err != nil {
-		t.Fatal(err)
-	}
+	r.tel = &server.Telemetry{TracerProvider: r.tp, MeterProvider: r.mp}
 	return r
 }
 
@@ -54,14 +50,14 @@ var sharedKey = mrtr.Key{ID: "k1", Secret: []byte("0123456789abcdef0123456789abc
 
 // newInstance is one instance of a fleet sharing sharedKey and the task
 // store, instrumented with tel, serving the test tools.
-func newInstance(t testing.TB, tel server.Telemetry, store *server.TaskOptions) *server.Server {
+func newInstance(t testing.TB, tel *server.Telemetry, store *server.TaskOptions) *server.Server {
 	t.Helper()
 	return newInstanceWith(t, tel, store, nil)
 }
 
 // newInstanceWith is newInstance whose legacy adapter keeps its sessions
 // in sessions (a store several instances share), when not nil.
-func newInstanceWith(t testing.TB, tel server.Telemetry, store *server.TaskOptions, sessions legacy.Store) *server.Server {
+func newInstanceWith(t testing.TB, tel *server.Telemetry, store *server.TaskOptions, sessions legacy.Store) *server.Server {
 	t.Helper()
 	ring, err := mrtr.NewKeyRing(sharedKey)
 	if err != nil {
@@ -190,7 +186,7 @@ func waitStatus(t testing.TB, c *mcptest.Client, id, want string) string {
 }
 
 // waitSpans polls the exporter until ok holds for the ended spans.
-func waitSpans(t testing.TB, rec *recorder, ok func(tracetest.SpanStubs) bool) tracetest.SpanStubs {
+func waitSpans(t testing.TB, rec *otelRecorder, ok func(tracetest.SpanStubs) bool) tracetest.SpanStubs {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
