@@ -28,13 +28,13 @@ var layers = [][]string{
 	{"mcp"},
 	{"internal/rpcwire"},
 	{"internal/era"},
-	{"elicit", "tasks"},
-	{"mrtr", "tasks/taskstest"},
+	{"elicit"},
+	{"mrtr"},
 	{"server/internal/seal", "mcptest"},
 	{"server/internal/round"},
 	{"server"},
 	{"legacy"},
-	{"legacy/legacytest", "auth", "lambda"},
+	{"storetest", "auth", "lambda"},
 	{"redisfleet"},
 }
 

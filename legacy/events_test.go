@@ -4,9 +4,9 @@ import (
 	"testing"
 
 	"github.com/baton-mcp/baton/legacy"
-	"github.com/baton-mcp/baton/legacy/legacytest"
+	"github.com/baton-mcp/baton/storetest"
 )
 
 func TestMemoryEventStore(t *testing.T) {
-	legacytest.RunEvents(t, func(t *testing.T) legacy.EventStore { return legacy.NewMemoryEventStore(0) })
+	storetest.Events(t, func(t *testing.T) legacy.EventStore { return legacy.NewMemoryEventStore(0) })
 }

@@ -4,9 +4,9 @@ import (
 	"testing"
 
 	"github.com/baton-mcp/baton/legacy"
-	"github.com/baton-mcp/baton/legacy/legacytest"
+	"github.com/baton-mcp/baton/storetest"
 )
 
 func TestMemoryStore(t *testing.T) {
-	legacytest.Run(t, func(t *testing.T) legacy.Store { return legacy.NewMemoryStore(nil) })
+	storetest.Sessions(t, func(t *testing.T) legacy.Store { return legacy.NewMemoryStore(nil) })
 }

@@ -126,7 +126,7 @@ var (
 // A store expires a session by itself once Limits.Idle has passed since it
 // was created or last touched, by its own clock; expiry needs no sweeper.
 // Implementations must be safe for concurrent use and hand out copies;
-// package legacy/legacytest checks a new one against the contract.
+// package storetest checks a new one against the contract.
 type Store interface {
 	// Create stores a new session, last used now, if the limits allow:
 	// otherwise it returns a *LimitError. It returns ErrExists if the id

@@ -11,18 +11,16 @@ import (
 
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/legacy"
-	"github.com/baton-mcp/baton/legacy/legacytest"
 	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
-	"github.com/baton-mcp/baton/tasks"
-	"github.com/baton-mcp/baton/tasks/taskstest"
+	"github.com/baton-mcp/baton/storetest"
 )
 
 // The session store's contract on a real three-master Redis Cluster.
 func TestSessionStoreOnCluster(t *testing.T) {
 	rc := testredis.StartCluster(t)
 	cc := rc.ClusterClient(t)
-	legacytest.Run(t, func(t *testing.T) legacy.Store {
+	storetest.Sessions(t, func(t *testing.T) legacy.Store {
 		return redisfleet.New(cc, redisfleet.Options{Prefix: "test:" + t.Name() + ":"}).Sessions()
 	})
 }
@@ -85,7 +83,7 @@ func TestFanoutOnCluster(t *testing.T) {
 func TestTaskStoreOnCluster(t *testing.T) {
 	rc := testredis.StartCluster(t)
 	cc := rc.ClusterClient(t)
-	taskstest.Run(t, func(t *testing.T) tasks.Store {
+	storetest.Tasks(t, func(t *testing.T) server.TaskStore {
 		return redisfleet.New(cc, redisfleet.Options{Prefix: "test:" + t.Name() + ":"}).Tasks()
 	})
 }

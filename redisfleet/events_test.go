@@ -5,13 +5,13 @@ import (
 
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/legacy"
-	"github.com/baton-mcp/baton/legacy/legacytest"
 	"github.com/baton-mcp/baton/redisfleet"
+	"github.com/baton-mcp/baton/storetest"
 )
 
 func TestEventStore(t *testing.T) {
 	rs := testredis.Start(t)
-	legacytest.RunEvents(t, func(t *testing.T) legacy.EventStore {
+	storetest.Events(t, func(t *testing.T) legacy.EventStore {
 		return redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "test:" + t.Name() + ":"}).Sessions().(legacy.EventStore)
 	})
 }
@@ -19,7 +19,7 @@ func TestEventStore(t *testing.T) {
 func TestEventStoreOnCluster(t *testing.T) {
 	rc := testredis.StartCluster(t)
 	cc := rc.ClusterClient(t)
-	legacytest.RunEvents(t, func(t *testing.T) legacy.EventStore {
+	storetest.Events(t, func(t *testing.T) legacy.EventStore {
 		return redisfleet.New(cc, redisfleet.Options{Prefix: "test:" + t.Name() + ":"}).Sessions().(legacy.EventStore)
 	})
 }

@@ -5,11 +5,11 @@
 //     fleet (server.Call.Redeem);
 //   - Fanout, a server.Fanout: a list change made on one instance reaches
 //     the listeners of every instance;
-//   - taskStore, a tasks.Store: the fleet shares its tasks;
-//   - sessionStore, a legacy.Store: the fleet shares its 2025-11-25
-//     sessions;
-//   - urlFlowStore, a urlflow.Store: a URL elicitation's link minted on one
-//     instance completes through a callback on any other.
+//   - Tasks, a server.TaskStore: the fleet shares its tasks;
+//   - Sessions, a legacy.Store (and legacy.EventStore): the fleet shares
+//     its 2025-11-25 sessions and their streams' events;
+//   - URLFlow, a server.URLFlowStore: a URL elicitation's link minted on
+//     one instance completes through a callback on any other.
 //
 // Make one Fleet per process and take from it what the server uses:
 //

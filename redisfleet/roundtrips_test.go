@@ -21,7 +21,6 @@ import (
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
-	"github.com/baton-mcp/baton/tasks"
 )
 
 // The Redis round trips of each fleet operation, counted through the real
@@ -408,7 +407,7 @@ func TestRoundTripsTask(t *testing.T) {
 		clients[i] = c
 	}
 	store := redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "rt:"}).Tasks() // uncounted
-	waitStatus := func(id string, want tasks.Status) {
+	waitStatus := func(id string, want server.TaskStatus) {
 		t.Helper()
 		deadline := time.Now().Add(waitLimit)
 		for {
@@ -446,7 +445,7 @@ func TestRoundTripsTask(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			waitStatus(task.ID, tasks.StatusInputRequired)
+			waitStatus(task.ID, server.TaskInputRequired)
 			c1 := takeAll(ins)
 			st := get(clients[pollOn], task.ID)
 			irs, _ := st["inputRequests"].(map[string]any)
@@ -463,7 +462,7 @@ func TestRoundTripsTask(t *testing.T) {
 			if err != nil || r.Error != nil {
 				t.Fatalf("tasks/update: %v, %v", r, err)
 			}
-			waitStatus(task.ID, tasks.StatusCompleted)
+			waitStatus(task.ID, server.TaskCompleted)
 			a1 := takeAll(ins)
 			if st := get(clients[1], task.ID); st["status"] != "completed" {
 				t.Fatalf("tasks/get: %v", st)

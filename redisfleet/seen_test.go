@@ -10,8 +10,8 @@ import (
 
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/redisfleet"
-	"github.com/baton-mcp/baton/tasks"
-	"github.com/baton-mcp/baton/tasks/taskstest"
+	"github.com/baton-mcp/baton/server"
+	"github.com/baton-mcp/baton/storetest"
 )
 
 // Two instances update one task in turn and at once: each remembers the
@@ -23,13 +23,13 @@ func TestRememberedRecordsLoseNoUpdate(t *testing.T) {
 	ctx := context.Background()
 	a := redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "seen:"}).Tasks().(*redisfleet.TaskStore)
 	b := redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "seen:"}).Tasks().(*redisfleet.TaskStore)
-	r := taskstest.Record(time.Minute)
+	r := storetest.TaskRecord(time.Minute)
 	if err := a.Create(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	appendMark := func(s *redisfleet.TaskStore, mark string) {
 		t.Helper()
-		if _, err := s.Update(ctx, r.ID, func(r *tasks.Record) error {
+		if _, err := s.Update(ctx, r.ID, func(r *server.TaskRecord) error {
 			r.StatusMessage += mark
 			return nil
 		}); err != nil {
@@ -56,7 +56,7 @@ func TestRememberedRecordsLoseNoUpdate(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := s.Update(ctx, r.ID, func(r *tasks.Record) error {
+			if _, err := s.Update(ctx, r.ID, func(r *server.TaskRecord) error {
 				r.StatusMessage += "x"
 				return nil
 			}); err != nil {
@@ -76,22 +76,22 @@ func TestRememberedRecordsLoseNoUpdate(t *testing.T) {
 	// a remembers a working task; b cancels it; a's "only if not
 	// terminal" update must see the cancellation.
 	appendMark(a, "")
-	if _, err := b.Update(ctx, r.ID, func(r *tasks.Record) error {
-		r.Status = tasks.StatusCancelled
+	if _, err := b.Update(ctx, r.ID, func(r *server.TaskRecord) error {
+		r.Status = server.TaskCancelled
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
 	wrote := false
-	rec, err := a.Update(ctx, r.ID, func(r *tasks.Record) error {
+	rec, err := a.Update(ctx, r.ID, func(r *server.TaskRecord) error {
 		if r.Status.Terminal() {
-			return tasks.ErrNoUpdate
+			return server.ErrTaskNoUpdate
 		}
 		wrote = true
 		r.StatusMessage = "overwritten"
 		return nil
 	})
-	if err != nil || rec.Status != tasks.StatusCancelled || rec.StatusMessage == "overwritten" {
+	if err != nil || rec.Status != server.TaskCancelled || rec.StatusMessage == "overwritten" {
 		t.Fatalf("Update after another instance's cancel = %+v, %v", rec, err)
 	}
 	if wrote {
@@ -99,11 +99,11 @@ func TestRememberedRecordsLoseNoUpdate(t *testing.T) {
 	}
 	// An error of fn on a remembered record is decided on a fresh one too.
 	boom := errors.New("boom")
-	if _, err := a.Update(ctx, r.ID, func(r *tasks.Record) error {
-		if r.Status != tasks.StatusCancelled {
+	if _, err := a.Update(ctx, r.ID, func(r *server.TaskRecord) error {
+		if r.Status != server.TaskCancelled {
 			return boom
 		}
-		return tasks.ErrNoUpdate
+		return server.ErrTaskNoUpdate
 	}); err != nil {
 		t.Fatalf("Update = %v, want the decision of the current record", err)
 	}

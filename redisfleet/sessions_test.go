@@ -9,13 +9,13 @@ import (
 
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/legacy"
-	"github.com/baton-mcp/baton/legacy/legacytest"
 	"github.com/baton-mcp/baton/redisfleet"
+	"github.com/baton-mcp/baton/storetest"
 )
 
 func TestSessionStore(t *testing.T) {
 	rs := testredis.Start(t)
-	legacytest.Run(t, func(t *testing.T) legacy.Store {
+	storetest.Sessions(t, func(t *testing.T) legacy.Store {
 		return redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "test:" + t.Name() + ":"}).Sessions()
 	})
 }
@@ -32,7 +32,7 @@ func TestNothingOutlivesIdleTime(t *testing.T) {
 	lim := legacy.Limits{Idle: idle, MaxSessions: 100, MaxPerOwner: 10}
 	var ids []string
 	for i := range 6 {
-		r := legacytest.Record(fmt.Sprintf("address:192.0.2.%d", i%2))
+		r := storetest.SessionRecord(fmt.Sprintf("address:192.0.2.%d", i%2))
 		if err := s.Create(ctx, r, lim); err != nil {
 			t.Fatal(err)
 		}

@@ -12,10 +12,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/baton-mcp/baton/tasks"
+	"github.com/baton-mcp/baton/server"
 )
 
-// taskStore is a tasks.Store on Redis, so that the instances of a
+// taskStore is a server.Store on Redis, so that the instances of a
 // fleet share their tasks (the MCP tasks extension): a task created on one
 // instance is read with tasks/get on any other, and a tasks/update or
 // tasks/cancel received anywhere reaches the instance running the task.
@@ -27,7 +27,7 @@ import (
 //     time to live, so Redis forgets every task by itself.
 //   - P+"wake:"+owner is the pub/sub channel of one instance: a message is
 //     the id of one of its tasks that got an answer or a cancellation.
-//   - P+"beat:"+owner is the heartbeat of one instance (tasks.Heartbeats):
+//   - P+"beat:"+owner is the heartbeat of one instance (server.Heartbeats):
 //     the Unix milliseconds until which it vouches for its tasks, kept a
 //     day past that so that a reader can tell how long it has been silent.
 //
@@ -55,9 +55,9 @@ type taskStore struct {
 	seen   seenRecords // the records last read or written here
 }
 
-// Tasks returns the fleet's tasks.Store, whose keys start with the
+// Tasks returns the fleet's server.Store, whose keys start with the
 // fleet's prefix + "tasks:".
-func (f *Fleet) Tasks() tasks.Store {
+func (f *Fleet) Tasks() server.TaskStore {
 	return &taskStore{client: f.client, prefix: f.prefix + "tasks:"}
 }
 
@@ -68,7 +68,7 @@ func (s *taskStore) beat(owner string) string    { return s.prefix + "beat:" + o
 // beatMemory is how long a heartbeat is kept past its until.
 const beatMemory = 24 * time.Hour
 
-// Beat implements tasks.Heartbeats with SET PXAT.
+// Beat implements server.Heartbeats with SET PXAT.
 func (s *taskStore) Beat(ctx context.Context, instance string, until time.Time) error {
 	ms := until.UnixMilli()
 	err := s.client.SetArgs(ctx, s.beat(instance), strconv.FormatInt(ms, 10), redis.SetArgs{ExpireAt: until.Add(beatMemory)}).Err()
@@ -78,7 +78,7 @@ func (s *taskStore) Beat(ctx context.Context, instance string, until time.Time) 
 	return nil
 }
 
-// LastBeat implements tasks.Heartbeats.
+// LastBeat implements server.Heartbeats.
 func (s *taskStore) LastBeat(ctx context.Context, instance string) (time.Time, error) {
 	v, err := s.client.Get(ctx, s.beat(instance)).Result()
 	switch {
@@ -94,7 +94,7 @@ func (s *taskStore) LastBeat(ctx context.Context, instance string) (time.Time, e
 	return time.UnixMilli(ms), nil
 }
 
-func encodeTask(r *tasks.Record) ([]byte, error) {
+func encodeTask(r *server.TaskRecord) ([]byte, error) {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("redis tasks: encode task: %w", err)
@@ -102,8 +102,8 @@ func encodeTask(r *tasks.Record) ([]byte, error) {
 	return b, nil
 }
 
-func decodeTask(b []byte) (*tasks.Record, error) {
-	var r tasks.Record
+func decodeTask(b []byte) (*server.TaskRecord, error) {
+	var r server.TaskRecord
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("redis tasks: decode task: %w", err)
 	}
@@ -125,10 +125,10 @@ end
 return 0
 `)
 
-// Create implements tasks.Store with SET NX PXAT, in a script that skips
+// Create implements server.Store with SET NX PXAT, in a script that skips
 // the write once ctx's deadline has passed (by Redis's clock: keep the
 // clocks of the instances and Redis in step, as docs/deployment.md says).
-func (s *taskStore) Create(ctx context.Context, r *tasks.Record) error {
+func (s *taskStore) Create(ctx context.Context, r *server.TaskRecord) error {
 	b, err := encodeTask(r)
 	if err != nil {
 		return err
@@ -139,7 +139,7 @@ func (s *taskStore) Create(ctx context.Context, r *tasks.Record) error {
 	case err != nil:
 		return fmt.Errorf("redis tasks: create task: %w", err)
 	case n == 0:
-		return tasks.ErrExists
+		return server.ErrTaskExists
 	case n < 0:
 		return fmt.Errorf("redis tasks: create task: Redis ran it after the deadline, and wrote nothing: %w", context.DeadlineExceeded)
 	}
@@ -147,12 +147,12 @@ func (s *taskStore) Create(ctx context.Context, r *tasks.Record) error {
 	return nil
 }
 
-// Get implements tasks.Store.
-func (s *taskStore) Get(ctx context.Context, id string) (*tasks.Record, error) {
+// Get implements server.Store.
+func (s *taskStore) Get(ctx context.Context, id string) (*server.TaskRecord, error) {
 	b, err := s.client.Get(ctx, s.key(id)).Bytes()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return nil, tasks.ErrNotFound
+		return nil, server.ErrTaskNotFound
 	case err != nil:
 		return nil, fmt.Errorf("redis tasks: get task: %w", err)
 	}
@@ -187,16 +187,16 @@ end
 return 1
 `)
 
-// Update implements tasks.Store with an optimistic update: GET, then a
+// Update implements server.Store with an optimistic update: GET, then a
 // script that writes only if the record is still the one read (compared
 // by SHA-1 in Redis), rerunning fn on the record the script returns when
 // another instance wrote in between. When this store read or wrote the
 // record last (Get, Create, Update), fn runs on those bytes and the update
 // is the script alone, one round trip; the script refuses if they are
 // stale and hands back the current record, and fn reruns on it (two round
-// trips, as a read and a write). An fn returning tasks.ErrNoUpdate, or an
+// trips, as a read and a write). An fn returning server.ErrNoUpdate, or an
 // error, on remembered bytes is decided on a fresh read: the GET alone.
-func (s *taskStore) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
+func (s *taskStore) Update(ctx context.Context, id string, fn func(*server.TaskRecord) error) (*server.TaskRecord, error) {
 	return s.update(ctx, id, fn, false, "")
 }
 
@@ -207,12 +207,12 @@ func (s *taskStore) Update(ctx context.Context, id string, fn func(*tasks.Record
 // tasks/cancel, whose answer or cancellation must reach the instance
 // running the task. As with Signal, the wake-up is best effort (pub/sub);
 // what it announces is in the record it follows.
-func (s *taskStore) UpdateSignal(ctx context.Context, id string, fn func(*tasks.Record) error, owner string) (*tasks.Record, error) {
+func (s *taskStore) UpdateSignal(ctx context.Context, id string, fn func(*server.TaskRecord) error, owner string) (*server.TaskRecord, error) {
 	return s.update(ctx, id, fn, true, owner)
 }
 
 // update is Update, and UpdateSignal when signal is set.
-func (s *taskStore) update(ctx context.Context, id string, fn func(*tasks.Record) error, signal bool, owner string) (*tasks.Record, error) {
+func (s *taskStore) update(ctx context.Context, id string, fn func(*server.TaskRecord) error, signal bool, owner string) (*server.TaskRecord, error) {
 	key := s.key(id)
 	deadline := deadlineMs(ctx)
 	b := s.seen.get(id)
@@ -223,7 +223,7 @@ func (s *taskStore) update(ctx context.Context, id string, fn func(*tasks.Record
 			b, err = s.client.Get(ctx, key).Bytes()
 			if errors.Is(err, redis.Nil) {
 				s.seen.drop(id)
-				return nil, tasks.ErrNotFound
+				return nil, server.ErrTaskNotFound
 			}
 			if err != nil {
 				return nil, fmt.Errorf("redis tasks: update task: read: %w", err)
@@ -241,7 +241,7 @@ func (s *taskStore) update(ctx context.Context, id string, fn func(*tasks.Record
 				b = nil // decide on a fresh read
 				continue
 			}
-			if errors.Is(err, tasks.ErrNoUpdate) {
+			if errors.Is(err, server.ErrTaskNoUpdate) {
 				return cur, nil
 			}
 			return nil, err
@@ -276,7 +276,7 @@ func (s *taskStore) update(ctx context.Context, id string, fn func(*tasks.Record
 				return nil, fmt.Errorf("redis tasks: update task: Redis ran it after the deadline, and wrote nothing: %w", context.DeadlineExceeded)
 			case -2:
 				s.seen.drop(id)
-				return nil, tasks.ErrNotFound
+				return nil, server.ErrTaskNotFound
 			}
 			return nil, fmt.Errorf("redis tasks: update task: the script answered %d", v)
 		case string: // another instance wrote first: rerun on its record
@@ -289,7 +289,7 @@ func (s *taskStore) update(ctx context.Context, id string, fn func(*tasks.Record
 	return nil, fmt.Errorf("redis tasks: update task: lost the race %d times in a row", maxRetries)
 }
 
-// Signal implements tasks.Store with PUBLISH.
+// Signal implements server.Store with PUBLISH.
 func (s *taskStore) Signal(ctx context.Context, owner, id string) error {
 	if err := s.client.Publish(ctx, s.channel(owner), id).Err(); err != nil {
 		return fmt.Errorf("redis tasks: signal: %w", err)
@@ -297,12 +297,12 @@ func (s *taskStore) Signal(ctx context.Context, owner, id string) error {
 	return nil
 }
 
-// Signals implements tasks.Store with SUBSCRIBE.
+// Signals implements server.Store with SUBSCRIBE.
 func (s *taskStore) Signals(ctx context.Context, owner string, deliver func(id string)) error {
 	return receive(ctx, s.client, "redis tasks", []string{s.channel(owner)}, deliver)
 }
 
 var (
-	_ tasks.Store      = (*taskStore)(nil)
-	_ tasks.Heartbeats = (*taskStore)(nil)
+	_ server.TaskStore      = (*taskStore)(nil)
+	_ server.TaskHeartbeats = (*taskStore)(nil)
 )

@@ -20,7 +20,6 @@ import (
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
-	"github.com/baton-mcp/baton/tasks"
 )
 
 // waitLimit bounds every wait for something the test expects to happen.
@@ -31,46 +30,46 @@ const taskCaps = `{"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks
 // killable is a store an instance loses at once when killed: from then on
 // every operation fails, as if the process were gone (it renews nothing).
 type killable struct {
-	tasks.Store
+	server.TaskStore
 	dead       atomic.Bool
 	dropSignal atomic.Bool // lose every Signal (pub/sub messages go missing)
 }
 
 var errDead = errors.New("this instance is dead")
 
-func (k *killable) Create(ctx context.Context, r *tasks.Record) error {
+func (k *killable) Create(ctx context.Context, r *server.TaskRecord) error {
 	if k.dead.Load() {
 		return errDead
 	}
-	return k.Store.Create(ctx, r)
+	return k.TaskStore.Create(ctx, r)
 }
 
-func (k *killable) Get(ctx context.Context, id string) (*tasks.Record, error) {
+func (k *killable) Get(ctx context.Context, id string) (*server.TaskRecord, error) {
 	if k.dead.Load() {
 		return nil, errDead
 	}
-	return k.Store.Get(ctx, id)
+	return k.TaskStore.Get(ctx, id)
 }
 
-func (k *killable) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
+func (k *killable) Update(ctx context.Context, id string, fn func(*server.TaskRecord) error) (*server.TaskRecord, error) {
 	if k.dead.Load() {
 		return nil, errDead
 	}
-	return k.Store.Update(ctx, id, fn)
+	return k.TaskStore.Update(ctx, id, fn)
 }
 
 func (k *killable) Beat(ctx context.Context, instance string, until time.Time) error {
 	if k.dead.Load() {
 		return errDead
 	}
-	return k.Store.(tasks.Heartbeats).Beat(ctx, instance, until)
+	return k.TaskStore.(server.TaskHeartbeats).Beat(ctx, instance, until)
 }
 
 func (k *killable) LastBeat(ctx context.Context, instance string) (time.Time, error) {
 	if k.dead.Load() {
 		return time.Time{}, errDead
 	}
-	return k.Store.(tasks.Heartbeats).LastBeat(ctx, instance)
+	return k.TaskStore.(server.TaskHeartbeats).LastBeat(ctx, instance)
 }
 
 func (k *killable) Signal(ctx context.Context, owner, id string) error {
@@ -80,7 +79,7 @@ func (k *killable) Signal(ctx context.Context, owner, id string) error {
 	if k.dropSignal.Load() {
 		return nil
 	}
-	return k.Store.Signal(ctx, owner, id)
+	return k.TaskStore.Signal(ctx, owner, id)
 }
 
 // instance is one server of a fleet sharing a Redis task store.
@@ -97,7 +96,7 @@ func newInstance(t testing.TB, rs *testredis.Server, lease time.Duration) *insta
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &instance{store: &killable{Store: redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "fleet:tasks:"}).Tasks()}}
+	in := &instance{store: &killable{TaskStore: redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "fleet:tasks:"}).Tasks()}}
 	in.srv, err = server.New(server.Implementation{Name: "fleet", Version: "1"}, &server.Options{
 		StateKeys: ring,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -190,14 +189,14 @@ func get(t testing.TB, in *instance, id string) map[string]any {
 }
 
 // waitStatus polls tasks/get on in until the status is want.
-func waitStatus(t testing.TB, in *instance, id string, want tasks.Status) map[string]any {
+func waitStatus(t testing.TB, in *instance, id string, want server.TaskStatus) map[string]any {
 	t.Helper()
 	return pollStatus(t, in, id, want, 10*time.Millisecond)
 }
 
 // pollStatus is waitStatus pausing pause between polls (0: yield the
 // processor, for benchmarks).
-func pollStatus(t testing.TB, in *instance, id string, want tasks.Status, pause time.Duration) map[string]any {
+func pollStatus(t testing.TB, in *instance, id string, want server.TaskStatus, pause time.Duration) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for {
@@ -237,11 +236,11 @@ func TestTasksAcrossInstances(t *testing.T) {
 	a, b := newInstance(t, rs, 15*time.Second), newInstance(t, rs, 15*time.Second)
 
 	id := create(t, a)
-	waitStatus(t, b, id, tasks.StatusInputRequired)
+	waitStatus(t, b, id, server.TaskInputRequired)
 	if _, code := send(t, b.srv, "tasks/update", map[string]any{"taskId": id, "inputResponses": answer}); code != 0 {
 		t.Fatalf("tasks/update on b: error %d", code)
 	}
-	res := waitStatus(t, b, id, tasks.StatusCompleted)
+	res := waitStatus(t, b, id, server.TaskCompleted)
 	// The handler returned when it asked; the answering instance ran it
 	// again with the answer.
 	if text := resultText(res); text != "answered accept" || a.ran.Load() != 1 || b.ran.Load() != 1 {
@@ -249,11 +248,11 @@ func TestTasksAcrossInstances(t *testing.T) {
 	}
 
 	id = create(t, a)
-	waitStatus(t, b, id, tasks.StatusInputRequired)
+	waitStatus(t, b, id, server.TaskInputRequired)
 	if _, code := send(t, b.srv, "tasks/cancel", map[string]any{"taskId": id}); code != 0 {
 		t.Fatalf("tasks/cancel on b: error %d", code)
 	}
-	waitStatus(t, a, id, tasks.StatusCancelled)
+	waitStatus(t, a, id, server.TaskCancelled)
 	// Another principal, on any instance, does not see the task.
 	as := func(p string, s *server.Server) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -273,11 +272,11 @@ func TestTasksLostSignal(t *testing.T) {
 	a, b := newInstance(t, rs, 600*time.Millisecond), newInstance(t, rs, 600*time.Millisecond)
 	b.store.dropSignal.Store(true)
 	id := create(t, a)
-	waitStatus(t, b, id, tasks.StatusInputRequired)
+	waitStatus(t, b, id, server.TaskInputRequired)
 	if _, code := send(t, b.srv, "tasks/update", map[string]any{"taskId": id, "inputResponses": answer}); code != 0 {
 		t.Fatalf("tasks/update: error %d", code)
 	}
-	if res := waitStatus(t, b, id, tasks.StatusCompleted); resultText(res) != "answered accept" {
+	if res := waitStatus(t, b, id, server.TaskCompleted); resultText(res) != "answered accept" {
 		t.Errorf("result %v", res["result"])
 	}
 }
@@ -292,10 +291,10 @@ func TestTasksInstanceDies(t *testing.T) {
 	a, b := newInstance(t, rs, lease), newInstance(t, rs, lease)
 	a.hold.Store(true)
 	id := createTool(t, a, "work")
-	waitStatus(t, b, id, tasks.StatusWorking)
+	waitStatus(t, b, id, server.TaskWorking)
 	a.store.dead.Store(true)
 	killed := time.Now()
-	res := waitStatus(t, b, id, tasks.StatusFailed)
+	res := waitStatus(t, b, id, server.TaskFailed)
 	// The last renewal was at most lease/3 before the death, so the lease
 	// ran at least 2/3 of it past the death (plus the leeway).
 	if since := time.Since(killed); since < 2*lease/3 {
@@ -325,11 +324,11 @@ func BenchmarkTaskAcrossInstances(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		id := create(b, a)
-		pollStatus(b, o, id, tasks.StatusInputRequired, 0)
+		pollStatus(b, o, id, server.TaskInputRequired, 0)
 		if _, code := send(b, o.srv, "tasks/update", map[string]any{"taskId": id, "inputResponses": answer}); code != 0 {
 			b.Fatalf("tasks/update: error %d", code)
 		}
-		pollStatus(b, o, id, tasks.StatusCompleted, 0)
+		pollStatus(b, o, id, server.TaskCompleted, 0)
 	}
 }
 
@@ -341,7 +340,7 @@ func TestTasksAnswerOutlivesItsInstance(t *testing.T) {
 	a, b := newInstance(t, rs, 15*time.Second), newInstance(t, rs, 15*time.Second)
 	ids := []string{create(t, a), create(t, a)}
 	for _, id := range ids {
-		waitStatus(t, b, id, tasks.StatusInputRequired)
+		waitStatus(t, b, id, server.TaskInputRequired)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -360,7 +359,7 @@ func TestTasksAnswerOutlivesItsInstance(t *testing.T) {
 		if _, code := send(t, b.srv, "tasks/update", map[string]any{"taskId": id, "inputResponses": answer}); code != 0 {
 			t.Fatalf("tasks/update on b: error %d", code)
 		}
-		if res := waitStatus(t, b, id, tasks.StatusCompleted); resultText(res) != "answered accept" {
+		if res := waitStatus(t, b, id, server.TaskCompleted); resultText(res) != "answered accept" {
 			t.Errorf("result %v, want answered accept", res["result"])
 		}
 	}
@@ -378,9 +377,9 @@ func TestTasksRerunAfterDeath(t *testing.T) {
 	a, b := newInstance(t, rs, lease), newInstance(t, rs, lease)
 	a.hold.Store(true)
 	id := createTool(t, a, "redo")
-	waitStatus(t, b, id, tasks.StatusWorking)
+	waitStatus(t, b, id, server.TaskWorking)
 	a.store.dead.Store(true)
-	res := waitStatus(t, b, id, tasks.StatusCompleted)
+	res := waitStatus(t, b, id, server.TaskCompleted)
 	if resultText(res) != "worked" || a.ran.Load() != 1 || b.ran.Load() != 1 {
 		t.Errorf("result %v, runs a=%d b=%d; want worked, run again once on b", res["result"], a.ran.Load(), b.ran.Load())
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/redisfleet"
-	"github.com/baton-mcp/baton/tasks"
-	"github.com/baton-mcp/baton/tasks/taskstest"
+	"github.com/baton-mcp/baton/server"
+	"github.com/baton-mcp/baton/storetest"
 )
 
 // A Create refused because Redis stalled past the caller's deadline
@@ -25,10 +25,10 @@ func TestCreatePastDeadlineWritesNothing(t *testing.T) {
 	defer client.Close()
 	s := redisfleet.New(client, redisfleet.Options{Prefix: "stall:"}).Tasks()
 	ctx := context.Background()
-	if err := s.Create(ctx, taskstest.Record(time.Minute)); err != nil { // loads the script
+	if err := s.Create(ctx, storetest.TaskRecord(time.Minute)); err != nil { // loads the script
 		t.Fatal(err)
 	}
-	r := taskstest.Record(time.Minute)
+	r := storetest.TaskRecord(time.Minute)
 	rs.Pause()
 	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	err := s.Create(cctx, r)
@@ -47,7 +47,7 @@ func TestCreatePastDeadlineWritesNothing(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(100 * time.Millisecond)
-	if _, err := s.Get(ctx, r.ID); !errors.Is(err, tasks.ErrNotFound) {
+	if _, err := s.Get(ctx, r.ID); !errors.Is(err, server.ErrTaskNotFound) {
 		t.Errorf("the refused Create left a task behind: Get = %v, want ErrNotFound", err)
 	}
 }

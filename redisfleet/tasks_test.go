@@ -5,13 +5,13 @@ import (
 
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/redisfleet"
-	"github.com/baton-mcp/baton/tasks"
-	"github.com/baton-mcp/baton/tasks/taskstest"
+	"github.com/baton-mcp/baton/server"
+	"github.com/baton-mcp/baton/storetest"
 )
 
 func TestTaskStore(t *testing.T) {
 	rs := testredis.Start(t)
-	taskstest.Run(t, func(t *testing.T) tasks.Store {
+	storetest.Tasks(t, func(t *testing.T) server.TaskStore {
 		return redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "test:" + t.Name() + ":"}).Tasks()
 	})
 }

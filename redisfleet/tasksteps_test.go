@@ -10,8 +10,8 @@ import (
 
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/redisfleet"
-	"github.com/baton-mcp/baton/tasks"
-	"github.com/baton-mcp/baton/tasks/taskstest"
+	"github.com/baton-mcp/baton/server"
+	"github.com/baton-mcp/baton/storetest"
 )
 
 // UpdateSignal wakes the owner only when it wrote, in the same script,
@@ -29,8 +29,8 @@ func TestUpdateSignal(t *testing.T) {
 func testUpdateSignal(t *testing.T, rdb redis.UniversalClient) {
 	ctx := context.Background()
 	s := redisfleet.New(rdb, redisfleet.Options{Prefix: "us:"}).Tasks().(*redisfleet.TaskStore)
-	idle, busy := taskstest.Record(time.Minute), taskstest.Record(time.Minute)
-	for _, r := range []*tasks.Record{idle, busy} {
+	idle, busy := storetest.TaskRecord(time.Minute), storetest.TaskRecord(time.Minute)
+	for _, r := range []*server.TaskRecord{idle, busy} {
 		if err := s.Create(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +42,7 @@ func testUpdateSignal(t *testing.T, rdb redis.UniversalClient) {
 	// The subscription may take a moment: write until a wake-up arrives.
 	deadline := time.Now().Add(waitLimit)
 	for arrived := false; !arrived; {
-		rec, err := s.UpdateSignal(ctx, busy.ID, func(r *tasks.Record) error {
+		rec, err := s.UpdateSignal(ctx, busy.ID, func(r *server.TaskRecord) error {
 			r.StatusMessage += "w"
 			return nil
 		}, "owner")
@@ -63,10 +63,10 @@ func testUpdateSignal(t *testing.T, rdb redis.UniversalClient) {
 		<-got
 	}
 	// No write, no wake-up: the next message is the next write's.
-	if _, err := s.UpdateSignal(ctx, idle.ID, func(*tasks.Record) error { return tasks.ErrNoUpdate }, "owner"); err != nil {
+	if _, err := s.UpdateSignal(ctx, idle.ID, func(*server.TaskRecord) error { return server.ErrTaskNoUpdate }, "owner"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UpdateSignal(ctx, busy.ID, func(r *tasks.Record) error { r.StatusMessage = "done"; return nil }, "owner"); err != nil {
+	if _, err := s.UpdateSignal(ctx, busy.ID, func(r *server.TaskRecord) error { r.StatusMessage = "done"; return nil }, "owner"); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -81,7 +81,7 @@ func testUpdateSignal(t *testing.T, rdb redis.UniversalClient) {
 		t.Fatalf("Get = %+v, %v", r, err)
 	}
 	// Another owner's channel hears nothing of it.
-	if _, err := s.UpdateSignal(ctx, busy.ID, func(r *tasks.Record) error { r.StatusMessage = "other"; return nil }, "someone-else"); err != nil {
+	if _, err := s.UpdateSignal(ctx, busy.ID, func(r *server.TaskRecord) error { r.StatusMessage = "other"; return nil }, "someone-else"); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -102,13 +102,13 @@ func TestUpdateRetryNeedsNoRead(t *testing.T) {
 	ca.AddHook(trips)
 	a := redisfleet.New(ca, redisfleet.Options{Prefix: "retry:"}).Tasks().(*redisfleet.TaskStore)
 	b := redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "retry:"}).Tasks().(*redisfleet.TaskStore)
-	r := taskstest.Record(time.Minute)
+	r := storetest.TaskRecord(time.Minute)
 	if err := a.Create(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	mark := func(s *redisfleet.TaskStore, m string) {
 		t.Helper()
-		if _, err := s.Update(ctx, r.ID, func(r *tasks.Record) error { r.StatusMessage += m; return nil }); err != nil {
+		if _, err := s.Update(ctx, r.ID, func(r *server.TaskRecord) error { r.StatusMessage += m; return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}

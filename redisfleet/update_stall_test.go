@@ -10,10 +10,9 @@ import (
 
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/legacy"
-	"github.com/baton-mcp/baton/legacy/legacytest"
 	"github.com/baton-mcp/baton/redisfleet"
-	"github.com/baton-mcp/baton/tasks"
-	"github.com/baton-mcp/baton/tasks/taskstest"
+	"github.com/baton-mcp/baton/server"
+	"github.com/baton-mcp/baton/storetest"
 )
 
 // stalled returns a client that honours deadlines on a Redis rs can
@@ -49,16 +48,16 @@ func TestWritesPastDeadlineWriteNothing(t *testing.T) {
 
 	t.Run("task, remembered record", func(t *testing.T) {
 		s := f.Tasks()
-		r := taskstest.Record(time.Minute)
+		r := storetest.TaskRecord(time.Minute)
 		if err := s.Create(ctx, r); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Update(ctx, r.ID, func(r *tasks.Record) error { r.StatusMessage = "warm"; return nil }); err != nil {
+		if _, err := s.Update(ctx, r.ID, func(r *server.TaskRecord) error { r.StatusMessage = "warm"; return nil }); err != nil {
 			t.Fatal(err) // loads the script
 		}
 		rs.Pause()
 		uctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		_, err := s.Update(uctx, r.ID, func(r *tasks.Record) error { r.StatusMessage = "late"; return nil })
+		_, err := s.Update(uctx, r.ID, func(r *server.TaskRecord) error { r.StatusMessage = "late"; return nil })
 		cancel()
 		time.Sleep(300 * time.Millisecond)
 		rs.Resume()
@@ -74,13 +73,13 @@ func TestWritesPastDeadlineWriteNothing(t *testing.T) {
 
 	t.Run("task, fresh read", func(t *testing.T) {
 		s := f.Tasks()
-		r := taskstest.Record(time.Minute)
+		r := storetest.TaskRecord(time.Minute)
 		if err := s.Create(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 		other := redisfleet.New(client, redisfleet.Options{Prefix: "stall:"}).Tasks() // remembers nothing
 		uctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		_, err := other.Update(uctx, r.ID, func(r *tasks.Record) error {
+		_, err := other.Update(uctx, r.ID, func(r *server.TaskRecord) error {
 			rs.Pause() // between the read and the write
 			r.StatusMessage = "late"
 			return nil
@@ -100,7 +99,7 @@ func TestWritesPastDeadlineWriteNothing(t *testing.T) {
 
 	t.Run("session", func(t *testing.T) {
 		s := f.Sessions()
-		r := legacytest.Record("address:192.0.2.1")
+		r := storetest.SessionRecord("address:192.0.2.1")
 		if err := s.Create(ctx, r, legacy.Limits{Idle: time.Minute, MaxSessions: 10, MaxPerOwner: 10}); err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,6 @@ import (
 	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/server"
-	"github.com/baton-mcp/baton/tasks"
 )
 
 // metricValue sums the data points of metric name whose attributes
@@ -77,7 +76,7 @@ func wantMetric(t testing.TB, rec *otelRecorder, want float64, name string, attr
 // and answers routed between two instances.
 func TestMetricsTasksRefusalsAndSessions(t *testing.T) {
 	rec := newOtelRecorder(t)
-	shared := &server.TaskOptions{Store: tasks.NewMemoryStore(nil)}
+	shared := &server.TaskOptions{Store: server.NewMemoryTaskStore(nil)}
 	sessions := legacy.NewMemoryStore(nil)
 	a, b := newInstanceWith(t, rec.tel, shared, sessions), newInstanceWith(t, rec.tel, shared, sessions)
 	ctx := testCtx(t)

@@ -16,7 +16,6 @@ import (
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/server"
-	"github.com/baton-mcp/baton/tasks"
 )
 
 // clientTrace is the traceparent the test's client sends in params._meta
@@ -181,7 +180,7 @@ func TestTraceTask(t *testing.T) {
 	rec := newOtelRecorder(t)
 	// Two instances sharing the task store: requests alternate between
 	// them, so the task's requests reach both.
-	shared := &server.TaskOptions{Store: tasks.NewMemoryStore(nil)}
+	shared := &server.TaskOptions{Store: server.NewMemoryTaskStore(nil)}
 	a, b := newInstance(t, rec.tel, shared), newInstance(t, rec.tel, shared)
 	c, err := mcptest.New(mcptest.RoundRobin(mcptest.Handler(a), mcptest.Handler(b)), &mcptest.Options{Capabilities: tasksCaps()})
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/mcp"
-	"github.com/baton-mcp/baton/tasks"
 )
 
 // The defaults of the task quotas (TaskOptions) and of Options.StoreTimeout.
@@ -150,7 +149,7 @@ func (h *taskHost) storedTask(owner string, expires time.Time) {
 // Liveness.
 //
 // A task's owner renews the task's lease, and writes its own heartbeat
-// (tasks.Heartbeats) every third of the lease, from the moment this
+// (Heartbeats) every third of the lease, from the moment this
 // instance first runs or reads tasks. A reader that finds a lease lapsed
 // (beyond the leeway) asks whether the owner is alive: its heartbeat is
 // fresh (or, for this instance, the task still runs here). If not, the
@@ -179,7 +178,7 @@ func (h *taskHost) startBeats() {
 
 // beats writes this instance's heartbeat every lease/3 until the server
 // closes; after a failure it tries again every second.
-func (h *taskHost) beats(hb tasks.Heartbeats) {
+func (h *taskHost) beats(hb TaskHeartbeats) {
 	defer h.wg.Done()
 	life := h.s.life
 	for life.Err() == nil {
@@ -224,7 +223,7 @@ func (h *taskHost) storeHealthySince() time.Time {
 // it: for this instance, the task no longer runs here; for another, its
 // heartbeat is older than the leeway (or unknown). last is the owner's
 // last heartbeat, if known.
-func (h *taskHost) ownerSilent(ctx context.Context, rec *tasks.Record, now time.Time) (silent bool, last time.Time, err error) {
+func (h *taskHost) ownerSilent(ctx context.Context, rec *TaskRecord, now time.Time) (silent bool, last time.Time, err error) {
 	if rec.Owner == h.instance {
 		h.mu.Lock()
 		_, runs := h.runs[rec.ID]
@@ -244,7 +243,7 @@ func (h *taskHost) ownerSilent(ctx context.Context, rec *tasks.Record, now time.
 
 // judgeLapsed decides about a task whose lease has lapsed: nothing (its
 // owner is alive, or this instance cannot tell), suspect, or lost.
-func (h *taskHost) judgeLapsed(ctx context.Context, rec *tasks.Record, now time.Time, lapsed func(*tasks.Record) bool) (*tasks.Record, error) {
+func (h *taskHost) judgeLapsed(ctx context.Context, rec *TaskRecord, now time.Time, lapsed func(*TaskRecord) bool) (*TaskRecord, error) {
 	h.startBeats()
 	silent, last, err := h.ownerSilent(ctx, rec, now)
 	if err != nil {
@@ -258,10 +257,10 @@ func (h *taskHost) judgeLapsed(ctx context.Context, rec *tasks.Record, now time.
 		return rec, nil // the store fails for this instance: it cannot tell
 	}
 	rerun := false
-	out, err := h.store.Update(ctx, rec.ID, func(r *tasks.Record) error {
+	out, err := h.store.Update(ctx, rec.ID, func(r *TaskRecord) error {
 		rerun = false
 		if !lapsed(r) {
-			return tasks.ErrNoUpdate
+			return ErrTaskNoUpdate
 		}
 		if r.SuspectSince.IsZero() || now.Before(r.SuspectSince) || h.heartbeats != nil && r.SuspectSince.Before(healthy) {
 			// First seen silent, or seen before this instance last lost
@@ -270,7 +269,7 @@ func (h *taskHost) judgeLapsed(ctx context.Context, rec *tasks.Record, now time.
 			return nil
 		}
 		if now.Before(r.SuspectSince.Add(h.grace)) {
-			return tasks.ErrNoUpdate
+			return ErrTaskNoUpdate
 		}
 		why := fmt.Sprintf("the server instance running this task is gone: it renewed neither the task's lease (due %s) nor its heartbeat", taskTime(r.LeaseUntil))
 		if !last.IsZero() {

@@ -13,14 +13,13 @@ import (
 
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
-	"github.com/baton-mcp/baton/tasks"
 )
 
 // flakyStore is a MemoryStore that can be made unreachable, as a Redis
 // that was killed is: every call fails while down is set. It counts the
 // tasks created.
 type flakyStore struct {
-	tasks.Store
+	TaskStore
 	down    atomic.Bool
 	stall   atomic.Bool // calls wait for their context instead (a paused Redis)
 	created atomic.Int32
@@ -39,40 +38,40 @@ func (f *flakyStore) fail(ctx context.Context) error {
 	return nil
 }
 
-func (f *flakyStore) Create(ctx context.Context, r *tasks.Record) error {
+func (f *flakyStore) Create(ctx context.Context, r *TaskRecord) error {
 	if err := f.fail(ctx); err != nil {
 		return err
 	}
 	f.created.Add(1)
-	return f.Store.Create(ctx, r)
+	return f.TaskStore.Create(ctx, r)
 }
 
-func (f *flakyStore) Get(ctx context.Context, id string) (*tasks.Record, error) {
+func (f *flakyStore) Get(ctx context.Context, id string) (*TaskRecord, error) {
 	if err := f.fail(ctx); err != nil {
 		return nil, err
 	}
-	return f.Store.Get(ctx, id)
+	return f.TaskStore.Get(ctx, id)
 }
 
-func (f *flakyStore) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
+func (f *flakyStore) Update(ctx context.Context, id string, fn func(*TaskRecord) error) (*TaskRecord, error) {
 	if err := f.fail(ctx); err != nil {
 		return nil, err
 	}
-	return f.Store.Update(ctx, id, fn)
+	return f.TaskStore.Update(ctx, id, fn)
 }
 
 func (f *flakyStore) Beat(ctx context.Context, instance string, until time.Time) error {
 	if err := f.fail(ctx); err != nil {
 		return err
 	}
-	return f.Store.(tasks.Heartbeats).Beat(ctx, instance, until)
+	return f.TaskStore.(TaskHeartbeats).Beat(ctx, instance, until)
 }
 
 func (f *flakyStore) LastBeat(ctx context.Context, instance string) (time.Time, error) {
 	if err := f.fail(ctx); err != nil {
 		return time.Time{}, err
 	}
-	return f.Store.(tasks.Heartbeats).LastBeat(ctx, instance)
+	return f.TaskStore.(TaskHeartbeats).LastBeat(ctx, instance)
 }
 
 // A task whose handler returns while the store is down keeps its result:
@@ -80,7 +79,7 @@ func (f *flakyStore) LastBeat(ctx context.Context, instance string) (time.Time, 
 // task meanwhile (though the outage lasts many leases), and a request
 // that needed the store during the outage is refused with 503, saying so.
 func TestTaskResultSurvivesStoreOutage(t *testing.T) {
-	store := &flakyStore{Store: tasks.NewMemoryStore(nil)}
+	store := &flakyStore{TaskStore: NewMemoryTaskStore(nil)}
 	opts := TaskOptions{Store: store, Lease: 60 * time.Millisecond, Leeway: -1, LostGrace: 300 * time.Millisecond}
 	a := newTestServer(t, &Options{Tasks: opts})
 	b := newTestServer(t, &Options{Tasks: opts})
@@ -100,7 +99,7 @@ func TestTaskResultSurvivesStoreOutage(t *testing.T) {
 		t.Errorf("tasks/get in the outage: %q, Retry-After %q; want the store named, Retry-After 1", e.Message, r.Header.Get("Retry-After"))
 	}
 	store.down.Store(false)
-	res := waitTask(t, b, id, tasks.StatusCompleted, tasks.StatusFailed)
+	res := waitTask(t, b, id, TaskCompleted, TaskFailed)
 	if res["status"] != "completed" {
 		t.Fatalf("after the outage the task is %v, want completed: %v", res["status"], res)
 	}
@@ -110,7 +109,7 @@ func TestTaskResultSurvivesStoreOutage(t *testing.T) {
 // error that says the instance is gone; a reader that cannot reach the
 // store itself declares nothing lost.
 func TestTaskLostOnlyWhenOwnerGone(t *testing.T) {
-	store := &flakyStore{Store: tasks.NewMemoryStore(nil)}
+	store := &flakyStore{TaskStore: NewMemoryTaskStore(nil)}
 	opts := TaskOptions{Store: store, Lease: 60 * time.Millisecond, Leeway: -1, LostGrace: 200 * time.Millisecond}
 	a := newTestServer(t, &Options{Tasks: opts})
 	b := newTestServer(t, &Options{Tasks: opts})
@@ -134,7 +133,7 @@ func TestTaskLostOnlyWhenOwnerGone(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	store.down.Store(false) // the record stays working: the abandon write failed
 	start := time.Now()
-	res := waitTask(t, b, id, tasks.StatusFailed)
+	res := waitTask(t, b, id, TaskFailed)
 	e, _ := res["error"].(map[string]any)
 	msg, _ := e["message"].(string)
 	if !strings.Contains(msg, "gone") || strings.Contains(msg, "unreachable") {
@@ -149,7 +148,7 @@ func TestTaskLostOnlyWhenOwnerGone(t *testing.T) {
 // refused with 429, over the server's with 503, both with Retry-After;
 // another client is unaffected by the first one's quota.
 func TestTaskQuotas(t *testing.T) {
-	store := &flakyStore{Store: tasks.NewMemoryStore(nil)}
+	store := &flakyStore{TaskStore: NewMemoryTaskStore(nil)}
 	s := newTestServer(t, &Options{Tasks: TaskOptions{Store: store, MaxRunningPerClient: 2, MaxRunning: 3, MaxStoredPerClient: 4, PollInterval: 2 * time.Second}})
 	t.Cleanup(func() { s.Close() })
 	g := newGate()
@@ -193,7 +192,7 @@ func TestTaskQuotas(t *testing.T) {
 
 // A paused store (calls hang) costs a request StoreTimeout, then a 503.
 func TestTaskStoreTimeout(t *testing.T) {
-	store := &flakyStore{Store: tasks.NewMemoryStore(nil)}
+	store := &flakyStore{TaskStore: NewMemoryTaskStore(nil)}
 	s := newTestServer(t, &Options{StoreTimeout: 200 * time.Millisecond, Tasks: TaskOptions{Store: store}})
 	t.Cleanup(func() { s.Close() })
 	mustAddTool(t, s, Tool{Name: "quick"}, func(context.Context, *ToolRequest) (*ToolResult, error) { return TextResult("ok"), nil }, RunAsTask(TaskOptional))

@@ -8,7 +8,6 @@ import (
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/mcp"
-	"github.com/baton-mcp/baton/tasks"
 )
 
 // Task notifications (SEP-2663): a subscriptions/listen stream that asks
@@ -50,7 +49,7 @@ type taskListener struct {
 	signal    chan struct{}
 
 	mu      sync.Mutex
-	pending map[string]*tasks.Record // by task id: the latest record
+	pending map[string]*TaskRecord // by task id: the latest record
 	order   []string
 }
 
@@ -72,7 +71,7 @@ func (s *Server) openTaskListener(ctx context.Context, f *SubscriptionFilter) *t
 		f.Tasks = false
 		return nil
 	}
-	tl := &taskListener{principal: p, signal: make(chan struct{}, 1), pending: map[string]*tasks.Record{}}
+	tl := &taskListener{principal: p, signal: make(chan struct{}, 1), pending: map[string]*TaskRecord{}}
 	t := &s.taskWatch
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -107,7 +106,7 @@ func (tl *taskListener) ready() <-chan struct{} {
 	return tl.signal
 }
 
-func (tl *taskListener) offer(rec *tasks.Record) {
+func (tl *taskListener) offer(rec *TaskRecord) {
 	tl.mu.Lock()
 	if _, ok := tl.pending[rec.ID]; !ok {
 		if len(tl.order) >= maxPendingTasks {
@@ -124,20 +123,20 @@ func (tl *taskListener) offer(rec *tasks.Record) {
 	}
 }
 
-func (tl *taskListener) take() []*tasks.Record {
+func (tl *taskListener) take() []*TaskRecord {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
-	out := make([]*tasks.Record, 0, len(tl.order))
+	out := make([]*TaskRecord, 0, len(tl.order))
 	for _, id := range tl.order {
 		out = append(out, tl.pending[id])
 	}
-	tl.order, tl.pending = nil, map[string]*tasks.Record{}
+	tl.order, tl.pending = nil, map[string]*TaskRecord{}
 	return out
 }
 
 // deliverTask offers a task's record to the streams of its principal on
 // this instance.
-func (s *Server) deliverTask(rec *tasks.Record) {
+func (s *Server) deliverTask(rec *TaskRecord) {
 	if rec.Principal == "" {
 		return
 	}
@@ -151,7 +150,7 @@ func (s *Server) deliverTask(rec *tasks.Record) {
 
 // taskStatusChanged is called with a record whose status this instance
 // just changed: its own streams get it, the other instances its id.
-func (s *Server) taskStatusChanged(rec *tasks.Record) {
+func (s *Server) taskStatusChanged(rec *TaskRecord) {
 	s.deliverTask(rec)
 	if s.fanout == nil || rec.Principal == "" {
 		return
@@ -198,7 +197,7 @@ func (s *Server) receiveChange(c Change) {
 // taskNotification encodes notifications/tasks for a stream: the task as
 // tasks/get details it (result or error inline when terminal), with the
 // stream's subscription id as its _meta.
-func (s *Server) taskNotification(rec *tasks.Record, meta subscriptionMeta) ([]byte, error) {
+func (s *Server) taskNotification(rec *TaskRecord, meta subscriptionMeta) ([]byte, error) {
 	raw, e := s.encodeTask(rec, "", true)
 	if e != nil {
 		return nil, e
@@ -219,13 +218,13 @@ func (s *Server) taskNotification(rec *tasks.Record, meta subscriptionMeta) ([]b
 // statusStore is the task store as the server uses it: an Update that
 // changes a task's status tells its listeners.
 type statusStore struct {
-	tasks.Store
+	TaskStore
 	s *Server
 }
 
-func (st statusStore) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
-	var before tasks.Status
-	rec, err := st.Store.Update(ctx, id, func(r *tasks.Record) error {
+func (st statusStore) Update(ctx context.Context, id string, fn func(*TaskRecord) error) (*TaskRecord, error) {
+	var before TaskStatus
+	rec, err := st.TaskStore.Update(ctx, id, func(r *TaskRecord) error {
 		before = r.Status
 		return fn(r)
 	})

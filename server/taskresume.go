@@ -11,7 +11,6 @@ import (
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
-	"github.com/baton-mcp/baton/tasks"
 )
 
 // Waiting is data.
@@ -116,39 +115,39 @@ func (h *taskHost) takesRuns() bool {
 }
 
 // unowned reports whether no instance runs r (and r is not terminal).
-func unowned(r *tasks.Record) bool { return r.Owner == "" && !r.Status.Terminal() }
+func unowned(r *TaskRecord) bool { return r.Owner == "" && !r.Status.Terminal() }
 
 // pastTTL reports whether r outlived its time to live at now.
-func pastTTL(r *tasks.Record, now time.Time) bool {
+func pastTTL(r *TaskRecord, now time.Time) bool {
 	return !now.Before(r.CreatedAt.Add(time.Duration(r.TTLMs) * time.Millisecond))
 }
 
 // claim makes this instance the task's runner in r: an unowned task
 // whose questions are all answered. It reports false, leaving r alone,
 // otherwise.
-func (h *taskHost) claim(r *tasks.Record, now time.Time) bool {
+func (h *taskHost) claim(r *TaskRecord, now time.Time) bool {
 	if !unowned(r) || len(r.Pending()) > 0 || pastTTL(r, now) || r.Call == nil {
 		return false
 	}
-	r.Owner, r.Status, r.LeaseUntil, r.SuspectSince, r.UpdatedAt = h.instance, tasks.StatusWorking, now.Add(h.lease), time.Time{}, now
+	r.Owner, r.Status, r.LeaseUntil, r.SuspectSince, r.UpdatedAt = h.instance, TaskWorking, now.Add(h.lease), time.Time{}, now
 	return true
 }
 
 // adopt deals with an unowned task a reader found (load): one that
 // outlived its time to live is failed; one whose questions are answered
 // is claimed and run here. It returns the record as it is then.
-func (h *taskHost) adopt(ctx context.Context, rec *tasks.Record) (*tasks.Record, error) {
+func (h *taskHost) adopt(ctx context.Context, rec *TaskRecord) (*TaskRecord, error) {
 	now := h.s.now()
 	expired := pastTTL(rec, now)
 	if !expired && (len(rec.Pending()) > 0 || !h.takesRuns()) {
 		return rec, nil
 	}
 	claimed := false
-	out, err := h.store.Update(ctx, rec.ID, func(r *tasks.Record) error {
+	out, err := h.store.Update(ctx, rec.ID, func(r *TaskRecord) error {
 		claimed = false
 		switch {
 		case !unowned(r):
-			return tasks.ErrNoUpdate
+			return ErrTaskNoUpdate
 		case pastTTL(r, now):
 			failTask(r, now, "the task outlived its time to live (ttlMs) and was stopped")
 			return nil
@@ -156,7 +155,7 @@ func (h *taskHost) adopt(ctx context.Context, rec *tasks.Record) (*tasks.Record,
 			claimed = true
 			return nil
 		}
-		return tasks.ErrNoUpdate
+		return ErrTaskNoUpdate
 	})
 	if err != nil {
 		return nil, err
@@ -170,20 +169,20 @@ func (h *taskHost) adopt(ctx context.Context, rec *tasks.Record) (*tasks.Record,
 // resume runs the handler of a task this instance just claimed (rec, as
 // stored), again from the top, with the answers recorded. A task that
 // cannot run here is failed.
-func (h *taskHost) resume(ctx context.Context, rec *tasks.Record) {
+func (h *taskHost) resume(ctx context.Context, rec *TaskRecord) {
 	s := h.s
 	fail := func(why string) {
 		s.log.Error("task: running the handler again failed", "task", rec.ID, "why", why)
 		now := s.now()
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.storeTimeout)
 		defer cancel()
-		if _, err := h.store.Update(uctx, rec.ID, func(r *tasks.Record) error {
+		if _, err := h.store.Update(uctx, rec.ID, func(r *TaskRecord) error {
 			if r.Status.Terminal() || r.Owner != h.instance {
-				return tasks.ErrNoUpdate
+				return ErrTaskNoUpdate
 			}
 			failTask(r, now, why)
 			return nil
-		}); err != nil && !errors.Is(err, tasks.ErrNotFound) {
+		}); err != nil && !errors.Is(err, ErrTaskNotFound) {
 			s.log.Error("task: failing a task that could not run again did not work", "task", rec.ID, "err", err)
 		}
 	}
@@ -280,14 +279,14 @@ func (run *taskRun) askRecorded(ctx context.Context, irs []mrtr.InputRequest, re
 	actx, cancel := context.WithTimeout(ctx, h.storeTimeout)
 	defer cancel()
 	run.writes.Lock()
-	_, err := run.update(actx, func(r *tasks.Record) error {
+	_, err := run.update(actx, func(r *TaskRecord) error {
 		if r.Status.Terminal() {
 			return terminalError(r)
 		}
 		if err := addInputs(r, irs, reqs); err != nil {
 			return err
 		}
-		r.Status, r.StatusMessage, r.UpdatedAt = tasks.StatusInputRequired, "", now
+		r.Status, r.StatusMessage, r.UpdatedAt = TaskInputRequired, "", now
 		r.Owner, r.SuspectSince = "", time.Time{} // waiting is data: no one runs it
 		return nil
 	})
@@ -300,19 +299,19 @@ func (run *taskRun) askRecorded(ctx context.Context, irs []mrtr.InputRequest, re
 	if err != nil {
 		return nil, fmt.Errorf("task: ask the client: %w", err)
 	}
-	h.s.record(context.Background(), measurement{Kind: measureTaskStatus, Reason: string(tasks.StatusInputRequired)})
+	h.s.record(context.Background(), measurement{Kind: measureTaskStatus, Reason: string(TaskInputRequired)})
 	return nil, errTaskParked
 }
 
 // giveUp leaves a task whose run this instance gives up (it shuts down)
 // to run again elsewhere, if its tool allows that and it has runs left;
 // it reports whether it did.
-func (run *taskRun) giveUp(r *tasks.Record, now time.Time) bool {
+func (run *taskRun) giveUp(r *TaskRecord, now time.Time) bool {
 	if !run.rerunsLost || r.Reruns >= maxTaskReruns {
 		return false
 	}
 	r.Reruns++
-	r.Owner, r.Status, r.SuspectSince, r.UpdatedAt = "", tasks.StatusWorking, time.Time{}, now
+	r.Owner, r.Status, r.SuspectSince, r.UpdatedAt = "", TaskWorking, time.Time{}, now
 	r.Inputs = answeredOnly(r.Inputs)
 	r.StatusMessage = fmt.Sprintf("the server instance running the task shut down; the next instance to read it runs it again (run %d of at most %d after a lost one)", r.Reruns, maxTaskReruns)
 	return true
@@ -321,7 +320,7 @@ func (run *taskRun) giveUp(r *tasks.Record, now time.Time) bool {
 // rerunLost claims, in r, a task whose instance is gone, to run again
 // here, if its tool allows that and it has runs left; it reports whether
 // it did.
-func (h *taskHost) rerunLost(r *tasks.Record, now time.Time) bool {
+func (h *taskHost) rerunLost(r *TaskRecord, now time.Time) bool {
 	if r.Reruns >= maxTaskReruns || !h.takesRuns() {
 		return false
 	}
@@ -331,14 +330,14 @@ func (h *taskHost) rerunLost(r *tasks.Record, now time.Time) bool {
 	}
 	r.Reruns++
 	r.Inputs = answeredOnly(r.Inputs)
-	r.Owner, r.Status, r.LeaseUntil, r.SuspectSince, r.UpdatedAt = h.instance, tasks.StatusWorking, now.Add(h.lease), time.Time{}, now
+	r.Owner, r.Status, r.LeaseUntil, r.SuspectSince, r.UpdatedAt = h.instance, TaskWorking, now.Add(h.lease), time.Time{}, now
 	r.StatusMessage = fmt.Sprintf("the server instance running the task went away; another runs it again from the start (run %d of at most %d after a lost one)", r.Reruns, maxTaskReruns)
 	return true
 }
 
 // answeredOnly drops the questions no one answered (a run lost while it
 // asked): the next run asks them again.
-func answeredOnly(ins []tasks.Input) []tasks.Input {
+func answeredOnly(ins []TaskInput) []TaskInput {
 	kept := ins[:0]
 	for _, in := range ins {
 		if in.Answer != nil {

@@ -10,14 +10,13 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/mcp"
-	"github.com/baton-mcp/baton/tasks"
 )
 
 // A task that asks holds no handler: its instance shuts down at once, and
 // the answer through another instance sharing the store completes it
 // there, from the top, the earlier answers handed back in order.
 func TestTaskWaitingIsData(t *testing.T) {
-	store := tasks.NewMemoryStore(nil)
+	store := NewMemoryTaskStore(nil)
 	a := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
 	b := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
 	t.Cleanup(func() { a.Close(); b.Close() })
@@ -38,7 +37,7 @@ func TestTaskWaitingIsData(t *testing.T) {
 		}, RunAsTask(TaskOptional))
 	}
 	id := createTask(t, a, "two", nil, taskElicitCaps)
-	waitTask(t, a, id, tasks.StatusInputRequired)
+	waitTask(t, a, id, TaskInputRequired)
 	rec, err := store.Get(context.Background(), id)
 	if err != nil || rec.Owner != "" || rec.Call == nil {
 		t.Fatalf("waiting task record %+v (%v), want no owner and the call recorded", rec, err)
@@ -53,13 +52,13 @@ func TestTaskWaitingIsData(t *testing.T) {
 		t.Errorf("shutdown with a waiting task took %v, want at once", d)
 	}
 	ackOf(t, b, "tasks/update", id, updates(map[string]any{"baton:0": accept(true)}))
-	res := waitTask(t, b, id, tasks.StatusInputRequired)
+	res := waitTask(t, b, id, TaskInputRequired)
 	irs, _ := res["inputRequests"].(map[string]any)
 	if _, ok := irs["baton:1"]; len(irs) != 1 || !ok {
 		t.Fatalf("after the first answer, inputRequests = %v, want baton:1 only", irs)
 	}
 	ackOf(t, b, "tasks/update", id, updates(map[string]any{"baton:1": map[string]any{"action": "decline"}}))
-	res = waitTask(t, b, id, tasks.StatusCompleted)
+	res = waitTask(t, b, id, TaskCompleted)
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "accept+decline" || runs.Load() != 3 {
 		t.Errorf("result %q after %d runs, want accept+decline after 3", text, runs.Load())
 	}
@@ -76,7 +75,7 @@ func TestTaskRecordedAnswerCap(t *testing.T) {
 		return TextResult("done"), nil
 	}, RunAsTask(TaskOptional))
 	id := createTask(t, s, "ask", nil, taskElicitCaps)
-	waitTask(t, s, id, tasks.StatusInputRequired)
+	waitTask(t, s, id, TaskInputRequired)
 	big := map[string]any{"action": "accept", "content": map[string]any{"ok": true, "pad": strings.Repeat("x", maxRecordedInput)}}
 	r := taskCall(t, s, "tasks/update", id, updates(map[string]any{"baton:0": big}))
 	if e := wantError(t, r, http.StatusBadRequest, mcp.InvalidParams); !strings.Contains(e.Message, "4096") {
@@ -91,7 +90,7 @@ func TestTaskRecordedAnswerCap(t *testing.T) {
 // again by the next instance to read it, its status message saying so;
 // without the option it fails (TestTaskServerClose).
 func TestTaskRerunAfterClose(t *testing.T) {
-	store := tasks.NewMemoryStore(nil)
+	store := NewMemoryTaskStore(nil)
 	a := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
 	b := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
 	t.Cleanup(func() { b.Close() })
@@ -116,7 +115,7 @@ func TestTaskRerunAfterClose(t *testing.T) {
 	if err != nil || rec.Owner != "" || rec.Reruns != 1 || !strings.Contains(rec.StatusMessage, "runs it again") {
 		t.Fatalf("released task %+v (%v), want no owner, one re-run, a message saying so", rec, err)
 	}
-	res := waitTask(t, b, id, tasks.StatusCompleted)
+	res := waitTask(t, b, id, TaskCompleted)
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "done" || runs.Load() != 2 {
 		t.Errorf("result %q after %d runs, want done after 2", text, runs.Load())
 	}
@@ -148,7 +147,7 @@ func TestTaskWaitingHoldsNoGoroutine(t *testing.T) {
 		}
 		return TextResult("done"), nil
 	}, RunAsTask(TaskOptional))
-	waitTask(t, s, createTask(t, s, "ask", nil, taskElicitCaps), tasks.StatusInputRequired) // the instance's loops start
+	waitTask(t, s, createTask(t, s, "ask", nil, taskElicitCaps), TaskInputRequired) // the instance's loops start
 	const n = 200
 	runtime.GC()
 	var before runtime.MemStats
@@ -162,7 +161,7 @@ func TestTaskWaitingHoldsNoGoroutine(t *testing.T) {
 			ids[i] = createTask(t, s, "ask", nil, taskElicitCaps)
 		}
 		for i := start; i < min(start+16, n); i++ {
-			waitTask(t, s, ids[i], tasks.StatusInputRequired)
+			waitTask(t, s, ids[i], TaskInputRequired)
 		}
 	}
 	deadline := time.Now().Add(5 * time.Second)

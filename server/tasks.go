@@ -18,7 +18,6 @@ import (
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server/internal/round"
-	"github.com/baton-mcp/baton/tasks"
 )
 
 // Tasks (the tasks extension, SEP-2663).
@@ -79,9 +78,9 @@ const (
 // TaskOptions configure the tasks extension. The zero value is usable: a
 // memory store for this process and the defaults below.
 type TaskOptions struct {
-	// Store keeps the tasks. nil means tasks.NewMemoryStore for this
+	// Store keeps the tasks. nil means NewMemoryStore for this
 	// process; a fleet shares one (redisfleet.Fleet.Tasks).
-	Store tasks.Store
+	Store TaskStore
 	// TTL is how long a task lives from its creation (default 1 hour): its
 	// status and result can be read until then, and work still running
 	// then is stopped and the task failed. Sent as ttlMs. The record is
@@ -143,9 +142,9 @@ var (
 // task in the store.
 type taskHost struct {
 	s          *Server
-	store      tasks.Store
-	heartbeats tasks.Heartbeats // the store's heartbeats, if it keeps them (taken before store is wrapped)
-	signals    bool             // the store updates and signals in one step (updateSignaller)
+	store      TaskStore
+	heartbeats TaskHeartbeats // the store's heartbeats, if it keeps them (taken before store is wrapped)
+	signals    bool           // the store updates and signals in one step (updateSignaller)
 	ttl        time.Duration
 	poll       time.Duration
 	lease      time.Duration
@@ -225,14 +224,14 @@ func newTaskHost(s *Server, o TaskOptions) (*taskHost, error) {
 		return nil, fmt.Errorf("server: negative TaskOptions.LostGrace %v", h.grace)
 	}
 	if h.store == nil {
-		h.store = tasks.NewMemoryStore(s.now)
+		h.store = NewMemoryTaskStore(s.now)
 	}
-	h.heartbeats, _ = h.store.(tasks.Heartbeats) // the wrappers below hide it
-	_, h.signals = h.store.(updateSignaller)     // the wrappers pass it through
+	h.heartbeats, _ = h.store.(TaskHeartbeats) // the wrappers below hide it
+	_, h.signals = h.store.(updateSignaller)   // the wrappers pass it through
 	if s.tel != nil {
-		h.store = timedStore{Store: h.store, s: s}
+		h.store = timedStore{TaskStore: h.store, s: s}
 	}
-	h.store = statusStore{Store: h.store, s: s} // status changes reach task listeners
+	h.store = statusStore{TaskStore: h.store, s: s} // status changes reach task listeners
 	b := make([]byte, 12)
 	if _, err := rand.Read(b); err != nil {
 		return nil, fmt.Errorf("server: instance id: %w", err)
@@ -349,14 +348,14 @@ type taskRun struct {
 	mu      sync.Mutex
 	state   int
 	id      string
-	seed    *tasks.Record // the record as created
+	seed    *TaskRecord   // the record as created
 	changed chan struct{} // closed and replaced when the record may have changed
 	// latest is the record as this instance last read or wrote it (the
 	// blocking calls find their answers in it, with no read of their
 	// own); writes is held around the store calls that set it, so that it
 	// only moves forward. taken are the keys whose answers the handler
 	// took: the next write here drops them from the record.
-	latest *tasks.Record
+	latest *TaskRecord
 	taken  []string
 	writes sync.Mutex
 
@@ -367,7 +366,7 @@ type taskRun struct {
 	// question waits as the record.
 	resumes, rerunsLost bool
 	call                json.RawMessage
-	replay              []tasks.Input
+	replay              []TaskInput
 	pos                 int
 	parked              bool
 
@@ -435,11 +434,11 @@ func (run *taskRun) start() error {
 		return err
 	}
 	now := h.s.now()
-	rec := &tasks.Record{
+	rec := &TaskRecord{
 		ID:             id,
 		Principal:      PrincipalFromContext(run.ctx),
 		Owner:          h.instance,
-		Status:         tasks.StatusWorking,
+		Status:         TaskWorking,
 		CreatedAt:      now,
 		UpdatedAt:      now,
 		TTLMs:          h.ttl.Milliseconds(),
@@ -529,17 +528,17 @@ func (run *taskRun) storeResult(out json.RawMessage, e *mcp.Error) {
 	for attempt := 0; ; attempt++ {
 		now := h.s.now()
 		ctx, cancel := context.WithTimeout(context.Background(), h.storeTimeout)
-		_, err := h.store.Update(ctx, run.id, func(r *tasks.Record) error {
+		_, err := h.store.Update(ctx, run.id, func(r *TaskRecord) error {
 			if r.Status.Terminal() {
-				return tasks.ErrNoUpdate
+				return ErrTaskNoUpdate
 			}
 			if r.Owner != h.instance {
 				return errTaskMoved
 			}
 			if e != nil {
-				r.Status, r.Error, r.StatusMessage, r.Result = tasks.StatusFailed, e, e.Message, nil
+				r.Status, r.Error, r.StatusMessage, r.Result = TaskFailed, e, e.Message, nil
 			} else {
-				r.Status, r.Result, r.Error, r.StatusMessage = tasks.StatusCompleted, out, nil, ""
+				r.Status, r.Result, r.Error, r.StatusMessage = TaskCompleted, out, nil, ""
 			}
 			r.Inputs, r.UpdatedAt, r.SuspectSince = nil, now, time.Time{}
 			return nil
@@ -547,16 +546,16 @@ func (run *taskRun) storeResult(out json.RawMessage, e *mcp.Error) {
 		cancel()
 		switch {
 		case err == nil:
-			status := tasks.StatusCompleted
+			status := TaskCompleted
 			if e != nil {
-				status = tasks.StatusFailed
+				status = TaskFailed
 			}
 			h.s.record(context.Background(), measurement{Kind: measureTaskStatus, Reason: string(status)})
 			if attempt > 0 {
 				h.s.log.Info("task: the result was stored after the task store came back", "task", run.id, "attempts", attempt+1)
 			}
 			return
-		case errors.Is(err, tasks.ErrNotFound), errors.Is(err, errTaskMoved):
+		case errors.Is(err, ErrTaskNotFound), errors.Is(err, errTaskMoved):
 			return
 		case attempt == 0:
 			h.s.log.Warn("task: storing the result failed; retrying until it lands or the task's time to live ends", "task", run.id, "err", err)
@@ -616,9 +615,9 @@ func (run *taskRun) renew() {
 	now := h.s.now()
 	run.writes.Lock()
 	defer run.writes.Unlock()
-	rec, err := run.update(ctx, func(r *tasks.Record) error {
+	rec, err := run.update(ctx, func(r *TaskRecord) error {
 		if r.Status.Terminal() {
-			return tasks.ErrNoUpdate
+			return ErrTaskNoUpdate
 		}
 		r.LeaseUntil, r.SuspectSince = now.Add(h.lease), time.Time{}
 		return nil
@@ -629,11 +628,11 @@ func (run *taskRun) renew() {
 // update is the store's Update for the run's own writes, run.writes
 // held: it also drops the inputs whose answers the handler took, and keeps
 // the record as stored in latest.
-func (run *taskRun) update(ctx context.Context, fn func(*tasks.Record) error) (*tasks.Record, error) {
+func (run *taskRun) update(ctx context.Context, fn func(*TaskRecord) error) (*TaskRecord, error) {
 	run.mu.Lock()
 	taken := slices.Clone(run.taken)
 	run.mu.Unlock()
-	rec, err := run.host.store.Update(ctx, run.id, func(r *tasks.Record) error {
+	rec, err := run.host.store.Update(ctx, run.id, func(r *TaskRecord) error {
 		if r.Owner != run.host.instance && !r.Status.Terminal() {
 			return errTaskMoved
 		}
@@ -669,17 +668,17 @@ func (run *taskRun) check() {
 
 // observe stops the handler of a task that was settled elsewhere and wakes
 // the blocking calls waiting for answers.
-func (run *taskRun) observe(rec *tasks.Record, err error) {
+func (run *taskRun) observe(rec *TaskRecord, err error) {
 	switch {
-	case errors.Is(err, tasks.ErrNotFound):
+	case errors.Is(err, ErrTaskNotFound):
 		run.stop(errTaskExpired)
 	case errors.Is(err, errTaskMoved):
 		run.stop(errTaskMoved)
 	case err != nil:
 		run.host.s.log.Warn("task: reading the task store failed", "task", run.id, "err", err)
-	case rec.Status == tasks.StatusCancelled:
+	case rec.Status == TaskCancelled:
 		run.stop(errTaskCancelled)
-	case rec.Status == tasks.StatusFailed:
+	case rec.Status == TaskFailed:
 		run.stop(errTaskLost)
 	case rec.Owner != run.host.instance:
 		run.stop(errTaskMoved)
@@ -718,9 +717,9 @@ func (run *taskRun) abandon(cause error) {
 	now := h.s.now()
 	ctx, cancel := context.WithTimeout(context.Background(), run.host.storeTimeout)
 	defer cancel()
-	_, err := h.store.Update(ctx, run.id, func(r *tasks.Record) error {
+	_, err := h.store.Update(ctx, run.id, func(r *TaskRecord) error {
 		if r.Status.Terminal() || r.Owner != h.instance {
-			return tasks.ErrNoUpdate
+			return ErrTaskNoUpdate
 		}
 		if cause == errServerClosed && run.giveUp(r, now) {
 			return nil // another instance runs it again
@@ -728,14 +727,14 @@ func (run *taskRun) abandon(cause error) {
 		failTask(r, now, msg)
 		return nil
 	})
-	if err != nil && !errors.Is(err, tasks.ErrNotFound) {
+	if err != nil && !errors.Is(err, ErrTaskNotFound) {
 		h.s.log.Error("task: marking an abandoned task failed did not work", "task", run.id, "err", err)
 	}
 }
 
 // failTask moves r to failed with an internal error saying why.
-func failTask(r *tasks.Record, now time.Time, why string) {
-	r.Status = tasks.StatusFailed
+func failTask(r *TaskRecord, now time.Time, why string) {
+	r.Status = TaskFailed
 	r.Error = &mcp.Error{Code: mcp.InternalError, Message: "Internal error: " + why}
 	r.StatusMessage = why
 	r.Result, r.Inputs, r.UpdatedAt = nil, nil, now
@@ -816,7 +815,7 @@ func (run *taskRun) ask(ctx context.Context, irs []mrtr.InputRequest, timeout ti
 	actx, cancel := context.WithTimeout(ctx, h.storeTimeout)
 	defer cancel()
 	run.writes.Lock()
-	_, err := run.update(actx, func(r *tasks.Record) error {
+	_, err := run.update(actx, func(r *TaskRecord) error {
 		if r.Status.Terminal() {
 			return terminalError(r)
 		}
@@ -828,7 +827,7 @@ func (run *taskRun) ask(ctx context.Context, irs []mrtr.InputRequest, timeout ti
 		for _, in := range r.Inputs[n:] {
 			keys = append(keys, in.Key)
 		}
-		r.Status, r.StatusMessage, r.UpdatedAt = tasks.StatusInputRequired, "", now
+		r.Status, r.StatusMessage, r.UpdatedAt = TaskInputRequired, "", now
 		return nil
 	})
 	run.writes.Unlock()
@@ -869,7 +868,7 @@ func (run *taskRun) ask(ctx context.Context, irs []mrtr.InputRequest, timeout ti
 // number them in the call (baton:0 first); one asked WithKey (or Keyed)
 // keeps its key, which must be new for the task's life, since a client
 // may remember the keys it answered.
-func addInputs(r *tasks.Record, irs []mrtr.InputRequest, reqs []json.RawMessage) error {
+func addInputs(r *TaskRecord, irs []mrtr.InputRequest, reqs []json.RawMessage) error {
 	for i, q := range reqs {
 		k := irs[i].Key()
 		if k == "" {
@@ -880,7 +879,7 @@ func addInputs(r *tasks.Record, irs []mrtr.InputRequest, reqs []json.RawMessage)
 			r.Named = append(r.Named, k)
 		}
 		r.Keys++
-		r.Inputs = append(r.Inputs, tasks.Input{Key: k, Request: q})
+		r.Inputs = append(r.Inputs, TaskInput{Key: k, Request: q})
 	}
 	return nil
 }
@@ -890,7 +889,7 @@ var errAnswersPending = errors.New("answers pending")
 
 // terminalErr is the error of a blocking call in a task that was settled
 // while it asked.
-type terminalErr struct{ status tasks.Status }
+type terminalErr struct{ status TaskStatus }
 
 func (e *terminalErr) Error() string {
 	return "task: the task is " + string(e.status)
@@ -898,15 +897,15 @@ func (e *terminalErr) Error() string {
 
 func (e *terminalErr) Unwrap() error {
 	switch e.status {
-	case tasks.StatusCancelled:
+	case TaskCancelled:
 		return errTaskCancelled
-	case tasks.StatusFailed:
+	case TaskFailed:
 		return errTaskLost
 	}
 	return nil
 }
 
-func terminalError(r *tasks.Record) error { return &terminalErr{status: r.Status} }
+func terminalError(r *TaskRecord) error { return &terminalErr{status: r.Status} }
 
 func isTerminal(err error) bool {
 	var te *terminalErr
@@ -942,7 +941,7 @@ func (run *taskRun) collect(keys []string) ([]json.RawMessage, error) {
 }
 
 // hasInput reports whether r holds an input under key.
-func hasInput(r *tasks.Record, key string) bool {
+func hasInput(r *TaskRecord, key string) bool {
 	for _, in := range r.Inputs {
 		if in.Key == key {
 			return true
@@ -953,11 +952,11 @@ func hasInput(r *tasks.Record, key string) bool {
 
 // dropTaken removes the inputs under keys, whose answers the handler
 // took, leaving the status and the time of the last update as they are.
-func dropTaken(r *tasks.Record, keys []string) {
+func dropTaken(r *TaskRecord, keys []string) {
 	if len(keys) == 0 {
 		return
 	}
-	r.Inputs = slices.DeleteFunc(r.Inputs, func(in tasks.Input) bool { return slices.Contains(keys, in.Key) })
+	r.Inputs = slices.DeleteFunc(r.Inputs, func(in TaskInput) bool { return slices.Contains(keys, in.Key) })
 	if len(r.Inputs) == 0 {
 		r.Inputs = nil
 	}
@@ -970,21 +969,21 @@ func (run *taskRun) withdraw(keys []string) {
 	now := run.host.s.now()
 	run.writes.Lock()
 	defer run.writes.Unlock()
-	_, err := run.update(ctx, func(r *tasks.Record) error {
+	_, err := run.update(ctx, func(r *TaskRecord) error {
 		if r.Status.Terminal() {
-			return tasks.ErrNoUpdate
+			return ErrTaskNoUpdate
 		}
 		dropInputs(r, keys, now)
 		return nil
 	})
-	if err != nil && !errors.Is(err, tasks.ErrNotFound) {
+	if err != nil && !errors.Is(err, ErrTaskNotFound) {
 		run.host.s.log.Warn("task: withdrawing questions failed", "task", run.id, "err", err)
 	}
 }
 
 // dropInputs removes the inputs under keys; a task left with nothing
 // pending is working again.
-func dropInputs(r *tasks.Record, keys []string, now time.Time) {
+func dropInputs(r *TaskRecord, keys []string, now time.Time) {
 	kept := r.Inputs[:0]
 	for _, in := range r.Inputs {
 		drop := false
@@ -1002,8 +1001,8 @@ func dropInputs(r *tasks.Record, keys []string, now time.Time) {
 	if len(r.Inputs) == 0 {
 		r.Inputs = nil
 	}
-	if r.Status == tasks.StatusInputRequired && len(r.Pending()) == 0 {
-		r.Status = tasks.StatusWorking
+	if r.Status == TaskInputRequired && len(r.Pending()) == 0 {
+		r.Status = TaskWorking
 	}
 	r.UpdatedAt = now
 }
@@ -1134,7 +1133,7 @@ func (s *Server) runTaskHandler(run *taskRun, r *request, e *toolEntry, mc *mrtr
 type taskWire struct {
 	ResultType     string          `json:"resultType"`
 	TaskID         string          `json:"taskId"`
-	Status         tasks.Status    `json:"status"`
+	Status         TaskStatus      `json:"status"`
 	StatusMessage  string          `json:"statusMessage,omitempty"`
 	CreatedAt      string          `json:"createdAt"`
 	LastUpdatedAt  string          `json:"lastUpdatedAt"`
@@ -1151,7 +1150,7 @@ func taskTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.0
 
 // encodeTask encodes rec; detailed adds what its status carries (pending
 // input requests, the result, the error).
-func (s *Server) encodeTask(rec *tasks.Record, resultType string, detailed bool) (json.RawMessage, *mcp.Error) {
+func (s *Server) encodeTask(rec *TaskRecord, resultType string, detailed bool) (json.RawMessage, *mcp.Error) {
 	w := taskWire{
 		ResultType:     resultType,
 		TaskID:         rec.ID,
@@ -1165,7 +1164,7 @@ func (s *Server) encodeTask(rec *tasks.Record, resultType string, detailed bool)
 	}
 	if detailed {
 		switch rec.Status {
-		case tasks.StatusInputRequired:
+		case TaskInputRequired:
 			b := []byte{'{'}
 			for i, in := range rec.Pending() {
 				if i > 0 {
@@ -1175,9 +1174,9 @@ func (s *Server) encodeTask(rec *tasks.Record, resultType string, detailed bool)
 				b = append(b, in.Request...)
 			}
 			w.InputRequests = append(b, '}')
-		case tasks.StatusCompleted:
+		case TaskCompleted:
 			w.Result = rec.Result
-		case tasks.StatusFailed:
+		case TaskFailed:
 			w.Error = rec.Error
 			if w.Error == nil {
 				w.Error = &mcp.Error{Code: mcp.InternalError, Message: "Internal error"}
@@ -1255,13 +1254,13 @@ func (s *Server) ack() json.RawMessage {
 
 // load reads a task for principal, and fails it if the instance running
 // it stopped renewing its lease.
-func (h *taskHost) load(ctx context.Context, id, principal string) (*tasks.Record, *mcp.Error) {
+func (h *taskHost) load(ctx context.Context, id, principal string) (*TaskRecord, *mcp.Error) {
 	if !validTaskID(id) {
 		return nil, unknownTask(id)
 	}
 	rec, err := h.store.Get(ctx, id)
 	switch {
-	case errors.Is(err, tasks.ErrNotFound):
+	case errors.Is(err, ErrTaskNotFound):
 		return nil, unknownTask(id)
 	case err != nil:
 		return nil, h.storeError("get", err)
@@ -1275,18 +1274,18 @@ func (h *taskHost) load(ctx context.Context, id, principal string) (*tasks.Recor
 	if unowned(rec) {
 		rec, err = h.adopt(ctx, rec)
 		switch {
-		case errors.Is(err, tasks.ErrNotFound):
+		case errors.Is(err, ErrTaskNotFound):
 			return nil, unknownTask(id)
 		case err != nil:
 			return nil, h.storeError("take up", err)
 		}
 	}
-	if lapsed := func(r *tasks.Record) bool {
+	if lapsed := func(r *TaskRecord) bool {
 		return !r.Status.Terminal() && !unowned(r) && now.After(r.LeaseUntil.Add(h.leeway))
 	}; lapsed(rec) {
 		rec, err = h.judgeLapsed(ctx, rec, now, lapsed)
 		switch {
-		case errors.Is(err, tasks.ErrNotFound):
+		case errors.Is(err, ErrTaskNotFound):
 			return nil, unknownTask(id)
 		case err != nil:
 			return nil, h.storeError("fail lapsed", err)
@@ -1306,11 +1305,11 @@ func (e *answerError) Error() string { return fmt.Sprintf("input response %q: %v
 // answer stores the responses to pending inputs of the task, after
 // checking each against its request, and signals the running instance.
 // Responses to keys that are not pending are ignored (SEP-2663).
-func (h *taskHost) answer(ctx context.Context, id string, check func(*tasks.Record) error, responses round.Responses) (*tasks.Record, *mcp.Error) {
+func (h *taskHost) answer(ctx context.Context, id string, check func(*TaskRecord) error, responses round.Responses) (*TaskRecord, *mcp.Error) {
 	now := h.s.now()
 	takes := h.takesRuns()
 	var claimed bool
-	rec, err := h.updateAndSignal(ctx, id, func(r *tasks.Record) error {
+	rec, err := h.updateAndSignal(ctx, id, func(r *TaskRecord) error {
 		claimed = false
 		if err := check(r); err != nil {
 			return err
@@ -1321,7 +1320,7 @@ func (h *taskHost) answer(ctx context.Context, id string, check func(*tasks.Reco
 		}
 		applied := false
 		if r.Status.Terminal() {
-			return tasks.ErrNoUpdate
+			return ErrTaskNoUpdate
 		}
 		for i := range r.Inputs {
 			in := &r.Inputs[i]
@@ -1339,10 +1338,10 @@ func (h *taskHost) answer(ctx context.Context, id string, check func(*tasks.Reco
 			in.Answer, applied = bytes.Clone(raw), true
 		}
 		if !applied {
-			return tasks.ErrNoUpdate
+			return ErrTaskNoUpdate
 		}
-		if r.Status == tasks.StatusInputRequired && len(r.Pending()) == 0 {
-			r.Status = tasks.StatusWorking
+		if r.Status == TaskInputRequired && len(r.Pending()) == 0 {
+			r.Status = TaskWorking
 		}
 		r.UpdatedAt = now
 		claimed = takes && h.claim(r, now) // waiting is data: this instance runs it again
@@ -1355,7 +1354,7 @@ func (h *taskHost) answer(ctx context.Context, id string, check func(*tasks.Reco
 	switch {
 	case errors.As(err, &ae):
 		return nil, &mcp.Error{Code: mcp.InvalidParams, Message: "Invalid params: " + ae.Error()}
-	case errors.Is(err, tasks.ErrNotFound), errors.Is(err, errNoSuchTask):
+	case errors.Is(err, ErrTaskNotFound), errors.Is(err, errNoSuchTask):
 		return nil, unknownTask(id)
 	case errors.Is(err, errLeaseLapsed):
 		return nil, errLapsedRPC
@@ -1367,24 +1366,24 @@ func (h *taskHost) answer(ctx context.Context, id string, check func(*tasks.Reco
 
 // cancel moves the task to cancelled (unless it is terminal: cancelling is
 // idempotent) and signals the running instance.
-func (h *taskHost) cancel(ctx context.Context, id string, check func(*tasks.Record) error) (*tasks.Record, *mcp.Error) {
+func (h *taskHost) cancel(ctx context.Context, id string, check func(*TaskRecord) error) (*TaskRecord, *mcp.Error) {
 	var changed bool
 	now := h.s.now()
-	rec, err := h.updateAndSignal(ctx, id, func(r *tasks.Record) error {
+	rec, err := h.updateAndSignal(ctx, id, func(r *TaskRecord) error {
 		changed = false
 		if err := check(r); err != nil {
 			return err
 		}
 		if r.Status.Terminal() {
-			return tasks.ErrNoUpdate
+			return ErrTaskNoUpdate
 		}
-		r.Status, r.StatusMessage = tasks.StatusCancelled, "Cancelled by the client"
+		r.Status, r.StatusMessage = TaskCancelled, "Cancelled by the client"
 		r.Inputs, r.Result, r.Error, r.UpdatedAt = nil, nil, nil, now
 		changed = true
 		return nil
 	})
 	switch {
-	case errors.Is(err, tasks.ErrNotFound), errors.Is(err, errNoSuchTask):
+	case errors.Is(err, ErrTaskNotFound), errors.Is(err, errNoSuchTask):
 		return nil, unknownTask(id)
 	case errors.Is(err, errLeaseLapsed):
 		return nil, errLapsedRPC
@@ -1392,14 +1391,14 @@ func (h *taskHost) cancel(ctx context.Context, id string, check func(*tasks.Reco
 		return nil, h.storeError("cancel", err)
 	}
 	if changed {
-		h.s.record(ctx, measurement{Kind: measureTaskStatus, Reason: string(tasks.StatusCancelled)})
+		h.s.record(ctx, measurement{Kind: measureTaskStatus, Reason: string(TaskCancelled)})
 	}
 	return rec, nil
 }
 
 // signal wakes the instance running rec. A lost signal only delays the
 // task: its instance rereads it every lease/3.
-func (h *taskHost) signal(ctx context.Context, rec *tasks.Record) {
+func (h *taskHost) signal(ctx context.Context, rec *TaskRecord) {
 	if rec.Owner == h.instance {
 		h.deliver(rec.ID)
 		return

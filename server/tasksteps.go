@@ -6,8 +6,6 @@ import (
 
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server/internal/round"
-
-	"github.com/baton-mcp/baton/tasks"
 )
 
 // A task store may also implement updateSignaller: an update and the
@@ -18,17 +16,17 @@ type updateSignaller interface {
 	// UpdateSignal is Store.Update, then, if fn's last run asked for a
 	// write and it was stored, Store.Signal(owner, id), best effort as
 	// Signal is (not reported). An owner of "" is the record's Owner.
-	UpdateSignal(ctx context.Context, id string, fn func(*tasks.Record) error, owner string) (*tasks.Record, error)
+	UpdateSignal(ctx context.Context, id string, fn func(*TaskRecord) error, owner string) (*TaskRecord, error)
 }
 
 // updateSignal runs UpdateSignal on st, or Update then Signal (its error
 // dropped) on a store without it.
-func updateSignal(ctx context.Context, st tasks.Store, id string, fn func(*tasks.Record) error, owner string) (*tasks.Record, error) {
+func updateSignal(ctx context.Context, st TaskStore, id string, fn func(*TaskRecord) error, owner string) (*TaskRecord, error) {
 	if us, ok := st.(updateSignaller); ok {
 		return us.UpdateSignal(ctx, id, fn, owner)
 	}
 	var wrote bool
-	rec, err := st.Update(ctx, id, func(r *tasks.Record) error {
+	rec, err := st.Update(ctx, id, func(r *TaskRecord) error {
 		err := fn(r)
 		wrote = err == nil
 		return err
@@ -44,9 +42,9 @@ func updateSignal(ctx context.Context, st tasks.Store, id string, fn func(*tasks
 
 // UpdateSignal passes the one step through, telling the listeners of a
 // status change as Update does.
-func (st statusStore) UpdateSignal(ctx context.Context, id string, fn func(*tasks.Record) error, owner string) (*tasks.Record, error) {
-	var before tasks.Status
-	rec, err := updateSignal(ctx, st.Store, id, func(r *tasks.Record) error {
+func (st statusStore) UpdateSignal(ctx context.Context, id string, fn func(*TaskRecord) error, owner string) (*TaskRecord, error) {
+	var before TaskStatus
+	rec, err := updateSignal(ctx, st.TaskStore, id, func(r *TaskRecord) error {
 		before = r.Status
 		return fn(r)
 	}, owner)
@@ -57,10 +55,10 @@ func (st statusStore) UpdateSignal(ctx context.Context, id string, fn func(*task
 }
 
 // UpdateSignal passes the one step through, timed as an update.
-func (ts timedStore) UpdateSignal(ctx context.Context, id string, fn func(*tasks.Record) error, owner string) (*tasks.Record, error) {
+func (ts timedStore) UpdateSignal(ctx context.Context, id string, fn func(*TaskRecord) error, owner string) (*TaskRecord, error) {
 	var fnErr error
 	start := ts.s.now()
-	r, err := updateSignal(ctx, ts.Store, id, func(r *tasks.Record) error {
+	r, err := updateSignal(ctx, ts.TaskStore, id, func(r *TaskRecord) error {
 		fnErr = fn(r)
 		return fnErr
 	}, owner)
@@ -77,12 +75,12 @@ func (ts timedStore) UpdateSignal(ctx context.Context, id string, fn func(*tasks
 // step when the store has it (the wake-up then reaches this instance too
 // through the store, when the task runs here). A lost wake-up only delays
 // the task: its instance rereads it every lease/3.
-func (h *taskHost) updateAndSignal(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
+func (h *taskHost) updateAndSignal(ctx context.Context, id string, fn func(*TaskRecord) error) (*TaskRecord, error) {
 	if h.signals {
 		return h.store.(updateSignaller).UpdateSignal(ctx, id, fn, "")
 	}
 	var wrote bool
-	out, err := h.store.Update(ctx, id, func(r *tasks.Record) error {
+	out, err := h.store.Update(ctx, id, func(r *TaskRecord) error {
 		err := fn(r)
 		wrote = err == nil
 		return err
@@ -105,13 +103,13 @@ var (
 // that an instance holding the record's current bytes writes with no read
 // before (one round trip with the wake-up, on redisfleet). A task whose
 // lease lapsed is loaded and judged first (load), then written.
-func (h *taskHost) write(ctx context.Context, id, principal string, responses *round.Responses) (*tasks.Record, *mcp.Error) {
+func (h *taskHost) write(ctx context.Context, id, principal string, responses *round.Responses) (*TaskRecord, *mcp.Error) {
 	if !validTaskID(id) {
 		return nil, unknownTask(id)
 	}
 	now := h.s.now()
-	checks := func(lapseOK bool) func(*tasks.Record) error {
-		return func(r *tasks.Record) error {
+	checks := func(lapseOK bool) func(*TaskRecord) error {
+		return func(r *TaskRecord) error {
 			switch {
 			case r.Principal != principal, !now.Before(r.ExpiresAt):
 				return errNoSuchTask
@@ -121,7 +119,7 @@ func (h *taskHost) write(ctx context.Context, id, principal string, responses *r
 			return nil
 		}
 	}
-	do := func(check func(*tasks.Record) error) (*tasks.Record, *mcp.Error) {
+	do := func(check func(*TaskRecord) error) (*TaskRecord, *mcp.Error) {
 		if responses != nil {
 			return h.answer(ctx, id, check, *responses)
 		}

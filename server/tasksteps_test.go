@@ -6,12 +6,10 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/baton-mcp/baton/tasks"
 )
 
 // inputKeys lists the keys of the inputs in the stored record of task id.
-func inputKeys(t *testing.T, store tasks.Store, id string) []string {
+func inputKeys(t *testing.T, store TaskStore, id string) []string {
 	t.Helper()
 	r, err := store.Get(context.Background(), id)
 	if err != nil {
@@ -26,7 +24,7 @@ func inputKeys(t *testing.T, store tasks.Store, id string) []string {
 
 // waitInputs polls the stored record of task id until its input keys are
 // want.
-func waitInputs(t *testing.T, store tasks.Store, id string, want ...string) {
+func waitInputs(t *testing.T, store TaskStore, id string, want ...string) {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for {
@@ -46,7 +44,7 @@ func waitInputs(t *testing.T, store tasks.Store, id string, want ...string) {
 // renewal of the lease, the next question, the result) drops the answers
 // taken, so they do not stay in the task.
 func TestTaskAnswersTakenLeaveTheRecord(t *testing.T) {
-	store := tasks.NewMemoryStore(nil)
+	store := NewMemoryTaskStore(nil)
 	s := newTestServer(t, &Options{Tasks: TaskOptions{Store: store, Lease: 60 * time.Millisecond}})
 	form := confirmForm(t, "Go?")
 	got, release := make(chan string, 1), make(chan struct{})
@@ -64,7 +62,7 @@ func TestTaskAnswersTakenLeaveTheRecord(t *testing.T) {
 		return TextResult(string(first.Action) + "," + string(second.Action)), nil
 	}, RunAsTask(TaskOptional), TaskRunsOnce())
 	id := createTask(t, s, "twice", nil, taskElicitCaps)
-	waitTask(t, s, id, tasks.StatusInputRequired)
+	waitTask(t, s, id, TaskInputRequired)
 	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:0": accept(true)}))
 	select {
 	case a := <-got:
@@ -80,12 +78,12 @@ func TestTaskAnswersTakenLeaveTheRecord(t *testing.T) {
 		t.Errorf("after the answer was taken: %v, want working", res["status"])
 	}
 	close(release)
-	res := waitTask(t, s, id, tasks.StatusInputRequired)
+	res := waitTask(t, s, id, TaskInputRequired)
 	if irs, _ := res["inputRequests"].(map[string]any); len(irs) != 1 || irs["baton:1"] == nil {
 		t.Fatalf("second question: inputRequests = %v, want baton:1 alone", res["inputRequests"])
 	}
 	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:1": map[string]any{"action": "decline"}}))
-	res = waitTask(t, s, id, tasks.StatusCompleted)
+	res = waitTask(t, s, id, TaskCompleted)
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "accept,decline" {
 		t.Errorf("result %q, want accept,decline", text)
 	}
@@ -95,7 +93,7 @@ func TestTaskAnswersTakenLeaveTheRecord(t *testing.T) {
 // Without a renewal in between, the next question's write drops the
 // answer taken: the record holds the new question alone.
 func TestTaskNextQuestionDropsTheAnswerTaken(t *testing.T) {
-	store := tasks.NewMemoryStore(nil)
+	store := NewMemoryTaskStore(nil)
 	s := newTestServer(t, &Options{Tasks: TaskOptions{Store: store, Lease: time.Minute}})
 	form := confirmForm(t, "Go?")
 	mustAddTool(t, s, Tool{Name: "twice"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
@@ -107,7 +105,7 @@ func TestTaskNextQuestionDropsTheAnswerTaken(t *testing.T) {
 		return TextResult("done"), nil
 	}, RunAsTask(TaskOptional), TaskRunsOnce())
 	id := createTask(t, s, "twice", nil, taskElicitCaps)
-	waitTask(t, s, id, tasks.StatusInputRequired)
+	waitTask(t, s, id, TaskInputRequired)
 	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:0": accept(true)}))
 	waitInputs(t, store, id, "baton:1")
 }
@@ -115,15 +113,15 @@ func TestTaskNextQuestionDropsTheAnswerTaken(t *testing.T) {
 // signallingStore is a MemoryStore with the one-step update and wake-up,
 // recording the owners it was asked to wake.
 type signallingStore struct {
-	tasks.Store
+	TaskStore
 	mu     sync.Mutex
 	owners []string
 	plain  int // Signal calls
 }
 
-func (s *signallingStore) UpdateSignal(ctx context.Context, id string, fn func(*tasks.Record) error, owner string) (*tasks.Record, error) {
+func (s *signallingStore) UpdateSignal(ctx context.Context, id string, fn func(*TaskRecord) error, owner string) (*TaskRecord, error) {
 	var wrote bool
-	rec, err := s.Update(ctx, id, func(r *tasks.Record) error {
+	rec, err := s.Update(ctx, id, func(r *TaskRecord) error {
 		err := fn(r)
 		wrote = err == nil
 		return err
@@ -135,7 +133,7 @@ func (s *signallingStore) UpdateSignal(ctx context.Context, id string, fn func(*
 		s.mu.Lock()
 		s.owners = append(s.owners, owner)
 		s.mu.Unlock()
-		_ = s.Store.Signal(ctx, owner, id)
+		_ = s.TaskStore.Signal(ctx, owner, id)
 	}
 	return rec, err
 }
@@ -144,7 +142,7 @@ func (s *signallingStore) Signal(ctx context.Context, owner, id string) error {
 	s.mu.Lock()
 	s.plain++
 	s.mu.Unlock()
-	return s.Store.Signal(ctx, owner, id)
+	return s.TaskStore.Signal(ctx, owner, id)
 }
 
 // tasks/update and tasks/cancel on an instance that does not run the task
@@ -152,7 +150,7 @@ func (s *signallingStore) Signal(ctx context.Context, owner, id string) error {
 // own wrappers: status listeners and telemetry); an answer that changes
 // nothing wakes no one.
 func TestTaskUpdateAndWakeInOneStep(t *testing.T) {
-	store := &signallingStore{Store: tasks.NewMemoryStore(nil)}
+	store := &signallingStore{TaskStore: NewMemoryTaskStore(nil)}
 	a := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}})
 	tel := &recordingTelemetry{}
 	b := newTestServer(t, &Options{Tasks: TaskOptions{Store: store}, testTelemetry: tel})
@@ -167,17 +165,17 @@ func TestTaskUpdateAndWakeInOneStep(t *testing.T) {
 		}, RunAsTask(TaskOptional), TaskRunsOnce())
 	}
 	id := createTask(t, a, "ask", nil, taskElicitCaps)
-	waitTask(t, b, id, tasks.StatusInputRequired)
+	waitTask(t, b, id, TaskInputRequired)
 	ackOf(t, b, "tasks/update", id, updates(map[string]any{"unknown-key": accept(true)})) // ignored: no write
 	ackOf(t, b, "tasks/update", id, updates(map[string]any{"baton:0": accept(true)}))
-	res := waitTask(t, b, id, tasks.StatusCompleted)
+	res := waitTask(t, b, id, TaskCompleted)
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "answered accept" {
 		t.Errorf("result %q, want answered accept", text)
 	}
 	id = createTask(t, a, "ask", nil, taskElicitCaps)
-	waitTask(t, a, id, tasks.StatusInputRequired)
+	waitTask(t, a, id, TaskInputRequired)
 	ackOf(t, b, "tasks/cancel", id, nil)
-	waitTask(t, a, id, tasks.StatusCancelled)
+	waitTask(t, a, id, TaskCancelled)
 	tel.mu.Lock()
 	if n := len(slices.DeleteFunc(slices.Clone(tel.calls), func(c string) bool { return c != "tasks.update" })); n != 3 {
 		t.Errorf("b timed %d updates (%q), want 3: two answers, one cancel", n, tel.calls)
@@ -223,7 +221,7 @@ func (r *recordingTelemetry) Record(_ context.Context, m measurement) {
 // task is failed as lost, and the cancellation, acknowledged, changes
 // nothing.
 func TestTaskWriteOnALapsedLease(t *testing.T) {
-	store := tasks.NewMemoryStore(nil)
+	store := NewMemoryTaskStore(nil)
 	a, b, skew, _ := skewedPair(t, store)
 	for b.tasks.storeHealthySince().IsZero() {
 		if b.tasks.heartbeats != nil {

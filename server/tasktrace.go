@@ -6,7 +6,6 @@ import (
 	"log/slog"
 
 	"github.com/baton-mcp/baton/mrtr"
-	"github.com/baton-mcp/baton/tasks"
 )
 
 // traceparent is ctx's span as a W3C traceparent, "" without telemetry or
@@ -48,13 +47,13 @@ func parseTraceparent(s string) (traceRef, bool) {
 func (s *Server) taskStarted(ctx context.Context) {
 	if t := s.tel; t != nil {
 		t.Record(ctx, measurement{Kind: measureTasksRunning, Delta: 1})
-		t.Record(ctx, measurement{Kind: measureTaskStatus, Reason: string(tasks.StatusWorking)})
+		t.Record(ctx, measurement{Kind: measureTaskStatus, Reason: string(TaskWorking)})
 	}
 }
 
 // linkTask links ctx's span (a tasks/* request) to the request that
 // created rec.
-func (s *Server) linkTask(ctx context.Context, rec *tasks.Record) {
+func (s *Server) linkTask(ctx context.Context, rec *TaskRecord) {
 	t := s.tel
 	if t == nil || rec.Trace == "" {
 		return
@@ -108,7 +107,7 @@ func (run *taskRun) question(ctx context.Context, irs []mrtr.InputRequest) (cont
 	run.mu.Unlock()
 	qctx, end := t.StartSpan(ctx, sp)
 	t.Record(ctx, measurement{Kind: measureParkedCalls, Delta: 1})
-	t.Record(ctx, measurement{Kind: measureTaskStatus, Reason: string(tasks.StatusInputRequired)})
+	t.Record(ctx, measurement{Kind: measureTaskStatus, Reason: string(TaskInputRequired)})
 	return qctx, func() {
 		t.Record(ctx, measurement{Kind: measureParkedCalls, Delta: -1})
 		end(nil)

@@ -12,7 +12,6 @@ import (
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server/internal/seal"
-	"github.com/baton-mcp/baton/tasks"
 )
 
 // telemetry observes a server: a span per request, spans for the work a
@@ -288,35 +287,35 @@ func methodOf(reqs []era.PeerRequest) string {
 // timedStore reports the latency and failures of a task store's calls,
 // timed by the server's clock (Options.Now).
 type timedStore struct {
-	tasks.Store
+	TaskStore
 	s *Server
 }
 
 func (ts timedStore) done(ctx context.Context, op string, start time.Time, err error) {
-	failed := err != nil && !errors.Is(err, tasks.ErrNotFound) && !errors.Is(err, tasks.ErrNoUpdate) && !errors.Is(err, tasks.ErrExists)
+	failed := err != nil && !errors.Is(err, ErrTaskNotFound) && !errors.Is(err, ErrTaskNoUpdate) && !errors.Is(err, ErrTaskExists)
 	ts.s.tel.Record(ctx, measurement{Kind: measureStoreCall, Reason: op, Duration: ts.s.now().Sub(start), Err: failed})
 }
 
-func (ts timedStore) Create(ctx context.Context, r *tasks.Record) error {
+func (ts timedStore) Create(ctx context.Context, r *TaskRecord) error {
 	start := ts.s.now()
-	err := ts.Store.Create(ctx, r)
+	err := ts.TaskStore.Create(ctx, r)
 	ts.done(ctx, "tasks.create", start, err)
 	return err
 }
 
-func (ts timedStore) Get(ctx context.Context, id string) (*tasks.Record, error) {
+func (ts timedStore) Get(ctx context.Context, id string) (*TaskRecord, error) {
 	start := ts.s.now()
-	r, err := ts.Store.Get(ctx, id)
+	r, err := ts.TaskStore.Get(ctx, id)
 	ts.done(ctx, "tasks.get", start, err)
 	return r, err
 }
 
-func (ts timedStore) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
+func (ts timedStore) Update(ctx context.Context, id string, fn func(*TaskRecord) error) (*TaskRecord, error) {
 	// An error of fn's own aborts the update and comes back as it is: no
 	// failure of the store.
 	var fnErr error
 	start := ts.s.now()
-	r, err := ts.Store.Update(ctx, id, func(r *tasks.Record) error {
+	r, err := ts.TaskStore.Update(ctx, id, func(r *TaskRecord) error {
 		fnErr = fn(r)
 		return fnErr
 	})
@@ -330,7 +329,7 @@ func (ts timedStore) Update(ctx context.Context, id string, fn func(*tasks.Recor
 
 func (ts timedStore) Signal(ctx context.Context, owner, id string) error {
 	start := ts.s.now()
-	err := ts.Store.Signal(ctx, owner, id)
+	err := ts.TaskStore.Signal(ctx, owner, id)
 	ts.done(ctx, "tasks.signal", start, err)
 	return err
 }

@@ -1,5 +1,5 @@
 // Package contract runs a store's contract suite: the checks of
-// tasks/taskstest and legacy/legacytest, each on an empty store, either as
+// package storetest (sessions, events, tasks), each on an empty store, either as
 // subtests of a *testing.T (Run) or collecting failures without one (Test),
 // as testing/fstest does for an fs.FS.
 package contract

@@ -1,20 +1,18 @@
-// Package tasks keeps the tasks of the MCP tasks extension
-// (io.modelcontextprotocol/tasks, SEP-2663): the record of one task, the
-// Store interface every instance of a deployment reads and writes them
-// through, and NewMemoryStore, the store of a single process. Package
-// redisfleet provides a Store on Redis for a fleet (Fleet.Tasks).
+// The store of the MCP tasks extension (io.modelcontextprotocol/tasks,
+// SEP-2663): the record of one task (TaskRecord), the TaskStore interface
+// every instance of a deployment reads and writes them through, and
+// NewMemoryTaskStore, the store of a single process. Package redisfleet
+// provides one on Redis for a fleet (Fleet.Tasks); package storetest
+// checks a new store against the contract.
 //
 // A store is deliberately dumb: it keeps records, applies an update
 // atomically (Update re-runs the caller's function until its write does not
 // race another), and carries wake-up signals to the instance running a
 // task. What the statuses mean, and who may move a task from one to another,
-// is decided by package server, once, for every store.
-//
-// Serving tasks is package server's job (server.Options.Tasks for the
-// store and the timings, server.RunAsTask for a tool); most programs only
-// choose a store. Package tasks/taskstest checks a new store against the
-// contract.
-package tasks
+// is decided by the server, once, for every store. Most programs only
+// choose a store (Options.Tasks).
+
+package server
 
 import (
 	"context"
@@ -26,44 +24,44 @@ import (
 	"github.com/baton-mcp/baton/mcp"
 )
 
-// Status is the status of a task.
-type Status string
+// TaskStatus is the status of a task.
+type TaskStatus string
 
 // The statuses of a task. Completed, failed and cancelled are terminal: a
 // task that reached one never leaves it.
 const (
-	// StatusWorking: the work is in progress.
-	StatusWorking Status = "working"
-	// StatusInputRequired: the work waits for answers to Record.Inputs.
-	StatusInputRequired Status = "input_required"
-	// StatusCompleted: the work finished; Record.Result holds its result
+	// TaskWorking: the work is in progress.
+	TaskWorking TaskStatus = "working"
+	// TaskInputRequired: the work waits for answers to Record.Inputs.
+	TaskInputRequired TaskStatus = "input_required"
+	// TaskCompleted: the work finished; Record.Result holds its result
 	// (a tool result, isError included).
-	StatusCompleted Status = "completed"
-	// StatusFailed: the work ended in a JSON-RPC error (Record.Error), or
+	TaskCompleted TaskStatus = "completed"
+	// TaskFailed: the work ended in a JSON-RPC error (Record.Error), or
 	// was lost (its instance died, or it outlived its time to live).
-	StatusFailed Status = "failed"
-	// StatusCancelled: the client cancelled the task.
-	StatusCancelled Status = "cancelled"
+	TaskFailed TaskStatus = "failed"
+	// TaskCancelled: the client cancelled the task.
+	TaskCancelled TaskStatus = "cancelled"
 )
 
 // Terminal reports whether s is completed, failed or cancelled.
-func (s Status) Terminal() bool {
-	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+func (s TaskStatus) Terminal() bool {
+	return s == TaskCompleted || s == TaskFailed || s == TaskCancelled
 }
 
 // Valid reports whether s is one of the five statuses.
-func (s Status) Valid() bool {
+func (s TaskStatus) Valid() bool {
 	switch s {
-	case StatusWorking, StatusInputRequired, StatusCompleted, StatusFailed, StatusCancelled:
+	case TaskWorking, TaskInputRequired, TaskCompleted, TaskFailed, TaskCancelled:
 		return true
 	}
 	return false
 }
 
-// Input is one request a task put to its client: an input request as it
+// TaskInput is one request a task put to its client: an input request as it
 // appears in inputRequests on tasks/get, and, once tasks/update delivered
 // it, the client's answer, until the task takes it.
-type Input struct {
+type TaskInput struct {
 	// Key names the request in inputRequests and inputResponses. A task
 	// never uses a key twice.
 	Key string `json:"key"`
@@ -73,8 +71,8 @@ type Input struct {
 	Answer json.RawMessage `json:"answer,omitempty"`
 }
 
-// Record is the stored state of one task.
-type Record struct {
+// TaskRecord is the stored state of one task.
+type TaskRecord struct {
 	// ID is the task id: an unguessable handle (server mints 144 random
 	// bits).
 	ID string `json:"id"`
@@ -90,8 +88,8 @@ type Record struct {
 
 	// Status is where the task is; StatusMessage, if set, says more (it is
 	// sent to the client).
-	Status        Status `json:"status"`
-	StatusMessage string `json:"statusMessage,omitempty"`
+	Status        TaskStatus `json:"status"`
+	StatusMessage string     `json:"statusMessage,omitempty"`
 
 	// CreatedAt and UpdatedAt are sent as createdAt and lastUpdatedAt.
 	CreatedAt time.Time `json:"createdAt"`
@@ -124,7 +122,7 @@ type Record struct {
 	// whose handler runs again from the top (Call set) keeps every
 	// request it asked, in order, with its answer: the next run is handed
 	// them as the handler asks again.
-	Inputs []Input `json:"inputs,omitempty"`
+	Inputs []TaskInput `json:"inputs,omitempty"`
 	// Keys counts the input request keys issued so far, so that none is
 	// issued twice in the task's life.
 	Keys int `json:"keys,omitempty"`
@@ -155,15 +153,15 @@ type Record struct {
 }
 
 // Clone returns a deep copy of r.
-func (r *Record) Clone() *Record {
+func (r *TaskRecord) Clone() *TaskRecord {
 	if r == nil {
 		return nil
 	}
 	c := *r
 	if r.Inputs != nil {
-		c.Inputs = make([]Input, len(r.Inputs))
+		c.Inputs = make([]TaskInput, len(r.Inputs))
 		for i, in := range r.Inputs {
-			c.Inputs[i] = Input{Key: in.Key, Request: slices.Clone(in.Request), Answer: slices.Clone(in.Answer)}
+			c.Inputs[i] = TaskInput{Key: in.Key, Request: slices.Clone(in.Request), Answer: slices.Clone(in.Answer)}
 		}
 	}
 	c.Named = slices.Clone(r.Named)
@@ -178,8 +176,8 @@ func (r *Record) Clone() *Record {
 
 // Pending returns the inputs not answered yet, in the order they were
 // issued.
-func (r *Record) Pending() []Input {
-	var p []Input
+func (r *TaskRecord) Pending() []TaskInput {
+	var p []TaskInput
 	for _, in := range r.Inputs {
 		if in.Answer == nil {
 			p = append(p, in)
@@ -190,37 +188,37 @@ func (r *Record) Pending() []Input {
 
 // Errors of a Store.
 var (
-	// ErrNotFound is returned for a task that does not exist: never
+	// ErrTaskNotFound is returned for a task that does not exist: never
 	// created, or expired.
-	ErrNotFound = errors.New("tasks: no such task")
-	// ErrExists is returned by Create for an id already in use.
-	ErrExists = errors.New("tasks: a task with this id exists")
-	// ErrNoUpdate is returned by an update function to leave the record as
+	ErrTaskNotFound = errors.New("tasks: no such task")
+	// ErrTaskExists is returned by Create for an id already in use.
+	ErrTaskExists = errors.New("tasks: a task with this id exists")
+	// ErrTaskNoUpdate is returned by an update function to leave the record as
 	// it is: Update then writes nothing and returns the record it read,
 	// with a nil error.
-	ErrNoUpdate = errors.New("tasks: no update")
+	ErrTaskNoUpdate = errors.New("tasks: no update")
 )
 
-// Store keeps the tasks of a deployment. Every instance that serves the
+// TaskStore keeps the tasks of a deployment. Every instance that serves the
 // deployment's endpoint must share one, so that any instance answers
 // tasks/get and a tasks/update or tasks/cancel reaches the instance running
 // the task. Implementations must be safe for concurrent use, and must hand
 // out copies: a record returned, or passed to an update function, is the
 // caller's to change.
-type Store interface {
+type TaskStore interface {
 	// Create stores a new task. It returns ErrExists if the id is taken.
 	// When it returns nil the task is durable: a Get on any instance finds
 	// it (SEP-2663: the CreateTaskResult is sent only after this).
-	Create(ctx context.Context, r *Record) error
+	Create(ctx context.Context, r *TaskRecord) error
 	// Get returns the task, or ErrNotFound.
-	Get(ctx context.Context, id string) (*Record, error)
+	Get(ctx context.Context, id string) (*TaskRecord, error)
 	// Update applies fn to the current record and stores what fn left in
 	// it, atomically: if the record changed between the read and the
 	// write, fn runs again on the new one. fn returning ErrNoUpdate writes
 	// nothing; any other error aborts the update and is returned. Update
 	// returns the record as stored (or as read, after ErrNoUpdate), or
 	// ErrNotFound. fn must not change ID or ExpiresAt.
-	Update(ctx context.Context, id string, fn func(*Record) error) (*Record, error)
+	Update(ctx context.Context, id string, fn func(*TaskRecord) error) (*TaskRecord, error)
 	// Signal wakes the instance owner about task id: an answer or a
 	// cancellation was stored for it. Delivery is best effort; the owner
 	// also rereads its tasks periodically.
@@ -232,14 +230,14 @@ type Store interface {
 	Signals(ctx context.Context, owner string, deliver func(id string)) error
 }
 
-// Heartbeats is implemented by a Store that also keeps a heartbeat per
+// TaskHeartbeats is implemented by a Store that also keeps a heartbeat per
 // instance: every instance running tasks writes its own every third of its
 // lease, and an instance that finds a task's lease lapsed asks whether the
 // owner is still alive before declaring the task lost. One write per
 // instance vouches for all its tasks, and it tells "the instance is gone"
 // from "the store was unreachable for a while". NewMemoryStore's and
 // redisfleet's Fleet.Tasks implement it.
-type Heartbeats interface {
+type TaskHeartbeats interface {
 	// Beat records that instance is alive until until.
 	Beat(ctx context.Context, instance string, until time.Time) error
 	// LastBeat returns the until of the instance's latest Beat, or the

@@ -1,15 +1,4 @@
-// Package taskstest checks that a tasks.Store keeps the contract the
-// server relies on, as testing/fstest checks an fs.FS. Every store's tests
-// run it (the memory store's in package tasks, the Redis store's in package
-// redisfleet), so the stores behave the same; run it on yours:
-//
-//	func TestStore(t *testing.T) {
-//		taskstest.Run(t, func(t *testing.T) tasks.Store { return newMyStore(t) })
-//	}
-//
-// Run gives each check its own subtest and its own empty store; Test runs
-// the same checks without a *testing.T and returns what failed.
-package taskstest
+package storetest
 
 import (
 	"context"
@@ -22,45 +11,41 @@ import (
 
 	"github.com/baton-mcp/baton/internal/contract"
 	"github.com/baton-mcp/baton/mcp"
-	"github.com/baton-mcp/baton/tasks"
+	"github.com/baton-mcp/baton/server"
 )
 
-// waitLimit bounds every wait for something the test expects to happen.
-const waitLimit = 10 * time.Second
-
-// Run runs the contract against stores made by newStore. The stores read
+// Tasks runs the server.TaskStore contract against stores made by
+// newStore, each check in its own subtest. The stores read
 // the wall clock; expiry is checked with records that expire a moment after
 // they are created.
-func Run(t *testing.T, newStore func(t *testing.T) tasks.Store) {
-	contract.Run(t, checks, newStore)
+func Tasks(t *testing.T, newStore func(t *testing.T) server.TaskStore) {
+	contract.Run(t, taskChecks, newStore)
 }
 
-// Test runs the contract against stores made by newStore, each empty, and
-// returns an error describing every failure, or nil. Unlike Run it needs
+// CheckTasks runs the server.TaskStore contract against stores made by
+// newStore, each empty, and returns an error describing every failure, or
+// nil. Unlike Tasks it needs
 // no *testing.T, so a program (or an Example) can check a store.
-func Test(newStore func() (tasks.Store, error)) error {
-	return contract.Test("taskstest", checks, newStore)
+func CheckTasks(newStore func() (server.TaskStore, error)) error {
+	return contract.Test("storetest.CheckTasks", taskChecks, newStore)
 }
 
-// checks are the contract, one check per entry, each on an empty store.
-var checks = []contract.Check[tasks.Store]{
-	{Name: "CreateGet", Run: testCreateGet},
-	{Name: "Copies", Run: testCopies},
-	{Name: "Update", Run: testUpdate},
-	{Name: "ConcurrentUpdates", Run: testConcurrentUpdates},
-	{Name: "Expiry", Run: testExpiry},
-	{Name: "Signals", Run: testSignals},
-	{Name: "Heartbeats", Run: testHeartbeats},
+// taskChecks are the contract, one check per entry, each on an empty store.
+var taskChecks = []contract.Check[server.TaskStore]{
+	{Name: "CreateGet", Run: testTaskCreateGet},
+	{Name: "Copies", Run: testTaskCopies},
+	{Name: "Update", Run: testTaskUpdate},
+	{Name: "ConcurrentUpdates", Run: testTaskConcurrentUpdates},
+	{Name: "Expiry", Run: testTaskExpiry},
+	{Name: "Signals", Run: testTaskSignals},
+	{Name: "Heartbeats", Run: testTaskHeartbeats},
 }
 
-// tb is what the checks use of a *testing.T; Test gives them a recorder.
-type tb = contract.TB
-
-// testHeartbeats: a store that keeps heartbeats returns the latest until
+// testTaskHeartbeats: a store that keeps heartbeats returns the latest until
 // of each instance (to the millisecond), and the zero time for one that
 // never beat; SuspectSince survives a round trip.
-func testHeartbeats(t tb, s tasks.Store) {
-	hb, ok := s.(tasks.Heartbeats)
+func testTaskHeartbeats(t tb, s server.TaskStore) {
+	hb, ok := s.(server.TaskHeartbeats)
 	if !ok {
 		return // the store keeps no heartbeats
 	}
@@ -77,7 +62,7 @@ func testHeartbeats(t tb, s tasks.Store) {
 	if last, err := hb.LastBeat(ctx, "a"); err != nil || !last.Equal(until) {
 		t.Errorf("LastBeat = %v, %v; want %v", last, err, until)
 	}
-	r := Record(time.Minute)
+	r := TaskRecord(time.Minute)
 	r.SuspectSince = time.Now().Truncate(time.Millisecond)
 	if err := s.Create(ctx, r); err != nil {
 		t.Fatal(err)
@@ -93,19 +78,19 @@ var idSeq struct {
 	n  int
 }
 
-// Record returns a working record with a fresh id that expires ttl from
+// TaskRecord returns a working record with a fresh id that expires ttl from
 // now.
-func Record(ttl time.Duration) *tasks.Record {
+func TaskRecord(ttl time.Duration) *server.TaskRecord {
 	idSeq.mu.Lock()
 	idSeq.n++
 	n := idSeq.n
 	idSeq.mu.Unlock()
 	now := time.Now().Truncate(time.Millisecond)
-	return &tasks.Record{
+	return &server.TaskRecord{
 		ID:             fmt.Sprintf("test-task-%d-%d", now.UnixNano(), n),
 		Principal:      "alice",
 		Owner:          "instance-a",
-		Status:         tasks.StatusWorking,
+		Status:         server.TaskWorking,
 		CreatedAt:      now,
 		UpdatedAt:      now,
 		TTLMs:          ttl.Milliseconds(),
@@ -115,55 +100,55 @@ func Record(ttl time.Duration) *tasks.Record {
 	}
 }
 
-func testCreateGet(t tb, s tasks.Store) {
+func testTaskCreateGet(t tb, s server.TaskStore) {
 	ctx := context.Background()
-	r := Record(time.Minute)
-	r.Inputs = []tasks.Input{{Key: "baton:1", Request: json.RawMessage(`{"method":"roots/list","params":{}}`)}}
+	r := TaskRecord(time.Minute)
+	r.Inputs = []server.TaskInput{{Key: "baton:1", Request: json.RawMessage(`{"method":"roots/list","params":{}}`)}}
 	r.Error = &mcp.Error{Code: -32603, Message: "boom", Data: map[string]any{"why": "test"}}
 	if err := s.Create(ctx, r); err != nil {
 		t.Fatalf("Create: %v", err)
 	}
-	if err := s.Create(ctx, r); !errors.Is(err, tasks.ErrExists) {
+	if err := s.Create(ctx, r); !errors.Is(err, server.ErrTaskExists) {
 		t.Errorf("second Create with the same id: %v, want ErrExists", err)
 	}
 	got, err := s.Get(ctx, r.ID)
 	if err != nil {
 		t.Fatalf("Get: %v", err)
 	}
-	if got.ID != r.ID || got.Principal != "alice" || got.Owner != "instance-a" || got.Status != tasks.StatusWorking ||
+	if got.ID != r.ID || got.Principal != "alice" || got.Owner != "instance-a" || got.Status != server.TaskWorking ||
 		!got.CreatedAt.Equal(r.CreatedAt) || !got.ExpiresAt.Equal(r.ExpiresAt) || !got.LeaseUntil.Equal(r.LeaseUntil) ||
 		got.PollIntervalMs != 1000 || len(got.Inputs) != 1 || got.Inputs[0].Key != "baton:1" ||
 		string(got.Inputs[0].Request) != `{"method":"roots/list","params":{}}` || got.Error == nil || got.Error.Code != -32603 {
 		t.Errorf("Get returned %+v, want what was created (%+v)", got, r)
 	}
-	if _, err := s.Get(ctx, "no-such-task"); !errors.Is(err, tasks.ErrNotFound) {
+	if _, err := s.Get(ctx, "no-such-task"); !errors.Is(err, server.ErrTaskNotFound) {
 		t.Errorf("Get of an unknown id: %v, want ErrNotFound", err)
 	}
-	if _, err := s.Update(ctx, "no-such-task", func(*tasks.Record) error { return nil }); !errors.Is(err, tasks.ErrNotFound) {
+	if _, err := s.Update(ctx, "no-such-task", func(*server.TaskRecord) error { return nil }); !errors.Is(err, server.ErrTaskNotFound) {
 		t.Errorf("Update of an unknown id: %v, want ErrNotFound", err)
 	}
 }
 
 // A record handed out, or passed to an update function that then fails,
 // is the caller's: changing it changes nothing stored.
-func testCopies(t tb, s tasks.Store) {
+func testTaskCopies(t tb, s server.TaskStore) {
 	ctx := context.Background()
-	r := Record(time.Minute)
-	r.Inputs = []tasks.Input{{Key: "k", Request: json.RawMessage(`{"method":"roots/list"}`)}}
+	r := TaskRecord(time.Minute)
+	r.Inputs = []server.TaskInput{{Key: "k", Request: json.RawMessage(`{"method":"roots/list"}`)}}
 	if err := s.Create(ctx, r); err != nil {
 		t.Fatalf("Create: %v", err)
 	}
-	r.Status = tasks.StatusFailed
+	r.Status = server.TaskFailed
 	r.Inputs[0].Key = "changed"
 	got, err := s.Get(ctx, r.ID)
 	if err != nil {
 		t.Fatalf("Get: %v", err)
 	}
-	got.Status = tasks.StatusCancelled
+	got.Status = server.TaskCancelled
 	got.Inputs[0].Request[0] = 'X'
 	boom := errors.New("boom")
-	if _, err := s.Update(ctx, r.ID, func(rec *tasks.Record) error {
-		rec.Status = tasks.StatusCompleted
+	if _, err := s.Update(ctx, r.ID, func(rec *server.TaskRecord) error {
+		rec.Status = server.TaskCompleted
 		rec.Inputs[0].Answer = json.RawMessage(`{}`)
 		return boom
 	}); !errors.Is(err, boom) {
@@ -173,19 +158,19 @@ func testCopies(t tb, s tasks.Store) {
 	if err != nil {
 		t.Fatalf("Get: %v", err)
 	}
-	if again.Status != tasks.StatusWorking || again.Inputs[0].Key != "k" || again.Inputs[0].Request[0] != '{' || again.Inputs[0].Answer != nil {
+	if again.Status != server.TaskWorking || again.Inputs[0].Key != "k" || again.Inputs[0].Request[0] != '{' || again.Inputs[0].Answer != nil {
 		t.Errorf("stored record changed through a copy or a failed update: %+v", again)
 	}
 }
 
-func testUpdate(t tb, s tasks.Store) {
+func testTaskUpdate(t tb, s server.TaskStore) {
 	ctx := context.Background()
-	r := Record(time.Minute)
+	r := TaskRecord(time.Minute)
 	if err := s.Create(ctx, r); err != nil {
 		t.Fatalf("Create: %v", err)
 	}
-	out, err := s.Update(ctx, r.ID, func(rec *tasks.Record) error {
-		rec.Status = tasks.StatusCompleted
+	out, err := s.Update(ctx, r.ID, func(rec *server.TaskRecord) error {
+		rec.Status = server.TaskCompleted
 		rec.Result = json.RawMessage(`{"content":[]}`)
 		rec.ID = "hijacked"
 		rec.ExpiresAt = rec.ExpiresAt.Add(time.Hour)
@@ -194,33 +179,33 @@ func testUpdate(t tb, s tasks.Store) {
 	if err != nil {
 		t.Fatalf("Update: %v", err)
 	}
-	if out.Status != tasks.StatusCompleted || out.ID != r.ID || !out.ExpiresAt.Equal(r.ExpiresAt) {
+	if out.Status != server.TaskCompleted || out.ID != r.ID || !out.ExpiresAt.Equal(r.ExpiresAt) {
 		t.Errorf("Update returned %+v: want completed, with ID and ExpiresAt unchanged", out)
 	}
 	got, err := s.Get(ctx, r.ID)
-	if err != nil || got.Status != tasks.StatusCompleted || string(got.Result) != `{"content":[]}` {
+	if err != nil || got.Status != server.TaskCompleted || string(got.Result) != `{"content":[]}` {
 		t.Errorf("after Update, Get = %+v, %v", got, err)
 	}
-	if _, err := s.Get(ctx, "hijacked"); !errors.Is(err, tasks.ErrNotFound) {
+	if _, err := s.Get(ctx, "hijacked"); !errors.Is(err, server.ErrTaskNotFound) {
 		t.Errorf("an update function moved the record to another id: %v", err)
 	}
 	// ErrNoUpdate writes nothing and returns the record as read.
-	same, err := s.Update(ctx, r.ID, func(rec *tasks.Record) error {
-		rec.Status = tasks.StatusFailed
-		return tasks.ErrNoUpdate
+	same, err := s.Update(ctx, r.ID, func(rec *server.TaskRecord) error {
+		rec.Status = server.TaskFailed
+		return server.ErrTaskNoUpdate
 	})
-	if err != nil || same.Status != tasks.StatusCompleted {
+	if err != nil || same.Status != server.TaskCompleted {
 		t.Errorf("Update with ErrNoUpdate = %+v, %v; want the stored record, nil", same, err)
 	}
-	if got, _ := s.Get(ctx, r.ID); got == nil || got.Status != tasks.StatusCompleted {
+	if got, _ := s.Get(ctx, r.ID); got == nil || got.Status != server.TaskCompleted {
 		t.Errorf("ErrNoUpdate wrote: %+v", got)
 	}
 }
 
 // Concurrent updates never lose one another: each increments Keys once.
-func testConcurrentUpdates(t tb, s tasks.Store) {
+func testTaskConcurrentUpdates(t tb, s server.TaskStore) {
 	ctx := context.Background()
-	r := Record(time.Minute)
+	r := TaskRecord(time.Minute)
 	if err := s.Create(ctx, r); err != nil {
 		t.Fatalf("Create: %v", err)
 	}
@@ -229,7 +214,7 @@ func testConcurrentUpdates(t tb, s tasks.Store) {
 	errs := make(chan error, n)
 	for range n {
 		wg.Go(func() {
-			_, err := s.Update(ctx, r.ID, func(rec *tasks.Record) error {
+			_, err := s.Update(ctx, r.ID, func(rec *server.TaskRecord) error {
 				rec.Keys++
 				return nil
 			})
@@ -253,9 +238,9 @@ func testConcurrentUpdates(t tb, s tasks.Store) {
 }
 
 // A record is gone once it expires.
-func testExpiry(t tb, s tasks.Store) {
+func testTaskExpiry(t tb, s server.TaskStore) {
 	ctx := context.Background()
-	r := Record(150 * time.Millisecond)
+	r := TaskRecord(150 * time.Millisecond)
 	if err := s.Create(ctx, r); err != nil {
 		t.Fatalf("Create: %v", err)
 	}
@@ -265,7 +250,7 @@ func testExpiry(t tb, s tasks.Store) {
 	deadline := time.Now().Add(waitLimit)
 	for {
 		_, err := s.Get(ctx, r.ID)
-		if errors.Is(err, tasks.ErrNotFound) {
+		if errors.Is(err, server.ErrTaskNotFound) {
 			break
 		}
 		if err != nil {
@@ -276,13 +261,13 @@ func testExpiry(t tb, s tasks.Store) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if _, err := s.Update(ctx, r.ID, func(*tasks.Record) error { return nil }); !errors.Is(err, tasks.ErrNotFound) {
+	if _, err := s.Update(ctx, r.ID, func(*server.TaskRecord) error { return nil }); !errors.Is(err, server.ErrTaskNotFound) {
 		t.Errorf("Update after expiry: %v, want ErrNotFound", err)
 	}
 }
 
 // Signals reach the owner's receiver, and only it.
-func testSignals(t tb, s tasks.Store) {
+func testTaskSignals(t tb, s server.TaskStore) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	got := map[string]chan string{"a": make(chan string, 8), "b": make(chan string, 8)}

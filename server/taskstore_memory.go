@@ -1,4 +1,4 @@
-package tasks
+package server
 
 import (
 	"context"
@@ -7,40 +7,40 @@ import (
 	"time"
 )
 
-// memoryStore is a Store for one process: the default of a server that is
+// memoryTaskStore is a Store for one process: the default of a server that is
 // given none. Its tasks are lost when the process ends, and another
 // process cannot see them, so a fleet needs a shared store (package
 // redisfleet.Fleet.Tasks). It is safe for concurrent use and forgets tasks once they
 // expire.
-type memoryStore struct {
+type memoryTaskStore struct {
 	now func() time.Time
 
 	mu        sync.Mutex
-	recs      map[string]*Record
-	subs      map[string]map[*memorySub]struct{} // by owner
-	beats     map[string]time.Time               // by instance
+	recs      map[string]*TaskRecord
+	subs      map[string]map[*memoryTaskSub]struct{} // by owner
+	beats     map[string]time.Time                   // by instance
 	lastSweep time.Time
 }
 
-type memorySub struct{ deliver func(string) }
+type memoryTaskSub struct{ deliver func(string) }
 
-// NewMemoryStore returns an empty Store in this process's memory (the
+// NewMemoryTaskStore returns an empty Store in this process's memory (the
 // server's default, right for one instance) that tells expired tasks by
 // now (nil: the wall clock). It also keeps Heartbeats.
-func NewMemoryStore(now func() time.Time) Store { return newMemoryStore(now) }
+func NewMemoryTaskStore(now func() time.Time) TaskStore { return newMemoryTaskStore(now) }
 
-// newMemoryStore returns an empty memoryStore that tells expired
+// newMemoryTaskStore returns an empty memoryTaskStore that tells expired
 // tasks by now (nil means the wall clock). Give it the server's clock
 // (server.Options.Now).
-func newMemoryStore(now func() time.Time) *memoryStore {
+func newMemoryTaskStore(now func() time.Time) *memoryTaskStore {
 	if now == nil {
 		now = time.Now
 	}
-	return &memoryStore{now: now, recs: make(map[string]*Record), subs: make(map[string]map[*memorySub]struct{})}
+	return &memoryTaskStore{now: now, recs: make(map[string]*TaskRecord), subs: make(map[string]map[*memoryTaskSub]struct{})}
 }
 
 // sweep drops expired records, at most once a minute. m.mu is held.
-func (m *memoryStore) sweep(now time.Time) {
+func (m *memoryTaskStore) sweep(now time.Time) {
 	if now.Sub(m.lastSweep) < time.Minute {
 		return
 	}
@@ -54,7 +54,7 @@ func (m *memoryStore) sweep(now time.Time) {
 
 // live returns the record of id unless it is missing or expired. m.mu is
 // held.
-func (m *memoryStore) live(id string, now time.Time) (*Record, bool) {
+func (m *memoryTaskStore) live(id string, now time.Time) (*TaskRecord, bool) {
 	r, ok := m.recs[id]
 	if !ok || !now.Before(r.ExpiresAt) {
 		return nil, false
@@ -63,7 +63,7 @@ func (m *memoryStore) live(id string, now time.Time) (*Record, bool) {
 }
 
 // Create implements Store.
-func (m *memoryStore) Create(ctx context.Context, r *Record) error {
+func (m *memoryTaskStore) Create(ctx context.Context, r *TaskRecord) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -72,14 +72,14 @@ func (m *memoryStore) Create(ctx context.Context, r *Record) error {
 	defer m.mu.Unlock()
 	m.sweep(now)
 	if _, ok := m.live(r.ID, now); ok {
-		return ErrExists
+		return ErrTaskExists
 	}
 	m.recs[r.ID] = r.Clone()
 	return nil
 }
 
 // Get implements Store.
-func (m *memoryStore) Get(ctx context.Context, id string) (*Record, error) {
+func (m *memoryTaskStore) Get(ctx context.Context, id string) (*TaskRecord, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -87,14 +87,14 @@ func (m *memoryStore) Get(ctx context.Context, id string) (*Record, error) {
 	defer m.mu.Unlock()
 	r, ok := m.live(id, m.now())
 	if !ok {
-		return nil, ErrNotFound
+		return nil, ErrTaskNotFound
 	}
 	return r.Clone(), nil
 }
 
 // Update implements Store. fn runs under the store's lock, so it must not
 // call the store.
-func (m *memoryStore) Update(ctx context.Context, id string, fn func(*Record) error) (*Record, error) {
+func (m *memoryTaskStore) Update(ctx context.Context, id string, fn func(*TaskRecord) error) (*TaskRecord, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -102,10 +102,10 @@ func (m *memoryStore) Update(ctx context.Context, id string, fn func(*Record) er
 	defer m.mu.Unlock()
 	cur, ok := m.live(id, m.now())
 	if !ok {
-		return nil, ErrNotFound
+		return nil, ErrTaskNotFound
 	}
 	next := cur.Clone()
-	if err := fn(next); errors.Is(err, ErrNoUpdate) {
+	if err := fn(next); errors.Is(err, ErrTaskNoUpdate) {
 		return cur.Clone(), nil
 	} else if err != nil {
 		return nil, err
@@ -117,12 +117,12 @@ func (m *memoryStore) Update(ctx context.Context, id string, fn func(*Record) er
 
 // Signal implements Store: it calls the deliver function of every Signals
 // running for owner in this process.
-func (m *memoryStore) Signal(ctx context.Context, owner, id string) error {
+func (m *memoryTaskStore) Signal(ctx context.Context, owner, id string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	m.mu.Lock()
-	subs := make([]*memorySub, 0, len(m.subs[owner]))
+	subs := make([]*memoryTaskSub, 0, len(m.subs[owner]))
 	for s := range m.subs[owner] {
 		subs = append(subs, s)
 	}
@@ -134,11 +134,11 @@ func (m *memoryStore) Signal(ctx context.Context, owner, id string) error {
 }
 
 // Signals implements Store.
-func (m *memoryStore) Signals(ctx context.Context, owner string, deliver func(id string)) error {
-	s := &memorySub{deliver: deliver}
+func (m *memoryTaskStore) Signals(ctx context.Context, owner string, deliver func(id string)) error {
+	s := &memoryTaskSub{deliver: deliver}
 	m.mu.Lock()
 	if m.subs[owner] == nil {
-		m.subs[owner] = make(map[*memorySub]struct{})
+		m.subs[owner] = make(map[*memoryTaskSub]struct{})
 	}
 	m.subs[owner][s] = struct{}{}
 	m.mu.Unlock()
@@ -153,7 +153,7 @@ func (m *memoryStore) Signals(ctx context.Context, owner string, deliver func(id
 }
 
 // Beat implements Heartbeats.
-func (m *memoryStore) Beat(ctx context.Context, instance string, until time.Time) error {
+func (m *memoryTaskStore) Beat(ctx context.Context, instance string, until time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -173,7 +173,7 @@ func (m *memoryStore) Beat(ctx context.Context, instance string, until time.Time
 }
 
 // LastBeat implements Heartbeats.
-func (m *memoryStore) LastBeat(ctx context.Context, instance string) (time.Time, error) {
+func (m *memoryTaskStore) LastBeat(ctx context.Context, instance string) (time.Time, error) {
 	if err := ctx.Err(); err != nil {
 		return time.Time{}, err
 	}
@@ -187,6 +187,6 @@ func (m *memoryStore) LastBeat(ctx context.Context, instance string) (time.Time,
 const beatMemory = 24 * time.Hour
 
 var (
-	_ Store      = (*memoryStore)(nil)
-	_ Heartbeats = (*memoryStore)(nil)
+	_ TaskStore      = (*memoryTaskStore)(nil)
+	_ TaskHeartbeats = (*memoryTaskStore)(nil)
 )

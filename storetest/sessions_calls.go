@@ -1,4 +1,4 @@
-package legacytest
+package storetest
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package legacytest
+package storetest
 
 import (
 	"context"
@@ -10,11 +10,11 @@ import (
 	"github.com/baton-mcp/baton/legacy"
 )
 
-// RunEvents checks that a legacy.EventStore keeps the contract resumable
+// Events checks that a legacy.EventStore keeps the contract resumable
 // streams rely on: events read back in order after a position, a read
 // that waits returns when an event is appended, the end is seen, and a
 // stream is found only in its own session.
-func RunEvents(t *testing.T, newStore func(t *testing.T) legacy.EventStore) {
+func Events(t *testing.T, newStore func(t *testing.T) legacy.EventStore) {
 	t.Run("AppendRead", func(t *testing.T) { testEvents(t, newStore(t)) })
 	t.Run("Wait", func(t *testing.T) { testEventsWait(t, newStore(t)) })
 }

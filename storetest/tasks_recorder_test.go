@@ -1,17 +1,17 @@
-package taskstest
+package storetest
 
 import (
 	"context"
 	"strings"
 	"testing"
 
-	"github.com/baton-mcp/baton/tasks"
+	"github.com/baton-mcp/baton/server"
 )
 
 // lossyStore forgets every update: a store that breaks the contract.
-type lossyStore struct{ tasks.Store }
+type lossyStore struct{ server.TaskStore }
 
-func (s lossyStore) Update(ctx context.Context, id string, fn func(*tasks.Record) error) (*tasks.Record, error) {
+func (s lossyStore) Update(ctx context.Context, id string, fn func(*server.TaskRecord) error) (*server.TaskRecord, error) {
 	r, err := s.Get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -21,7 +21,7 @@ func (s lossyStore) Update(ctx context.Context, id string, fn func(*tasks.Record
 
 // Test reports a broken store, naming the check that failed.
 func TestTestReportsABrokenStore(t *testing.T) {
-	err := Test(func() (tasks.Store, error) { return lossyStore{tasks.NewMemoryStore(nil)}, nil })
+	err := CheckTasks(func() (server.TaskStore, error) { return lossyStore{server.NewMemoryTaskStore(nil)}, nil })
 	if err == nil {
 		t.Fatal("Test passed a store that loses its updates")
 	}

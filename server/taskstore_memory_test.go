@@ -1,4 +1,4 @@
-package tasks_test
+package server_test
 
 import (
 	"context"
@@ -6,21 +6,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/baton-mcp/baton/tasks"
-	"github.com/baton-mcp/baton/tasks/taskstest"
+	"github.com/baton-mcp/baton/server"
+	"github.com/baton-mcp/baton/storetest"
 )
 
 func TestMemoryStore(t *testing.T) {
-	taskstest.Run(t, func(*testing.T) tasks.Store { return tasks.NewMemoryStore(nil) })
+	storetest.Tasks(t, func(*testing.T) server.TaskStore { return server.NewMemoryTaskStore(nil) })
 }
 
 // The memory store tells expiry by the clock it is given, and sweeps
 // expired records out.
 func TestMemoryStoreClock(t *testing.T) {
 	now := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
-	s := tasks.NewMemoryStore(func() time.Time { return now })
+	s := server.NewMemoryTaskStore(func() time.Time { return now })
 	ctx := context.Background()
-	r := taskstest.Record(time.Minute)
+	r := storetest.TaskRecord(time.Minute)
 	r.CreatedAt, r.ExpiresAt = now, now.Add(time.Minute)
 	if err := s.Create(ctx, r); err != nil {
 		t.Fatal(err)
@@ -30,7 +30,7 @@ func TestMemoryStoreClock(t *testing.T) {
 		t.Fatalf("a millisecond before expiry: %v", err)
 	}
 	now = now.Add(time.Millisecond)
-	if _, err := s.Get(ctx, r.ID); !errors.Is(err, tasks.ErrNotFound) {
+	if _, err := s.Get(ctx, r.ID); !errors.Is(err, server.ErrTaskNotFound) {
 		t.Fatalf("at expiry: %v, want ErrNotFound", err)
 	}
 	// An expired id may be created again (its record is gone).
@@ -42,14 +42,14 @@ func TestMemoryStoreClock(t *testing.T) {
 
 func TestStatus(t *testing.T) {
 	for _, c := range []struct {
-		s               tasks.Status
+		s               server.TaskStatus
 		valid, terminal bool
 	}{
-		{tasks.StatusWorking, true, false},
-		{tasks.StatusInputRequired, true, false},
-		{tasks.StatusCompleted, true, true},
-		{tasks.StatusFailed, true, true},
-		{tasks.StatusCancelled, true, true},
+		{server.TaskWorking, true, false},
+		{server.TaskInputRequired, true, false},
+		{server.TaskCompleted, true, true},
+		{server.TaskFailed, true, true},
+		{server.TaskCancelled, true, true},
 		{"done", false, false},
 		{"", false, false},
 	} {
@@ -60,7 +60,7 @@ func TestStatus(t *testing.T) {
 }
 
 func TestPendingAndClone(t *testing.T) {
-	r := &tasks.Record{Inputs: []tasks.Input{
+	r := &server.TaskRecord{Inputs: []server.TaskInput{
 		{Key: "a", Request: []byte(`{}`)},
 		{Key: "b", Request: []byte(`{}`), Answer: []byte(`{"action":"cancel"}`)},
 		{Key: "c", Request: []byte(`{}`)},
@@ -75,7 +75,7 @@ func TestPendingAndClone(t *testing.T) {
 	if r.Inputs[1].Answer[2] != 'a' || r.Inputs[0].Key != "a" {
 		t.Error("Clone shares memory with the original")
 	}
-	if (*tasks.Record)(nil).Clone() != nil {
+	if (*server.TaskRecord)(nil).Clone() != nil {
 		t.Error("Clone of nil is not nil")
 	}
 }

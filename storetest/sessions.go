@@ -1,16 +1,4 @@
-// Package legacytest checks that a legacy.Store keeps the contract the
-// legacy Handler relies on, as testing/fstest checks an fs.FS. Every
-// store's tests run it (the memory store's in package legacy, the Redis
-// store's in package redisfleet), so the stores behave the same; run it on
-// yours:
-//
-//	func TestStore(t *testing.T) {
-//		legacytest.Run(t, func(t *testing.T) legacy.Store { return newMyStore(t) })
-//	}
-//
-// Run gives each check its own subtest and its own empty store; Test runs
-// the same checks without a *testing.T and returns what failed.
-package legacytest
+package storetest
 
 import (
 	"context"
@@ -32,22 +20,24 @@ import (
 // waitLimit bounds every wait for something the test expects to happen.
 const waitLimit = 10 * time.Second
 
-// Run runs the contract against stores made by newStore, each empty. The
+// Sessions runs the legacy.Store contract against stores made by
+// newStore, each empty, each check in its own subtest. The
 // stores read the wall clock; expiry is checked with sessions that go
 // idle a moment after they are created.
-func Run(t *testing.T, newStore func(t *testing.T) legacy.Store) {
-	contract.Run(t, checks, newStore)
+func Sessions(t *testing.T, newStore func(t *testing.T) legacy.Store) {
+	contract.Run(t, sessionChecks, newStore)
 }
 
-// Test runs the contract against stores made by newStore, each empty, and
-// returns an error describing every failure, or nil. Unlike Run it needs
+// CheckSessions runs the legacy.Store contract against stores made by
+// newStore, each empty, and returns an error describing every failure, or
+// nil. Unlike Sessions it needs
 // no *testing.T, so a program (or an Example) can check a store.
-func Test(newStore func() (legacy.Store, error)) error {
-	return contract.Test("legacytest", checks, newStore)
+func CheckSessions(newStore func() (legacy.Store, error)) error {
+	return contract.Test("storetest.CheckSessions", sessionChecks, newStore)
 }
 
-// checks are the contract, one check per entry, each on an empty store.
-var checks = []contract.Check[legacy.Store]{
+// sessionChecks are the contract, one check per entry, each on an empty store.
+var sessionChecks = []contract.Check[legacy.Store]{
 	{Name: "CreateGet", Run: testCreateGet},
 	{Name: "Copies", Run: testCopies},
 	{Name: "Update", Run: testUpdate},
@@ -60,11 +50,12 @@ var checks = []contract.Check[legacy.Store]{
 	{Name: "Calls", Run: testCalls},
 }
 
-// tb is what the checks use of a *testing.T; Test gives them a recorder.
+// tb is what the checks use of a *testing.T; CheckSessions and CheckTasks
+// give them a recorder.
 type tb = contract.TB
 
-// Record returns a session record with a fresh id, owned by owner.
-func Record(owner string) *legacy.Record {
+// SessionRecord returns a session record with a fresh id, owned by owner.
+func SessionRecord(owner string) *legacy.Record {
 	b := make([]byte, 24)
 	_, _ = rand.Read(b)
 	return &legacy.Record{
@@ -90,7 +81,7 @@ func create(t tb, s legacy.Store, r *legacy.Record, lim legacy.Limits) {
 
 func testCreateGet(t tb, s legacy.Store) {
 	ctx := context.Background()
-	r := Record("principal:alice")
+	r := SessionRecord("principal:alice")
 	r.Subscriptions = []string{"test://a"}
 	before := time.Now().Add(-time.Second)
 	create(t, s, r, noLimits)
@@ -124,7 +115,7 @@ func testCreateGet(t tb, s legacy.Store) {
 // A record handed out is the caller's to change.
 func testCopies(t tb, s legacy.Store) {
 	ctx := context.Background()
-	r := Record("address:192.0.2.1")
+	r := SessionRecord("address:192.0.2.1")
 	r.Subscriptions = []string{"test://a"}
 	create(t, s, r, noLimits)
 	r.Subscriptions[0] = "changed-after-create"
@@ -145,7 +136,7 @@ func testCopies(t tb, s legacy.Store) {
 
 func testUpdate(t tb, s legacy.Store) {
 	ctx := context.Background()
-	r := Record("principal:alice")
+	r := SessionRecord("principal:alice")
 	create(t, s, r, noLimits)
 	got, err := s.Update(ctx, r.ID, func(rec *legacy.Record) error {
 		rec.LogLevel = server.LevelDebug
@@ -186,7 +177,7 @@ func testUpdate(t tb, s legacy.Store) {
 // Concurrent updates are applied one after the other: none is lost.
 func testConcurrentUpdates(t tb, s legacy.Store) {
 	ctx := context.Background()
-	r := Record("principal:alice")
+	r := SessionRecord("principal:alice")
 	create(t, s, r, noLimits)
 	const n = 16
 	var wg sync.WaitGroup
@@ -240,7 +231,7 @@ func waitGone(t tb, s legacy.Store, id string) time.Duration {
 func testIdleExpiry(t tb, s legacy.Store) {
 	ctx := context.Background()
 	const idle = 300 * time.Millisecond
-	touched, read := Record("principal:alice"), Record("principal:alice")
+	touched, read := SessionRecord("principal:alice"), SessionRecord("principal:alice")
 	create(t, s, touched, legacy.Limits{Idle: idle})
 	create(t, s, read, legacy.Limits{Idle: idle})
 	start := time.Now()
@@ -290,17 +281,17 @@ func testLimits(t tb, s legacy.Store) {
 	lim := legacy.Limits{Idle: idle, MaxSessions: 5, MaxPerOwner: 3}
 	var flood []*legacy.Record
 	for range 3 {
-		r := Record("address:198.51.100.7")
+		r := SessionRecord("address:198.51.100.7")
 		create(t, s, r, lim)
 		flood = append(flood, r)
 	}
 	for range 3 {
-		limitError(t, s.Create(ctx, Record("address:198.51.100.7"), lim), true, 3, idle)
+		limitError(t, s.Create(ctx, SessionRecord("address:198.51.100.7"), lim), true, 3, idle)
 	}
 	// Another owner still gets sessions, up to the total.
-	create(t, s, Record("address:198.51.100.8"), lim)
-	create(t, s, Record("principal:bob"), lim)
-	limitError(t, s.Create(ctx, Record("principal:carol"), lim), false, 5, idle)
+	create(t, s, SessionRecord("address:198.51.100.8"), lim)
+	create(t, s, SessionRecord("principal:bob"), lim)
+	limitError(t, s.Create(ctx, SessionRecord("principal:carol"), lim), false, 5, idle)
 	if n, err := s.Count(ctx); err != nil || n != 5 {
 		t.Errorf("Count = %d, %v; want 5", n, err)
 	}
@@ -308,8 +299,8 @@ func testLimits(t tb, s legacy.Store) {
 	if ok, err := s.Delete(ctx, flood[0].ID); !ok || err != nil {
 		t.Fatalf("Delete = %v, %v", ok, err)
 	}
-	create(t, s, Record("principal:carol"), lim)
-	limitError(t, s.Create(ctx, Record("principal:dave"), lim), false, 5, idle)
+	create(t, s, SessionRecord("principal:carol"), lim)
+	limitError(t, s.Create(ctx, SessionRecord("principal:dave"), lim), false, 5, idle)
 }
 
 // Expired sessions count against no limit, and the retry time is when the
@@ -318,21 +309,21 @@ func testExpiryFreesSlots(t tb, s legacy.Store) {
 	ctx := context.Background()
 	const idle = 400 * time.Millisecond
 	lim := legacy.Limits{Idle: idle, MaxPerOwner: 2}
-	first := Record("address:203.0.113.5")
+	first := SessionRecord("address:203.0.113.5")
 	create(t, s, first, lim)
 	time.Sleep(idle / 2)
-	create(t, s, Record("address:203.0.113.5"), lim)
-	le := limitError(t, s.Create(ctx, Record("address:203.0.113.5"), lim), true, 2, idle)
+	create(t, s, SessionRecord("address:203.0.113.5"), lim)
+	le := limitError(t, s.Create(ctx, SessionRecord("address:203.0.113.5"), lim), true, 2, idle)
 	if le.RetryAfter > idle/2+50*time.Millisecond {
 		t.Errorf("RetryAfter = %v, want at most about %v (when the first session goes)", le.RetryAfter, idle/2)
 	}
 	waitGone(t, s, first.ID)
-	create(t, s, Record("address:203.0.113.5"), lim)
+	create(t, s, SessionRecord("address:203.0.113.5"), lim)
 }
 
 func testDelete(t tb, s legacy.Store) {
 	ctx := context.Background()
-	r := Record("principal:alice")
+	r := SessionRecord("principal:alice")
 	create(t, s, r, noLimits)
 	if ok, err := s.Delete(ctx, r.ID); !ok || err != nil {
 		t.Errorf("Delete = %v, %v; want true", ok, err)
