@@ -14,7 +14,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/baton-mcp/baton/elicit"
-	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -50,7 +49,7 @@ func listen(h http.Handler) (string, error) {
 
 // newBatonWith is newBaton serving 2025-11-25 sessions too when lg is not
 // nil (server.Options.Legacy: the one endpoint users mount).
-func newBatonWith(lg *legacy.Handler) (*server.Server, error) {
+func newBatonWith(lg server.LegacyAdapter) (*server.Server, error) {
 	return newBaton(func(o *server.Options) {
 		if lg != nil {
 			o.Legacy = lg

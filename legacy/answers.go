@@ -40,7 +40,7 @@ import (
 // waiting on it.
 const answerPoll = time.Second
 
-// answerState is the Handler's part of answers between instances.
+// answerState is the adapter's part of answers between instances.
 type answerState struct {
 	wake chan struct{} // a kept answer may be waiting (capacity 1)
 
@@ -95,7 +95,7 @@ type keptAnswer struct {
 // token, and takes it when take is set. Only answers that matched no
 // waiting request (or were too large) spend tokens: an answer the server
 // is waiting for is never refused for rate.
-func (h *Handler) answerTokens(sid string, take bool) bool {
+func (h *adapter) answerTokens(sid string, take bool) bool {
 	rate := h.opts.MaxAnswersPerSecond
 	if rate <= 0 {
 		return true
@@ -128,7 +128,7 @@ func (h *Handler) answerTokens(sid string, take bool) bool {
 
 // pruneBuckets forgets the buckets that refilled long ago: their
 // sessions have not answered for a while. The keeper calls it.
-func (h *Handler) pruneBuckets() {
+func (h *adapter) pruneBuckets() {
 	now := h.now()
 	a := &h.answers
 	a.mu.Lock()
@@ -149,7 +149,7 @@ func (h *Handler) pruneBuckets() {
 // matched by the store, against the record the holder parked; a session
 // that spent its tokens on unmatched answers is refused before that
 // store operation, so a flood of forged answers costs the store nothing.
-func (h *Handler) acceptAnswer(w http.ResponseWriter, r *http.Request, sid string, body []byte, msg *rpcwire.Message) bool {
+func (h *adapter) acceptAnswer(w http.ResponseWriter, r *http.Request, sid string, body []byte, msg *rpcwire.Message) bool {
 	if len(body) > h.opts.MaxAnswerBytes {
 		h.answerTokens(sid, true)
 		writeJSONError(w, http.StatusRequestEntityTooLarge, mcp.ID{}, mcp.Errorf(mcp.InvalidParams,
@@ -218,7 +218,7 @@ func (h *Handler) acceptAnswer(w http.ResponseWriter, r *http.Request, sid strin
 // for (never sent, already answered, or its call ended): with 400 while
 // the session has tokens of MaxAnswersPerSecond left, spending one, and
 // with 429 once it spent them all.
-func (h *Handler) unmatchedAnswer(w http.ResponseWriter, r *http.Request, sid string, msg *rpcwire.Message) bool {
+func (h *adapter) unmatchedAnswer(w http.ResponseWriter, r *http.Request, sid string, msg *rpcwire.Message) bool {
 	if !h.answerTokens(sid, true) {
 		h.refuseAnswers(w, r)
 		return false
@@ -230,13 +230,13 @@ func (h *Handler) unmatchedAnswer(w http.ResponseWriter, r *http.Request, sid st
 
 // refuseAnswers refuses an answer of a session that spent its
 // MaxAnswersPerSecond on unmatched answers.
-func (h *Handler) refuseAnswers(w http.ResponseWriter, r *http.Request) {
+func (h *adapter) refuseAnswers(w http.ResponseWriter, r *http.Request) {
 	h.refuse(r.Context(), w, http.StatusTooManyRequests, mcp.ID{}, mcp.Errorf(mcp.InvalidRequest,
 		"too many unmatched answers from this session: at most %d a second (MaxAnswersPerSecond)", h.opts.MaxAnswersPerSecond), "legacy.Options.MaxAnswersPerSecond", time.Second)
 }
 
 // wakeAnswers has the poller read the kept answers now.
-func (h *Handler) wakeAnswers() {
+func (h *adapter) wakeAnswers() {
 	select {
 	case h.answers.wake <- struct{}{}:
 	default:
@@ -244,11 +244,11 @@ func (h *Handler) wakeAnswers() {
 }
 
 // parked reports whether s's server requests are parked in the store.
-func (h *Handler) parked(s *session) bool { return h.shared && s.http }
+func (h *adapter) parked(s *session) bool { return h.shared && s.http }
 
 // park records s's requests under keys in the store, so that an answer
 // POSTed to another instance is kept for them.
-func (h *Handler) park(ctx context.Context, s *session, keys []string, timeout time.Duration) error {
+func (h *adapter) park(ctx context.Context, s *session, keys []string, timeout time.Duration) error {
 	ctx, cancel := h.storeCtx(ctx)
 	defer cancel()
 	for _, k := range keys {
@@ -264,7 +264,7 @@ func (h *Handler) park(ctx context.Context, s *session, keys []string, timeout t
 // unpark forgets keys in the store: the call that waited for them has
 // ended, so their answers are refused from now on. It waits at most
 // unparkTimeout; the records expire by themselves if it fails.
-func (h *Handler) unpark(keys []string) {
+func (h *adapter) unpark(keys []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), unparkTimeout)
 	defer cancel()
 	if err := h.store.Unpark(ctx, keys...); err != nil && h.life.Err() == nil {
@@ -277,7 +277,7 @@ const unparkTimeout = 2 * time.Second
 
 // answerPoller delivers the answers kept for the calls waiting here, on a
 // wake-up and every answerPoll, until Close.
-func (h *Handler) answerPoller() {
+func (h *adapter) answerPoller() {
 	defer h.wg.Done()
 	t := time.NewTicker(answerPoll)
 	defer t.Stop()
@@ -294,7 +294,7 @@ func (h *Handler) answerPoller() {
 
 // pollAnswers reads the kept answers of every call waiting here, in one
 // store call, and hands each to its call.
-func (h *Handler) pollAnswers() {
+func (h *adapter) pollAnswers() {
 	waiting := make(map[string]*session)
 	h.mu.Lock()
 	live := make([]*session, 0, len(h.live))

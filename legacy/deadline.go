@@ -13,7 +13,7 @@ const fallbackStoreTimeout = 5 * time.Second
 // client's request: the server's Options.StoreTimeout. A stalled store
 // (a paused Redis) so costs a request at most that before its 503, as it
 // does the server's own requests.
-func (h *Handler) requestStoreTimeout() time.Duration {
+func (h *adapter) requestStoreTimeout() time.Duration {
 	if d, ok := h.d.(interface{ StoreTimeout() time.Duration }); ok {
 		if t := d.StoreTimeout(); t > 0 {
 			return t
@@ -27,7 +27,7 @@ func (h *Handler) requestStoreTimeout() time.Duration {
 // works on a map and returns), so it gets parent as it is: no deadline,
 // and no timer per store call, as the memoryEventStore's calls
 // (keptStream.storeContext).
-func (h *Handler) storeCtx(parent context.Context) (context.Context, context.CancelFunc) {
+func (h *adapter) storeCtx(parent context.Context) (context.Context, context.CancelFunc) {
 	if _, mem := h.store.(*memoryStore); mem {
 		return parent, noCancel
 	}

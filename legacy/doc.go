@@ -53,7 +53,7 @@
 //
 // An HTTP session's record (what initialize negotiated, the principal, the
 // log level, the subscriptions, the last use) is kept in Options.Store: by
-// default a memory store of the Handler, for one process. Give every
+// default a memory store of the adapter, for one process. Give every
 // instance of a fleet the same shared store (redisfleet.Fleet.Sessions) and
 // no affinity is needed: any instance serves any request of a session, and
 // a client's answer to a server-to-client request, POSTed to any instance,
@@ -85,7 +85,7 @@
 // saying when the soonest counted session expires. A client that floods
 // initialize therefore fills its own quota, not the server.
 //
-// New returns a Handler to give to server.New as Options.Legacy (its
+// New returns an adapter to give to server.New as Options.Legacy (its
 // contract with the server lives in an internal package, so server never
 // imports this one). Routing follows
 // the specification: initialize (without a modern _meta envelope) and

@@ -25,7 +25,7 @@ const detachRetry = 500 * time.Millisecond
 // the calls that could not be ended yet (no event with an id went out).
 const detachEvery = 100 * time.Millisecond
 
-// drainState is the Handler's part of a graceful shutdown.
+// drainState is the adapter's part of a graceful shutdown.
 type drainState struct {
 	once  sync.Once
 	ch    chan struct{} // closed detachGrace after Shutdown began
@@ -57,7 +57,7 @@ func (d *drainState) begin(life context.Context) {
 
 // sweep ends the streams of the listed calls once ch is closed, and
 // again every detachEvery for those that could not be ended yet or
-// began since, until life ends (the Handler closes).
+// began since, until life ends (the adapter closes).
 func (d *drainState) sweep(life context.Context, ch <-chan struct{}) {
 	select {
 	case <-ch:
@@ -135,7 +135,7 @@ func (d *drainState) remove(k *keptStream) {
 // not reach its connection) gets the call on a goroutine of its own
 // instead, so that the request can end while the call goes on
 // (serveCallAside).
-func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, rec *Record, use bool, msg *rpcwire.Message, decoded any) {
+func (h *adapter) serveCall(w http.ResponseWriter, r *http.Request, rec *Record, use bool, msg *rpcwire.Message, decoded any) {
 	h.calls.Add(1)
 	s := h.acquire(rec, use)
 	k := h.newCallStream(w, r, rec.ID, msg.ID)
@@ -154,7 +154,7 @@ func (h *Handler) serveCall(w http.ResponseWriter, r *http.Request, rec *Record,
 // serveCallAside runs the call in its own goroutine so that, once the
 // drain ends the streams, the HTTP request can end while the call goes on
 // (its events are kept for the client that resumes).
-func (h *Handler) serveCallAside(r *http.Request, s *session, use bool, k *keptStream, msg *rpcwire.Message, decoded any) {
+func (h *adapter) serveCallAside(r *http.Request, s *session, use bool, k *keptStream, msg *rpcwire.Message, decoded any) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -197,7 +197,7 @@ func hijackable(w http.ResponseWriter) bool {
 
 // refuseDraining answers a GET on an instance that shuts down: 503, to be
 // retried at once, on another instance.
-func (h *Handler) refuseDraining(w http.ResponseWriter) {
+func (h *adapter) refuseDraining(w http.ResponseWriter) {
 	h.refuse(context.Background(), w, http.StatusServiceUnavailable, mcp.ID{}, mcp.Errorf(mcp.InternalError,
 		"this server instance is shutting down and opens no new stream; try again (another instance will serve it)"), "draining", time.Second)
 }

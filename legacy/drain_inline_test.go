@@ -77,7 +77,7 @@ func TestDrainEndsInlineCalls(t *testing.T) {
 	for _, g := range bytes.Split(buf, []byte("\n\n")) {
 		// An HTTP call (serveCall, or serveCallAside on its own
 		// goroutine); stdio sessions serve theirs elsewhere.
-		if !bytes.Contains(g, []byte("legacy.(*session).serveRequest")) || !bytes.Contains(g, []byte("legacy.(*Handler).serveCall")) {
+		if !bytes.Contains(g, []byte("legacy.(*session).serveRequest")) || !bytes.Contains(g, []byte("legacy.(*adapter).serveCall")) {
 			continue
 		}
 		running++

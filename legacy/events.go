@@ -31,7 +31,7 @@ import (
 // principal are checked: an id from another session names no stream.
 
 // EventStore keeps the events of a session's streams for a client that
-// resumes. The default is a memory event store of one Handler; a Store that
+// resumes. The default is a memory event store of one adapter; a Store that
 // is an EventStore too (redisfleet's) is used for a fleet, so that a
 // client resumes on any instance. Implementations must be safe for
 // concurrent use.
@@ -94,7 +94,7 @@ const maxMemoryStreams = 10000
 func eventID(stream, pos string) string { return stream + "." + pos }
 
 // parseEventID splits an SSE id into its stream and position; ok is false
-// for an id no Handler made.
+// for an id no adapter made.
 func parseEventID(id string) (stream, pos string, ok bool) {
 	stream, pos, found := strings.Cut(id, ".")
 	if !found || len(stream) != instanceIDLen || !base64URL(stream) || pos == "" || len(pos) > 40 {
@@ -442,7 +442,7 @@ func (m *memoryEventStore) Beat(ctx context.Context, instance string, ttl time.D
 }
 
 // Alive implements EventStore: the instances of one process are alive
-// (a Handler that closes ends its streams).
+// (an adapter that closes ends its streams).
 func (m *memoryEventStore) Alive(ctx context.Context, instance string) (bool, error) {
 	return true, nil
 }

@@ -8,10 +8,14 @@ import (
 	"github.com/baton-mcp/baton/mcp"
 )
 
+// Adapter is the concrete adapter New returns, for the external tests that
+// reach its test hooks below.
+type Adapter = adapter
+
 // Settle returns once h has handed every change its server published
 // before the call to the sessions that existed then, or when ctx ends.
 //
-// Changes reach a Handler on the server's watcher goroutine, after the
+// Changes reach an adapter on the server's watcher goroutine, after the
 // call that made them has returned, so a change made before a session
 // existed may still reach it (a harmless extra list_changed). A test that
 // asserts exactly what a new session's streams carry settles first. Settle
@@ -19,7 +23,7 @@ import (
 // update for that URI and waits for the probe to get it: the watcher hands
 // changes over in order, so every earlier change has been delivered by
 // then, and the update reaches no other session.
-func (h *Handler) Settle(ctx context.Context) error {
+func (h *adapter) Settle(ctx context.Context) error {
 	uri := randomID("baton-test-settle:")
 	arrived := make(chan struct{})
 	var once sync.Once

@@ -83,7 +83,7 @@ const instanceIDLen = 16
 
 // newRequestID returns the wire id of a server-to-client request of s and
 // the key its answer is awaited under.
-func (h *Handler) newRequestID(s *session) (mcp.ID, string) {
+func (h *adapter) newRequestID(s *session) (mcp.ID, string) {
 	n := h.nextID.Add(1)
 	if !h.shared || !s.http {
 		id := mcp.IntID(n)
@@ -96,7 +96,7 @@ func (h *Handler) newRequestID(s *session) (mcp.ID, string) {
 // replyTarget reads the id of a client's answer: the key it is awaited
 // under and the instance holding the call. ok is false for an id that no
 // instance of a shared store made.
-func (h *Handler) replyTarget(id mcp.ID) (key, instance string, ok bool) {
+func (h *adapter) replyTarget(id mcp.ID) (key, instance string, ok bool) {
 	if !h.shared {
 		return id.String(), h.instance, true
 	}
@@ -122,7 +122,7 @@ func (h *Handler) replyTarget(id mcp.ID) (key, instance string, ok bool) {
 }
 
 // clientNotification handles a client notification POSTed to session sid.
-func (h *Handler) clientNotification(sid string, msg *rpcwire.Message) {
+func (h *adapter) clientNotification(sid string, msg *rpcwire.Message) {
 	id, reason, ok := parseCancel(msg)
 	if !ok {
 		return
@@ -135,7 +135,7 @@ func (h *Handler) clientNotification(sid string, msg *rpcwire.Message) {
 
 // sendToStream sends a session message of s on its GET stream: here if
 // this instance holds it, else on the instance the record names.
-func (h *Handler) sendToStream(s *session, msg []byte) {
+func (h *adapter) sendToStream(s *session, msg []byte) {
 	ctx, cancel := context.WithTimeout(h.life, storeTimeout)
 	defer cancel()
 	rec, err := h.store.Get(ctx, s.id)
@@ -152,7 +152,7 @@ func (h *Handler) sendToStream(s *session, msg []byte) {
 // claimStream names this instance in s's record as the holder of its GET
 // stream, tells the previous holder to let it go, and returns the
 // revision of the record that names this instance.
-func (h *Handler) claimStream(ctx context.Context, s *session) (int64, error) {
+func (h *adapter) claimStream(ctx context.Context, s *session) (int64, error) {
 	var prev string
 	rec, err := h.store.Update(ctx, s.id, func(r *Record) error {
 		prev = r.Stream
@@ -174,8 +174,8 @@ func (h *Handler) claimStream(ctx context.Context, s *session) (int64, error) {
 
 // releaseStream clears the holder of s's GET stream if it is still this
 // instance.
-func (h *Handler) releaseStream(s *session) {
-	// Not h.life: a Handler that closes still tells the others its
+func (h *adapter) releaseStream(s *session) {
+	// Not h.life: an adapter that closes still tells the others its
 	// streams are gone.
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
@@ -189,7 +189,7 @@ func (h *Handler) releaseStream(s *session) {
 }
 
 // send sends m to instance, or handles it here when that is this one.
-func (h *Handler) send(instance string, m *fleetMessage) {
+func (h *adapter) send(instance string, m *fleetMessage) {
 	if instance == h.instance || !h.shared {
 		h.handle(m)
 		return
@@ -199,14 +199,14 @@ func (h *Handler) send(instance string, m *fleetMessage) {
 
 // broadcast handles m here and, with a shared store, sends it to every
 // other instance.
-func (h *Handler) broadcast(m *fleetMessage) {
+func (h *adapter) broadcast(m *fleetMessage) {
 	h.handle(m)
 	if h.shared {
 		h.publish("", m)
 	}
 }
 
-func (h *Handler) publish(instance string, m *fleetMessage) {
+func (h *adapter) publish(instance string, m *fleetMessage) {
 	m.From = h.instance
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -222,7 +222,7 @@ func (h *Handler) publish(instance string, m *fleetMessage) {
 
 // receiver delivers the other instances' messages until Close, receiving
 // again after a pause when the store's transport fails.
-func (h *Handler) receiver() {
+func (h *adapter) receiver() {
 	defer h.wg.Done()
 	for h.life.Err() == nil {
 		err := h.store.Receive(h.life, h.instance, h.received)
@@ -243,7 +243,7 @@ const maxFleetMessage = 64 << 20
 
 // received decodes a message from the store and handles it, unless this
 // instance sent it.
-func (h *Handler) received(b []byte) {
+func (h *adapter) received(b []byte) {
 	if len(b) > maxFleetMessage {
 		return
 	}
@@ -259,7 +259,7 @@ func (h *Handler) received(b []byte) {
 }
 
 // handle acts on a message for a session in use here; it never blocks.
-func (h *Handler) handle(m *fleetMessage) {
+func (h *adapter) handle(m *fleetMessage) {
 	if m.Kind == kindClosed {
 		h.ended(m.Session, errDeleted)
 		return
@@ -291,7 +291,7 @@ func (h *Handler) handle(m *fleetMessage) {
 }
 
 // liveSession returns the session sid if it is in use here.
-func (h *Handler) liveSession(sid string) *session {
+func (h *adapter) liveSession(sid string) *session {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.live[sid]
@@ -301,7 +301,7 @@ func (h *Handler) liveSession(sid string) *session {
 // holds none, and counts it in use until release. use says whether the
 // acquisition is a use of the session (not a ping): while one lasts, the
 // keeper touches the session.
-func (h *Handler) acquire(rec *Record, use bool) *session {
+func (h *adapter) acquire(rec *Record, use bool) *session {
 	h.mu.Lock()
 	s := h.live[rec.ID]
 	added := s == nil
@@ -325,13 +325,13 @@ func (h *Handler) acquire(rec *Record, use bool) *session {
 // was last touched here long enough ago, it is touched again, so that its
 // idle time starts when the use ended; when the last acquisition ends,
 // this instance forgets the session (its record stays in the store).
-func (h *Handler) release(s *session, use bool) {
+func (h *adapter) release(s *session, use bool) {
 	h.releaseBefore(s, use, nil)
 }
 
 // releaseBefore is release that calls beforeTouch (if not nil) before it
 // touches the session in the store.
-func (h *Handler) releaseBefore(s *session, use bool, beforeTouch func()) {
+func (h *adapter) releaseBefore(s *session, use bool, beforeTouch func()) {
 	h.mu.Lock()
 	s.refs--
 	if use {
@@ -366,7 +366,7 @@ func (h *Handler) releaseBefore(s *session, use bool, beforeTouch func()) {
 
 // ended closes session sid here, if it is in use here: its calls are
 // cancelled with cause and its GET stream ends.
-func (h *Handler) ended(sid string, cause error) {
+func (h *adapter) ended(sid string, cause error) {
 	h.mu.Lock()
 	s := h.live[sid]
 	if s != nil {
@@ -381,7 +381,7 @@ func (h *Handler) ended(sid string, cause error) {
 
 // touch records a use of s, refreshes it from its record, and closes it
 // when the store no longer has it.
-func (h *Handler) touch(s *session) {
+func (h *adapter) touch(s *session) {
 	ctx, cancel := context.WithTimeout(h.life, storeTimeout)
 	defer cancel()
 	rec, err := h.store.Touch(ctx, s.id, h.opts.SessionIdle)
@@ -401,7 +401,7 @@ func (h *Handler) touch(s *session) {
 // keeper touches every session in use here once per keep period, until
 // Close: a session never goes idle while a call of it runs or its GET
 // stream is open, and the store's own expiry needs no sweeper.
-func (h *Handler) keeper() {
+func (h *adapter) keeper() {
 	defer h.wg.Done()
 	t := time.NewTicker(h.keep)
 	defer t.Stop()

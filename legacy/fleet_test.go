@@ -17,7 +17,7 @@ import (
 	"github.com/baton-mcp/baton/server"
 )
 
-// twoInstances is two servers, each with its own legacy Handler, sharing
+// twoInstances is two servers, each with its own legacy adapter, sharing
 // one session Store: what a fleet looks like to one client.
 type twoInstances struct {
 	a, b       *fixture

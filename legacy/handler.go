@@ -45,7 +45,7 @@ const (
 // codeSessionNotFound answers a request for an unknown or expired session.
 const codeSessionNotFound = -32001
 
-// Options configure a Handler. The zero value is usable.
+// Options configure an adapter. The zero value is usable.
 type Options struct {
 	// CallTimeout bounds every wait for a client answer: a blocking client
 	// call or a bridged round (default 600 s).
@@ -106,7 +106,7 @@ type Options struct {
 	// IP, so behind a proxy all anonymous callers share the proxy's quota.
 	TrustedProxies []netip.Prefix
 	// Store keeps the HTTP sessions. nil means a memory store of this
-	// Handler, for one process. Give every instance of a fleet the same
+	// adapter, for one process. Give every instance of a fleet the same
 	// shared store (redisfleet.Fleet.Sessions): a session made on one instance
 	// is then served by any, and a client's answer to a server request,
 	// POSTed to any instance, reaches the call waiting for it.
@@ -115,25 +115,25 @@ type Options struct {
 	// resume a cut stream with Last-Event-ID (see EventStore). nil means
 	// the Store when it is an EventStore too (redisfleet's is), so a
 	// client resumes on any instance of a fleet; else a memory event store
-	// of this Handler (resumes on this instance only).
+	// of this adapter (resumes on this instance only).
 	Events EventStore
-	// Now is the clock of the default store and of the Handler's own
+	// Now is the clock of the default store and of the adapter's own
 	// bookkeeping (nil: the wall clock). A shared store keeps its own
 	// clock (redisfleet's store reads the Redis server's).
 	Now func() time.Time
 }
 
-// Handler serves legacy sessions for one server.Server. Create it with New
+// adapter serves legacy sessions for one server.Server. Create it with New
 // and give it to the server as server.Options.Legacy; it serves that one
 // server.
-type Handler struct {
+type adapter struct {
 	srv      *server.Server
 	d        era.Dispatcher[server.RequestMeta]
 	opts     Options
 	store    Store
 	events   EventStore
 	shared   bool   // the store was given: other instances may share it
-	instance string // names this Handler in records and messages
+	instance string // names this adapter in records and messages
 	now      func() time.Time
 	keep     time.Duration // how often sessions in use are touched
 	nextID   atomic.Int64  // server-to-client request ids
@@ -155,11 +155,16 @@ type Handler struct {
 	wg   sync.WaitGroup // the keeper and the receiver
 }
 
-// New returns a Handler configured by opts (nil for the defaults). Pass it
-// to server.New as Options.Legacy:
+// New returns the adapter opts configures (nil for the defaults). Pass it
+// to server.New as Options.Legacy; the server serves, drains and closes it
+// with itself:
 //
 //	srv, err := server.New(info, &server.Options{Legacy: legacy.New(nil)})
-func New(opts *Options) *Handler {
+func New(opts *Options) server.LegacyAdapter { return newAdapter(opts) }
+
+// newAdapter is New, for this package's tests that reach the adapter's
+// own state.
+func newAdapter(opts *Options) *adapter {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -195,9 +200,9 @@ func New(opts *Options) *Handler {
 	}
 	now := o.Now
 	if now == nil {
-		now = time.Now // the Handler's one reading of the wall clock
+		now = time.Now // the adapter's one reading of the wall clock
 	}
-	h := &Handler{opts: o, store: o.Store, shared: o.Store != nil, instance: randomID(""), now: now, streams: newStreamKeys(),
+	h := &adapter{opts: o, store: o.Store, shared: o.Store != nil, instance: randomID(""), now: now, streams: newStreamKeys(),
 		live: make(map[string]*session), stdio: make(map[*session]struct{}),
 		answers: answerState{wake: make(chan struct{}, 1), buckets: make(map[string]*answerBucket)}}
 	if h.store == nil {
@@ -221,11 +226,11 @@ func New(opts *Options) *Handler {
 // Bind is called by server.New; it is not for other use. It ties h to
 // srv, once: it watches the server's changes and starts the keeper and,
 // with a shared store, the receiver of the other instances' messages.
-func (h *Handler) Bind(srv *server.Server, d era.Dispatcher[server.RequestMeta]) error {
+func (h *adapter) Bind(srv *server.Server, d era.Dispatcher[server.RequestMeta]) error {
 	h.mu.Lock()
 	if h.srv != nil {
 		h.mu.Unlock()
-		return errors.New("this legacy.Handler already serves another server; make one per server")
+		return errors.New("this legacy.adapter already serves another server; make one per server")
 	}
 	h.srv, h.d = srv, d
 	h.stopWatch = srv.Watch(h.changed)
@@ -248,8 +253,8 @@ func (h *Handler) Bind(srv *server.Server, d era.Dispatcher[server.RequestMeta])
 // It stops taking new sessions (initialize is answered 503 with
 // Retry-After: 1) and waits until the requests in progress on this
 // instance (a call parked on the client's answer among them) have ended,
-// or ctx ends. server.Server.Shutdown then closes the Handler.
-func (h *Handler) Shutdown(ctx context.Context) error {
+// or ctx ends. server.Server.Shutdown then closes the adapter.
+func (h *adapter) Shutdown(ctx context.Context) error {
 	h.draining.Store(true)
 	h.drain.begin(h.life)
 	t := time.NewTicker(20 * time.Millisecond)
@@ -265,12 +270,12 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 }
 
 // Versions lists the legacy protocol versions served, newest first.
-func (h *Handler) Versions() []string { return slices.Clone(versions) }
+func (h *adapter) Versions() []string { return slices.Clone(versions) }
 
 // Close ends every session in use on this instance (their waits fail)
 // and stops watching the server. With the default store every session
 // ends; a shared store keeps them, for the other instances to serve.
-func (h *Handler) Close() {
+func (h *adapter) Close() {
 	h.mu.Lock()
 	stopWatch := h.stopWatch
 	h.mu.Unlock()
@@ -302,7 +307,7 @@ var (
 
 // SessionCount returns the number of open HTTP sessions in the Store (with
 // a shared store, of the fleet), or -1 if the store cannot be read.
-func (h *Handler) SessionCount() int {
+func (h *adapter) SessionCount() int {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	n, err := h.store.Count(ctx)
@@ -362,7 +367,7 @@ var base64URLBad = func() (t [256]byte) {
 }()
 
 // changed forwards server changes to the sessions' GET streams.
-func (h *Handler) changed(c server.Change) {
+func (h *adapter) changed(c server.Change) {
 	var method string
 	switch c.Kind {
 	case server.ToolsChanged:
@@ -408,7 +413,7 @@ func (h *Handler) changed(c server.Change) {
 // 503): Retry-After, the JSON-RPC error with the limit and the seconds in
 // its data (rpcwire.Refusal: clients read the body, not the header), and
 // the server logs and counts it (Dispatcher.Refused).
-func (h *Handler) refuse(ctx context.Context, w http.ResponseWriter, status int, id mcp.ID, e *mcp.Error, limit string, retry time.Duration) {
+func (h *adapter) refuse(ctx context.Context, w http.ResponseWriter, status int, id mcp.ID, e *mcp.Error, limit string, retry time.Duration) {
 	secs := rpcwire.RetrySeconds(retry)
 	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 	e.Data = &rpcwire.Refusal{Limit: limit, RetryAfterSeconds: secs}
@@ -427,14 +432,14 @@ func writeJSONError(w http.ResponseWriter, status int, id mcp.ID, e *mcp.Error) 
 
 // ServeLegacy serves an HTTP request the server routed to a legacy
 // session; the server calls it, not users.
-func (h *Handler) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byte, msg *rpcwire.Message) {
+func (h *adapter) ServeLegacy(w http.ResponseWriter, r *http.Request, body []byte, msg *rpcwire.Message) {
 	h.ServeLegacyDecoded(w, r, body, msg, nil)
 }
 
 // ServeLegacyDecoded is ServeLegacy for a request whose params the server
 // decoded already (decoded, handed back to its dispatch with the call's
 // first run); the server calls it, not users.
-func (h *Handler) ServeLegacyDecoded(w http.ResponseWriter, r *http.Request, body []byte, msg *rpcwire.Message, decoded any) {
+func (h *adapter) ServeLegacyDecoded(w http.ResponseWriter, r *http.Request, body []byte, msg *rpcwire.Message, decoded any) {
 	// During a drain the server has set Connection: close already: it
 	// marks itself draining before it calls Shutdown, and every request
 	// comes here through its ServeHTTP.
@@ -502,7 +507,7 @@ func (h *Handler) ServeLegacyDecoded(w http.ResponseWriter, r *http.Request, bod
 // header, which it must not carry.
 //
 //go:noinline
-func (h *Handler) serveInitialize(w http.ResponseWriter, r *http.Request, sid string, msg *rpcwire.Message) {
+func (h *adapter) serveInitialize(w http.ResponseWriter, r *http.Request, sid string, msg *rpcwire.Message) {
 	if sid != "" {
 		writeJSONError(w, http.StatusBadRequest, msg.ID, mcp.Errorf(mcp.InvalidRequest, "initialize must not carry an %s header", rpcwire.HeaderSessionID))
 		return
@@ -523,7 +528,7 @@ func refuseMethod(w http.ResponseWriter, r *http.Request, id mcp.ID) {
 // store's failure.
 //
 //go:noinline
-func (h *Handler) refuseRecord(w http.ResponseWriter, id mcp.ID, err error) {
+func (h *adapter) refuseRecord(w http.ResponseWriter, id mcp.ID, err error) {
 	if errors.Is(err, ErrNotFound) {
 		writeJSONError(w, http.StatusNotFound, id, &mcp.Error{Code: codeSessionNotFound, Message: "Session not found: initialize a new session"})
 		return
@@ -542,7 +547,7 @@ func refuseVersion(w http.ResponseWriter, id mcp.ID, v, version string) {
 // deleteSession serves a DELETE of session sid.
 //
 //go:noinline
-func (h *Handler) deleteSession(w http.ResponseWriter, r *http.Request, sid string, id mcp.ID) {
+func (h *adapter) deleteSession(w http.ResponseWriter, r *http.Request, sid string, id mcp.ID) {
 	sctx, cancel := h.storeCtx(r.Context())
 	_, err := h.store.Delete(sctx, sid)
 	cancel()
@@ -558,7 +563,7 @@ func (h *Handler) deleteSession(w http.ResponseWriter, r *http.Request, sid stri
 // resumption of a call's.
 //
 //go:noinline
-func (h *Handler) serveGETRequest(w http.ResponseWriter, r *http.Request, rec *Record, use bool) {
+func (h *adapter) serveGETRequest(w http.ResponseWriter, r *http.Request, rec *Record, use bool) {
 	if h.draining.Load() {
 		h.refuseDraining(w)
 		return
@@ -606,7 +611,7 @@ func endCancelled(st *sse.Stream, id mcp.ID) {
 	st.Abandon()
 }
 
-// storeTimeout bounds a store operation the Handler makes on its own
+// storeTimeout bounds a store operation the adapter makes on its own
 // behalf (touching sessions in use, forwarding a message), when no
 // request's context applies.
 const storeTimeout = 10 * time.Second
@@ -614,7 +619,7 @@ const storeTimeout = 10 * time.Second
 // storeFailed answers a request that the store could not serve: 503, to
 // be retried in a second, with a reference to the log line that has the
 // detail (the store's errors name hosts and addresses).
-func (h *Handler) storeFailed(w http.ResponseWriter, id mcp.ID, what string, err error) {
+func (h *adapter) storeFailed(w http.ResponseWriter, id mcp.ID, what string, err error) {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	ref := hex.EncodeToString(b[:])
@@ -643,7 +648,7 @@ const maxInitializeParams = 64 << 10
 
 // negotiate reads initialize params and returns the session settings and
 // the result.
-func (h *Handler) negotiate(msg *rpcwire.Message) (*initializeParams, []byte, *mcp.Error) {
+func (h *adapter) negotiate(msg *rpcwire.Message) (*initializeParams, []byte, *mcp.Error) {
 	var p initializeParams
 	if len(msg.Params) > maxInitializeParams {
 		return nil, nil, mcp.Errorf(mcp.InvalidParams, "initialize params are %d bytes; capabilities and clientInfo must fit in %d KiB", len(msg.Params), maxInitializeParams>>10)
@@ -669,7 +674,7 @@ func (h *Handler) negotiate(msg *rpcwire.Message) (*initializeParams, []byte, *m
 	return &p, res, nil
 }
 
-func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *rpcwire.Message) {
+func (h *adapter) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *rpcwire.Message) {
 	if h.draining.Load() {
 		h.refuse(r.Context(), w, http.StatusServiceUnavailable, msg.ID, mcp.Errorf(mcp.InternalError,
 			"this server instance is shutting down and opens no new session; try again (another instance will serve it)"), "draining", time.Second)
@@ -710,7 +715,7 @@ func (h *Handler) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *rp
 
 // refuseSession answers an initialize that a limit refused: 429 for the
 // client's quota, 503 for the total, both saying when to retry.
-func (h *Handler) refuseSession(ctx context.Context, w http.ResponseWriter, id mcp.ID, owner string, le *LimitError) {
+func (h *adapter) refuseSession(ctx context.Context, w http.ResponseWriter, id mcp.ID, owner string, le *LimitError) {
 	secs := rpcwire.RetrySeconds(le.RetryAfter)
 	if !le.PerOwner {
 		h.refuse(ctx, w, http.StatusServiceUnavailable, id, mcp.Errorf(mcp.InternalError,

@@ -57,7 +57,7 @@ func newServerWith(tb testing.TB, mutate func(*server.Options)) *server.Server {
 
 // handlers maps each test server to its legacy handler, for fixtures and
 // tests that count sessions.
-var handlers sync.Map // *server.Server → *legacy.Handler
+var handlers sync.Map // *server.Server → *legacy.Adapter
 
 // newLegacyServer is a test server whose legacy handler has options lopts,
 // with server options adjusted by mutate.
@@ -87,7 +87,7 @@ func newLegacyServer(tb testing.TB, lopts *legacy.Options, mutate func(*server.O
 }
 
 // settle waits until srv's legacy handler has handed every change made so
-// far to the sessions that exist (see Handler.Settle): a session opened
+// far to the sessions that exist (see adapter.Settle): a session opened
 // afterwards gets only the changes made after it. Without it, a tool
 // registered before a session may announce itself on that session's
 // stream, whenever the watcher goroutine gets to it.
@@ -99,7 +99,7 @@ func settle(tb testing.TB, srv *server.Server) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
-	if err := v.(*legacy.Handler).Settle(ctx); err != nil {
+	if err := v.(*legacy.Adapter).Settle(ctx); err != nil {
 		tb.Fatalf("the legacy handler did not catch up with the server's changes: %v", err)
 	}
 }
@@ -115,19 +115,19 @@ func addTool(tb testing.TB, srv *server.Server, name string, h server.ToolHandle
 // 127.0.0.1.
 type fixture struct {
 	srv *server.Server
-	h   *legacy.Handler
+	h   *legacy.Adapter
 	ts  *httptest.Server
 }
 
 // handlerOf returns the legacy handler of a server from newServer or
 // newLegacyServer.
-func handlerOf(tb testing.TB, srv *server.Server) *legacy.Handler {
+func handlerOf(tb testing.TB, srv *server.Server) *legacy.Adapter {
 	tb.Helper()
 	v, ok := handlers.Load(srv)
 	if !ok {
 		tb.Fatal("the server was not made by newServer or newLegacyServer")
 	}
-	return v.(*legacy.Handler)
+	return v.(*legacy.Adapter)
 }
 
 // newFixture serves srv (from newServer or newLegacyServer; tools
@@ -147,7 +147,7 @@ func newFixtureWith(tb testing.TB, srv *server.Server, wrap func(http.Handler) h
 	if !ok {
 		tb.Fatal("newFixture: the server was not made by newServer or newLegacyServer")
 	}
-	h := v.(*legacy.Handler)
+	h := v.(*legacy.Adapter)
 	var handler http.Handler = srv
 	if wrap != nil {
 		handler = wrap(handler)

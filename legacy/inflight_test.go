@@ -108,7 +108,7 @@ func TestWaitersTakeRaw(t *testing.T) {
 // newPeer takes a call stream's spare peer once, set up for the call;
 // another wire, or the same stream again, gets a peer of its own.
 func TestNewPeerSpare(t *testing.T) {
-	h := New(nil)
+	h := newAdapter(nil)
 	defer h.Close()
 	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
 	k := h.newCallStream(httptest.NewRecorder(), r, "sid", mcp.IntID(1))

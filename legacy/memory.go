@@ -9,7 +9,7 @@ import (
 )
 
 // memoryStore is a Store in this process's memory: the default of a
-// Handler, right for one instance. Sessions are expired exactly at their
+// adapter, right for one instance. Sessions are expired exactly at their
 // idle deadline, whatever the traffic: each operation first drops the
 // sessions whose deadline has passed, in deadline order (a heap), so a
 // flood of sessions costs O(log n) per operation and never delays the
@@ -41,7 +41,7 @@ type memSub struct {
 }
 
 // NewMemoryStore returns an empty Store in this process's memory (a
-// Handler's default, right for one instance) that expires sessions by now
+// adapter's default, right for one instance) that expires sessions by now
 // (nil: the wall clock).
 func NewMemoryStore(now func() time.Time) Store { return newMemoryStore(now) }
 
@@ -175,7 +175,7 @@ func (m *memoryStore) Count(ctx context.Context) (int, error) {
 	return len(m.sessions), nil
 }
 
-// clear drops every session (a Handler closing its own store).
+// clear drops every session (an adapter closing its own store).
 func (m *memoryStore) clear() {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -10,7 +10,7 @@ import (
 // owner returns whom a new session counts against for
 // Options.MaxSessionsPerClient: its principal when authenticated, otherwise
 // the client's address.
-func (h *Handler) owner(r *http.Request) string {
+func (h *adapter) owner(r *http.Request) string {
 	if p := server.PrincipalFromContext(r.Context()); p != "" {
 		return "principal:" + p
 	}

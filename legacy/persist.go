@@ -34,7 +34,7 @@ func subscribeURI(msg *rpcwire.Message) string {
 }
 
 // fits reports whether subs, with uri added, keep within the limits.
-func (h *Handler) fits(subs []string, uri string) bool {
+func (h *adapter) fits(subs []string, uri string) bool {
 	if slices.Contains(subs, uri) {
 		return true
 	}
@@ -48,7 +48,7 @@ func (h *Handler) fits(subs []string, uri string) bool {
 	return n <= maxSubscriptionBytes
 }
 
-func (h *Handler) tooManySubscriptions() *mcp.Error {
+func (h *adapter) tooManySubscriptions() *mcp.Error {
 	if h.opts.MaxSubscriptions > 0 {
 		return mcp.Errorf(mcp.InvalidParams, "Too many resource subscriptions: a session may hold %d, and %d KiB of URIs; unsubscribe from one first", h.opts.MaxSubscriptions, maxSubscriptionBytes>>10)
 	}

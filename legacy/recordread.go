@@ -10,7 +10,7 @@ import (
 // the request is use. The default memoryStore copies it into *into (the
 // caller's variable) rather than into a copy allocated per request; other
 // stores return their own, within the request's store deadline.
-func (h *Handler) readRecord(ctx context.Context, sid string, use bool, into *Record) (*Record, error) {
+func (h *adapter) readRecord(ctx context.Context, sid string, use bool, into *Record) (*Record, error) {
 	if m, ok := h.store.(*memoryStore); ok {
 		if err := m.read(sid, use, h.opts.SessionIdle, into); err != nil {
 			return nil, err

@@ -53,7 +53,7 @@ func TestRootsListHasNoNullParams(t *testing.T) {
 }
 
 // legacy/stdio.go HandleMessage creates the stdio session with newSession
-// but never registers it with the Handler; Handler.changed only walks
+// but never registers it with the adapter; adapter.changed only walks
 // h.sessions (the HTTP ones), so a stdio legacy client never receives
 // notifications/tools/list_changed (which the initialize result promises
 // with listChanged:true) nor notifications/resources/updated after

@@ -33,7 +33,7 @@ const (
 // keptStream writes the events of one stream to the event store and then
 // to the client, each with its id, in the order kept.
 type keptStream struct {
-	h    *Handler
+	h    *adapter
 	sid  string
 	st   *sse.Stream
 	meta StreamMeta
@@ -64,7 +64,7 @@ type keptStream struct {
 	spare *peer
 }
 
-func (h *Handler) newKeptStream(sid string, st *sse.Stream, request mcp.ID) *keptStream {
+func (h *adapter) newKeptStream(sid string, st *sse.Stream, request mcp.ID) *keptStream {
 	meta := StreamMeta{Instance: h.instance}
 	if !request.IsZero() {
 		meta.Request = request.Raw()
@@ -75,7 +75,7 @@ func (h *Handler) newKeptStream(sid string, st *sse.Stream, request mcp.ID) *kep
 // newCallStream returns the kept stream of a POSTed call answering r on w,
 // allocated with its SSE stream and its call's peer (keptStream.spare):
 // one allocation, not two, of every call in a session (issue 23).
-func (h *Handler) newCallStream(w http.ResponseWriter, r *http.Request, sid string, request mcp.ID) *keptStream {
+func (h *adapter) newCallStream(w http.ResponseWriter, r *http.Request, sid string, request mcp.ID) *keptStream {
 	c := &struct {
 		k  keptStream
 		st sse.Stream
@@ -292,7 +292,7 @@ func (k *keptStream) end() {
 // the events after pos, and those that follow, until the call's response
 // (or its end without one). If the instance holding the call goes away
 // first, an error response for the call's request ends the stream.
-func (h *Handler) resumeCall(w http.ResponseWriter, r *http.Request, s *session, stream, pos string, meta *StreamMeta) {
+func (h *adapter) resumeCall(w http.ResponseWriter, r *http.Request, s *session, stream, pos string, meta *StreamMeta) {
 	if !sse.AcceptsSSE(r.Header.Get("Accept")) {
 		writeJSONError(w, http.StatusNotAcceptable, mcp.ID{}, mcp.Errorf(mcp.InvalidRequest, "resuming a stream needs Accept: text/event-stream"))
 		return
@@ -350,7 +350,7 @@ func (h *Handler) resumeCall(w http.ResponseWriter, r *http.Request, s *session,
 
 // endResumed ends a resumed call's stream with an error response saying
 // why the call's response will not come.
-func (h *Handler) endResumed(st *sse.Stream, meta *StreamMeta, why string) {
+func (h *adapter) endResumed(st *sse.Stream, meta *StreamMeta, why string) {
 	var id mcp.ID
 	if err := id.UnmarshalJSON(meta.Request); err != nil {
 		st.Abandon()
@@ -362,7 +362,7 @@ func (h *Handler) endResumed(st *sse.Stream, meta *StreamMeta, why string) {
 
 // lastEventStream reads a GET's Last-Event-ID: the stream it names, if
 // that is a stream of session s, its position and meta.
-func (h *Handler) lastEventStream(ctx context.Context, r *http.Request, s *session) (stream, pos string, meta *StreamMeta) {
+func (h *adapter) lastEventStream(ctx context.Context, r *http.Request, s *session) (stream, pos string, meta *StreamMeta) {
 	last := r.Header.Get("Last-Event-ID")
 	if last == "" {
 		return "", "", nil
@@ -385,7 +385,7 @@ func (h *Handler) lastEventStream(ctx context.Context, r *http.Request, s *sessi
 
 // replayGET sends the events of a GET stream after pos on st: what a
 // client whose GET stream was cut had not received.
-func (h *Handler) replayGET(ctx context.Context, st *sse.Stream, s *session, stream, pos string) {
+func (h *adapter) replayGET(ctx context.Context, st *sse.Stream, s *session, stream, pos string) {
 	ctx, cancel := context.WithTimeout(ctx, eventTimeout)
 	defer cancel()
 	evs, _, err := h.events.Read(ctx, s.id, stream, pos, 0)
@@ -401,7 +401,7 @@ func (h *Handler) replayGET(ctx context.Context, st *sse.Stream, s *session, str
 
 // beater records that this instance is alive, in a shared event store,
 // until Close.
-func (h *Handler) beater() {
+func (h *adapter) beater() {
 	defer h.wg.Done()
 	t := time.NewTicker(beatEvery)
 	defer t.Stop()

@@ -35,10 +35,10 @@ type reply struct {
 
 // session is one legacy client: a stdio process, or an HTTP session in use
 // on this instance (its record, which every instance reads, is in the
-// Handler's Store; this is what lives only here: the calls in flight, the
+// adapter's Store; this is what lives only here: the calls in flight, the
 // answers they wait for, an open GET stream).
 type session struct {
-	h          *Handler
+	h          *adapter
 	id         string
 	version    string
 	caps       mcp.ClientCapabilities
@@ -71,7 +71,7 @@ type session struct {
 	done  chan struct{}
 }
 
-func newSession(h *Handler, id string, p *initializeParams, out func([]byte) error) *session {
+func newSession(h *adapter, id string, p *initializeParams, out func([]byte) error) *session {
 	return &session{
 		h: h, id: id, version: p.ProtocolVersion, caps: *p.Capabilities, clientInfo: p.ClientInfo,
 		logLevel: server.LevelInfo,
@@ -80,7 +80,7 @@ func newSession(h *Handler, id string, p *initializeParams, out func([]byte) err
 }
 
 // sessionFromRecord makes the live part of an HTTP session.
-func sessionFromRecord(h *Handler, rec *Record) *session {
+func sessionFromRecord(h *adapter, rec *Record) *session {
 	return &session{
 		h: h, id: rec.ID, version: rec.ProtocolVersion, caps: rec.Capabilities, clientInfo: rec.ClientInfo,
 		principal: rec.Principal, http: true, rev: -1,

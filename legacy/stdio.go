@@ -17,12 +17,12 @@ var ErrEndOfInput = errors.New("the client closed its input (end of stdin)")
 
 // NewStdioSession is called by the server: the process becomes one
 // legacy session once its client sends initialize.
-func (h *Handler) NewStdioSession(ctx context.Context) era.StdioSession {
+func (h *adapter) NewStdioSession(ctx context.Context) era.StdioSession {
 	return &stdioSession{h: h, ctx: ctx}
 }
 
 type stdioSession struct {
-	h   *Handler
+	h   *adapter
 	ctx context.Context
 
 	mu sync.Mutex

@@ -120,7 +120,7 @@ var (
 // the endpoint must share one, so that a session made on one instance is
 // served by any other, and a message for the instance holding a call (a
 // client's answer to one of its requests, a cancellation) reaches it. The
-// default is a memory store of one Handler; package redisfleet keeps
+// default is a memory store of one adapter; package redisfleet keeps
 // them in Redis for a fleet.
 //
 // A store expires a session by itself once Limits.Idle has passed since it
@@ -170,7 +170,7 @@ type Store interface {
 	Unpark(ctx context.Context, keys ...string) error
 	// Receive calls deliver with every message published to instance or
 	// to every instance, until ctx ends (it returns ctx's error) or the
-	// transport fails. deliver must not block. A Handler with a store of
+	// transport fails. deliver must not block. A adapter with a store of
 	// its own runs it in one goroutine and calls it again, after a pause,
 	// when it fails.
 	Receive(ctx context.Context, instance string, deliver func(msg []byte)) error

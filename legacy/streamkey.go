@@ -7,13 +7,13 @@ import (
 	"sync/atomic"
 )
 
-// streamKeys names the streams a Handler keeps events of: 12 bytes, 8
-// random ones drawn once per Handler and a 4-byte count, in base64url (16
+// streamKeys names the streams an adapter keeps events of: 12 bytes, 8
+// random ones drawn once per adapter and a 4-byte count, in base64url (16
 // characters, the form parseEventID reads). A key needs to be unique,
 // not secret: a stream is found only within its session, after the
 // session and its principal are checked (see "Resumable streams"), so
 // a count spares every call's stream a read of crypto/rand. Keys repeat
-// after 2^32 streams of one Handler, long after the first ones expired.
+// after 2^32 streams of one adapter, long after the first ones expired.
 type streamKeys struct {
 	prefix [8]byte
 	// head is the base64url of prefix's first 6 bytes: the first 8

@@ -8,7 +8,7 @@ import (
 	"github.com/baton-mcp/baton/storetest"
 )
 
-// A new session store is checked against the contract the legacy Handler
+// A new session store is checked against the contract the legacy adapter
 // relies on; here the memory store stands in for yours. In a test,
 // storetest.Sessions gives each check a subtest.
 func ExampleCheckSessions() {
