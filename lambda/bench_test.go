@@ -85,7 +85,7 @@ func BenchmarkWarmTypedRequest(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Run("function-url", func(b *testing.B) {
-		h := FunctionURL(srv)
+		h := functionURL(srv)
 		b.ReportAllocs()
 		for b.Loop() {
 			res, err := h(context.Background(), ev)
@@ -95,7 +95,7 @@ func BenchmarkWarmTypedRequest(b *testing.B) {
 		}
 	})
 	b.Run("function-url-stream", func(b *testing.B) {
-		h := FunctionURLStream(srv)
+		h := functionURLStream(srv)
 		b.ReportAllocs()
 		for b.Loop() {
 			res, err := h(context.Background(), &ev)

@@ -11,15 +11,15 @@
 //
 // # Choosing the mode
 //
-// Each adapter is explicit about the event it accepts and the response it
-// gives, and the Trigger names it for Start and NewHandler. The adapter
-// must match how the function is configured in AWS: a function URL's
-// InvokeMode, or an HTTP API integration.
+// Each Trigger, given to Start or NewHandler, is explicit about the event
+// it accepts and the response it gives. It must match how the function is
+// configured in AWS: a function URL's InvokeMode, or an HTTP API
+// integration.
 //
-//	Trigger                   adapter                 configure in AWS
-//	TriggerFunctionURLStream  FunctionURLStream(srv)  function URL, InvokeMode RESPONSE_STREAM
-//	TriggerFunctionURL        FunctionURL(srv)        function URL, InvokeMode BUFFERED (the default)
-//	TriggerHTTPAPI            HTTPAPI(srv)            HTTP API route, Lambda integration, payload format 2.0
+//	Trigger                   configure in AWS
+//	TriggerFunctionURLStream  function URL, InvokeMode RESPONSE_STREAM
+//	TriggerFunctionURL        function URL, InvokeMode BUFFERED (the default)
+//	TriggerHTTPAPI            HTTP API route, Lambda integration, payload format 2.0
 //
 // RESPONSE_STREAM sends the status and headers, then each part of the body
 // as the handler flushes it: progress and log notifications, which Baton

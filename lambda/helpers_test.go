@@ -177,7 +177,7 @@ func serveFunctionURL(tb testing.TB, ctx context.Context, h http.Handler, file s
 		edit(&fields{Method: &ev.RequestContext.HTTP.Method, RawPath: &ev.RawPath, Query: &ev.RawQueryString, Domain: &ev.RequestContext.DomainName,
 			Body: &ev.Body, Base64: &ev.IsBase64Encoded, Headers: ev.Headers, Cookies: &ev.Cookies})
 	}
-	res, err := FunctionURL(h)(ctx, ev)
+	res, err := functionURL(h)(ctx, ev)
 	if err != nil {
 		tb.Fatalf("FunctionURL returned a Lambda error: %v", err)
 	}
@@ -195,7 +195,7 @@ func serveFunctionURLStream(tb testing.TB, ctx context.Context, h http.Handler, 
 		edit(&fields{Method: &ev.RequestContext.HTTP.Method, RawPath: &ev.RawPath, Query: &ev.RawQueryString, Domain: &ev.RequestContext.DomainName,
 			Body: &ev.Body, Base64: &ev.IsBase64Encoded, Headers: ev.Headers, Cookies: &ev.Cookies})
 	}
-	res, err := FunctionURLStream(h)(ctx, &ev)
+	res, err := functionURLStream(h)(ctx, &ev)
 	if err != nil {
 		tb.Fatalf("FunctionURLStream returned a Lambda error: %v", err)
 	}
@@ -250,7 +250,7 @@ func serveHTTPAPI(tb testing.TB, ctx context.Context, h http.Handler, file strin
 		edit(&fields{Method: &ev.RequestContext.HTTP.Method, RawPath: &ev.RawPath, Query: &ev.RawQueryString, Domain: &ev.RequestContext.DomainName,
 			Body: &ev.Body, Base64: &ev.IsBase64Encoded, Headers: ev.Headers, Cookies: &ev.Cookies})
 	}
-	res, err := HTTPAPI(h)(ctx, ev)
+	res, err := httpAPI(h)(ctx, ev)
 	if err != nil {
 		tb.Fatalf("HTTPAPI returned a Lambda error: %v", err)
 	}

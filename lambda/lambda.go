@@ -43,8 +43,8 @@ type functionURLKey struct{}
 type httpAPIKey struct{}
 
 // FunctionURLRequest returns the function URL event a request came from,
-// as the runtime delivered it, when it was served by FunctionURL or
-// FunctionURLStream. Handlers may read the IAM authorizer or the request
+// as the runtime delivered it, when it was served with
+// TriggerFunctionURL or TriggerFunctionURLStream. Handlers may read the IAM authorizer or the request
 // ID from it.
 func FunctionURLRequest(ctx context.Context) (*events.LambdaFunctionURLRequest, bool) {
 	ev, ok := ctx.Value(functionURLKey{}).(*events.LambdaFunctionURLRequest)
@@ -52,14 +52,14 @@ func FunctionURLRequest(ctx context.Context) (*events.LambdaFunctionURLRequest, 
 }
 
 // HTTPAPIRequest returns the API Gateway HTTP API event a request came
-// from, when it was served by HTTPAPI. Handlers may read the JWT or Lambda
+// from, when it was served with TriggerHTTPAPI. Handlers may read the JWT or Lambda
 // authorizer's claims, the stage or the request ID from it.
 func HTTPAPIRequest(ctx context.Context) (*events.APIGatewayV2HTTPRequest, bool) {
 	ev, ok := ctx.Value(httpAPIKey{}).(*events.APIGatewayV2HTTPRequest)
 	return ev, ok
 }
 
-// FunctionURLStream adapts h to a Lambda function URL in the
+// functionURLStream adapts h to a Lambda function URL in the
 // RESPONSE_STREAM invoke mode: what h writes and flushes reaches the client
 // while h is still running. The returned function is a Lambda handler:
 // pass it to the aws-lambda-go runtime on a provided.al2023 or
@@ -67,7 +67,7 @@ func HTTPAPIRequest(ctx context.Context) (*events.APIGatewayV2HTTPRequest, bool)
 // and headers (by flushing, or by returning); the body is then written as
 // the response is read, so the reader must read it to the end or close it.
 // It never returns an error; malformed events are answered with 400.
-func FunctionURLStream(h http.Handler) func(context.Context, *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
+func functionURLStream(h http.Handler) func(context.Context, *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
 	a := newAdapter(h)
 	return func(ctx context.Context, ev *events.LambdaFunctionURLRequest) (*events.LambdaFunctionURLStreamingResponse, error) {
 		if ev == nil {
@@ -77,12 +77,12 @@ func FunctionURLStream(h http.Handler) func(context.Context, *events.LambdaFunct
 	}
 }
 
-// FunctionURL adapts h to a Lambda function URL in the BUFFERED invoke
+// functionURL adapts h to a Lambda function URL in the BUFFERED invoke
 // mode: the response reaches the client once h has returned. The returned
 // function is a Lambda handler: pass it to the aws-lambda-go runtime, or
 // call it directly. It never returns an error; malformed events are
 // answered with 400.
-func FunctionURL(h http.Handler) func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
+func functionURL(h http.Handler) func(context.Context, events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
 	a := newAdapter(h)
 	return func(ctx context.Context, ev events.LambdaFunctionURLRequest) (events.LambdaFunctionURLResponse, error) {
 		out := a.buffered(context.WithValue(ctx, functionURLKey{}, &ev), &ev)
@@ -96,13 +96,13 @@ func FunctionURL(h http.Handler) func(context.Context, events.LambdaFunctionURLR
 	}
 }
 
-// HTTPAPI adapts h to an API Gateway HTTP API integration with payload
+// httpAPI adapts h to an API Gateway HTTP API integration with payload
 // format 2.0; HTTP APIs buffer the response. The raw path is passed on
 // unchanged (on a named stage it begins with the stage). The returned
 // function is a Lambda handler: pass it to the aws-lambda-go runtime, or
 // call it directly. It never returns an error; malformed events are
 // answered with 400.
-func HTTPAPI(h http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+func httpAPI(h http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	a := newAdapter(h)
 	return func(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 		// Payload format 2.0 is the function URL event's shape: lambdaurl
@@ -155,13 +155,13 @@ func NewHandler(h http.Handler, t Trigger) (awslambda.Handler, error) {
 	switch t {
 	case TriggerFunctionURL:
 		return payloadHandler[events.LambdaFunctionURLRequest, events.LambdaFunctionURLResponse]{
-			serve: FunctionURL(h),
+			serve: functionURL(h),
 			bad: func(out outbound) events.LambdaFunctionURLResponse {
 				return events.LambdaFunctionURLResponse{StatusCode: out.status, Headers: out.headers, Body: out.body}
 			},
 		}, nil
 	case TriggerFunctionURLStream:
-		serve := FunctionURLStream(h)
+		serve := functionURLStream(h)
 		// A function returning an io.Reader is the runtime's only way to
 		// stream, so this goes through its reflective handler.
 		return awslambda.NewHandler(func(ctx context.Context, payload json.RawMessage) (*events.LambdaFunctionURLStreamingResponse, error) {
@@ -173,7 +173,7 @@ func NewHandler(h http.Handler, t Trigger) (awslambda.Handler, error) {
 		}), nil
 	case TriggerHTTPAPI:
 		return payloadHandler[events.APIGatewayV2HTTPRequest, events.APIGatewayV2HTTPResponse]{
-			serve: HTTPAPI(h),
+			serve: httpAPI(h),
 			bad: func(out outbound) events.APIGatewayV2HTTPResponse {
 				return events.APIGatewayV2HTTPResponse{StatusCode: out.status, Headers: out.headers, Body: out.body}
 			},

@@ -86,7 +86,7 @@ func (b *streamBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// the response once it has read it), bounded by failsafe.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), failsafe)
 	defer cancel()
-	res, err := FunctionURLStream(h)(ctx, &ev)
+	res, err := functionURLStream(h)(ctx, &ev)
 	if err != nil {
 		b.t.Errorf("FunctionURLStream: %v", err)
 		return
@@ -376,7 +376,7 @@ func TestStreamHandlerFailures(t *testing.T) {
 			}
 			var ev events.LambdaFunctionURLRequest
 			load(t, k.upload, &ev)
-			res, err := FunctionURLStream(panicking)(context.Background(), &ev)
+			res, err := functionURLStream(panicking)(context.Background(), &ev)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -407,7 +407,7 @@ func TestStreamHandlerFailures(t *testing.T) {
 		})
 		var ev events.LambdaFunctionURLRequest
 		load(t, "function-url-round1.json", &ev)
-		res, err := FunctionURLStream(h)(ctx, &ev)
+		res, err := functionURLStream(h)(ctx, &ev)
 		if err != nil {
 			t.Fatal(err)
 		}

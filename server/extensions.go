@@ -46,8 +46,15 @@ var officialExtensions = []string{TasksExtension, AppsExtension, SkillsExtension
 // Extension is a protocol extension the server offers, registered with
 // [Server.AddExtension].
 type Extension struct {
-	// ID identifies the extension, for example "com.example/widgets". See
-	// [CheckExtensionID] for the rules.
+	// ID identifies the extension, for example "com.example/widgets": a
+	// prefix of dot-separated labels (each starting with a letter, ending
+	// with a letter or digit, with letters, digits and hyphens between) of
+	// at least two labels, then '/', then a name that starts and ends with
+	// a letter or digit and has letters, digits, '-', '_' and '.' between.
+	// Prefixes whose second label is "modelcontextprotocol" or "mcp" are
+	// reserved: only the official extensions (TasksExtension,
+	// AppsExtension, SkillsExtension) may use them. AddExtension refuses
+	// any other id.
 	ID string
 	// Settings are advertised as the extension's value in
 	// capabilities.extensions. They must encode to a JSON object; nil
@@ -125,15 +132,9 @@ func (r *ExtensionRequest) Notify(ctx context.Context, method string, params any
 	return r.notify(ctx, method, params)
 }
 
-// CheckExtensionID reports whether id is a valid extension identifier: a
-// prefix of dot-separated labels (each starting with a letter, ending with
-// a letter or digit, with letters, digits and hyphens between) of at least
-// two labels, then '/', then a name that starts and ends with a letter or
-// digit and has letters, digits, '-', '_' and '.' between. Prefixes whose
-// second label is "modelcontextprotocol" or "mcp" are reserved: only the
-// official extensions (TasksExtension, AppsExtension, SkillsExtension)
-// may use them.
-func CheckExtensionID(id string) error {
+// checkExtensionID reports whether id is a valid extension identifier
+// (Extension.ID says the rules).
+func checkExtensionID(id string) error {
 	prefix, name, ok := strings.Cut(id, "/")
 	if !ok || prefix == "" {
 		return fmt.Errorf("server: extension id %s needs a prefix such as com.example/", clip.Quote(id))
@@ -245,7 +246,7 @@ func (s *Server) AddExtension(e Extension) error {
 }
 
 func newExtension(e Extension) (*extension, error) {
-	if err := CheckExtensionID(e.ID); err != nil {
+	if err := checkExtensionID(e.ID); err != nil {
 		return nil, err
 	}
 	settings := json.RawMessage("{}")

@@ -19,8 +19,8 @@ func TestCheckExtensionID(t *testing.T) {
 		"com.example/widgets", "com.example/w", "io.github.user-name/x_1.v2", "io.modelcontextprotocol/ui",
 		"io.modelcontextprotocol/tasks", "com.example-co.sub/a-b",
 	} {
-		if err := CheckExtensionID(id); err != nil {
-			t.Errorf("CheckExtensionID(%q) = %v, want nil", id, err)
+		if err := checkExtensionID(id); err != nil {
+			t.Errorf("checkExtensionID(%q) = %v, want nil", id, err)
 		}
 	}
 	for id, why := range map[string]string{
@@ -39,9 +39,9 @@ func TestCheckExtensionID(t *testing.T) {
 		"dev.mcp/widgets":                 "reserved",
 		"io.ModelContextProtocol/ui2":     "reserved",
 	} {
-		err := CheckExtensionID(id)
+		err := checkExtensionID(id)
 		if err == nil || !strings.Contains(err.Error(), why) {
-			t.Errorf("CheckExtensionID(%q) = %v, want an error about %s", id, err, why)
+			t.Errorf("checkExtensionID(%q) = %v, want an error about %s", id, err, why)
 		}
 	}
 }
