@@ -1,7 +1,10 @@
 package legacy
 
 import (
+	"bufio"
 	"context"
+	"crypto/tls"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -146,6 +149,9 @@ func (h *adapter) serveCall(w http.ResponseWriter, r *http.Request, rec *Record,
 	defer h.calls.Add(-1)
 	defer h.releaseBefore(s, use, k.flushFinal)
 	k.conn, k.chunked = w, r.ProtoAtLeast(1, 1)
+	if hs, _ := r.Context().Value(http.ServerContextKey).(*http.Server); hs != nil && h.httpServer.Load() != hs {
+		h.httpServer.Store(hs) // a poll hands a connection back to it
+	}
 	h.drain.add(k)
 	defer h.drain.remove(k)
 	s.serveRequest(context.WithoutCancel(r.Context()), msg, decoded, k, k.finish, func() { k.cancelled(msg.ID) })
@@ -206,7 +212,11 @@ func (h *adapter) refuseDraining(w http.ResponseWriter) {
 // can resume it: the stream is open and an event with an id went out.
 // From then on the call's messages are only kept. It reports whether the
 // stream is detached (or the call is over: nothing is left to detach).
-func (k *keptStream) detach(retry time.Duration) bool {
+func (k *keptStream) detach(retry time.Duration) bool { return k.detachKeep(retry, nil) }
+
+// detachKeep is detach; a non-nil keep (a poll) serves the connection on after
+// the response, as net/http would have, rather than closing it.
+func (k *keptStream) detachKeep(retry time.Duration, keep *http.Server) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.detached || k.over {
@@ -222,7 +232,7 @@ func (k *keptStream) detach(retry time.Duration) bool {
 		// completed here, on its connection (nothing else writes to it:
 		// every write goes through k, under k.mu, and the stream is
 		// done).
-		completeResponse(k.conn, k.chunked)
+		completeResponse(k.conn, k.chunked, keep)
 	}
 	return true
 }
@@ -237,7 +247,15 @@ func (k *keptStream) detach(retry time.Duration) bool {
 // After this the ResponseWriter belongs to nobody: a wrapper that flushed
 // it once the handler returned would make net/http panic (Baton's own
 // wrappers do not; docs/deployment.md tells users).
-func completeResponse(w http.ResponseWriter, chunked bool) {
+//
+// A poll (keep, the request's server) must not close the connection: the
+// client has read a complete response that did not say "Connection:
+// close", so it may already be sending its next request on it, and a POST
+// that meets a closed idle connection is not retried (net/http, and so the
+// official Go SDK, fails it: "server closed idle connection"). keep serves
+// the connection on instead, as net/http would have after the handler
+// returned (serveOn).
+func completeResponse(w http.ResponseWriter, chunked bool, keep *http.Server) {
 	encoded := w.Header().Get("Content-Encoding") != ""
 	conn, buf, err := http.NewResponseController(w).Hijack()
 	if err != nil {
@@ -246,9 +264,64 @@ func completeResponse(w http.ResponseWriter, chunked bool) {
 	if chunked && !encoded {
 		_, _ = buf.WriteString("0\r\n\r\n")
 		_ = buf.Flush()
+		if keep != nil {
+			serveOn(keep, conn, buf.Reader)
+			return
+		}
 	}
 	_ = conn.Close()
 }
+
+// serveOn serves HTTP on conn, taken from hs, with hs's handler and
+// limits: conn's next requests (the first may already be in r's buffer)
+// are answered as hs would answer them, until the client or the idle
+// timeout closes it. hs.Shutdown does not see it; an idle one closes at
+// hs.IdleTimeout (or ReadTimeout).
+func serveOn(hs *http.Server, conn net.Conn, r *bufio.Reader) {
+	child := &http.Server{
+		Handler: hs.Handler, ReadTimeout: hs.ReadTimeout, ReadHeaderTimeout: hs.ReadHeaderTimeout,
+		WriteTimeout: hs.WriteTimeout, IdleTimeout: hs.IdleTimeout, MaxHeaderBytes: hs.MaxHeaderBytes, ErrorLog: hs.ErrorLog,
+		BaseContext: hs.BaseContext, ConnContext: hs.ConnContext, ConnState: hs.ConnState,
+		// HTTP/1.x only (the connection already speaks it; a TLS one is
+		// past its handshake), and nothing of hs's that Serve would write.
+		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
+	}
+	go func() { _ = child.Serve(&oneConn{c: &bufferedConn{Conn: conn, r: r}}) }()
+}
+
+// oneConn is a listener that accepts one connection, then none.
+type oneConn struct {
+	mu sync.Mutex
+	c  net.Conn
+}
+
+func (l *oneConn) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c := l.c; c != nil {
+		l.c = nil
+		return c, nil
+	}
+	return nil, net.ErrClosed // Serve returns; the accepted connection is served on
+}
+
+func (l *oneConn) Close() error { return nil }
+
+func (l *oneConn) Addr() net.Addr { return dummyAddr{} }
+
+type dummyAddr struct{}
+
+func (dummyAddr) Network() string { return "tcp" }
+func (dummyAddr) String() string  { return "hijacked" }
+
+// bufferedConn reads what the hijack's reader buffered before the
+// connection itself.
+type bufferedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // pollRetry is the retry field of a stream a handler ends itself
 // (server.Call.CloseStream): how long its client waits before it
@@ -280,5 +353,5 @@ func (k *keptStream) poll(retry time.Duration) bool {
 		}
 	}
 	k.mu.Unlock()
-	return k.detach(retry)
+	return k.detachKeep(retry, k.h.httpServer.Load())
 }

@@ -127,21 +127,22 @@ type Options struct {
 // and give it to the server as server.Options.Legacy; it serves that one
 // server.
 type adapter struct {
-	srv      *server.Server
-	d        era.Dispatcher[server.RequestMeta]
-	opts     Options
-	store    Store
-	events   EventStore
-	shared   bool   // the store was given: other instances may share it
-	instance string // names this adapter in records and messages
-	now      func() time.Time
-	keep     time.Duration // how often sessions in use are touched
-	nextID   atomic.Int64  // server-to-client request ids
-	draining atomic.Bool   // Shutdown began: no new sessions
-	calls    atomic.Int64  // POSTed requests in progress on this instance
-	drain    drainState    // Shutdown: the streams of calls are ended (drain.go)
-	streams  *streamKeys   // names the kept streams (streamkey.go)
-	frames   sse.Frames    // the buffers the calls' streams frame their events in
+	httpServer atomic.Pointer[http.Server] // the server of the latest inline call, for a poll (completeResponse)
+	srv        *server.Server
+	d          era.Dispatcher[server.RequestMeta]
+	opts       Options
+	store      Store
+	events     EventStore
+	shared     bool   // the store was given: other instances may share it
+	instance   string // names this adapter in records and messages
+	now        func() time.Time
+	keep       time.Duration // how often sessions in use are touched
+	nextID     atomic.Int64  // server-to-client request ids
+	draining   atomic.Bool   // Shutdown began: no new sessions
+	calls      atomic.Int64  // POSTed requests in progress on this instance
+	drain      drainState    // Shutdown: the streams of calls are ended (drain.go)
+	streams    *streamKeys   // names the kept streams (streamkey.go)
+	frames     sse.Frames    // the buffers the calls' streams frame their events in
 
 	mu        sync.Mutex
 	live      map[string]*session   // HTTP sessions in use on this instance, by id

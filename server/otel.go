@@ -56,6 +56,8 @@ type Telemetry struct {
 // otelTelemetry is the telemetry of a server with Options.Telemetry set,
 // on the OpenTelemetry API.
 type otelTelemetry struct {
+	now func() time.Time // the stopwatch of request durations: the wall clock
+
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
 
@@ -89,7 +91,7 @@ func newOtelTelemetry(opts *Telemetry) (*otelTelemetry, error) {
 	if o.Propagator == nil {
 		o.Propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 	}
-	t := &otelTelemetry{tracer: o.TracerProvider.Tracer(scopeName), prop: o.Propagator}
+	t := &otelTelemetry{now: wallClock(nil), tracer: o.TracerProvider.Tracer(scopeName), prop: o.Propagator}
 	m := o.MeterProvider.Meter(scopeName)
 	var err error
 	mk := func(f func() error) {
@@ -291,7 +293,7 @@ func (t *otelTelemetry) StartRequest(ctx context.Context, req *telemetryRequest)
 	if recording {
 		span.SetAttributes(requestAttrs(req, method)...)
 	}
-	start := time.Now()
+	start := t.now()
 	return ctx, func(res MethodResult, err error) {
 		outcome, errType, code := outcomeOf(res, err)
 		if recording {
@@ -327,7 +329,7 @@ func (t *otelTelemetry) StartRequest(ctx context.Context, req *telemetryRequest)
 		if errType != "" {
 			mattrs = append(mattrs, keyErrorType.String(errType))
 		}
-		t.opDuration.Record(bg, time.Since(start).Seconds(), metric.WithAttributes(mattrs...))
+		t.opDuration.Record(bg, t.now().Sub(start).Seconds(), metric.WithAttributes(mattrs...))
 		switch {
 		case mr.Round == 1 && outcome == "input_required":
 			t.flowIssued.Add(bg, 1, metric.WithAttributes(keyMethod.String(method)))

@@ -33,10 +33,7 @@ func NewMemoryTaskStore(now func() time.Time) TaskStore { return newMemoryTaskSt
 // tasks by now (nil means the wall clock). Give it the server's clock
 // (server.Options.Now).
 func newMemoryTaskStore(now func() time.Time) *memoryTaskStore {
-	if now == nil {
-		now = time.Now
-	}
-	return &memoryTaskStore{now: now, recs: make(map[string]*TaskRecord), subs: make(map[string]map[*memoryTaskSub]struct{})}
+	return &memoryTaskStore{now: wallClock(now), recs: make(map[string]*TaskRecord), subs: make(map[string]map[*memoryTaskSub]struct{})}
 }
 
 // sweep drops expired records, at most once a minute. m.mu is held.

@@ -138,9 +138,7 @@ func NewURLFlow(cfg URLFlowConfig) (*URLFlow, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.Now = wallClock(cfg.Now)
 	f := &URLFlow{cfg: cfg, base: base}
 	for _, k := range cfg.Keys.Keys() {
 		mk, err := hkdf.Key(sha256.New, k.Secret, nil, "baton urlflow link v1", 32)

@@ -93,7 +93,7 @@ type URLFlowStore interface {
 // memoryURLFlowStore is a URLFlowStore in this process's memory: for one instance, and
 // for tests. It is safe for concurrent use.
 type memoryURLFlowStore struct {
-	clock func() time.Time // drops records by it; nil: time.Now
+	clock func() time.Time // drops records by it
 
 	mu    sync.Mutex
 	recs  map[string]*memRec
@@ -110,14 +110,11 @@ type memRec struct {
 // default, right for one instance) that drops expired records by now
 // (nil: the wall clock). It is safe for concurrent use.
 func NewMemoryURLFlowStore(now func() time.Time) URLFlowStore {
-	return &memoryURLFlowStore{clock: now, recs: map[string]*memRec{}, index: map[string]string{}}
+	return &memoryURLFlowStore{clock: wallClock(now), recs: map[string]*memRec{}, index: map[string]string{}}
 }
 
 func (s *memoryURLFlowStore) now() time.Time {
-	if s.clock != nil {
-		return s.clock()
-	}
-	return time.Now()
+	return s.clock()
 }
 
 func (s *memoryURLFlowStore) sweep(now time.Time) {

@@ -98,7 +98,7 @@ func TestRedeemOutlivesExpiryByTheLeeway(t *testing.T) {
 var errReplayed = errors.New("already redeemed")
 
 // testLedger is a ledger on a clock of its own, for the tests of this
-// package (server.MemoryLedger sits above it).
+// package (server.NewMemoryLedger sits above it).
 type testLedger struct {
 	now  func() time.Time
 	used map[string]time.Time

@@ -247,9 +247,10 @@ func TestSealerClockAndTTLLimits(t *testing.T) {
 }
 
 // The wall clock is read in one place of this package and of package
-// server (wallClock, for New when Options.Now is nil and for a
-// MemoryLedger), and nowhere in package mrtr; every other reader of the
-// time goes through an injected clock.
+// server (wallClock, for New when Options.Now is nil, and for the memory
+// ledger, task store and URL flow store, a URLFlow and the telemetry's
+// stopwatch when given none), and nowhere in package mrtr; every other
+// reader of the time goes through an injected clock.
 func TestWallClockReadOnce(t *testing.T) {
 	for _, pkg := range []struct {
 		dir  string
