@@ -82,6 +82,9 @@ type Dispatcher[M any] interface {
 	// quota (HTTP status 429 or 503): the server logs it (rate-limited)
 	// and counts it in its telemetry under the limit's name.
 	Refused(ctx context.Context, limit string, status int, retry time.Duration)
+	// StoreTimeout is the server's Options.StoreTimeout (always set): the
+	// deadline of each store call the adapter makes for a request.
+	StoreTimeout() time.Duration
 }
 
 // Measure names a measurement of the adapter.
