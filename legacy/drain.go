@@ -286,13 +286,14 @@ func serveOn(hs *http.Server, conn net.Conn, r *bufio.Reader) {
 		// past its handshake), and nothing of hs's that Serve would write.
 		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
 	}
-	go func() { _ = child.Serve(&oneConn{c: &bufferedConn{Conn: conn, r: r}}) }()
+	go func() { _ = child.Serve(&oneConn{c: &bufferedConn{Conn: conn, r: r}, addr: conn.LocalAddr()}) }()
 }
 
 // oneConn is a listener that accepts one connection, then none.
 type oneConn struct {
-	mu sync.Mutex
-	c  net.Conn
+	mu   sync.Mutex
+	c    net.Conn
+	addr net.Addr
 }
 
 func (l *oneConn) Accept() (net.Conn, error) {
@@ -307,12 +308,7 @@ func (l *oneConn) Accept() (net.Conn, error) {
 
 func (l *oneConn) Close() error { return nil }
 
-func (l *oneConn) Addr() net.Addr { return dummyAddr{} }
-
-type dummyAddr struct{}
-
-func (dummyAddr) Network() string { return "tcp" }
-func (dummyAddr) String() string  { return "hijacked" }
+func (l *oneConn) Addr() net.Addr { return l.addr }
 
 // bufferedConn reads what the hijack's reader buffered before the
 // connection itself.
