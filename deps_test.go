@@ -22,7 +22,7 @@ const module = "github.com/baton-mcp/baton"
 // package of any layer below its own, and none of its own layer or above.
 var layers = [][]string{
 	{"internal/bufpool"},
-	{"internal/clientaddr", "internal/clip", "internal/contract", "internal/jsonw", "internal/skillmd", "internal/sse", "internal/testredis"},
+	{"internal/clientaddr", "internal/clip", "internal/contract", "internal/jsonw", "internal/loglevel", "internal/skillmd", "internal/sse", "internal/testredis"},
 	{"internal/jsonscan"},
 	{"internal/strictjson"},
 	{"mcp"},

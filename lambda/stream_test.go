@@ -204,7 +204,7 @@ func TestStreamNotificationsLive(t *testing.T) {
 			if err := req.Progress(ctx, float64(i), 3, ""); err != nil {
 				return nil, err
 			}
-			if err := req.Log(ctx, server.LevelInfo, "count", fmt.Sprintf("step %d", i)); err != nil {
+			if err := req.Log(ctx, slog.LevelInfo, "count", fmt.Sprintf("step %d", i)); err != nil {
 				return nil, err
 			}
 			if err := release.wait(ctx); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -101,7 +102,7 @@ func testSessionsAcrossInstances(t *testing.T, newStore func(t *testing.T) legac
 		})
 		addTool(t, srv, "wait", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 			// A line first, so that the call's stream opens.
-			if err := req.Log(ctx, server.LevelInfo, "test", "waiting"); err != nil {
+			if err := req.Log(ctx, slog.LevelInfo, "test", "waiting"); err != nil {
 				return nil, err
 			}
 			<-ctx.Done()
@@ -109,7 +110,7 @@ func testSessionsAcrossInstances(t *testing.T, newStore func(t *testing.T) legac
 			return nil, ctx.Err()
 		})
 		addTool(t, srv, "debug_log", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-			if err := req.Log(ctx, server.LevelDebug, "test", "a debug line"); err != nil {
+			if err := req.Log(ctx, slog.LevelDebug, "test", "a debug line"); err != nil {
 				return nil, err
 			}
 			return server.TextResult("logged"), nil

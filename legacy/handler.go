@@ -694,7 +694,7 @@ func (h *adapter) initializeHTTP(w http.ResponseWriter, r *http.Request, msg *rp
 	rec := &Record{
 		ID: id, ProtocolVersion: p.ProtocolVersion, Capabilities: *p.Capabilities, ClientInfo: p.ClientInfo,
 		Principal: server.PrincipalFromContext(r.Context()), Owner: h.owner(r),
-		LogLevel: server.LevelInfo, CreatedAt: h.now(),
+		LogLevel: "info", CreatedAt: h.now(),
 	}
 	sctx, cancel := h.storeCtx(r.Context())
 	defer cancel()

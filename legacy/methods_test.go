@@ -2,6 +2,7 @@ package legacy_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -60,8 +61,11 @@ func TestSetLevelWithoutLoggingCapability(t *testing.T) {
 func TestLogLevelFiltersToolLogs(t *testing.T) {
 	srv := newServer(t)
 	addTool(t, srv, "chatty", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-		for _, l := range []server.LogLevel{server.LevelDebug, server.LevelInfo, server.LevelWarning} {
-			if err := req.Log(ctx, l, "chatty", "at "+string(l)); err != nil {
+		for _, l := range []struct {
+			level slog.Level
+			name  string
+		}{{slog.LevelDebug, "debug"}, {slog.LevelInfo, "info"}, {slog.LevelWarn, "warning"}} {
+			if err := req.Log(ctx, l.level, "chatty", "at "+l.name); err != nil {
 				return nil, err
 			}
 		}

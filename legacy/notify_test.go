@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -98,7 +99,7 @@ func TestBridgeSendsEachNotificationOnce(t *testing.T) {
 			if err := req.Progress(ctx, progress, 3, log); err != nil {
 				return err
 			}
-			return req.Log(ctx, server.LevelInfo, "chatty", log)
+			return req.Log(ctx, slog.LevelInfo, "chatty", log)
 		}
 		var saved struct {
 			Stage int `json:"stage"`
@@ -147,7 +148,7 @@ func TestBridgeSendsEachNotificationOnce(t *testing.T) {
 			return nil, err
 		}
 		// A second copy of a line is a new notification.
-		if err := req.Log(ctx, server.LevelInfo, "chatty", "done"); err != nil {
+		if err := req.Log(ctx, slog.LevelInfo, "chatty", "done"); err != nil {
 			return nil, err
 		}
 		var n struct {

@@ -9,7 +9,6 @@ import (
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/mcp"
-	"github.com/baton-mcp/baton/server"
 )
 
 // maxSubscriptionBytes bounds the total length of a session's subscribed
@@ -91,7 +90,7 @@ func (s *session) persist(ctx context.Context, msg *rpcwire.Message) *mcp.Error 
 	switch msg.Method {
 	case "logging/setLevel":
 		var p struct {
-			Level server.LogLevel `json:"level"`
+			Level string `json:"level"`
 		}
 		if strictjson.Unmarshal(msg.Params, &p) != nil {
 			return nil // run refused it

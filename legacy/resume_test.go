@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -106,7 +107,7 @@ func resumableStores(t *testing.T, test func(t *testing.T, ti *twoInstances)) {
 	register := func(t *testing.T) func(srv *server.Server) {
 		return func(srv *server.Server) {
 			addTool(t, srv, "log_then_ask", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-				if err := req.Log(ctx, server.LevelInfo, "test", "about to ask"); err != nil {
+				if err := req.Log(ctx, slog.LevelInfo, "test", "about to ask"); err != nil {
 					return nil, err
 				}
 				r, err := req.CreateFormElicitation(ctx, "Name?", nameSchema(t))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
+	"github.com/baton-mcp/baton/internal/loglevel"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
@@ -54,7 +55,7 @@ type session struct {
 	refs, uses int32
 
 	mu       sync.Mutex
-	logLevel server.LogLevel
+	logLevel string
 	subs     map[string]bool // made on first use
 	rev      int64           // the record revision logLevel and subs come from
 	touched  time.Time       // when this instance last recorded a use
@@ -74,7 +75,7 @@ type session struct {
 func newSession(h *adapter, id string, p *initializeParams, out func([]byte) error) *session {
 	return &session{
 		h: h, id: id, version: p.ProtocolVersion, caps: *p.Capabilities, clientInfo: p.ClientInfo,
-		logLevel: server.LevelInfo,
+		logLevel: "info",
 		out:      out,
 	}
 }
@@ -84,7 +85,7 @@ func sessionFromRecord(h *adapter, rec *Record) *session {
 	return &session{
 		h: h, id: rec.ID, version: rec.ProtocolVersion, caps: rec.Capabilities, clientInfo: rec.ClientInfo,
 		principal: rec.Principal, http: true, rev: -1,
-		logLevel: server.LevelInfo,
+		logLevel: "info",
 	}
 }
 
@@ -522,9 +523,9 @@ func (s *session) own(msg *rpcwire.Message) (json.RawMessage, *mcp.Error) {
 			return nil, &mcp.Error{Code: mcp.MethodNotFound, Message: "Method not found: logging/setLevel"}
 		}
 		var p struct {
-			Level server.LogLevel `json:"level"`
+			Level string `json:"level"`
 		}
-		if strictjson.Unmarshal(msg.Params, &p) != nil || !p.Level.Valid() {
+		if strictjson.Unmarshal(msg.Params, &p) != nil || !loglevel.Valid(p.Level) {
 			return nil, mcp.Errorf(mcp.InvalidParams, "logging/setLevel needs a level: debug, info, notice, warning, error, critical, alert or emergency")
 		}
 		s.mu.Lock()

@@ -33,7 +33,7 @@ type Record struct {
 	// anonymous callers "address:" and the client's IP address.
 	Owner string `json:"owner"`
 	// LogLevel is the level set by logging/setLevel.
-	LogLevel server.LogLevel `json:"logLevel"`
+	LogLevel string `json:"logLevel"`
 	// Subscriptions are the URIs of resources/subscribe, in order.
 	Subscriptions []string `json:"subscriptions,omitempty"`
 	// Stream names the instance holding the session's GET stream, if one

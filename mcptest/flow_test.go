@@ -128,13 +128,13 @@ func newServer(t testing.TB, key mrtr.Key) *server.Server {
 	})
 	add("chatty", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
 		_ = req.Progress(ctx, 1, 2, "before the question")
-		_ = req.Log(ctx, server.LevelInfo, "chatty", "asking")
+		_ = req.Log(ctx, slog.LevelInfo, "chatty", "asking")
 		a, stop, err := ask(ctx, req, nameQ)
 		if err != nil || stop != nil {
 			return stop, err
 		}
 		_ = req.Progress(ctx, 2, 2, "answered")
-		_ = req.Log(ctx, server.LevelDebug, "chatty", "debug detail")
+		_ = req.Log(ctx, slog.LevelDebug, "chatty", "debug detail")
 		return server.TextResult("Hello, " + a.Name), nil
 	})
 	add("sample", func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {

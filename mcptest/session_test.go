@@ -59,7 +59,7 @@ func newSessionServer(t *testing.T) *server.Server {
 		if err != nil {
 			return nil, err
 		}
-		if err := req.Log(ctx, server.LogLevel("info"), "survey", "done"); err != nil {
+		if err := req.Log(ctx, slog.LevelInfo, "survey", "done"); err != nil {
 			return nil, err
 		}
 		return server.TextResult(a.Name + " " + msg.Content[0].Text + " " + roots.Roots[0].URI), nil

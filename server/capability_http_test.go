@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -77,7 +78,7 @@ func TestMissingCapabilityIsHTTP400(t *testing.T) {
 		if err := req.Progress(ctx, 1, 2, "no token: not sent"); err != nil {
 			return nil, err
 		}
-		if err := req.Log(ctx, LevelError, "t", "no logLevel: not sent"); err != nil {
+		if err := req.Log(ctx, slog.LevelError, "t", "no logLevel: not sent"); err != nil {
 			return nil, err
 		}
 		if _, err := req.Elicit(ctx, form, WithKey("name")); err != nil {

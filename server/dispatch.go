@@ -18,6 +18,7 @@ import (
 	"github.com/baton-mcp/baton/internal/clientaddr"
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
+	"github.com/baton-mcp/baton/internal/loglevel"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/internal/strictjson"
@@ -246,11 +247,10 @@ func readEnvelope(r *request) *mcp.Error {
 	}
 	r.meta = RequestMeta{ProtocolVersion: *m.ProtocolVersion, ClientCapabilities: *m.ClientCapabilities, ClientInfo: m.ClientInfo}
 	if m.LogLevel != nil {
-		l := LogLevel(*m.LogLevel)
-		if !l.Valid() {
+		if !loglevel.Valid(*m.LogLevel) {
 			return invalidParams("unknown log level %s", clip.Quote(*m.LogLevel))
 		}
-		r.meta.LogLevel = l
+		r.meta.LogLevel = *m.LogLevel
 	}
 	if tok := bytes.TrimSpace(m.ProgressToken); len(tok) > 0 && !bytes.Equal(tok, []byte("null")) {
 		var id mcp.ID

@@ -180,7 +180,7 @@ func TestEnvelopeOptionalKeys(t *testing.T) {
 				if m.ClientInfo == nil || m.ClientInfo.Name != "c" || m.ClientInfo.Version != "9" {
 					t.Errorf("ClientInfo = %+v", m.ClientInfo)
 				}
-				if m.LogLevel != LevelWarning {
+				if m.LogLevel != "warning" {
 					t.Errorf("LogLevel = %q", m.LogLevel)
 				}
 				if string(m.ProgressToken) != `"tok"` {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/baton-mcp/baton/internal/loglevel"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/mcp"
 )
@@ -55,7 +56,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		if r.meta.ProtocolVersion == "" {
 			t.Fatal("accepted a request without a protocol version")
 		}
-		if r.meta.LogLevel != "" && !r.meta.LogLevel.Valid() {
+		if r.meta.LogLevel != "" && !loglevel.Valid(r.meta.LogLevel) {
 			t.Fatalf("accepted log level %q", r.meta.LogLevel)
 		}
 		if tok := r.meta.ProgressToken; tok != nil {

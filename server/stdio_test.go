@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -238,7 +239,7 @@ func TestStdioInterleaving(t *testing.T) {
 			return nil, err
 		}
 		<-release
-		if err := req.Log(ctx, LevelInfo, "slow", "almost"); err != nil {
+		if err := req.Log(ctx, slog.LevelInfo, "slow", "almost"); err != nil {
 			return nil, err
 		}
 		return TextResult("slow done"), nil

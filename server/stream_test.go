@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -105,7 +106,7 @@ func TestPlainJSONWithoutEventStream(t *testing.T) {
 		if err := req.Progress(ctx, 1, 2, "x"); err != nil {
 			return nil, err
 		}
-		if err := req.Log(ctx, LevelError, "l", "boom"); err != nil {
+		if err := req.Log(ctx, slog.LevelError, "l", "boom"); err != nil {
 			return nil, err
 		}
 		return TextResult("done"), nil
@@ -131,8 +132,11 @@ func TestPlainJSONWithoutEventStream(t *testing.T) {
 func TestLogNotifications(t *testing.T) {
 	s := newTestServer(t, &Options{Logging: true})
 	mustAddTool(t, s, Tool{Name: "chatty"}, func(ctx context.Context, req *ToolRequest) (*ToolResult, error) {
-		for _, l := range []LogLevel{LevelDebug, LevelInfo, LevelNotice, LevelError, LevelEmergency} {
-			if err := req.Log(ctx, l, "chatty", map[string]any{"level": string(l)}); err != nil {
+		for _, l := range []struct {
+			level slog.Level
+			name  string
+		}{{slog.LevelDebug, "debug"}, {slog.LevelInfo, "info"}, {slog.LevelInfo + 2, "notice"}, {slog.LevelError, "error"}, {slog.LevelError + 12, "emergency"}} {
+			if err := req.Log(ctx, l.level, "chatty", map[string]any{"level": l.name}); err != nil {
 				return nil, err
 			}
 		}

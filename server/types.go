@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"sync"
 	"time"
 
 	"github.com/baton-mcp/baton/internal/clip"
 	"github.com/baton-mcp/baton/internal/era"
+	"github.com/baton-mcp/baton/internal/loglevel"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server/internal/round"
@@ -282,36 +284,6 @@ type ResourceResult struct {
 	Meta map[string]any
 }
 
-// LogLevel is a syslog severity for log notifications.
-type LogLevel string
-
-// The log levels, least severe first.
-const (
-	LevelDebug     LogLevel = "debug"
-	LevelInfo      LogLevel = "info"
-	LevelNotice    LogLevel = "notice"
-	LevelWarning   LogLevel = "warning"
-	LevelError     LogLevel = "error"
-	LevelCritical  LogLevel = "critical"
-	LevelAlert     LogLevel = "alert"
-	LevelEmergency LogLevel = "emergency"
-)
-
-var levelRank = map[LogLevel]int{
-	LevelDebug: 0, LevelInfo: 1, LevelNotice: 2, LevelWarning: 3,
-	LevelError: 4, LevelCritical: 5, LevelAlert: 6, LevelEmergency: 7,
-}
-
-// Valid reports whether l is one of the eight levels.
-func (l LogLevel) Valid() bool { _, ok := levelRank[l]; return ok }
-
-// Enables reports whether a message at level m passes a threshold l.
-func (l LogLevel) Enables(m LogLevel) bool {
-	lr, ok1 := levelRank[l]
-	mr, ok2 := levelRank[m]
-	return ok1 && ok2 && mr >= lr
-}
-
 // RequestMeta is what a request's _meta envelope declares (params._meta
 // of a 2026-07-28 request; on a 2025-11-25 session the version,
 // capabilities and client info come from initialize, and the log level
@@ -329,10 +301,11 @@ type RequestMeta struct {
 	// "io.modelcontextprotocol/clientInfo", or nil when not sent. Do not
 	// base decisions on it.
 	ClientInfo *Implementation
-	// LogLevel is the requested log threshold, from
-	// "io.modelcontextprotocol/logLevel"; "" (not sent) means no log
-	// notifications may be sent for this request.
-	LogLevel LogLevel
+	// LogLevel is the requested log threshold as sent, one of "debug",
+	// "info", "notice", "warning", "error", "critical", "alert" and
+	// "emergency", from "io.modelcontextprotocol/logLevel"; "" (not sent)
+	// means no log notifications may be sent for this request.
+	LogLevel string
 	// ProgressToken is the request's "progressToken" (a JSON string or
 	// integer, as sent), or nil when absent or null: progress
 	// notifications carry it back.
@@ -481,11 +454,17 @@ func (c *Call) Progress(ctx context.Context, progress, total float64, message st
 
 // Log sends notifications/message for this request when the request set a
 // log level and level meets it; otherwise it does nothing.
-func (c *Call) Log(ctx context.Context, level LogLevel, logger string, data any) error {
-	if c.Meta.LogLevel == "" || c.notifier == nil || !c.Meta.LogLevel.Enables(level) {
+//
+// level is a slog level, mapped onto MCP's eight: below slog.LevelInfo is
+// "debug", LevelInfo "info", LevelInfo+2 "notice", LevelWarn "warning",
+// LevelError "error", LevelError+4 "critical", LevelError+8 "alert" and
+// LevelError+12 "emergency"; a level between two of these is the lower.
+func (c *Call) Log(ctx context.Context, level slog.Level, logger string, data any) error {
+	name := loglevel.FromSlog(level)
+	if c.notifier == nil || !loglevel.Enables(c.Meta.LogLevel, name) {
 		return nil
 	}
-	if err := c.notifier.Notify(ctx, "notifications/message", logParams{Level: level, Logger: logger, Data: data}); err != nil {
+	if err := c.notifier.Notify(ctx, "notifications/message", logParams{Level: name, Logger: logger, Data: data}); err != nil {
 		return fmt.Errorf("send log message: %w", err)
 	}
 	return nil
@@ -502,9 +481,9 @@ type progressParams struct {
 }
 
 type logParams struct {
-	Level  LogLevel `json:"level"`
-	Logger string   `json:"logger,omitempty"`
-	Data   any      `json:"data"`
+	Level  string `json:"level"`
+	Logger string `json:"logger,omitempty"`
+	Data   any    `json:"data"`
 }
 
 // ToolRequest is a tools/call as a handler sees it.

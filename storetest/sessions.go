@@ -65,7 +65,7 @@ func SessionRecord(owner string) *legacy.Record {
 		ClientInfo:      &server.Implementation{Name: "store-test", Version: "1.0.0"},
 		Principal:       "alice",
 		Owner:           owner,
-		LogLevel:        server.LevelInfo,
+		LogLevel:        "info",
 		CreatedAt:       time.Now().Truncate(time.Millisecond),
 	}
 }
@@ -93,7 +93,7 @@ func testCreateGet(t tb, s legacy.Store) {
 		t.Fatalf("Get: %v", err)
 	}
 	if got.ID != r.ID || got.ProtocolVersion != "2025-11-25" || got.Principal != "alice" || got.Owner != "principal:alice" ||
-		got.LogLevel != server.LevelInfo || !slices.Equal(got.Subscriptions, []string{"test://a"}) || got.Stream != "" ||
+		got.LogLevel != "info" || !slices.Equal(got.Subscriptions, []string{"test://a"}) || got.Stream != "" ||
 		!got.CreatedAt.Equal(r.CreatedAt) || got.ClientInfo == nil || got.ClientInfo.Name != "store-test" ||
 		!got.Capabilities.CanElicitForm() {
 		t.Errorf("Get = %+v, want the record created %+v", got, r)
@@ -124,12 +124,12 @@ func testCopies(t tb, s legacy.Store) {
 		t.Fatal(err)
 	}
 	got.Subscriptions[0] = "changed-after-get"
-	got.LogLevel = server.LevelDebug
+	got.LogLevel = "debug"
 	again, err := s.Touch(ctx, r.ID, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.Subscriptions[0] != "test://a" || again.LogLevel != server.LevelInfo {
+	if again.Subscriptions[0] != "test://a" || again.LogLevel != "info" {
 		t.Errorf("the store's record changed with a copy: %+v", again)
 	}
 }
@@ -139,7 +139,7 @@ func testUpdate(t tb, s legacy.Store) {
 	r := SessionRecord("principal:alice")
 	create(t, s, r, noLimits)
 	got, err := s.Update(ctx, r.ID, func(rec *legacy.Record) error {
-		rec.LogLevel = server.LevelDebug
+		rec.LogLevel = "debug"
 		rec.Subscriptions = append(rec.Subscriptions, "test://b")
 		rec.Stream = "instance-a"
 		rec.Principal, rec.Owner = "mallory", "principal:mallory" // must not stick
@@ -148,21 +148,21 @@ func testUpdate(t tb, s legacy.Store) {
 	if err != nil {
 		t.Fatalf("Update: %v", err)
 	}
-	if got.LogLevel != server.LevelDebug || !slices.Equal(got.Subscriptions, []string{"test://b"}) || got.Stream != "instance-a" || got.Rev != r.Rev+1 {
+	if got.LogLevel != "debug" || !slices.Equal(got.Subscriptions, []string{"test://b"}) || got.Stream != "instance-a" || got.Rev != r.Rev+1 {
 		t.Errorf("Update returned %+v", got)
 	}
 	if got.Principal != "alice" || got.Owner != "principal:alice" {
 		t.Errorf("Update changed the principal or owner: %+v", got)
 	}
 	read, err := s.Get(ctx, r.ID)
-	if err != nil || read.LogLevel != server.LevelDebug || read.Stream != "instance-a" || read.Rev != got.Rev || read.Principal != "alice" {
+	if err != nil || read.LogLevel != "debug" || read.Stream != "instance-a" || read.Rev != got.Rev || read.Principal != "alice" {
 		t.Errorf("Get after Update = %+v, %v", read, err)
 	}
 	same, err := s.Update(ctx, r.ID, func(rec *legacy.Record) error {
-		rec.LogLevel = server.LevelError
+		rec.LogLevel = "error"
 		return legacy.ErrNoUpdate
 	})
-	if err != nil || same.LogLevel != server.LevelDebug || same.Rev != got.Rev {
+	if err != nil || same.LogLevel != "debug" || same.Rev != got.Rev {
 		t.Errorf("Update with ErrNoUpdate = %+v, %v; want the record unchanged", same, err)
 	}
 	boom := errors.New("boom")
@@ -244,7 +244,7 @@ func testIdleExpiry(t tb, s legacy.Store) {
 		if _, err := s.Get(ctx, read.ID); err != nil && !errors.Is(err, legacy.ErrNotFound) {
 			t.Fatal(err)
 		}
-		_, _ = s.Update(ctx, read.ID, func(r *legacy.Record) error { r.LogLevel = server.LevelDebug; return nil })
+		_, _ = s.Update(ctx, read.ID, func(r *legacy.Record) error { r.LogLevel = "debug"; return nil })
 	}
 	if _, err := s.Get(ctx, read.ID); !errors.Is(err, legacy.ErrNotFound) {
 		t.Errorf("a session only read and updated for %v: %v, want ErrNotFound after %v idle", time.Since(start), err, idle)

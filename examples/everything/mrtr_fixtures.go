@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/baton-mcp/baton/elicit"
@@ -262,7 +263,7 @@ func (f *mrtrFixtures) streamingElicitation(ctx context.Context, req *server.Too
 	if err := req.Progress(ctx, 1, 2, "preparing the question"); err != nil {
 		return nil, err
 	}
-	if err := req.Log(ctx, server.LevelInfo, "test_streaming_elicitation", "preparing the question"); err != nil {
+	if err := req.Log(ctx, slog.LevelInfo, "test_streaming_elicitation", "preparing the question"); err != nil {
 		return nil, err
 	}
 	res, err := req.Elicit(ctx, f.note, server.WithKey("note"))
@@ -272,7 +273,7 @@ func (f *mrtrFixtures) streamingElicitation(ctx context.Context, req *server.Too
 	if err := req.Progress(ctx, 2, 2, "answered"); err != nil {
 		return nil, err
 	}
-	if err := req.Log(ctx, server.LevelInfo, "test_streaming_elicitation", "answered: "+string(res.Action)); err != nil {
+	if err := req.Log(ctx, slog.LevelInfo, "test_streaming_elicitation", "answered: "+string(res.Action)); err != nil {
 		return nil, err
 	}
 	return server.TextResult("Elicitation " + string(res.Action)), nil

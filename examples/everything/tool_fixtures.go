@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -121,7 +122,7 @@ func threeLogLines(ctx context.Context, req *server.ToolRequest) (*server.ToolRe
 				return nil, err
 			}
 		}
-		if err := req.Log(ctx, server.LevelInfo, "test_logger", m); err != nil {
+		if err := req.Log(ctx, slog.LevelInfo, "test_logger", m); err != nil {
 			return nil, err
 		}
 	}
@@ -132,7 +133,7 @@ func threeLogLines(ctx context.Context, req *server.ToolRequest) (*server.ToolRe
 // the server must send no notifications/message when the request's
 // envelope set no logLevel (req.Log then does nothing).
 func logOnlyWhenAsked(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
-	if err := req.Log(ctx, server.LevelInfo, "test_logger", "logging tool ran"); err != nil {
+	if err := req.Log(ctx, slog.LevelInfo, "test_logger", "logging tool ran"); err != nil {
 		return nil, err
 	}
 	return server.TextResult("Logging tool completed"), nil
