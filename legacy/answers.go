@@ -268,7 +268,7 @@ func (h *adapter) unpark(keys []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), unparkTimeout)
 	defer cancel()
 	if err := h.store.Unpark(ctx, keys...); err != nil && h.life.Err() == nil {
-		h.srv.Logger().Warn("legacy sessions: could not forget parked requests; they expire by themselves", "err", err)
+		h.d.Logger().Warn("legacy sessions: could not forget parked requests; they expire by themselves", "err", err)
 	}
 }
 
@@ -330,7 +330,7 @@ func (h *adapter) pollAnswers() {
 	}
 	if err != nil {
 		if h.life.Err() == nil {
-			h.srv.Logger().Warn("legacy sessions: could not read the answers kept for the calls waiting here; retrying", "calls", len(keys), "err", err)
+			h.d.Logger().Warn("legacy sessions: could not read the answers kept for the calls waiting here; retrying", "calls", len(keys), "err", err)
 		}
 		return
 	}

@@ -210,13 +210,13 @@ func (h *adapter) publish(instance string, m *fleetMessage) {
 	m.From = h.instance
 	b, err := json.Marshal(m)
 	if err != nil {
-		h.srv.Logger().Error("legacy sessions: encode a message for another instance", "kind", m.Kind, "err", err)
+		h.d.Logger().Error("legacy sessions: encode a message for another instance", "kind", m.Kind, "err", err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(h.life, storeTimeout)
 	defer cancel()
 	if err := h.store.Publish(ctx, instance, b); err != nil {
-		h.srv.Logger().Warn("legacy sessions: a message to another instance was not sent", "kind", m.Kind, "err", err)
+		h.d.Logger().Warn("legacy sessions: a message to another instance was not sent", "kind", m.Kind, "err", err)
 	}
 }
 
@@ -229,7 +229,7 @@ func (h *adapter) receiver() {
 		if h.life.Err() != nil {
 			return
 		}
-		h.srv.Logger().Warn("legacy sessions: receiving from the other instances failed; retrying in a second", "err", err)
+		h.d.Logger().Warn("legacy sessions: receiving from the other instances failed; retrying in a second", "err", err)
 		select {
 		case <-h.life.Done():
 		case <-time.After(time.Second):
@@ -249,7 +249,7 @@ func (h *adapter) received(b []byte) {
 	}
 	var m fleetMessage
 	if err := json.Unmarshal(b, &m); err != nil {
-		h.srv.Logger().Warn("legacy sessions: an unreadable message from another instance", "err", err)
+		h.d.Logger().Warn("legacy sessions: an unreadable message from another instance", "err", err)
 		return
 	}
 	if m.From == h.instance {
@@ -390,7 +390,7 @@ func (h *adapter) touch(s *session) {
 		h.ended(s.id, errExpired)
 	case err != nil:
 		if h.life.Err() == nil {
-			h.srv.Logger().Warn("legacy sessions: could not record the use of a session", "session", s.id, "err", err)
+			h.d.Logger().Warn("legacy sessions: could not record the use of a session", "session", s.id, "err", err)
 		}
 	default:
 		s.refresh(rec, true)

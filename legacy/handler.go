@@ -234,7 +234,7 @@ func (h *adapter) Bind(srv *server.Server, d era.Dispatcher[server.RequestMeta])
 		return errors.New("this legacy.adapter already serves another server; make one per server")
 	}
 	h.srv, h.d = srv, d
-	h.stopWatch = srv.Watch(h.changed)
+	h.stopWatch = d.Watch(h.changed)
 	h.mu.Unlock()
 	h.wg.Add(1)
 	go h.keeper()
@@ -368,22 +368,22 @@ var base64URLBad = func() (t [256]byte) {
 }()
 
 // changed forwards server changes to the sessions' GET streams.
-func (h *adapter) changed(c server.Change) {
+func (h *adapter) changed(c era.Change) {
 	var method string
 	switch c.Kind {
-	case server.ToolsChanged:
+	case era.ToolsChanged:
 		method = "notifications/tools/list_changed"
-	case server.PromptsChanged:
+	case era.PromptsChanged:
 		method = "notifications/prompts/list_changed"
-	case server.ResourcesChanged:
+	case era.ResourcesChanged:
 		method = "notifications/resources/list_changed"
-	case server.ResourceUpdated:
+	case era.ResourceUpdated:
 		method = "notifications/resources/updated"
 	default:
 		return
 	}
 	var params any
-	if c.Kind == server.ResourceUpdated {
+	if c.Kind == era.ResourceUpdated {
 		params = map[string]string{"uri": c.URI}
 	}
 	msg, err := rpcwire.EncodeNotification(method, params)
@@ -403,7 +403,7 @@ func (h *adapter) changed(c server.Change) {
 	// instance hears the changes (its own, and with a server fan-out the
 	// others'), so each sends them only on the streams it holds.
 	for _, s := range targets {
-		if c.Kind == server.ResourceUpdated && !s.subscribed(c.URI) {
+		if c.Kind == era.ResourceUpdated && !s.subscribed(c.URI) {
 			continue
 		}
 		s.sendLocal(msg)
@@ -624,7 +624,7 @@ func (h *adapter) storeFailed(w http.ResponseWriter, id mcp.ID, what string, err
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	ref := hex.EncodeToString(b[:])
-	h.srv.Logger().Error("legacy session store failed", "op", what, "ref", ref, "err", err)
+	h.d.Logger().Error("legacy session store failed", "op", what, "ref", ref, "err", err)
 	h.refuse(context.Background(), w, http.StatusServiceUnavailable, id, mcp.Errorf(mcp.InternalError, "Internal error (ref %s): details are in the server log", ref), "store", time.Second)
 }
 
@@ -635,10 +635,10 @@ type initializeParams struct {
 }
 
 type initializeResult struct {
-	ProtocolVersion string                    `json:"protocolVersion"`
-	Capabilities    server.ServerCapabilities `json:"capabilities"`
-	ServerInfo      server.Implementation     `json:"serverInfo"`
-	Instructions    string                    `json:"instructions,omitempty"`
+	ProtocolVersion string                 `json:"protocolVersion"`
+	Capabilities    era.ServerCapabilities `json:"capabilities"`
+	ServerInfo      server.Implementation  `json:"serverInfo"`
+	Instructions    string                 `json:"instructions,omitempty"`
 }
 
 // maxInitializeParams bounds the params of initialize. What they declare
@@ -665,9 +665,9 @@ func (h *adapter) negotiate(msg *rpcwire.Message) (*initializeParams, []byte, *m
 	}
 	res, err := json.Marshal(initializeResult{
 		ProtocolVersion: p.ProtocolVersion,
-		Capabilities:    h.srv.Capabilities(),
+		Capabilities:    h.d.Capabilities(),
 		ServerInfo:      h.srv.Info(),
-		Instructions:    h.srv.Instructions(),
+		Instructions:    h.d.Instructions(),
 	})
 	if err != nil {
 		return nil, nil, mcp.Errorf(mcp.InternalError, "encode initialize result: %v", err)

@@ -140,7 +140,7 @@ func (s *session) persist(ctx context.Context, msg *rpcwire.Message) *mcp.Error 
 	case errors.Is(err, ErrNotFound):
 		return &mcp.Error{Code: codeSessionNotFound, Message: "Session not found: initialize a new session"}
 	case err != nil:
-		s.h.srv.Logger().Error("legacy session store failed", "op", "update the session", "err", err)
+		s.h.d.Logger().Error("legacy session store failed", "op", "update the session", "err", err)
 		return &mcp.Error{Code: mcp.InternalError, Message: "Internal error: the session could not be updated; try again"}
 	}
 	s.refresh(rec, false)

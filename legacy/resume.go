@@ -119,7 +119,7 @@ func (k *keptStream) keep(msg []byte) (pos string, ok bool) {
 			}
 			if err != nil {
 				k.failed = true
-				k.h.srv.Logger().Warn("legacy sessions: could not keep a stream's events; it cannot be resumed", "session", k.sid, "err", err)
+				k.h.d.Logger().Warn("legacy sessions: could not keep a stream's events; it cannot be resumed", "session", k.sid, "err", err)
 				return "", false
 			}
 			k.key = key
@@ -127,7 +127,7 @@ func (k *keptStream) keep(msg []byte) (pos string, ok bool) {
 		}
 		if err := k.h.events.OpenStream(ctx, k.sid, key, k.meta); err != nil {
 			k.failed = true
-			k.h.srv.Logger().Warn("legacy sessions: could not keep a stream's events; it cannot be resumed", "session", k.sid, "err", err)
+			k.h.d.Logger().Warn("legacy sessions: could not keep a stream's events; it cannot be resumed", "session", k.sid, "err", err)
 			return "", false
 		}
 		k.key = key
@@ -139,7 +139,7 @@ func (k *keptStream) keep(msg []byte) (pos string, ok bool) {
 		pos, err = k.h.events.Append(ctx, k.sid, k.key, msg)
 	}
 	if err != nil {
-		k.h.srv.Logger().Warn("legacy sessions: could not keep an event; it goes out without an id", "session", k.sid, "err", err)
+		k.h.d.Logger().Warn("legacy sessions: could not keep an event; it goes out without an id", "session", k.sid, "err", err)
 		return "", false
 	}
 	return pos, true
@@ -226,7 +226,7 @@ func (k *keptStream) finish(res []byte) {
 			cancel()
 		}
 		if err != nil {
-			k.h.srv.Logger().Warn("legacy sessions: could not keep an event; it goes out without an id", "session", k.sid, "err", err)
+			k.h.d.Logger().Warn("legacy sessions: could not keep an event; it goes out without an id", "session", k.sid, "err", err)
 			k.end()
 			k.finishSSE(false, "", res)
 			return
@@ -284,7 +284,7 @@ func (k *keptStream) end() {
 	ctx, cancel := k.storeContext()
 	defer cancel()
 	if err := k.h.events.EndStream(ctx, k.sid, k.key); err != nil {
-		k.h.srv.Logger().Warn("legacy sessions: could not mark a stream ended; a resumed stream ends when its events expire", "session", k.sid, "err", err)
+		k.h.d.Logger().Warn("legacy sessions: could not mark a stream ended; a resumed stream ends when its events expire", "session", k.sid, "err", err)
 	}
 }
 
@@ -310,7 +310,7 @@ func (h *adapter) resumeCall(w http.ResponseWriter, r *http.Request, s *session,
 			return
 		}
 		if err != nil {
-			h.srv.Logger().Warn("legacy sessions: reading a resumed stream failed", "session", s.id, "err", err)
+			h.d.Logger().Warn("legacy sessions: reading a resumed stream failed", "session", s.id, "err", err)
 			h.endResumed(st, meta, "its events could not be read (they expired, or the session store failed)")
 			return
 		}
@@ -338,7 +338,7 @@ func (h *adapter) resumeCall(w http.ResponseWriter, r *http.Request, s *session,
 		cancel()
 		switch {
 		case err != nil:
-			h.srv.Logger().Warn("legacy sessions: could not tell whether the instance of a resumed call is alive", "err", err)
+			h.d.Logger().Warn("legacy sessions: could not tell whether the instance of a resumed call is alive", "err", err)
 		case !alive:
 			h.endResumed(st, meta, "the server instance running it went away, and its work with it; call again")
 			return
@@ -376,7 +376,7 @@ func (h *adapter) lastEventStream(ctx context.Context, r *http.Request, s *sessi
 	meta, err := h.events.StreamMeta(ctx, s.id, stream)
 	if err != nil {
 		if !errors.Is(err, ErrNotFound) {
-			h.srv.Logger().Warn("legacy sessions: could not read a stream to resume", "session", s.id, "err", err)
+			h.d.Logger().Warn("legacy sessions: could not read a stream to resume", "session", s.id, "err", err)
 		}
 		return "", "", nil
 	}
@@ -410,7 +410,7 @@ func (h *adapter) beater() {
 		err := h.events.Beat(ctx, h.instance, beatTTL)
 		cancel()
 		if err != nil && h.life.Err() == nil {
-			h.srv.Logger().Warn("legacy sessions: could not record this instance alive", "err", err)
+			h.d.Logger().Warn("legacy sessions: could not record this instance alive", "err", err)
 		}
 		select {
 		case <-h.life.Done():

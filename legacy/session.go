@@ -204,7 +204,7 @@ func (s *session) sendLocal(msg []byte) bool {
 	select {
 	case get <- msg:
 	default:
-		s.h.srv.Logger().Warn("legacy session GET stream is full; dropping a notification", "session", s.id)
+		s.h.d.Logger().Warn("legacy session GET stream is full; dropping a notification", "session", s.id)
 	}
 	return true
 }
@@ -519,7 +519,7 @@ func (s *session) own(msg *rpcwire.Message) (json.RawMessage, *mcp.Error) {
 	case "initialize":
 		return nil, mcp.Errorf(mcp.InvalidRequest, "the session is already initialized")
 	case "logging/setLevel":
-		if s.h.srv.Capabilities().Logging == nil {
+		if s.h.d.Capabilities().Logging == nil {
 			return nil, &mcp.Error{Code: mcp.MethodNotFound, Message: "Method not found: logging/setLevel"}
 		}
 		var p struct {
@@ -533,7 +533,7 @@ func (s *session) own(msg *rpcwire.Message) (json.RawMessage, *mcp.Error) {
 		s.mu.Unlock()
 		return json.RawMessage("{}"), nil
 	case "resources/subscribe", "resources/unsubscribe":
-		if s.h.srv.Capabilities().Resources == nil {
+		if s.h.d.Capabilities().Resources == nil {
 			return nil, &mcp.Error{Code: mcp.MethodNotFound, Message: "Method not found: " + clip.String(msg.Method)}
 		}
 		var p struct {

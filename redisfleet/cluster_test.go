@@ -33,18 +33,18 @@ func TestFanoutOnCluster(t *testing.T) {
 	a, b := redisfleet.New(cc, redisfleet.Options{Prefix: "test:"}).Fanout(), redisfleet.New(cc, redisfleet.Options{Prefix: "test:"}).Fanout()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	gotA, gotB := make(chan server.Change, 64), make(chan server.Change, 64)
-	go func() { _ = a.Receive(ctx, func(c server.Change) { gotA <- c }) }()
-	go func() { _ = b.Receive(ctx, func(c server.Change) { gotB <- c }) }()
+	gotA, gotB := make(chan string, 64), make(chan string, 64)
+	go func() { _ = a.Receive(ctx, func(m []byte) { gotA <- string(m) }) }()
+	go func() { _ = b.Receive(ctx, func(m []byte) { gotB <- string(m) }) }()
 	// B may take a moment to subscribe: publish until one arrives.
 	deadline := time.Now().Add(10 * time.Second)
 	for arrived := false; !arrived; {
-		if err := a.Publish(ctx, server.Change{Kind: server.ToolsChanged}); err != nil {
+		if err := a.Publish(ctx, []byte("tools")); err != nil {
 			t.Fatalf("Publish: %v", err)
 		}
 		select {
 		case c := <-gotB:
-			arrived = c.Kind == server.ToolsChanged
+			arrived = c == "tools"
 		case <-time.After(50 * time.Millisecond):
 			if time.Now().After(deadline) {
 				t.Fatal("no change reached the other instance")
@@ -57,15 +57,15 @@ func TestFanoutOnCluster(t *testing.T) {
 	}
 	uris := []string{"file:///1", "file:///2", "file:///3"}
 	for _, u := range uris {
-		if err := a.Publish(ctx, server.Change{Kind: server.ResourceUpdated, URI: u}); err != nil {
+		if err := a.Publish(ctx, []byte(u)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, u := range uris {
 		select {
 		case c := <-gotB:
-			if c.Kind != server.ResourceUpdated || c.URI != u {
-				t.Errorf("got %v %q, want resource %q (in order)", c.Kind, c.URI, u)
+			if c != u {
+				t.Errorf("got %q, want %q (in order)", c, u)
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatalf("no update for %s", u)

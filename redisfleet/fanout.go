@@ -4,8 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -35,18 +35,11 @@ func (f *Fleet) Fanout() server.Fanout {
 	return &redisFanout{client: f.client, channel: f.prefix + "changes", origin: base64.RawURLEncoding.EncodeToString(b)}
 }
 
-type message struct {
-	Origin string `json:"o"`
-	Kind   string `json:"k"`
-	URI    string `json:"u,omitempty"`
-}
-
-// Publish implements server.Fanout.
-func (f *redisFanout) Publish(ctx context.Context, c server.Change) error {
-	b, err := json.Marshal(message{Origin: f.origin, Kind: c.Kind.String(), URI: c.URI})
-	if err != nil {
-		return fmt.Errorf("redis fan-out: %w", err)
-	}
+// Publish implements server.Fanout: the message goes out behind this
+// instance's origin and a space.
+func (f *redisFanout) Publish(ctx context.Context, msg []byte) error {
+	b := make([]byte, 0, len(f.origin)+1+len(msg))
+	b = append(append(append(b, f.origin...), ' '), msg...)
 	if err := publishShard(ctx, f.client, f.channel, b); err != nil {
 		return fmt.Errorf("redis fan-out: publish: %w", err)
 	}
@@ -54,17 +47,13 @@ func (f *redisFanout) Publish(ctx context.Context, c server.Change) error {
 }
 
 // Receive implements server.Fanout.
-func (f *redisFanout) Receive(ctx context.Context, deliver func(server.Change)) error {
+func (f *redisFanout) Receive(ctx context.Context, deliver func(msg []byte)) error {
 	return receiveShard(ctx, f.client, "redis fan-out", []string{f.channel}, func(payload string) {
-		var m message
-		if json.Unmarshal([]byte(payload), &m) != nil || m.Origin == f.origin {
+		origin, msg, ok := strings.Cut(payload, " ")
+		if !ok || origin == f.origin {
 			return // malformed, or our own
 		}
-		kind, ok := server.ParseChangeKind(m.Kind)
-		if !ok {
-			return
-		}
-		deliver(server.Change{Kind: kind, URI: m.URI})
+		deliver([]byte(msg))
 	})
 }
 

@@ -148,19 +148,19 @@ func TestOwnChangesAreNotEchoed(t *testing.T) {
 	f1, f2 := redisfleet.New(c, redisfleet.Options{Prefix: prefix}).Fanout(), redisfleet.New(c, redisfleet.Options{Prefix: prefix}).Fanout()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	got := make(chan server.Change, 4)
-	go func() { _ = f1.Receive(ctx, func(ch server.Change) { got <- ch }) }()
+	got := make(chan string, 4)
+	go func() { _ = f1.Receive(ctx, func(m []byte) { got <- string(m) }) }()
 	waitSubscribers(t, c, 1)
-	if err := f1.Publish(ctx, server.Change{Kind: server.ToolsChanged}); err != nil {
+	if err := f1.Publish(ctx, []byte("tools")); err != nil {
 		t.Fatal(err)
 	}
-	if err := f2.Publish(ctx, server.Change{Kind: server.PromptsChanged}); err != nil {
+	if err := f2.Publish(ctx, []byte("prompts")); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case ch := <-got:
-		if ch.Kind != server.PromptsChanged {
-			t.Fatalf("received %v first: an instance's own change came back", ch.Kind)
+		if ch != "prompts" {
+			t.Fatalf("received %q first: an instance's own change came back", ch)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the other instance's change did not arrive")
@@ -175,10 +175,10 @@ func TestRedisFailure(t *testing.T) {
 	_ = c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := f.Receive(ctx, func(server.Change) {}); err == nil || ctx.Err() != nil {
+	if err := f.Receive(ctx, func([]byte) {}); err == nil || ctx.Err() != nil {
 		t.Fatalf("Receive on a closed client: %v (ctx %v)", err, ctx.Err())
 	}
-	if err := f.Publish(ctx, server.Change{Kind: server.ToolsChanged}); err == nil {
+	if err := f.Publish(ctx, []byte("tools")); err == nil {
 		t.Fatal("Publish on a closed client succeeded")
 	}
 }

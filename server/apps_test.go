@@ -66,7 +66,7 @@ func TestAppServed(t *testing.T) {
 	if got, _ := json.Marshal(ext[AppsExtension]); string(got) != `{"mimeTypes":["text/html;profile=mcp-app"]}` {
 		t.Errorf("discover: %s settings = %s", AppsExtension, got)
 	}
-	if got := string(s.Capabilities().Extensions[AppsExtension]); got != `{"mimeTypes":["text/html;profile=mcp-app"]}` {
+	if got := string(s.capabilities().Extensions[AppsExtension]); got != `{"mimeTypes":["text/html;profile=mcp-app"]}` {
 		t.Errorf("initialize: %s settings = %s", AppsExtension, got)
 	}
 

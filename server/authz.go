@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/mcp"
@@ -427,7 +428,7 @@ func (s *Server) listPrivate(scoped bool) bool {
 // callerCapabilities removes from c the tools, prompts and resources
 // capabilities of which the caller of ctx may see nothing, and reports
 // whether the answer depends on the caller.
-func (s *Server) callerCapabilities(ctx context.Context, c ServerCapabilities) (ServerCapabilities, bool) {
+func (s *Server) callerCapabilities(ctx context.Context, c era.ServerCapabilities) (era.ServerCapabilities, bool) {
 	s.mu.RLock()
 	var tools, prompts, resources []Item
 	for i := 0; i < s.tools.len(); i++ {

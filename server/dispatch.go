@@ -404,71 +404,29 @@ func (s *Server) encode(v any) (json.RawMessage, *mcp.Error) {
 	return b, nil
 }
 
-// ServerCapabilities are the capabilities a server advertises, derived
-// from what is registered: server/discover sends them as its
-// "capabilities" (a 2025-11-25 initialize as its "capabilities" too). A
-// nil member is omitted, and means the server does not offer it.
-type ServerCapabilities struct {
-	// Tools is sent as "tools": {"listChanged": true} while any tool is
-	// registered (listChanged: subscriptions/listen reports changes).
-	Tools *ListCapability `json:"tools,omitempty"`
-	// Prompts is sent as "prompts": {"listChanged": true} while any prompt
-	// is registered.
-	Prompts *ListCapability `json:"prompts,omitempty"`
-	// Resources is sent as "resources": {"subscribe": true,
-	// "listChanged": true} while any resource or template is registered
-	// (subscribe: subscriptions/listen can watch a resource's updates).
-	Resources *ResourceCapability `json:"resources,omitempty"`
-	// Completions is sent as "completions": {} while a completion handler
-	// is set.
-	Completions *struct{} `json:"completions,omitempty"`
-	// Logging is sent as "logging": {} when Options.Logging is on (a
-	// request may then set a log level and receive notifications/message).
-	Logging *struct{} `json:"logging,omitempty"`
-	// Extensions lists the extensions the server offers, by identifier,
-	// each with its settings (TasksExtension while a tool may run as a
-	// task, and those added with AddExtension). server/discover sends them
-	// all, a 2025-11-25 initialize those registered with Extension.Legacy.
-	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
-}
-
-// ListCapability is a server capability over a list: tools or prompts.
-type ListCapability struct {
-	// ListChanged says list changes are reported ("listChanged").
-	ListChanged bool `json:"listChanged"`
-}
-
-// ResourceCapability is the server's resources capability.
-type ResourceCapability struct {
-	// Subscribe says a resource's updates can be watched ("subscribe").
-	Subscribe bool `json:"subscribe"`
-	// ListChanged says list changes are reported ("listChanged").
-	ListChanged bool `json:"listChanged"`
-}
-
-// Capabilities returns what the server advertises now: tools, prompts and
+// capabilities returns what the server advertises now: tools, prompts and
 // resources while any are registered (each with listChanged), completions
 // when a handler is set, logging when Options.Logging is on, and the
 // extensions offered to 2025-11-25 clients (see modernCapabilities for
 // server/discover's).
-func (s *Server) Capabilities() ServerCapabilities {
+func (s *Server) capabilities() era.ServerCapabilities {
 	c := s.coreCapabilities()
 	c.Extensions = s.advertised(true)
 	return c
 }
 
-func (s *Server) coreCapabilities() ServerCapabilities {
+func (s *Server) coreCapabilities() era.ServerCapabilities {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var c ServerCapabilities
+	var c era.ServerCapabilities
 	if s.tools.len() > 0 {
-		c.Tools = &ListCapability{ListChanged: true}
+		c.Tools = &era.ListCapability{ListChanged: true}
 	}
 	if s.prompts.len() > 0 {
-		c.Prompts = &ListCapability{ListChanged: true}
+		c.Prompts = &era.ListCapability{ListChanged: true}
 	}
 	if s.resources.len() > 0 || len(s.templates) > 0 {
-		c.Resources = &ResourceCapability{Subscribe: true, ListChanged: true}
+		c.Resources = &era.ResourceCapability{Subscribe: true, ListChanged: true}
 	}
 	if s.completion != nil {
 		c.Completions = &struct{}{}
@@ -481,20 +439,20 @@ func (s *Server) coreCapabilities() ServerCapabilities {
 
 // modernCapabilities are Capabilities plus the extensions, for
 // server/discover.
-func (s *Server) modernCapabilities() ServerCapabilities {
+func (s *Server) modernCapabilities() era.ServerCapabilities {
 	c := s.coreCapabilities()
 	c.Extensions = s.advertised(false)
 	return c
 }
 
 type discoverWire struct {
-	ResultType        string             `json:"resultType"`
-	SupportedVersions []string           `json:"supportedVersions"`
-	Capabilities      ServerCapabilities `json:"capabilities"`
-	Instructions      string             `json:"instructions,omitempty"`
-	TTL               int64              `json:"ttlMs"`
-	Scope             string             `json:"cacheScope"`
-	Meta              json.RawMessage    `json:"_meta"`
+	ResultType        string                 `json:"resultType"`
+	SupportedVersions []string               `json:"supportedVersions"`
+	Capabilities      era.ServerCapabilities `json:"capabilities"`
+	Instructions      string                 `json:"instructions,omitempty"`
+	TTL               int64                  `json:"ttlMs"`
+	Scope             string                 `json:"cacheScope"`
+	Meta              json.RawMessage        `json:"_meta"`
 }
 
 func (s *Server) discover(ctx context.Context) (json.RawMessage, *mcp.Error) {

@@ -96,7 +96,7 @@ func TestExtensionAdvertised(t *testing.T) {
 	if got, _ := json.Marshal(ext); string(got) != `{"com.example/both":{},"com.example/modern":{"level":2}}` {
 		t.Errorf("discover extensions = %s", got)
 	}
-	legacy := s.Capabilities().Extensions
+	legacy := s.capabilities().Extensions
 	if len(legacy) != 1 || string(legacy["com.example/both"]) != "{}" {
 		t.Errorf("Capabilities().Extensions (initialize) = %v, want only com.example/both", legacy)
 	}

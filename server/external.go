@@ -75,33 +75,17 @@ func (d legacyDispatcher) request(lr *era.Request[RequestMeta]) (*request, *mcp.
 	return r, nil
 }
 
-// Watch calls f for every change of the tool, prompt or resource lists and
-// every resource update (local, or from the fan-out), until the returned
-// stop function is called.
-//
-// f runs on a goroutine of its own, outside every lock of the server, and
-// never concurrently with itself: it gets the changes one at a time, in the
-// order they were published, except that a change equal to one still
-// waiting for f is not queued twice. A slow or blocked f delays only
-// itself: whoever made the change, other watchers and subscriptions/listen
-// streams never wait for it, and what waits for it is bounded by the
-// distinct changes. f may call the server, its own stop included; a panic
-// in f is logged and costs that change only.
-//
-// stop may be called from any goroutine, from f, and more than once. It
-// drops the changes still queued and does not wait for f: after stop
-// returns f is handed no other change, but a call that had already taken
-// its change when stop was called may still be running (or just starting).
-func (s *Server) Watch(f func(Change)) (stop func()) {
-	return s.hub.watch(f)
-}
+// Watch is the server's hub watch (era.Dispatcher.Watch).
+func (d legacyDispatcher) Watch(f func(era.Change)) (stop func()) { return d.s.hub.watch(f) }
 
-// Instructions returns Options.Instructions.
-func (s *Server) Instructions() string { return s.opts.Instructions }
+// Capabilities is what a 2025-11-25 initialize advertises.
+func (d legacyDispatcher) Capabilities() era.ServerCapabilities { return d.s.capabilities() }
 
-// Logger returns the server's logger: Options.Logger, rate-limited per
-// message (see Options.Logger).
-func (s *Server) Logger() *slog.Logger { return s.log }
+// Instructions is Options.Instructions.
+func (d legacyDispatcher) Instructions() string { return d.s.opts.Instructions }
+
+// Logger is the server's rate-limited logger.
+func (d legacyDispatcher) Logger() *slog.Logger { return d.s.log }
 
 // Intercept runs a legacy session's own request through the middleware.
 func (d legacyDispatcher) Intercept(ctx context.Context, lr *era.Request[RequestMeta], serve func(context.Context) (json.RawMessage, *mcp.Error)) (json.RawMessage, *mcp.Error) {

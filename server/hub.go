@@ -7,57 +7,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/baton-mcp/baton/internal/era"
 )
-
-// ChangeKind says what changed.
-type ChangeKind int
-
-// The kinds of change listeners can opt in to.
-const (
-	ToolsChanged ChangeKind = iota + 1
-	PromptsChanged
-	ResourcesChanged
-	ResourceUpdated
-	// TaskStatusChanged: a task changed status; URI carries the task id.
-	// It travels between instances through the fan-out only, to the
-	// streams that listen for task notifications; Watch never sees it.
-	TaskStatusChanged
-)
-
-var kindNames = map[ChangeKind]string{
-	ToolsChanged:      "tools",
-	PromptsChanged:    "prompts",
-	ResourcesChanged:  "resources",
-	ResourceUpdated:   "resource-updated",
-	TaskStatusChanged: "task",
-}
-
-// String names the kind ("tools", "prompts", "resources",
-// "resource-updated").
-func (k ChangeKind) String() string {
-	if n, ok := kindNames[k]; ok {
-		return n
-	}
-	return "unknown"
-}
-
-// ParseChangeKind returns the kind String names.
-func ParseChangeKind(s string) (ChangeKind, bool) {
-	for k, n := range kindNames {
-		if n == s {
-			return k, true
-		}
-	}
-	return 0, false
-}
-
-// Change is one event for subscriptions/listen streams.
-type Change struct {
-	// Kind is what changed: a list, or one resource (ResourceUpdated).
-	Kind ChangeKind
-	// URI is the updated resource (ResourceUpdated only).
-	URI string
-}
 
 // SubscriptionFilter is what a subscriptions/listen stream opts in to: the
 // request's params.notifications, and the agreed subset the
@@ -105,16 +57,16 @@ func newHub(log *slog.Logger) *hub {
 // goroutine of its own that runs while the queue is not empty, so the
 // callback sees changes one at a time and in the order they were published.
 type watcher struct {
-	f   func(Change)
+	f   func(era.Change)
 	log *slog.Logger
 
 	mu      sync.Mutex
-	queue   []Change // not yet handed to f
-	running bool     // a goroutine is delivering the queue
+	queue   []era.Change // not yet handed to f
+	running bool         // a goroutine is delivering the queue
 	stopped bool
 }
 
-func (h *hub) watch(f func(Change)) func() {
+func (h *hub) watch(f func(era.Change)) func() {
 	w := &watcher{f: f, log: h.log}
 	h.mu.Lock()
 	h.watchers[w] = struct{}{}
@@ -132,7 +84,7 @@ func (h *hub) watch(f func(Change)) func() {
 
 // offer queues c unless the same change is already waiting, and starts
 // delivering if nothing is. It never waits for the callback.
-func (w *watcher) offer(c Change) {
+func (w *watcher) offer(c era.Change) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped || slices.Contains(w.queue, c) {
@@ -156,7 +108,7 @@ func (w *watcher) deliver() {
 			return
 		}
 		c := w.queue[0]
-		w.queue[0] = Change{}
+		w.queue[0] = era.Change{}
 		w.queue = w.queue[1:]
 		w.mu.Unlock()
 		w.call(c)
@@ -165,7 +117,7 @@ func (w *watcher) deliver() {
 
 // call runs the callback, so that a panic in it costs the change, not the
 // process.
-func (w *watcher) call(c Change) {
+func (w *watcher) call(c era.Change) {
 	defer func() {
 		if p := recover(); p != nil {
 			w.log.Error("watch callback panicked", "kind", c.Kind, "uri", c.URI, "panic", p, "stack", string(debug.Stack()))
@@ -247,7 +199,7 @@ func (h *hub) count() int {
 // publish offers c to every listener and queues it for every watcher. Both
 // happen under h.mu, so every watcher's queue follows one publication
 // order; no callback runs here.
-func (h *hub) publish(c Change) {
+func (h *hub) publish(c era.Change) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for l := range h.listeners {
@@ -258,16 +210,16 @@ func (h *hub) publish(c Change) {
 	}
 }
 
-func (l *listener) offer(c Change) {
+func (l *listener) offer(c era.Change) {
 	l.mu.Lock()
 	switch {
-	case c.Kind == ToolsChanged && l.filter.ToolsListChanged:
+	case c.Kind == era.ToolsChanged && l.filter.ToolsListChanged:
 		l.pending.tools = true
-	case c.Kind == PromptsChanged && l.filter.PromptsListChanged:
+	case c.Kind == era.PromptsChanged && l.filter.PromptsListChanged:
 		l.pending.prompts = true
-	case c.Kind == ResourcesChanged && l.filter.ResourcesListChanged:
+	case c.Kind == era.ResourcesChanged && l.filter.ResourcesListChanged:
 		l.pending.resources = true
-	case c.Kind == ResourceUpdated && l.uris[c.URI]:
+	case c.Kind == era.ResourceUpdated && l.uris[c.URI]:
 		if !slices.Contains(l.pending.updated, c.URI) {
 			l.pending.updated = append(l.pending.updated, c.URI)
 		}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/baton-mcp/baton/internal/era"
 )
 
 // within runs f on its own goroutine and fails the test if it has not
@@ -29,18 +31,18 @@ func within(t *testing.T, what string, f func()) {
 // not deadlock the change that called them, and are not called after stop.
 func TestWatchCallbackCallsServer(t *testing.T) {
 	s := newTestServer(t, nil)
-	calls := make(chan Change, 8)
+	calls := make(chan era.Change, 8)
 	var stop func()
 	stopSet := make(chan struct{})
-	stop = s.Watch(func(c Change) {
+	stop = s.hub.watch(func(c era.Change) {
 		<-stopSet
 		stop()
 		calls <- c
 	})
 	close(stopSet)
-	added := make(chan Change, 8)
-	s.Watch(func(c Change) {
-		if c.Kind == PromptsChanged {
+	added := make(chan era.Change, 8)
+	s.hub.watch(func(c era.Change) {
+		if c.Kind == era.PromptsChanged {
 			textTool(s, t, "from-watcher", "x") // publishes again
 		}
 		added <- c
@@ -50,13 +52,13 @@ func TestWatchCallbackCallsServer(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	if c := receive(t, calls, "the self-stopping callback"); c.Kind != PromptsChanged {
+	if c := receive(t, calls, "the self-stopping callback"); c.Kind != era.PromptsChanged {
 		t.Fatalf("first change %v", c.Kind)
 	}
-	if c := receive(t, added, "the adding callback"); c.Kind != PromptsChanged {
+	if c := receive(t, added, "the adding callback"); c.Kind != era.PromptsChanged {
 		t.Fatalf("first change %v", c.Kind)
 	}
-	if c := receive(t, added, "the adding callback"); c.Kind != ToolsChanged {
+	if c := receive(t, added, "the adding callback"); c.Kind != era.ToolsChanged {
 		t.Fatalf("the tool added from a callback reached watchers as %v", c.Kind)
 	}
 	within(t, "AddTool", func() { textTool(s, t, "after-stop", "x") })
@@ -93,16 +95,16 @@ func TestWatchBlockedCallback(t *testing.T) {
 			close(release)
 		}
 	})
-	blocked := make(chan Change, 16)
-	s.Watch(func(c Change) {
+	blocked := make(chan era.Change, 16)
+	s.hub.watch(func(c era.Change) {
 		blocked <- c
 		<-release
 	})
-	other := make(chan Change, 16)
-	s.Watch(func(c Change) { other <- c })
+	other := make(chan era.Change, 16)
+	s.hub.watch(func(c era.Change) { other <- c })
 
 	within(t, "AddTool", func() { textTool(s, t, "t1", "x") })
-	if c := receive(t, blocked, "the blocking callback"); c.Kind != ToolsChanged {
+	if c := receive(t, blocked, "the blocking callback"); c.Kind != era.ToolsChanged {
 		t.Fatalf("first change %v", c.Kind)
 	}
 	// The blocking callback now sits in its first call.
@@ -117,8 +119,8 @@ func TestWatchBlockedCallback(t *testing.T) {
 	})
 	// The other watcher gets every kind (changes still waiting in its queue
 	// may have merged).
-	seen := map[ChangeKind]bool{ToolsChanged: false}
-	for !seen[ToolsChanged] || !seen[PromptsChanged] || !seen[ResourceUpdated] {
+	seen := map[era.ChangeKind]bool{era.ToolsChanged: false}
+	for !seen[era.ToolsChanged] || !seen[era.PromptsChanged] || !seen[era.ResourceUpdated] {
 		seen[receive(t, other, "the other callback").Kind] = true
 	}
 	got := map[string]bool{}
@@ -132,18 +134,18 @@ func TestWatchBlockedCallback(t *testing.T) {
 	}
 
 	close(release)
-	var after []Change
+	var after []era.Change
 	for range 3 {
 		after = append(after, receive(t, blocked, "the unblocked callback"))
 	}
 	// In publication order; the second update and t3's change were still
 	// waiting in the queue, so they were not queued twice.
-	want := []Change{{Kind: ToolsChanged}, {Kind: PromptsChanged}, {Kind: ResourceUpdated, URI: "file:///a"}}
+	want := []era.Change{{Kind: era.ToolsChanged}, {Kind: era.PromptsChanged}, {Kind: era.ResourceUpdated, URI: "file:///a"}}
 	if !slices.Equal(after, want) {
 		t.Fatalf("queued changes delivered as %v, want %v", after, want)
 	}
 	within(t, "AddTool", func() { textTool(s, t, "t4", "x") })
-	if c := receive(t, blocked, "the unblocked callback"); c.Kind != ToolsChanged {
+	if c := receive(t, blocked, "the unblocked callback"); c.Kind != era.ToolsChanged {
 		t.Fatalf("after the queue drained: %v", c)
 	}
 }
@@ -155,7 +157,7 @@ func TestWatchStop(t *testing.T) {
 		s := newTestServer(t, nil)
 		var n atomic.Int32
 		release := make(chan struct{})
-		stop := s.Watch(func(Change) {
+		stop := s.hub.watch(func(era.Change) {
 			n.Add(1)
 			<-release
 		})
@@ -171,8 +173,8 @@ func TestWatchStop(t *testing.T) {
 			t.Fatalf("called %d times, want once: queued changes survived stop", n.Load())
 		}
 
-		var calls []Change
-		s.Watch(func(c Change) {
+		var calls []era.Change
+		s.hub.watch(func(c era.Change) {
 			calls = append(calls, c)
 			if len(calls) == 1 {
 				panic("watcher bug")

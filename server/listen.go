@@ -15,7 +15,7 @@ import (
 // agreeFilter checks a subscriptions/listen request and returns the subset
 // of the requested notifications this server supports.
 func (s *Server) agreeFilter(r *request) (SubscriptionFilter, *mcp.Error) {
-	caps := s.Capabilities()
+	caps := s.capabilities()
 	if caps.Tools == nil && caps.Prompts == nil && caps.Resources == nil {
 		return SubscriptionFilter{}, methodNotFound(r.method)
 	}

@@ -17,6 +17,7 @@ import (
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/baton-mcp/baton/internal/bufpool"
+	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/strictjson"
 	"github.com/baton-mcp/baton/mrtr"
@@ -498,12 +499,12 @@ func (s *Server) addTool(t Tool, h ToolHandler, o regOptions) error {
 	if e.wire, err = marshalNoEscape(t); err != nil {
 		return fmt.Errorf("add tool %q: encode: %w", t.Name, err)
 	}
-	register(s, &s.tools, t.Name, e, ToolsChanged)
+	register(s, &s.tools, t.Name, e, era.ToolsChanged)
 	return nil
 }
 
 // RemoveTool unregisters a tool and reports whether it existed.
-func (s *Server) RemoveTool(name string) bool { return unregister(s, &s.tools, name, ToolsChanged) }
+func (s *Server) RemoveTool(name string) bool { return unregister(s, &s.tools, name, era.ToolsChanged) }
 
 type promptEntry struct {
 	prompt  Prompt
@@ -536,13 +537,13 @@ func (s *Server) AddPrompt(p Prompt, h PromptHandler, opts ...PromptOption) erro
 	if e.wire, err = json.Marshal(p); err != nil {
 		return fmt.Errorf("add prompt %q: encode: %w", p.Name, err)
 	}
-	register(s, &s.prompts, p.Name, e, PromptsChanged)
+	register(s, &s.prompts, p.Name, e, era.PromptsChanged)
 	return nil
 }
 
 // RemovePrompt unregisters a prompt and reports whether it existed.
 func (s *Server) RemovePrompt(name string) bool {
-	return unregister(s, &s.prompts, name, PromptsChanged)
+	return unregister(s, &s.prompts, name, era.PromptsChanged)
 }
 
 type resourceEntry struct {
@@ -599,7 +600,7 @@ func (s *Server) AddResource(r Resource, h ResourceHandler, opts ...ResourceOpti
 	}
 	s.resources.put(r.URI, e)
 	s.mu.Unlock()
-	s.changed(Change{Kind: ResourcesChanged})
+	s.changed(era.Change{Kind: era.ResourcesChanged})
 	return nil
 }
 
@@ -612,26 +613,26 @@ func (s *Server) RemoveResource(uri string) bool {
 	ok = ok && e.skill == nil && s.resources.remove(uri)
 	s.mu.Unlock()
 	if ok {
-		s.changed(Change{Kind: ResourcesChanged})
+		s.changed(era.Change{Kind: era.ResourcesChanged})
 	}
 	return ok
 }
 
 // register adds or replaces name in r and tells listeners.
-func register[E any](s *Server, r *registry[E], name string, e E, kind ChangeKind) {
+func register[E any](s *Server, r *registry[E], name string, e E, kind era.ChangeKind) {
 	s.mu.Lock()
 	r.put(name, e)
 	s.mu.Unlock()
-	s.changed(Change{Kind: kind})
+	s.changed(era.Change{Kind: kind})
 }
 
 // unregister removes name from r and tells listeners when it existed.
-func unregister[E any](s *Server, r *registry[E], name string, kind ChangeKind) bool {
+func unregister[E any](s *Server, r *registry[E], name string, kind era.ChangeKind) bool {
 	s.mu.Lock()
 	ok := r.remove(name)
 	s.mu.Unlock()
 	if ok {
-		s.changed(Change{Kind: kind})
+		s.changed(era.Change{Kind: kind})
 	}
 	return ok
 }
@@ -662,7 +663,7 @@ func (s *Server) AddResourceTemplate(t ResourceTemplate, h ResourceHandler, opts
 	s.mu.Lock()
 	s.templates = append(s.templates, e)
 	s.mu.Unlock()
-	s.changed(Change{Kind: ResourcesChanged})
+	s.changed(era.Change{Kind: era.ResourcesChanged})
 	return nil
 }
 
@@ -676,7 +677,7 @@ func (s *Server) SetCompletion(h CompletionHandler) {
 
 // NotifyResourceUpdated tells listeners subscribed to uri that it changed.
 func (s *Server) NotifyResourceUpdated(uri string) {
-	s.changed(Change{Kind: ResourceUpdated, URI: uri})
+	s.changed(era.Change{Kind: era.ResourceUpdated, URI: uri})
 }
 
 // registry is a set of named entries that keeps the order they were first

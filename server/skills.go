@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/baton-mcp/baton/internal/clip"
+	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/skillmd"
 	"github.com/baton-mcp/baton/mcp"
 )
@@ -214,7 +215,7 @@ func (s *Server) AddSkills(fsys fs.FS, opts ...ResourceOption) error {
 	ss.files = append(ss.files, files...)
 	ss.dirs = skillDirs(ss.files, ss.list)
 	s.mu.Unlock()
-	s.changed(Change{Kind: ResourcesChanged})
+	s.changed(era.Change{Kind: era.ResourcesChanged})
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/mcp"
 )
@@ -159,15 +160,15 @@ func (s *Server) taskStatusChanged(rec *TaskRecord) {
 	// after it ended, and their listeners elsewhere should hear it.
 	ctx, cancel := context.WithTimeout(context.Background(), fanoutTimeout)
 	defer cancel()
-	if err := s.fanout.Publish(ctx, Change{Kind: TaskStatusChanged, URI: rec.ID}); err != nil {
+	if err := s.publish(ctx, era.Change{Kind: era.TaskStatusChanged, URI: rec.ID}); err != nil {
 		s.log.Warn("fan-out: publishing a task change failed; task listeners on other instances miss it", "err", err)
 	}
 }
 
 // receiveChange delivers a change from another instance: task changes to
 // the task listeners, the others to the hub.
-func (s *Server) receiveChange(c Change) {
-	if c.Kind != TaskStatusChanged {
+func (s *Server) receiveChange(c era.Change) {
+	if c.Kind != era.TaskStatusChanged {
 		s.hub.publish(c)
 		return
 	}

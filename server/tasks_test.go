@@ -230,7 +230,7 @@ func TestTasksAdvertisedInDiscoverOnly(t *testing.T) {
 	if _, ok := caps["tasks"]; ok {
 		t.Error("discover uses the v1 capabilities.tasks slot")
 	}
-	if s.Capabilities().Extensions != nil {
+	if s.capabilities().Extensions != nil {
 		t.Error("Capabilities() carries extensions, which a 2025-11-25 initialize would copy")
 	}
 	s.RemoveTool("job")

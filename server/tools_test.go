@@ -261,7 +261,7 @@ func TestAddToolErrors(t *testing.T) {
 			}
 		})
 	}
-	if s.Capabilities().Tools != nil {
+	if s.capabilities().Tools != nil {
 		t.Error("a failed AddTool registered a tool")
 	}
 }

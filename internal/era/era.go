@@ -17,6 +17,7 @@ package era
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -85,6 +86,27 @@ type Dispatcher[M any] interface {
 	// StoreTimeout is the server's Options.StoreTimeout (always set): the
 	// deadline of each store call the adapter makes for a request.
 	StoreTimeout() time.Duration
+	// Watch calls f for every change of the tool, prompt or resource
+	// lists and every resource update (local, or from the fan-out), until
+	// the returned stop function is called.
+	//
+	// f runs on a goroutine of its own, outside every lock of the server,
+	// and never concurrently with itself: it gets the changes one at a
+	// time, in the order they were published, except that a change equal
+	// to one still waiting for f is not queued twice. A slow or blocked f
+	// delays only itself; a panic in f is logged and costs that change
+	// only. stop may be called from any goroutine, from f, and more than
+	// once; after it returns f is handed no other change.
+	Watch(f func(Change)) (stop func())
+	// Capabilities returns what the server advertises now: tools,
+	// prompts and resources while any are registered, completions when a
+	// handler is set, logging when the server's Options.Logging is on, and
+	// the extensions offered to 2025-11-25 clients.
+	Capabilities() ServerCapabilities
+	// Instructions is the server's Options.Instructions.
+	Instructions() string
+	// Logger is the server's logger, rate-limited per message.
+	Logger() *slog.Logger
 }
 
 // Measure names a measurement of the adapter.
