@@ -96,4 +96,3 @@ type ResourceCapability struct {
 	// ListChanged says list changes are reported ("listChanged").
 	ListChanged bool `json:"listChanged"`
 }
-
