@@ -38,7 +38,7 @@ func TestServers(t *testing.T) {
 			// above.
 			mc, err := mcptest.New(mcptest.URL(urls[name], nil), &mcptest.Options{
 				Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: &mcp.Empty{}}},
-				ClientInfo:   mcptest.Implementation{Name: "baton-bench", Version: "1.0.0"},
+				ClientInfo:   mcp.Implementation{Name: "baton-bench", Version: "1.0.0"},
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -25,7 +25,7 @@ func TestGoSDKClientListsRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Implementation{Name: "roots", Version: "1.0.0"}, &server.Options{StateKeys: ring, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := server.New(batonmcp.Implementation{Name: "roots", Version: "1.0.0"}, &server.Options{StateKeys: ring, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,8 +65,8 @@ func TestGoSDKClientListsRoots(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	if v := cs.InitializeResult().ProtocolVersion; v != server.ProtocolVersion {
-		t.Fatalf("negotiated %q, want %q (the test is about input requests)", v, server.ProtocolVersion)
+	if v := cs.InitializeResult().ProtocolVersion; v != batonmcp.ProtocolVersion {
+		t.Fatalf("negotiated %q, want %q (the test is about input requests)", v, batonmcp.ProtocolVersion)
 	}
 	for _, name := range []string{"mrtr_roots", "blocking_roots"} {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name})

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/baton-mcp/baton/elicit"
+	batonmcp "github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -84,7 +85,7 @@ func newBaton(more ...func(*server.Options)) (*server.Server, error) {
 	for _, f := range more {
 		f(opts)
 	}
-	srv, err := server.New(server.Implementation{Name: "baton-bench", Version: "1.0.0"}, opts)
+	srv, err := server.New(batonmcp.Implementation{Name: "baton-bench", Version: "1.0.0"}, opts)
 	if err != nil {
 		return nil, err
 	}

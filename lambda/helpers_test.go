@@ -57,7 +57,7 @@ func buildServerWithKey(secret string, hosts []string) (*server.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := server.New(server.Implementation{Name: "baton-lambda-test", Version: "1.0.0"},
+	srv, err := server.New(mcp.Implementation{Name: "baton-lambda-test", Version: "1.0.0"},
 		&server.Options{StateKeys: ring, AllowedHosts: hosts, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return nil, err

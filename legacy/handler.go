@@ -631,13 +631,13 @@ func (h *adapter) storeFailed(w http.ResponseWriter, id mcp.ID, what string, err
 type initializeParams struct {
 	ProtocolVersion string                  `json:"protocolVersion"`
 	Capabilities    *mcp.ClientCapabilities `json:"capabilities"`
-	ClientInfo      *server.Implementation  `json:"clientInfo"`
+	ClientInfo      *mcp.Implementation     `json:"clientInfo"`
 }
 
 type initializeResult struct {
 	ProtocolVersion string                 `json:"protocolVersion"`
 	Capabilities    era.ServerCapabilities `json:"capabilities"`
-	ServerInfo      server.Implementation  `json:"serverInfo"`
+	ServerInfo      mcp.Implementation     `json:"serverInfo"`
 	Instructions    string                 `json:"instructions,omitempty"`
 }
 

@@ -40,7 +40,7 @@ const (
 	metaInfo      = "io.modelcontextprotocol/serverInfo"
 )
 
-var testInfo = server.Implementation{Name: "baton-legacy-test", Version: "0.0.1"}
+var testInfo = mcp.Implementation{Name: "baton-legacy-test", Version: "0.0.1"}
 
 // newServer builds a server with a fixed key ring, logging advertised and
 // a discarding logger.
@@ -389,8 +389,8 @@ func (c *wireClient) mc() *mcptest.Client {
 		caps = &mcp.ClientCapabilities{}
 	}
 	m, err := mcptest.New(mcptest.URL(c.url, nil), &mcptest.Options{
-		Protocol:     mcptest.LegacyProtocolVersion,
-		ClientInfo:   mcptest.Implementation{Name: "legacy-test-client", Version: "1.0.0"},
+		Protocol:     mcp.LegacyProtocolVersion,
+		ClientInfo:   mcp.Implementation{Name: "legacy-test-client", Version: "1.0.0"},
 		Capabilities: caps,
 	})
 	if err != nil {

@@ -92,7 +92,7 @@ func serveLoad(tb testing.TB, srv *server.Server) *httptest.Server {
 func loadClient(tb testing.TB, ts *httptest.Server) *mcptest.Client {
 	tb.Helper()
 	c, err := mcptest.New(mcptest.URL(ts.URL, nil), &mcptest.Options{
-		Protocol: mcptest.LegacyProtocolVersion,
+		Protocol: mcp.LegacyProtocolVersion,
 		Elicitation: func(context.Context, *elicit.Request) (*elicit.Result, error) {
 			return mcptest.Accept(map[string]any{"ok": true})
 		},

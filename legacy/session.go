@@ -43,7 +43,7 @@ type session struct {
 	id         string
 	version    string
 	caps       mcp.ClientCapabilities
-	clientInfo *server.Implementation
+	clientInfo *mcp.Implementation
 	principal  string // the authenticated subject that opened the session
 	http       bool   // an HTTP session, kept in the store
 

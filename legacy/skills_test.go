@@ -23,7 +23,7 @@ func TestSkillsInLegacySessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFixture(t, srv)
-	c, err := mcptest.New(mcptest.URL(f.ts.URL, nil), &mcptest.Options{Protocol: mcptest.LegacyProtocolVersion})
+	c, err := mcptest.New(mcptest.URL(f.ts.URL, nil), &mcptest.Options{Protocol: mcp.LegacyProtocolVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/mcp"
-	"github.com/baton-mcp/baton/server"
 )
 
 // Record is what every instance of a deployment knows of one 2025-11-25
@@ -24,7 +23,7 @@ type Record struct {
 	// Capabilities are the client capabilities declared in initialize.
 	Capabilities mcp.ClientCapabilities `json:"capabilities"`
 	// ClientInfo is the clientInfo of initialize, if any.
-	ClientInfo *server.Implementation `json:"clientInfo,omitempty"`
+	ClientInfo *mcp.Implementation `json:"clientInfo,omitempty"`
 	// Principal is the authenticated subject that opened the session; to
 	// any other the session does not exist. Empty for anonymous callers.
 	Principal string `json:"principal,omitempty"`

@@ -15,9 +15,6 @@ import (
 	"github.com/baton-mcp/baton/mcp"
 )
 
-// ProtocolVersion is the protocol revision every request declares.
-const ProtocolVersion = "2026-07-28"
-
 // defaultMaxRounds is how many requests a multi-round call sends at most
 // when Options.MaxRounds is zero.
 const defaultMaxRounds = 10
@@ -39,20 +36,12 @@ const (
 	headerName            = "Mcp-Name"
 )
 
-// Implementation identifies the client in _meta clientInfo.
-type Implementation struct {
-	// Name is the client's name.
-	Name string `json:"name"`
-	// Version is the client's version.
-	Version string `json:"version"`
-}
-
 // Options configure a Client. The zero value (or nil) declares no
 // capabilities and answers no input requests.
 type Options struct {
 	// ClientInfo is sent as _meta clientInfo on every request (default
 	// {"name":"mcptest","version":"1.0.0"}).
-	ClientInfo Implementation
+	ClientInfo mcp.Implementation
 	// Capabilities, when set, are declared as _meta clientCapabilities on
 	// every request, exactly as given. When nil they follow from the
 	// callbacks: elicitation (form and url) when Elicitation is set,
@@ -140,15 +129,15 @@ func New(target Target, opts *Options) (*Client, error) {
 		c.opts.MaxRounds = defaultMaxRounds
 	}
 	switch c.opts.Protocol {
-	case "", ProtocolVersion:
-		c.opts.Protocol = ProtocolVersion
-	case LegacyProtocolVersion:
+	case "", mcp.ProtocolVersion:
+		c.opts.Protocol = mcp.ProtocolVersion
+	case mcp.LegacyProtocolVersion:
 		c.legacy = true
 	default:
-		return nil, fmt.Errorf("mcptest: Protocol %q: want %q or %q", c.opts.Protocol, ProtocolVersion, LegacyProtocolVersion)
+		return nil, fmt.Errorf("mcptest: Protocol %q: want %q or %q", c.opts.Protocol, mcp.ProtocolVersion, mcp.LegacyProtocolVersion)
 	}
-	if c.opts.ClientInfo == (Implementation{}) {
-		c.opts.ClientInfo = Implementation{Name: "mcptest", Version: "1.0.0"}
+	if c.opts.ClientInfo.Name == "" && c.opts.ClientInfo.Version == "" {
+		c.opts.ClientInfo = mcp.Implementation{Name: "mcptest", Version: "1.0.0"}
 	}
 	caps := c.opts.Capabilities
 	if caps == nil {
@@ -163,7 +152,7 @@ func New(target Target, opts *Options) (*Client, error) {
 			caps.Roots = &mcp.RootsCapability{}
 		}
 		if c.opts.Tasks {
-			caps.Extensions = map[string]json.RawMessage{TasksExtension: json.RawMessage(`{}`)}
+			caps.Extensions = map[string]json.RawMessage{mcp.TasksExtension: json.RawMessage(`{}`)}
 		}
 	}
 	c.declared = *caps
@@ -296,7 +285,7 @@ func (c *Client) meta(o *callOptions) (json.RawMessage, error) {
 	for k, v := range o.meta {
 		m[k] = v
 	}
-	m[metaProtocolVersion] = ProtocolVersion
+	m[metaProtocolVersion] = mcp.ProtocolVersion
 	m[metaClientCapabilities] = c.caps
 	m[metaClientInfo] = c.info
 	level := c.opts.LogLevel
@@ -468,7 +457,7 @@ func (c *Client) newRequest(ctx context.Context, body []byte, method string, nam
 			h.Set(headerSessionID, *sid)
 		}
 	} else {
-		h.Set(headerProtocolVersion, ProtocolVersion)
+		h.Set(headerProtocolVersion, mcp.ProtocolVersion)
 		if method != "" {
 			h.Set(headerMethod, headerValue(method))
 		}

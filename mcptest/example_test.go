@@ -10,6 +10,7 @@ import (
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/server"
 )
@@ -18,7 +19,7 @@ import (
 // answers each question with its Elicitation callback and returns the
 // final result, with a record of the three requests it took.
 func Example() {
-	srv, err := server.New(server.Implementation{Name: "example", Version: "1.0.0"}, &server.Options{Logger: slog.New(slog.DiscardHandler)})
+	srv, err := server.New(mcp.Implementation{Name: "example", Version: "1.0.0"}, &server.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func Example() {
 // The low-level Do sends one request and returns the raw outcome, for
 // tests of error paths.
 func ExampleClient_Do() {
-	srv, err := server.New(server.Implementation{Name: "example", Version: "1.0.0"}, &server.Options{Logger: slog.New(slog.DiscardHandler)})
+	srv, err := server.New(mcp.Implementation{Name: "example", Version: "1.0.0"}, &server.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func ExampleClient_Do() {
 // exists; Get shows its question, Answer answers it with the callbacks,
 // Wait polls to the result. (CallTool alone would do all of it.)
 func ExampleClient_StartTask() {
-	srv, err := server.New(server.Implementation{Name: "example", Version: "1.0.0"}, &server.Options{
+	srv, err := server.New(mcp.Implementation{Name: "example", Version: "1.0.0"}, &server.Options{
 		Logger: slog.New(slog.DiscardHandler),
 		Tasks:  server.TaskOptions{PollInterval: 10 * time.Millisecond},
 	})
@@ -154,7 +155,7 @@ func ExampleClient_StartTask() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		if st.Status == mcptest.TaskInputRequired {
+		if st.Status == mcp.TaskInputRequired {
 			fmt.Printf("asks %s: %q\n", st.InputRequests[0].Key, st.InputRequests[0].Elicitation.Message)
 			if _, err := task.Answer(ctx, st); err != nil {
 				log.Fatal(err)
@@ -179,7 +180,7 @@ func ExampleClient_StartTask() {
 // stream is answered by the same callback as an input_required round.
 func ExampleOptions_protocol() {
 	lh := legacy.New(nil)
-	srv, err := server.New(server.Implementation{Name: "example", Version: "1.0.0"}, &server.Options{
+	srv, err := server.New(mcp.Implementation{Name: "example", Version: "1.0.0"}, &server.Options{
 		Logger: slog.New(slog.DiscardHandler), Legacy: lh,
 	})
 	if err != nil {
@@ -198,7 +199,7 @@ func ExampleOptions_protocol() {
 		log.Fatal(err)
 	}
 	client, err := mcptest.New(mcptest.Handler(srv), &mcptest.Options{
-		Protocol: mcptest.LegacyProtocolVersion,
+		Protocol: mcp.LegacyProtocolVersion,
 		Elicitation: func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
 			return mcptest.Decline()
 		},

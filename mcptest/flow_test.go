@@ -53,7 +53,7 @@ func newServer(t testing.TB, key mrtr.Key) *server.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Implementation{Name: "fixture", Version: "1.0.0"},
+	srv, err := server.New(mcp.Implementation{Name: "fixture", Version: "1.0.0"},
 		&server.Options{StateKeys: ring, Logger: slog.New(slog.DiscardHandler), PageSize: 2, Logging: true, Instructions: "Ask me things"})
 	if err != nil {
 		t.Fatal(err)
@@ -613,7 +613,7 @@ func TestProgressAndLogNotifications(t *testing.T) {
 // handler waits for the client to have seen its progress, which only a
 // streaming target delivers.
 func TestNotificationsStreamLive(t *testing.T) {
-	srv, err := server.New(server.Implementation{Name: "live", Version: "1"}, &server.Options{Logger: slog.New(slog.DiscardHandler)})
+	srv, err := server.New(mcp.Implementation{Name: "live", Version: "1"}, &server.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -656,7 +656,7 @@ func TestListsAndDiscover(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Contains(d.SupportedVersions, mcptest.ProtocolVersion) || d.ServerInfo.Name != "fixture" || d.Instructions != "Ask me things" || d.TTLMs == nil || d.CacheScope == "" {
+			if !slices.Contains(d.SupportedVersions, mcp.ProtocolVersion) || d.ServerInfo.Name != "fixture" || d.Instructions != "Ask me things" || d.TTLMs == nil || d.CacheScope == "" {
 				t.Fatalf("discover %+v", d)
 			}
 			if _, ok := d.Capabilities["tools"]; !ok {

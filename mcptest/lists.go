@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/baton-mcp/baton/internal/strictjson"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // maxPages bounds the pages a List call follows, so a server whose cursor
@@ -21,7 +22,7 @@ type DiscoverResult struct {
 	// Instructions are the server's instructions, if sent.
 	Instructions string
 	// ServerInfo is _meta serverInfo, or the zero value when not sent.
-	ServerInfo Implementation
+	ServerInfo mcp.Implementation
 	// TTLMs is the caching hint's time to live in milliseconds, or nil.
 	TTLMs *int64
 	// CacheScope is the caching hint's scope ("public", "private"), or "".

@@ -21,11 +21,6 @@ import (
 	"github.com/baton-mcp/baton/mcp"
 )
 
-// LegacyProtocolVersion is the 2025-11-25 revision: with
-// Options.Protocol set to it the client opens a session (initialize,
-// Mcp-Session-Id) and answers the server's requests as they arrive.
-const LegacyProtocolVersion = "2025-11-25"
-
 // headerSessionID carries the 2025-11-25 session id.
 const headerSessionID = "Mcp-Session-Id"
 
@@ -44,7 +39,7 @@ type InitializeResult struct {
 	// Capabilities are the server's capabilities, by name, as sent.
 	Capabilities map[string]json.RawMessage
 	// ServerInfo names the server.
-	ServerInfo Implementation
+	ServerInfo mcp.Implementation
 	// Instructions are the server's instructions, if sent.
 	Instructions string
 	// SessionID is the Mcp-Session-Id the server assigned.
@@ -76,7 +71,7 @@ func (c *Client) Connect(ctx context.Context, opts ...CallOption) (*InitializeRe
 		return nil, err
 	}
 	p := map[string]json.RawMessage{"capabilities": c.caps, "clientInfo": c.info}
-	p["protocolVersion"], _ = json.Marshal(LegacyProtocolVersion)
+	p["protocolVersion"], _ = json.Marshal(mcp.LegacyProtocolVersion)
 	resp, err := c.send(ctx, "initialize", p, o)
 	if err != nil {
 		return nil, fmt.Errorf("initialize: %w", err)
@@ -87,7 +82,7 @@ func (c *Client) Connect(ctx context.Context, opts ...CallOption) (*InitializeRe
 	var r struct {
 		ProtocolVersion string                     `json:"protocolVersion"`
 		Capabilities    map[string]json.RawMessage `json:"capabilities"`
-		ServerInfo      Implementation             `json:"serverInfo"`
+		ServerInfo      mcp.Implementation         `json:"serverInfo"`
 		Instructions    string                     `json:"instructions"`
 	}
 	if err := json.Unmarshal(resp.Result, &r); err != nil || r.ProtocolVersion == "" {

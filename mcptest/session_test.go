@@ -28,7 +28,7 @@ func newSessionServer(t *testing.T) *server.Server {
 		t.Fatal(err)
 	}
 	lh := legacy.New(nil)
-	srv, err := server.New(server.Implementation{Name: "sessions", Version: "1"}, &server.Options{
+	srv, err := server.New(mcp.Implementation{Name: "sessions", Version: "1"}, &server.Options{
 		StateKeys: ring, Logger: slog.New(slog.DiscardHandler), Legacy: lh, Logging: true,
 	})
 	if err != nil {
@@ -71,7 +71,7 @@ func newSessionServer(t *testing.T) *server.Server {
 
 func sessionOptions() *mcptest.Options {
 	return &mcptest.Options{
-		Protocol:    mcptest.LegacyProtocolVersion,
+		Protocol:    mcp.LegacyProtocolVersion,
 		Elicitation: taskUser,
 		Sampling:    sampler,
 		Roots: func(ctx context.Context) (*mcp.ListRootsResult, error) {
@@ -135,7 +135,7 @@ func TestSessionLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if init.ProtocolVersion != mcptest.LegacyProtocolVersion || init.ServerInfo.Name != "sessions" || init.SessionID != c.SessionID() {
+	if init.ProtocolVersion != mcp.LegacyProtocolVersion || init.ServerInfo.Name != "sessions" || init.SessionID != c.SessionID() {
 		t.Fatalf("initialize %+v", init)
 	}
 	get, err := c.OpenGetStream(ctx)

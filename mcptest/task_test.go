@@ -25,7 +25,7 @@ func newTaskServer(t *testing.T) (*server.Server, chan error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Implementation{Name: "tasks", Version: "1"}, &server.Options{
+	srv, err := server.New(mcp.Implementation{Name: "tasks", Version: "1"}, &server.Options{
 		StateKeys: ring, Logger: slog.New(slog.DiscardHandler),
 		Tasks: server.TaskOptions{PollInterval: 5 * time.Millisecond},
 	})
@@ -146,10 +146,10 @@ func TestTaskHandle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if task.ID == "" || task.Created.Status != mcptest.TaskWorking {
+	if task.ID == "" || task.Created.Status != mcp.TaskWorking {
 		t.Fatalf("created %+v", task.Created)
 	}
-	st := waitStatus(t, task, mcptest.TaskInputRequired)
+	st := waitStatus(t, task, mcp.TaskInputRequired)
 	if len(st.InputRequests) != 1 || st.InputRequests[0].Key != "baton:0" || st.InputRequests[0].Elicitation.Message != "Your name?" {
 		t.Fatalf("first question %+v", st.InputRequests)
 	}
@@ -173,7 +173,7 @@ func TestTaskHandle(t *testing.T) {
 	if res.Text() != "Ada small hello" {
 		t.Fatalf("result %q", res.Text())
 	}
-	if st, err := task.Get(ctx); err != nil || st.Status != mcptest.TaskCompleted || st.Result == nil {
+	if st, err := task.Get(ctx); err != nil || st.Status != mcp.TaskCompleted || st.Result == nil {
 		t.Fatalf("after Wait: %v %+v", err, st)
 	}
 }
@@ -235,7 +235,7 @@ func TestStartTaskWithoutTask(t *testing.T) {
 }
 
 // waitStatus polls until the task has status want.
-func waitStatus(t *testing.T, task *mcptest.Task, want string) *mcptest.TaskStatus {
+func waitStatus(t *testing.T, task *mcptest.Task, want mcp.TaskStatus) *mcptest.TaskStatus {
 	t.Helper()
 	return pollTask(t, task, func(st *mcptest.TaskStatus) bool { return st.Status == want })
 }
@@ -244,7 +244,7 @@ func waitStatus(t *testing.T, task *mcptest.Task, want string) *mcptest.TaskStat
 func waitKey(t *testing.T, task *mcptest.Task, key string) *mcptest.TaskStatus {
 	t.Helper()
 	return pollTask(t, task, func(st *mcptest.TaskStatus) bool {
-		return st.Status == mcptest.TaskInputRequired && len(st.InputRequests) == 1 && st.InputRequests[0].Key == key
+		return st.Status == mcp.TaskInputRequired && len(st.InputRequests) == 1 && st.InputRequests[0].Key == key
 	})
 }
 
@@ -259,7 +259,7 @@ func pollTask(t *testing.T, task *mcptest.Task, ok func(*mcptest.TaskStatus) boo
 		if ok(st) {
 			return st
 		}
-		if st.Terminal() {
+		if st.Status.Terminal() {
 			t.Fatalf("the task ended %s: %s", st.Status, st.Raw)
 		}
 		select {

@@ -9,19 +9,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/strictjson"
-)
-
-// TasksExtension is the identifier of the tasks extension (SEP-2663) in
-// capabilities.extensions; Options.Tasks declares it.
-const TasksExtension = "io.modelcontextprotocol/tasks"
-
-// The statuses of a task.
-const (
-	TaskWorking       = "working"
-	TaskInputRequired = "input_required"
-	TaskCompleted     = "completed"
-	TaskFailed        = "failed"
-	TaskCancelled     = "cancelled"
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // ErrTaskCancelled is wrapped by the error of Wait (and of a CallTool
@@ -61,7 +49,7 @@ type TaskStatus struct {
 	// TaskID is the task's id.
 	TaskID string
 	// Status is working, input_required, completed, failed or cancelled.
-	Status string
+	Status mcp.TaskStatus
 	// StatusMessage says more about the status, if sent.
 	StatusMessage string
 	// PollInterval is the server's suggested polling interval (0 when not
@@ -78,12 +66,6 @@ type TaskStatus struct {
 	Error *Error
 	// Raw is the result as sent.
 	Raw json.RawMessage
-}
-
-// Terminal reports that the task has ended: completed, failed or
-// cancelled.
-func (s *TaskStatus) Terminal() bool {
-	return s.Status == TaskCompleted || s.Status == TaskFailed || s.Status == TaskCancelled
 }
 
 // StartTask calls a task tool and returns a handle on the task as soon as
@@ -204,20 +186,20 @@ func (t *Task) Wait(ctx context.Context) (*ToolResult, error) {
 			return nil, err
 		}
 		switch st.Status {
-		case TaskCompleted:
+		case mcp.TaskCompleted:
 			if st.Result == nil {
 				return nil, fmt.Errorf("task %s: %w", t.ID, protocolError("a completed task without a result"))
 			}
 			st.Result.Exchange = t.Exchange
 			return st.Result, nil
-		case TaskFailed:
+		case mcp.TaskFailed:
 			if st.Error == nil {
 				return nil, fmt.Errorf("task %s: %w", t.ID, protocolError("a failed task without an error"))
 			}
 			return nil, fmt.Errorf("task %s failed: %w", t.ID, st.Error)
-		case TaskCancelled:
+		case mcp.TaskCancelled:
 			return nil, fmt.Errorf("task %s: %w (%s)", t.ID, ErrTaskCancelled, st.StatusMessage)
-		case TaskInputRequired:
+		case mcp.TaskInputRequired:
 			var fresh []InputRequest
 			for _, ir := range st.InputRequests {
 				if !answered[ir.Key] {
@@ -233,7 +215,7 @@ func (t *Task) Wait(ctx context.Context) (*ToolResult, error) {
 				}
 				continue
 			}
-		case TaskWorking:
+		case mcp.TaskWorking:
 		default:
 			return nil, fmt.Errorf("task %s: %w", t.ID, protocolError("unknown status %q", st.Status))
 		}
@@ -304,7 +286,7 @@ func parseTaskStatus(res json.RawMessage) (*TaskStatus, error) {
 		return nil, protocolError("a task needs a taskId and a status: %q", clip(res))
 	}
 	st := &TaskStatus{
-		TaskID: *r.TaskID, Status: r.Status, StatusMessage: r.StatusMessage,
+		TaskID: *r.TaskID, Status: mcp.TaskStatus(r.Status), StatusMessage: r.StatusMessage,
 		PollInterval: time.Duration(r.PollIntervalMs) * time.Millisecond,
 		TTL:          time.Duration(r.TTLMs) * time.Millisecond,
 		Raw:          res,

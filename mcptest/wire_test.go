@@ -63,7 +63,7 @@ func (rec *recorder) all() []captured {
 func TestEnvelopeAndHeaders(t *testing.T) {
 	rec := &recorder{next: newServer(t, sharedKey)}
 	c := newClient(t, mcptest.Handler(rec), &mcptest.Options{
-		ClientInfo:  mcptest.Implementation{Name: "suite", Version: "9.9"},
+		ClientInfo:  mcp.Implementation{Name: "suite", Version: "9.9"},
 		Elicitation: user,
 		LogLevel:    "warning",
 		Header:      http.Header{"Authorization": {"Bearer t0ken"}},
@@ -580,7 +580,7 @@ func TestTaskMethodsCarryMcpName(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Implementation{Name: "tasks", Version: "1"}, &server.Options{StateKeys: ring, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := server.New(mcp.Implementation{Name: "tasks", Version: "1"}, &server.Options{StateKeys: ring, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -592,7 +592,7 @@ func TestTaskMethodsCarryMcpName(t *testing.T) {
 	}
 	rec := &recorder{next: srv}
 	c := newClient(t, mcptest.Handler(rec), &mcptest.Options{Capabilities: &mcp.ClientCapabilities{
-		Extensions: map[string]json.RawMessage{server.TasksExtension: json.RawMessage(`{}`)},
+		Extensions: map[string]json.RawMessage{mcp.TasksExtension: json.RawMessage(`{}`)},
 	}})
 	ctx := testContext(t)
 	resp, err := c.Do(ctx, "tools/call", map[string]any{"name": "slow"})
@@ -633,7 +633,7 @@ func TestHostHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Implementation{Name: "hosts", Version: "1"}, &server.Options{
+	srv, err := server.New(mcp.Implementation{Name: "hosts", Version: "1"}, &server.Options{
 		StateKeys: ring, Logger: slog.New(slog.DiscardHandler), AllowedHosts: []string{"mcp.example.com"},
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
 )
@@ -18,7 +19,7 @@ func Example() {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer rdb.Close()
 	f := redisfleet.New(rdb, redisfleet.Options{Prefix: "baton:"})
-	srv, err := server.New(server.Implementation{Name: "fleet", Version: "1.0.0"}, &server.Options{
+	srv, err := server.New(mcp.Implementation{Name: "fleet", Version: "1.0.0"}, &server.Options{
 		Fanout: f.Fanout(),
 		Tasks:  server.TaskOptions{Store: f.Tasks()},
 		Legacy: legacy.New(&legacy.Options{Store: f.Sessions()}),

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/baton-mcp/baton/internal/testredis"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/redisfleet"
@@ -31,7 +32,7 @@ func newFanoutInstance(t *testing.T, c *redis.Client) *server.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.New(server.Implementation{Name: "fleet", Version: "1"}, &server.Options{
+	s, err := server.New(mcp.Implementation{Name: "fleet", Version: "1"}, &server.Options{
 		StateKeys: ring,
 		Fanout:    redisfleet.New(c, redisfleet.Options{Prefix: prefix}).Fanout(),
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),

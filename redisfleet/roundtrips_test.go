@@ -17,6 +17,7 @@ import (
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/internal/testredis"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/redisfleet"
@@ -149,7 +150,7 @@ func newRTFleet(t *testing.T, rs *testredis.Server, n int) []*rtInstance {
 		rdb.AddHook(in.trips)
 		f := redisfleet.New(rdb, redisfleet.Options{Prefix: "rt:"})
 		ledger := f.Ledger()
-		in.srv, err = server.New(server.Implementation{Name: "rt", Version: "1"}, &server.Options{
+		in.srv, err = server.New(mcp.Implementation{Name: "rt", Version: "1"}, &server.Options{
 			StateKeys: ring,
 			Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 			Fanout:    f.Fanout(),
@@ -332,7 +333,7 @@ func TestRoundTripsLegacySession(t *testing.T) {
 		// Round robin: initialize on A, notifications/initialized on B,
 		// then alternately.
 		c, err := mcptest.New(mcptest.RoundRobin(mcptest.Handler(ins[0].srv), mcptest.Handler(ins[1].srv)),
-			&mcptest.Options{Protocol: mcptest.LegacyProtocolVersion, Elicitation: acceptAll})
+			&mcptest.Options{Protocol: mcp.LegacyProtocolVersion, Elicitation: acceptAll})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -407,7 +408,7 @@ func TestRoundTripsTask(t *testing.T) {
 		clients[i] = c
 	}
 	store := redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "rt:"}).Tasks() // uncounted
-	waitStatus := func(id string, want server.TaskStatus) {
+	waitStatus := func(id string, want mcp.TaskStatus) {
 		t.Helper()
 		deadline := time.Now().Add(waitLimit)
 		for {
@@ -445,7 +446,7 @@ func TestRoundTripsTask(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			waitStatus(task.ID, server.TaskInputRequired)
+			waitStatus(task.ID, mcp.TaskInputRequired)
 			c1 := takeAll(ins)
 			st := get(clients[pollOn], task.ID)
 			irs, _ := st["inputRequests"].(map[string]any)
@@ -462,7 +463,7 @@ func TestRoundTripsTask(t *testing.T) {
 			if err != nil || r.Error != nil {
 				t.Fatalf("tasks/update: %v, %v", r, err)
 			}
-			waitStatus(task.ID, server.TaskCompleted)
+			waitStatus(task.ID, mcp.TaskCompleted)
 			a1 := takeAll(ins)
 			if st := get(clients[1], task.ID); st["status"] != "completed" {
 				t.Fatalf("tasks/get: %v", st)

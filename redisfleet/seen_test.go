@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/testredis"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
 	"github.com/baton-mcp/baton/storetest"
@@ -77,7 +78,7 @@ func TestRememberedRecordsLoseNoUpdate(t *testing.T) {
 	// terminal" update must see the cancellation.
 	appendMark(a, "")
 	if _, err := b.Update(ctx, r.ID, func(r *server.TaskRecord) error {
-		r.Status = server.TaskCancelled
+		r.Status = mcp.TaskCancelled
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -91,7 +92,7 @@ func TestRememberedRecordsLoseNoUpdate(t *testing.T) {
 		r.StatusMessage = "overwritten"
 		return nil
 	})
-	if err != nil || rec.Status != server.TaskCancelled || rec.StatusMessage == "overwritten" {
+	if err != nil || rec.Status != mcp.TaskCancelled || rec.StatusMessage == "overwritten" {
 		t.Fatalf("Update after another instance's cancel = %+v, %v", rec, err)
 	}
 	if wrote {
@@ -100,7 +101,7 @@ func TestRememberedRecordsLoseNoUpdate(t *testing.T) {
 	// An error of fn on a remembered record is decided on a fresh one too.
 	boom := errors.New("boom")
 	if _, err := a.Update(ctx, r.ID, func(r *server.TaskRecord) error {
-		if r.Status != server.TaskCancelled {
+		if r.Status != mcp.TaskCancelled {
 			return boom
 		}
 		return server.ErrTaskNoUpdate

@@ -97,7 +97,7 @@ func newInstance(t testing.TB, rs *testredis.Server, lease time.Duration) *insta
 		t.Fatal(err)
 	}
 	in := &instance{store: &killable{TaskStore: redisfleet.New(rs.Client(t), redisfleet.Options{Prefix: "fleet:tasks:"}).Tasks()}}
-	in.srv, err = server.New(server.Implementation{Name: "fleet", Version: "1"}, &server.Options{
+	in.srv, err = server.New(mcp.Implementation{Name: "fleet", Version: "1"}, &server.Options{
 		StateKeys: ring,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Tasks:     server.TaskOptions{Store: in.store, Lease: lease, Leeway: lease / 5, LostGrace: lease},
@@ -189,14 +189,14 @@ func get(t testing.TB, in *instance, id string) map[string]any {
 }
 
 // waitStatus polls tasks/get on in until the status is want.
-func waitStatus(t testing.TB, in *instance, id string, want server.TaskStatus) map[string]any {
+func waitStatus(t testing.TB, in *instance, id string, want mcp.TaskStatus) map[string]any {
 	t.Helper()
 	return pollStatus(t, in, id, want, 10*time.Millisecond)
 }
 
 // pollStatus is waitStatus pausing pause between polls (0: yield the
 // processor, for benchmarks).
-func pollStatus(t testing.TB, in *instance, id string, want server.TaskStatus, pause time.Duration) map[string]any {
+func pollStatus(t testing.TB, in *instance, id string, want mcp.TaskStatus, pause time.Duration) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for {
@@ -236,11 +236,11 @@ func TestTasksAcrossInstances(t *testing.T) {
 	a, b := newInstance(t, rs, 15*time.Second), newInstance(t, rs, 15*time.Second)
 
 	id := create(t, a)
-	waitStatus(t, b, id, server.TaskInputRequired)
+	waitStatus(t, b, id, mcp.TaskInputRequired)
 	if _, code := send(t, b.srv, "tasks/update", map[string]any{"taskId": id, "inputResponses": answer}); code != 0 {
 		t.Fatalf("tasks/update on b: error %d", code)
 	}
-	res := waitStatus(t, b, id, server.TaskCompleted)
+	res := waitStatus(t, b, id, mcp.TaskCompleted)
 	// The handler returned when it asked; the answering instance ran it
 	// again with the answer.
 	if text := resultText(res); text != "answered accept" || a.ran.Load() != 1 || b.ran.Load() != 1 {
@@ -248,11 +248,11 @@ func TestTasksAcrossInstances(t *testing.T) {
 	}
 
 	id = create(t, a)
-	waitStatus(t, b, id, server.TaskInputRequired)
+	waitStatus(t, b, id, mcp.TaskInputRequired)
 	if _, code := send(t, b.srv, "tasks/cancel", map[string]any{"taskId": id}); code != 0 {
 		t.Fatalf("tasks/cancel on b: error %d", code)
 	}
-	waitStatus(t, a, id, server.TaskCancelled)
+	waitStatus(t, a, id, mcp.TaskCancelled)
 	// Another principal, on any instance, does not see the task.
 	as := func(p string, s *server.Server) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -272,11 +272,11 @@ func TestTasksLostSignal(t *testing.T) {
 	a, b := newInstance(t, rs, 600*time.Millisecond), newInstance(t, rs, 600*time.Millisecond)
 	b.store.dropSignal.Store(true)
 	id := create(t, a)
-	waitStatus(t, b, id, server.TaskInputRequired)
+	waitStatus(t, b, id, mcp.TaskInputRequired)
 	if _, code := send(t, b.srv, "tasks/update", map[string]any{"taskId": id, "inputResponses": answer}); code != 0 {
 		t.Fatalf("tasks/update: error %d", code)
 	}
-	if res := waitStatus(t, b, id, server.TaskCompleted); resultText(res) != "answered accept" {
+	if res := waitStatus(t, b, id, mcp.TaskCompleted); resultText(res) != "answered accept" {
 		t.Errorf("result %v", res["result"])
 	}
 }
@@ -291,10 +291,10 @@ func TestTasksInstanceDies(t *testing.T) {
 	a, b := newInstance(t, rs, lease), newInstance(t, rs, lease)
 	a.hold.Store(true)
 	id := createTool(t, a, "work")
-	waitStatus(t, b, id, server.TaskWorking)
+	waitStatus(t, b, id, mcp.TaskWorking)
 	a.store.dead.Store(true)
 	killed := time.Now()
-	res := waitStatus(t, b, id, server.TaskFailed)
+	res := waitStatus(t, b, id, mcp.TaskFailed)
 	// The last renewal was at most lease/3 before the death, so the lease
 	// ran at least 2/3 of it past the death (plus the leeway).
 	if since := time.Since(killed); since < 2*lease/3 {
@@ -324,11 +324,11 @@ func BenchmarkTaskAcrossInstances(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		id := create(b, a)
-		pollStatus(b, o, id, server.TaskInputRequired, 0)
+		pollStatus(b, o, id, mcp.TaskInputRequired, 0)
 		if _, code := send(b, o.srv, "tasks/update", map[string]any{"taskId": id, "inputResponses": answer}); code != 0 {
 			b.Fatalf("tasks/update: error %d", code)
 		}
-		pollStatus(b, o, id, server.TaskCompleted, 0)
+		pollStatus(b, o, id, mcp.TaskCompleted, 0)
 	}
 }
 
@@ -340,7 +340,7 @@ func TestTasksAnswerOutlivesItsInstance(t *testing.T) {
 	a, b := newInstance(t, rs, 15*time.Second), newInstance(t, rs, 15*time.Second)
 	ids := []string{create(t, a), create(t, a)}
 	for _, id := range ids {
-		waitStatus(t, b, id, server.TaskInputRequired)
+		waitStatus(t, b, id, mcp.TaskInputRequired)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -359,7 +359,7 @@ func TestTasksAnswerOutlivesItsInstance(t *testing.T) {
 		if _, code := send(t, b.srv, "tasks/update", map[string]any{"taskId": id, "inputResponses": answer}); code != 0 {
 			t.Fatalf("tasks/update on b: error %d", code)
 		}
-		if res := waitStatus(t, b, id, server.TaskCompleted); resultText(res) != "answered accept" {
+		if res := waitStatus(t, b, id, mcp.TaskCompleted); resultText(res) != "answered accept" {
 			t.Errorf("result %v, want answered accept", res["result"])
 		}
 	}
@@ -377,9 +377,9 @@ func TestTasksRerunAfterDeath(t *testing.T) {
 	a, b := newInstance(t, rs, lease), newInstance(t, rs, lease)
 	a.hold.Store(true)
 	id := createTool(t, a, "redo")
-	waitStatus(t, b, id, server.TaskWorking)
+	waitStatus(t, b, id, mcp.TaskWorking)
 	a.store.dead.Store(true)
-	res := waitStatus(t, b, id, server.TaskCompleted)
+	res := waitStatus(t, b, id, mcp.TaskCompleted)
 	if resultText(res) != "worked" || a.ran.Load() != 1 || b.ran.Load() != 1 {
 		t.Errorf("result %v, runs a=%d b=%d; want worked, run again once on b", res["result"], a.ran.Load(), b.ran.Load())
 	}

@@ -46,7 +46,7 @@ var errNoResponse = ErrNoResponse
 type metaIn struct {
 	ProtocolVersion    *string                 `json:"io.modelcontextprotocol/protocolVersion"`
 	ClientCapabilities *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
-	ClientInfo         *Implementation         `json:"io.modelcontextprotocol/clientInfo"`
+	ClientInfo         *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
 	LogLevel           *string                 `json:"io.modelcontextprotocol/logLevel"`
 	ProgressToken      json.RawMessage         `json:"progressToken"`
 	Traceparent        *string                 `json:"traceparent"`
@@ -292,7 +292,7 @@ func jsonKind(goKind string) string {
 
 // supportedVersions lists the protocol versions this server serves.
 func (s *Server) supportedVersions() []string {
-	v := []string{ProtocolVersion}
+	v := []string{mcp.ProtocolVersion}
 	if s.legacy != nil {
 		v = append(v, s.legacy.Versions()...)
 	}
@@ -300,7 +300,7 @@ func (s *Server) supportedVersions() []string {
 }
 
 func (s *Server) checkVersion(v string) *mcp.Error {
-	if v == ProtocolVersion {
+	if v == mcp.ProtocolVersion {
 		return nil
 	}
 	return &mcp.Error{
@@ -918,7 +918,7 @@ func toolGate(r *request, e *toolEntry, name string, asTask *bool) *mcp.Error {
 	if e.opts.Task != TaskForbidden {
 		// Only a modern request can declare the extension; a task-required
 		// tool refuses every other request before its handler runs.
-		*asTask = !r.legacy && r.meta.ClientCapabilities.HasExtension(TasksExtension)
+		*asTask = !r.legacy && r.meta.ClientCapabilities.HasExtension(mcp.TasksExtension)
 		if !*asTask && e.opts.Task == TaskRequired {
 			return taskRequired(name)
 		}
@@ -939,7 +939,7 @@ func toolMissing(missing mcp.ClientCapabilities, name string) *mcp.Error {
 //
 //go:noinline
 func taskRequired(name string) *mcp.Error {
-	err := mcp.ClientCapabilities{}.RequireExtension("tool "+name+" (it runs only as a task)", TasksExtension)
+	err := mcp.ClientCapabilities{}.RequireExtension("tool "+name+" (it runs only as a task)", mcp.TasksExtension)
 	re, _ := asRPCError(err)
 	return re
 }

@@ -49,7 +49,7 @@ type envelopeStore struct {
 	elic  mcp.ElicitationCapability
 	samp  mcp.SamplingCapability
 	roots mcp.RootsCapability
-	info  Implementation
+	info  mcp.Implementation
 	strs  [paramStrings]string
 	mstrs [metaStrings]string
 }
@@ -560,7 +560,7 @@ func (w *envWalk) rawMap() map[string]json.RawMessage {
 }
 
 // implementation decodes the clientInfo object at w.i into info.
-func (w *envWalk) implementation(info *Implementation) {
+func (w *envWalk) implementation(info *mcp.Implementation) {
 	var mask uint32
 	for key := range w.keys() {
 		var dst *string

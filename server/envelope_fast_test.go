@@ -165,7 +165,7 @@ func TestEnvelopeKnowsEveryField(t *testing.T) {
 		{mcp.ElicitationCapability{}, "form url"},
 		{mcp.SamplingCapability{}, "context tools"},
 		{mcp.RootsCapability{}, "listChanged"},
-		{Implementation{}, "description icons name title version websiteUrl"},
+		{mcp.Implementation{}, "description icons name title version websiteUrl"},
 		{messageIn{}, "error id jsonrpc method params result"},
 	} {
 		var keys []string

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -170,7 +171,7 @@ func TestEnvelopeOptionalKeys(t *testing.T) {
 			name: "clientInfo, logLevel and string progressToken",
 			send: func() *mcptest.Response {
 				c := newClientOpts(t, mcptest.Handler(s), &mcptest.Options{
-					ClientInfo:   mcptest.Implementation{Name: "c", Version: "9"},
+					ClientInfo:   mcp.Implementation{Name: "c", Version: "9"},
 					LogLevel:     "warning",
 					Capabilities: capsOf(t, `{"elicitation":{"form":{}},"sampling":{}}`),
 				})

@@ -22,7 +22,7 @@ func newExampleServer() *server.Server {
 	if err != nil {
 		panic(err)
 	}
-	srv, err := server.New(server.Implementation{Name: "example", Version: "1.0.0"}, &server.Options{
+	srv, err := server.New(mcp.Implementation{Name: "example", Version: "1.0.0"}, &server.Options{
 		StateKeys: ring,
 		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})

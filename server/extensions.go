@@ -41,7 +41,7 @@ const AppsExtension = "io.modelcontextprotocol/ui"
 
 // officialExtensions are the ids under the reserved prefix this package
 // may register.
-var officialExtensions = []string{TasksExtension, AppsExtension, SkillsExtension}
+var officialExtensions = []string{mcp.TasksExtension, AppsExtension, SkillsExtension}
 
 // Extension is a protocol extension the server offers, registered with
 // [Server.AddExtension].

@@ -62,12 +62,12 @@ func TestAddExtensionChecks(t *testing.T) {
 		"bad id":         {Extension{ID: "widgets"}, "prefix"},
 		"reserved":       {Extension{ID: "io.modelcontextprotocol/mine"}, "reserved"},
 		"twice":          {Extension{ID: "com.example/a"}, "already registered"},
-		"tasks twice":    {Extension{ID: TasksExtension}, "already registered"},
+		"tasks twice":    {Extension{ID: mcp.TasksExtension}, "already registered"},
 		"settings array": {Extension{ID: "com.example/b", Settings: []string{"x"}}, "JSON object"},
 		"settings bad":   {Extension{ID: "com.example/b", Settings: func() {}}, "encode settings"},
 		"core method":    {Extension{ID: "com.example/b", Methods: map[string]ExtensionMethod{"tools/call": {Handler: okHandler}}}, "reserved"},
 		"notify method":  {Extension{ID: "com.example/b", Methods: map[string]ExtensionMethod{"notifications/x": {Handler: okHandler}}}, "reserved"},
-		"tasks method":   {Extension{ID: "com.example/b", Methods: map[string]ExtensionMethod{"tasks/get": {Handler: okHandler}}}, TasksExtension},
+		"tasks method":   {Extension{ID: "com.example/b", Methods: map[string]ExtensionMethod{"tasks/get": {Handler: okHandler}}}, mcp.TasksExtension},
 		"other's method": {Extension{ID: "com.example/b", Methods: map[string]ExtensionMethod{"example/do": {Handler: okHandler}}}, "com.example/a"},
 		"no handler":     {Extension{ID: "com.example/b", Methods: map[string]ExtensionMethod{"example/x": {}}}, "no handler"},
 		"bad notify":     {Extension{ID: "com.example/b", Notifications: []string{"example/changed"}}, "notifications/"},
@@ -190,7 +190,7 @@ func TestExtensionMethod(t *testing.T) {
 	}
 	// Params are decoded strictly: "Turns" does not fill turns (which
 	// would break the spinner).
-	body := `{"jsonrpc":"2.0","id":9,"method":"widgets/spin","params":{"widget":"w1","turns":1,"Turns":200,"_meta":{"io.modelcontextprotocol/protocolVersion":"` + ProtocolVersion + `","io.modelcontextprotocol/clientCapabilities":{"extensions":{"com.example/widgets":{}}}}}}`
+	body := `{"jsonrpc":"2.0","id":9,"method":"widgets/spin","params":{"widget":"w1","turns":1,"Turns":200,"_meta":{"io.modelcontextprotocol/protocolVersion":"` + mcp.ProtocolVersion + `","io.modelcontextprotocol/clientCapabilities":{"extensions":{"com.example/widgets":{}}}}}}`
 	dr, err := declared.DoRaw(testContext(t), []byte(body), mcptest.WithHeader("Mcp-Method", "widgets/spin"), mcptest.WithHeader("Mcp-Name", "w1"))
 	if err != nil {
 		t.Fatal(err)

@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
 // testVersion is the protocol version every test request declares.
-const testVersion = ProtocolVersion
+const testVersion = mcp.ProtocolVersion
 
 // waitLimit bounds every wait for something the test expects to happen. It
 // is a guard against hangs, never a pause: waits end as soon as the event
@@ -32,7 +33,7 @@ func testRing(tb testing.TB) *mrtr.KeyRing {
 	return ring
 }
 
-var testInfo = Implementation{Name: "baton-test", Version: "1.2.3"}
+var testInfo = mcp.Implementation{Name: "baton-test", Version: "1.2.3"}
 
 // newTestServer builds a server with the fixed key ring and a discard
 // logger; opts may set anything else.

@@ -216,7 +216,7 @@ func (s *Server) initializeRefusal(msg *rpcwire.Message) *mcp.Error {
 	return &mcp.Error{
 		Code:    mcp.UnsupportedProtocolVersion,
 		Message: "Unsupported protocol version: this server speaks only the stateless protocol and does not support initialize",
-		Data:    map[string]any{"supported": []string{ProtocolVersion}, "requested": p.ProtocolVersion},
+		Data:    map[string]any{"supported": []string{mcp.ProtocolVersion}, "requested": p.ProtocolVersion},
 	}
 }
 

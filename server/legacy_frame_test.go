@@ -14,7 +14,7 @@ import (
 // around it, and that the response is handed over only with that very
 // result.
 func TestLegacyFrame(t *testing.T) {
-	s, err := New(Implementation{Name: "t", Version: "1"}, nil)
+	s, err := New(mcp.Implementation{Name: "t", Version: "1"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

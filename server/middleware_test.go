@@ -250,7 +250,7 @@ func newServer(t *testing.T, opts *server.Options) *server.Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	srv, err := server.New(server.Implementation{Name: "t", Version: "1"}, &o)
+	srv, err := server.New(mcp.Implementation{Name: "t", Version: "1"}, &o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func benchServer(b *testing.B, tel *server.Telemetry) *server.Server {
 	if tel != nil {
 		opts.Telemetry = tel
 	}
-	srv, err := server.New(server.Implementation{Name: "bench", Version: "1"}, opts)
+	srv, err := server.New(mcp.Implementation{Name: "bench", Version: "1"}, opts)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func newInstanceWith(t testing.TB, tel *server.Telemetry, store *server.TaskOpti
 	if store != nil {
 		opts.Tasks = *store
 	}
-	srv, err := server.New(server.Implementation{Name: "otel-test", Version: "1.0.0"}, opts)
+	srv, err := server.New(mcp.Implementation{Name: "otel-test", Version: "1.0.0"}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func testCtx(t testing.TB) context.Context {
 
 // tasksCaps declares the tasks extension.
 func tasksCaps() *mcp.ClientCapabilities {
-	return &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}, Extensions: map[string]json.RawMessage{server.TasksExtension: json.RawMessage("{}")}}
+	return &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}, Extensions: map[string]json.RawMessage{mcp.TasksExtension: json.RawMessage("{}")}}
 }
 
 // waitStatus polls tasks/get until the task has status want, and returns

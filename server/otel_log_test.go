@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
@@ -46,7 +47,7 @@ func TestLogRequestsCarriesTraceIDs(t *testing.T) {
 		if traced {
 			opts.Telemetry = rec.tel
 		}
-		srv, err := server.New(server.Implementation{Name: "log-test", Version: "1"}, opts)
+		srv, err := server.New(mcp.Implementation{Name: "log-test", Version: "1"}, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

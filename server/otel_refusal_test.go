@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/server"
 )
@@ -22,7 +23,7 @@ import (
 func TestRefusalIsSeen(t *testing.T) {
 	rec := newOtelRecorder(t)
 	var logs syncBuffer
-	srv, err := server.New(server.Implementation{Name: "refusals", Version: "1"}, &server.Options{
+	srv, err := server.New(mcp.Implementation{Name: "refusals", Version: "1"}, &server.Options{
 		Telemetry: rec.tel,
 		Logger:    slog.New(slog.NewTextHandler(&logs, nil)),
 		Legacy:    legacy.New(&legacy.Options{MaxSessionsPerClient: 1}),
@@ -33,7 +34,7 @@ func TestRefusalIsSeen(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	connect := func() error {
-		c, err := mcptest.New(mcptest.URL(ts.URL, nil), &mcptest.Options{Protocol: mcptest.LegacyProtocolVersion})
+		c, err := mcptest.New(mcptest.URL(ts.URL, nil), &mcptest.Options{Protocol: mcp.LegacyProtocolVersion})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -280,7 +280,7 @@ func TestNewOptionsValidation(t *testing.T) {
 			t.Errorf("New(%+v) succeeded", o)
 		}
 	}
-	if _, err := New(Implementation{Name: "x"}, &Options{StateKeys: ring}); err == nil {
+	if _, err := New(mcp.Implementation{Name: "x"}, &Options{StateKeys: ring}); err == nil {
 		t.Error("New without a version succeeded")
 	}
 }

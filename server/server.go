@@ -20,6 +20,7 @@ import (
 	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/strictjson"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server/internal/round"
 	"github.com/baton-mcp/baton/server/internal/seal"
@@ -208,7 +209,7 @@ type Options struct {
 // are safe for concurrent use; tools and prompts may be added and removed
 // while serving, and listeners are told.
 type Server struct {
-	info     Implementation
+	info     mcp.Implementation
 	opts     Options
 	tel      telemetry // Options.Telemetry's instrumentation, or nil
 	sealer   *seal.Sealer
@@ -319,7 +320,7 @@ func withDefaults(opts *Options) (Options, error) {
 }
 
 // New returns a server that identifies itself as info.
-func New(info Implementation, opts *Options) (*Server, error) {
+func New(info mcp.Implementation, opts *Options) (*Server, error) {
 	if info.Name == "" || info.Version == "" {
 		return nil, errors.New("server: Implementation needs a name and a version")
 	}
@@ -399,7 +400,7 @@ func (c CachePolicy) validate() error {
 }
 
 // Info returns the server's identity.
-func (s *Server) Info() Implementation { return s.info }
+func (s *Server) Info() mcp.Implementation { return s.info }
 
 // SetStateKeys replaces the key ring that signs and verifies requestState,
 // while serving: to rotate, put the new key first and keep the old ones

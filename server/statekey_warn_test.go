@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
@@ -39,7 +40,7 @@ func TestRandomKeyWarning(t *testing.T) {
 	const warning = "no state key configured"
 	run := func(t *testing.T, setKeys bool) *lockedBuffer {
 		var logs lockedBuffer
-		srv, err := server.New(server.Implementation{Name: "keys", Version: "1"}, &server.Options{
+		srv, err := server.New(mcp.Implementation{Name: "keys", Version: "1"}, &server.Options{
 			Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		})
 		if err != nil {

@@ -99,7 +99,7 @@ func TestTaskResultSurvivesStoreOutage(t *testing.T) {
 		t.Errorf("tasks/get in the outage: %q, Retry-After %q; want the store named, Retry-After 1", e.Message, r.Header.Get("Retry-After"))
 	}
 	store.down.Store(false)
-	res := waitTask(t, b, id, TaskCompleted, TaskFailed)
+	res := waitTask(t, b, id, mcp.TaskCompleted, mcp.TaskFailed)
 	if res["status"] != "completed" {
 		t.Fatalf("after the outage the task is %v, want completed: %v", res["status"], res)
 	}
@@ -133,7 +133,7 @@ func TestTaskLostOnlyWhenOwnerGone(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	store.down.Store(false) // the record stays working: the abandon write failed
 	start := time.Now()
-	res := waitTask(t, b, id, TaskFailed)
+	res := waitTask(t, b, id, mcp.TaskFailed)
 	e, _ := res["error"].(map[string]any)
 	msg, _ := e["message"].(string)
 	if !strings.Contains(msg, "gone") || strings.Contains(msg, "unreachable") {

@@ -224,7 +224,7 @@ type statusStore struct {
 }
 
 func (st statusStore) Update(ctx context.Context, id string, fn func(*TaskRecord) error) (*TaskRecord, error) {
-	var before TaskStatus
+	var before mcp.TaskStatus
 	rec, err := st.TaskStore.Update(ctx, id, func(r *TaskRecord) error {
 		before = r.Status
 		return fn(r)
@@ -238,7 +238,7 @@ func (st statusStore) Update(ctx context.Context, id string, fn func(*TaskRecord
 // requireTasksExtension is -32021 for a listen stream that asks for task
 // notifications without declaring TasksExtension.
 func requireTasksExtension(r *request) *mcp.Error {
-	if err := r.meta.ClientCapabilities.RequireExtension("subscriptions/listen with notifications.tasks", TasksExtension); err != nil {
+	if err := r.meta.ClientCapabilities.RequireExtension("subscriptions/listen with notifications.tasks", mcp.TasksExtension); err != nil {
 		re, _ := asRPCError(err)
 		return re
 	}

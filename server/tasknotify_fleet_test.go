@@ -25,7 +25,7 @@ import (
 func fleetInstance(t *testing.T, c *redis.Client, release <-chan struct{}) *server.Server {
 	t.Helper()
 	fleet := redisfleet.New(c, redisfleet.Options{Prefix: "baton:test:tasknotify:"})
-	s, err := server.New(server.Implementation{Name: "fleet", Version: "1"}, &server.Options{
+	s, err := server.New(mcp.Implementation{Name: "fleet", Version: "1"}, &server.Options{
 		Fanout: fleet.Fanout(),
 		Tasks:  server.TaskOptions{Store: fleet.Tasks()},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
@@ -55,7 +55,7 @@ func as(h http.Handler, p string) http.Handler {
 	})
 }
 
-var tasksExt = &mcp.ClientCapabilities{Extensions: map[string]json.RawMessage{server.TasksExtension: json.RawMessage(`{}`)}}
+var tasksExt = &mcp.ClientCapabilities{Extensions: map[string]json.RawMessage{mcp.TasksExtension: json.RawMessage(`{}`)}}
 
 // A listen stream on instance B hears of a task that runs on instance A
 // (the task store and the fan-out on one real Redis), and only of its own

@@ -73,9 +73,9 @@ type callRecord struct {
 }
 
 type callMeta struct {
-	ProtocolVersion    string          `json:"io.modelcontextprotocol/protocolVersion"`
-	ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
-	ClientInfo         *Implementation `json:"io.modelcontextprotocol/clientInfo,omitempty"`
+	ProtocolVersion    string              `json:"io.modelcontextprotocol/protocolVersion"`
+	ClientCapabilities json.RawMessage     `json:"io.modelcontextprotocol/clientCapabilities"`
+	ClientInfo         *mcp.Implementation `json:"io.modelcontextprotocol/clientInfo,omitempty"`
 }
 
 // encodeCall encodes the call of req for Record.Call.
@@ -129,7 +129,7 @@ func (h *taskHost) claim(r *TaskRecord, now time.Time) bool {
 	if !unowned(r) || len(r.Pending()) > 0 || pastTTL(r, now) || r.Call == nil {
 		return false
 	}
-	r.Owner, r.Status, r.LeaseUntil, r.SuspectSince, r.UpdatedAt = h.instance, TaskWorking, now.Add(h.lease), time.Time{}, now
+	r.Owner, r.Status, r.LeaseUntil, r.SuspectSince, r.UpdatedAt = h.instance, mcp.TaskWorking, now.Add(h.lease), time.Time{}, now
 	return true
 }
 
@@ -286,7 +286,7 @@ func (run *taskRun) askRecorded(ctx context.Context, irs []mrtr.InputRequest, re
 		if err := addInputs(r, irs, reqs); err != nil {
 			return err
 		}
-		r.Status, r.StatusMessage, r.UpdatedAt = TaskInputRequired, "", now
+		r.Status, r.StatusMessage, r.UpdatedAt = mcp.TaskInputRequired, "", now
 		r.Owner, r.SuspectSince = "", time.Time{} // waiting is data: no one runs it
 		return nil
 	})
@@ -299,7 +299,7 @@ func (run *taskRun) askRecorded(ctx context.Context, irs []mrtr.InputRequest, re
 	if err != nil {
 		return nil, fmt.Errorf("task: ask the client: %w", err)
 	}
-	h.s.record(context.Background(), measurement{Kind: measureTaskStatus, Reason: string(TaskInputRequired)})
+	h.s.record(context.Background(), measurement{Kind: measureTaskStatus, Reason: string(mcp.TaskInputRequired)})
 	return nil, errTaskParked
 }
 
@@ -311,7 +311,7 @@ func (run *taskRun) giveUp(r *TaskRecord, now time.Time) bool {
 		return false
 	}
 	r.Reruns++
-	r.Owner, r.Status, r.SuspectSince, r.UpdatedAt = "", TaskWorking, time.Time{}, now
+	r.Owner, r.Status, r.SuspectSince, r.UpdatedAt = "", mcp.TaskWorking, time.Time{}, now
 	r.Inputs = answeredOnly(r.Inputs)
 	r.StatusMessage = fmt.Sprintf("the server instance running the task shut down; the next instance to read it runs it again (run %d of at most %d after a lost one)", r.Reruns, maxTaskReruns)
 	return true
@@ -330,7 +330,7 @@ func (h *taskHost) rerunLost(r *TaskRecord, now time.Time) bool {
 	}
 	r.Reruns++
 	r.Inputs = answeredOnly(r.Inputs)
-	r.Owner, r.Status, r.LeaseUntil, r.SuspectSince, r.UpdatedAt = h.instance, TaskWorking, now.Add(h.lease), time.Time{}, now
+	r.Owner, r.Status, r.LeaseUntil, r.SuspectSince, r.UpdatedAt = h.instance, mcp.TaskWorking, now.Add(h.lease), time.Time{}, now
 	r.StatusMessage = fmt.Sprintf("the server instance running the task went away; another runs it again from the start (run %d of at most %d after a lost one)", r.Reruns, maxTaskReruns)
 	return true
 }

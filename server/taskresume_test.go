@@ -37,7 +37,7 @@ func TestTaskWaitingIsData(t *testing.T) {
 		}, RunAsTask(TaskOptional))
 	}
 	id := createTask(t, a, "two", nil, taskElicitCaps)
-	waitTask(t, a, id, TaskInputRequired)
+	waitTask(t, a, id, mcp.TaskInputRequired)
 	rec, err := store.Get(context.Background(), id)
 	if err != nil || rec.Owner != "" || rec.Call == nil {
 		t.Fatalf("waiting task record %+v (%v), want no owner and the call recorded", rec, err)
@@ -52,13 +52,13 @@ func TestTaskWaitingIsData(t *testing.T) {
 		t.Errorf("shutdown with a waiting task took %v, want at once", d)
 	}
 	ackOf(t, b, "tasks/update", id, updates(map[string]any{"baton:0": accept(true)}))
-	res := waitTask(t, b, id, TaskInputRequired)
+	res := waitTask(t, b, id, mcp.TaskInputRequired)
 	irs, _ := res["inputRequests"].(map[string]any)
 	if _, ok := irs["baton:1"]; len(irs) != 1 || !ok {
 		t.Fatalf("after the first answer, inputRequests = %v, want baton:1 only", irs)
 	}
 	ackOf(t, b, "tasks/update", id, updates(map[string]any{"baton:1": map[string]any{"action": "decline"}}))
-	res = waitTask(t, b, id, TaskCompleted)
+	res = waitTask(t, b, id, mcp.TaskCompleted)
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "accept+decline" || runs.Load() != 3 {
 		t.Errorf("result %q after %d runs, want accept+decline after 3", text, runs.Load())
 	}
@@ -75,7 +75,7 @@ func TestTaskRecordedAnswerCap(t *testing.T) {
 		return TextResult("done"), nil
 	}, RunAsTask(TaskOptional))
 	id := createTask(t, s, "ask", nil, taskElicitCaps)
-	waitTask(t, s, id, TaskInputRequired)
+	waitTask(t, s, id, mcp.TaskInputRequired)
 	big := map[string]any{"action": "accept", "content": map[string]any{"ok": true, "pad": strings.Repeat("x", maxRecordedInput)}}
 	r := taskCall(t, s, "tasks/update", id, updates(map[string]any{"baton:0": big}))
 	if e := wantError(t, r, http.StatusBadRequest, mcp.InvalidParams); !strings.Contains(e.Message, "4096") {
@@ -115,7 +115,7 @@ func TestTaskRerunAfterClose(t *testing.T) {
 	if err != nil || rec.Owner != "" || rec.Reruns != 1 || !strings.Contains(rec.StatusMessage, "runs it again") {
 		t.Fatalf("released task %+v (%v), want no owner, one re-run, a message saying so", rec, err)
 	}
-	res := waitTask(t, b, id, TaskCompleted)
+	res := waitTask(t, b, id, mcp.TaskCompleted)
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "done" || runs.Load() != 2 {
 		t.Errorf("result %q after %d runs, want done after 2", text, runs.Load())
 	}
@@ -147,7 +147,7 @@ func TestTaskWaitingHoldsNoGoroutine(t *testing.T) {
 		}
 		return TextResult("done"), nil
 	}, RunAsTask(TaskOptional))
-	waitTask(t, s, createTask(t, s, "ask", nil, taskElicitCaps), TaskInputRequired) // the instance's loops start
+	waitTask(t, s, createTask(t, s, "ask", nil, taskElicitCaps), mcp.TaskInputRequired) // the instance's loops start
 	const n = 200
 	runtime.GC()
 	var before runtime.MemStats
@@ -161,7 +161,7 @@ func TestTaskWaitingHoldsNoGoroutine(t *testing.T) {
 			ids[i] = createTask(t, s, "ask", nil, taskElicitCaps)
 		}
 		for i := start; i < min(start+16, n); i++ {
-			waitTask(t, s, ids[i], TaskInputRequired)
+			waitTask(t, s, ids[i], mcp.TaskInputRequired)
 		}
 	}
 	deadline := time.Now().Add(5 * time.Second)

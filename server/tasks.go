@@ -57,10 +57,6 @@ import (
 // task of a live instance. A finished task's result is written until it
 // lands (or the task's time to live ends), the lease kept meanwhile.
 
-// TasksExtension is the identifier of the tasks extension in
-// capabilities.extensions.
-const TasksExtension = "io.modelcontextprotocol/tasks"
-
 // TaskSupport says whether calls of a tool may run as tasks.
 type TaskSupport int
 
@@ -249,7 +245,7 @@ func newTaskHost(s *Server, o TaskOptions) (*taskHost, error) {
 // target, the Mcp-Name, is the taskId).
 func (s *Server) addTasksExtension() error {
 	ext, err := newExtension(Extension{
-		ID:      TasksExtension,
+		ID:      mcp.TasksExtension,
 		Methods: map[string]ExtensionMethod{"tasks/get": {NameParam: "taskId"}, "tasks/update": {NameParam: "taskId"}, "tasks/cancel": {NameParam: "taskId"}},
 	})
 	if err != nil {
@@ -438,7 +434,7 @@ func (run *taskRun) start() error {
 		ID:             id,
 		Principal:      PrincipalFromContext(run.ctx),
 		Owner:          h.instance,
-		Status:         TaskWorking,
+		Status:         mcp.TaskWorking,
 		CreatedAt:      now,
 		UpdatedAt:      now,
 		TTLMs:          h.ttl.Milliseconds(),
@@ -536,9 +532,9 @@ func (run *taskRun) storeResult(out json.RawMessage, e *mcp.Error) {
 				return errTaskMoved
 			}
 			if e != nil {
-				r.Status, r.Error, r.StatusMessage, r.Result = TaskFailed, e, e.Message, nil
+				r.Status, r.Error, r.StatusMessage, r.Result = mcp.TaskFailed, e, e.Message, nil
 			} else {
-				r.Status, r.Result, r.Error, r.StatusMessage = TaskCompleted, out, nil, ""
+				r.Status, r.Result, r.Error, r.StatusMessage = mcp.TaskCompleted, out, nil, ""
 			}
 			r.Inputs, r.UpdatedAt, r.SuspectSince = nil, now, time.Time{}
 			return nil
@@ -546,9 +542,9 @@ func (run *taskRun) storeResult(out json.RawMessage, e *mcp.Error) {
 		cancel()
 		switch {
 		case err == nil:
-			status := TaskCompleted
+			status := mcp.TaskCompleted
 			if e != nil {
-				status = TaskFailed
+				status = mcp.TaskFailed
 			}
 			h.s.record(context.Background(), measurement{Kind: measureTaskStatus, Reason: string(status)})
 			if attempt > 0 {
@@ -676,9 +672,9 @@ func (run *taskRun) observe(rec *TaskRecord, err error) {
 		run.stop(errTaskMoved)
 	case err != nil:
 		run.host.s.log.Warn("task: reading the task store failed", "task", run.id, "err", err)
-	case rec.Status == TaskCancelled:
+	case rec.Status == mcp.TaskCancelled:
 		run.stop(errTaskCancelled)
-	case rec.Status == TaskFailed:
+	case rec.Status == mcp.TaskFailed:
 		run.stop(errTaskLost)
 	case rec.Owner != run.host.instance:
 		run.stop(errTaskMoved)
@@ -734,7 +730,7 @@ func (run *taskRun) abandon(cause error) {
 
 // failTask moves r to failed with an internal error saying why.
 func failTask(r *TaskRecord, now time.Time, why string) {
-	r.Status = TaskFailed
+	r.Status = mcp.TaskFailed
 	r.Error = &mcp.Error{Code: mcp.InternalError, Message: "Internal error: " + why}
 	r.StatusMessage = why
 	r.Result, r.Inputs, r.UpdatedAt = nil, nil, now
@@ -827,7 +823,7 @@ func (run *taskRun) ask(ctx context.Context, irs []mrtr.InputRequest, timeout ti
 		for _, in := range r.Inputs[n:] {
 			keys = append(keys, in.Key)
 		}
-		r.Status, r.StatusMessage, r.UpdatedAt = TaskInputRequired, "", now
+		r.Status, r.StatusMessage, r.UpdatedAt = mcp.TaskInputRequired, "", now
 		return nil
 	})
 	run.writes.Unlock()
@@ -889,7 +885,7 @@ var errAnswersPending = errors.New("answers pending")
 
 // terminalErr is the error of a blocking call in a task that was settled
 // while it asked.
-type terminalErr struct{ status TaskStatus }
+type terminalErr struct{ status mcp.TaskStatus }
 
 func (e *terminalErr) Error() string {
 	return "task: the task is " + string(e.status)
@@ -897,9 +893,9 @@ func (e *terminalErr) Error() string {
 
 func (e *terminalErr) Unwrap() error {
 	switch e.status {
-	case TaskCancelled:
+	case mcp.TaskCancelled:
 		return errTaskCancelled
-	case TaskFailed:
+	case mcp.TaskFailed:
 		return errTaskLost
 	}
 	return nil
@@ -1001,8 +997,8 @@ func dropInputs(r *TaskRecord, keys []string, now time.Time) {
 	if len(r.Inputs) == 0 {
 		r.Inputs = nil
 	}
-	if r.Status == TaskInputRequired && len(r.Pending()) == 0 {
-		r.Status = TaskWorking
+	if r.Status == mcp.TaskInputRequired && len(r.Pending()) == 0 {
+		r.Status = mcp.TaskWorking
 	}
 	r.UpdatedAt = now
 }
@@ -1133,7 +1129,7 @@ func (s *Server) runTaskHandler(run *taskRun, r *request, e *toolEntry, mc *mrtr
 type taskWire struct {
 	ResultType     string          `json:"resultType"`
 	TaskID         string          `json:"taskId"`
-	Status         TaskStatus      `json:"status"`
+	Status         mcp.TaskStatus  `json:"status"`
 	StatusMessage  string          `json:"statusMessage,omitempty"`
 	CreatedAt      string          `json:"createdAt"`
 	LastUpdatedAt  string          `json:"lastUpdatedAt"`
@@ -1164,7 +1160,7 @@ func (s *Server) encodeTask(rec *TaskRecord, resultType string, detailed bool) (
 	}
 	if detailed {
 		switch rec.Status {
-		case TaskInputRequired:
+		case mcp.TaskInputRequired:
 			b := []byte{'{'}
 			for i, in := range rec.Pending() {
 				if i > 0 {
@@ -1174,9 +1170,9 @@ func (s *Server) encodeTask(rec *TaskRecord, resultType string, detailed bool) (
 				b = append(b, in.Request...)
 			}
 			w.InputRequests = append(b, '}')
-		case TaskCompleted:
+		case mcp.TaskCompleted:
 			w.Result = rec.Result
-		case TaskFailed:
+		case mcp.TaskFailed:
 			w.Error = rec.Error
 			if w.Error == nil {
 				w.Error = &mcp.Error{Code: mcp.InternalError, Message: "Internal error"}
@@ -1340,8 +1336,8 @@ func (h *taskHost) answer(ctx context.Context, id string, check func(*TaskRecord
 		if !applied {
 			return ErrTaskNoUpdate
 		}
-		if r.Status == TaskInputRequired && len(r.Pending()) == 0 {
-			r.Status = TaskWorking
+		if r.Status == mcp.TaskInputRequired && len(r.Pending()) == 0 {
+			r.Status = mcp.TaskWorking
 		}
 		r.UpdatedAt = now
 		claimed = takes && h.claim(r, now) // waiting is data: this instance runs it again
@@ -1377,7 +1373,7 @@ func (h *taskHost) cancel(ctx context.Context, id string, check func(*TaskRecord
 		if r.Status.Terminal() {
 			return ErrTaskNoUpdate
 		}
-		r.Status, r.StatusMessage = TaskCancelled, "Cancelled by the client"
+		r.Status, r.StatusMessage = mcp.TaskCancelled, "Cancelled by the client"
 		r.Inputs, r.Result, r.Error, r.UpdatedAt = nil, nil, nil, now
 		changed = true
 		return nil
@@ -1391,7 +1387,7 @@ func (h *taskHost) cancel(ctx context.Context, id string, check func(*TaskRecord
 		return nil, h.storeError("cancel", err)
 	}
 	if changed {
-		h.s.record(ctx, measurement{Kind: measureTaskStatus, Reason: string(TaskCancelled)})
+		h.s.record(ctx, measurement{Kind: measureTaskStatus, Reason: string(mcp.TaskCancelled)})
 	}
 	return rec, nil
 }

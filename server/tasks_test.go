@@ -96,7 +96,7 @@ func getTask(tb testing.TB, h http.Handler, id string) map[string]any {
 }
 
 // waitTask polls tasks/get until the task's status is one of want.
-func waitTask(tb testing.TB, h http.Handler, id string, want ...TaskStatus) map[string]any {
+func waitTask(tb testing.TB, h http.Handler, id string, want ...mcp.TaskStatus) map[string]any {
 	tb.Helper()
 	deadline := time.Now().Add(taskStatusLimit)
 	for {
@@ -165,7 +165,7 @@ func (tb *taskBench) createTask(b *testing.B) string {
 
 // poll sends tasks/get, yielding the processor between polls, until the
 // task's status is want.
-func (tb *taskBench) poll(b *testing.B, id string, want TaskStatus) {
+func (tb *taskBench) poll(b *testing.B, id string, want mcp.TaskStatus) {
 	deadline := time.Now().Add(taskStatusLimit)
 	for tb.serve(b, tb.get, id)["status"] != string(want) {
 		if time.Now().After(deadline) {
@@ -224,8 +224,8 @@ func TestTasksAdvertisedInDiscoverOnly(t *testing.T) {
 	mustAddTool(t, s, Tool{Name: "job"}, newGate().handler, RunAsTask(TaskOptional))
 	caps := discover()
 	ext, _ := caps["extensions"].(map[string]any)
-	if _, ok := ext[TasksExtension]; !ok {
-		t.Errorf("discover capabilities = %v, want extensions[%q]", caps, TasksExtension)
+	if _, ok := ext[mcp.TasksExtension]; !ok {
+		t.Errorf("discover capabilities = %v, want extensions[%q]", caps, mcp.TasksExtension)
 	}
 	if _, ok := caps["tasks"]; ok {
 		t.Error("discover uses the v1 capabilities.tasks slot")
@@ -279,8 +279,8 @@ func TestTaskGating(t *testing.T) {
 	var data struct {
 		RequiredCapabilities mcp.ClientCapabilities `json:"requiredCapabilities"`
 	}
-	if err := json.Unmarshal(e.Data, &data); err != nil || !data.RequiredCapabilities.HasExtension(TasksExtension) {
-		t.Errorf("task-required tool without the extension: data = %s, want requiredCapabilities.extensions[%q]", e.Data, TasksExtension)
+	if err := json.Unmarshal(e.Data, &data); err != nil || !data.RequiredCapabilities.HasExtension(mcp.TasksExtension) {
+		t.Errorf("task-required tool without the extension: data = %s, want requiredCapabilities.extensions[%q]", e.Data, mcp.TasksExtension)
 	}
 	if n := req.runs.Load(); n != 0 {
 		t.Errorf("the task-required handler ran %d times for a caller without the extension", n)
@@ -318,7 +318,7 @@ func TestTaskLifecycle(t *testing.T) {
 		}
 	}
 	close(g.release)
-	res = waitTask(t, s, id, TaskCompleted)
+	res = waitTask(t, s, id, mcp.TaskCompleted)
 	result, _ := res["result"].(map[string]any)
 	if text, isErr := toolText(t, result); text != "released" || isErr {
 		t.Errorf("completed task result = %v, want the tool result", res["result"])
@@ -353,12 +353,12 @@ func TestTaskErrors(t *testing.T) {
 		panic("boom")
 	}, RunAsTask(TaskOptional))
 
-	res := waitTask(t, s, createTask(t, s, "tool_error", nil, tasksCaps), TaskCompleted, TaskFailed)
+	res := waitTask(t, s, createTask(t, s, "tool_error", nil, tasksCaps), mcp.TaskCompleted, mcp.TaskFailed)
 	result, _ := res["result"].(map[string]any)
 	if text, isErr := toolText(t, result); res["status"] != "completed" || !isErr || text != "disk full" {
 		t.Errorf("tool error task = %v, want completed with an isError result", res)
 	}
-	res = waitTask(t, s, createTask(t, s, "rpc_error", nil, tasksCaps), TaskCompleted, TaskFailed)
+	res = waitTask(t, s, createTask(t, s, "rpc_error", nil, tasksCaps), mcp.TaskCompleted, mcp.TaskFailed)
 	e, _ := res["error"].(map[string]any)
 	if res["status"] != "failed" || e["code"] != float64(-32000) || e["message"] != "backend refused" || res["result"] != nil {
 		t.Errorf("protocol error task = %v, want failed with the error inlined", res)
@@ -366,7 +366,7 @@ func TestTaskErrors(t *testing.T) {
 	if d, _ := e["data"].(map[string]any); d["retry"] != false {
 		t.Errorf("inlined error lost its data: %v", e)
 	}
-	res = waitTask(t, s, createTask(t, s, "panics", nil, tasksCaps), TaskCompleted, TaskFailed)
+	res = waitTask(t, s, createTask(t, s, "panics", nil, tasksCaps), mcp.TaskCompleted, mcp.TaskFailed)
 	if e, _ := res["error"].(map[string]any); res["status"] != "failed" || e["code"] != float64(mcp.InternalError) {
 		t.Errorf("panicking task = %v, want failed with -32603", res)
 	}
@@ -388,7 +388,7 @@ func TestTaskCancel(t *testing.T) {
 	}
 	ackOf(t, s, "tasks/cancel", id, nil) // idempotent
 	// The handler's late return changes nothing.
-	if res := waitTask(t, s, id, TaskCancelled); res["status"] != "cancelled" {
+	if res := waitTask(t, s, id, mcp.TaskCancelled); res["status"] != "cancelled" {
 		t.Errorf("status after the handler returned: %v", res["status"])
 	}
 	for _, m := range []string{"tasks/get", "tasks/cancel", "tasks/update"} {
@@ -433,7 +433,7 @@ func TestTaskInputRequired(t *testing.T) {
 	}, RunAsTask(TaskOptional))
 
 	id := createTask(t, s, "confirm", nil, taskElicitCaps)
-	res := waitTask(t, s, id, TaskInputRequired)
+	res := waitTask(t, s, id, mcp.TaskInputRequired)
 	irs, _ := res["inputRequests"].(map[string]any)
 	q, _ := irs["baton:0"].(map[string]any)
 	if len(irs) != 1 || q["method"] != "elicitation/create" {
@@ -453,7 +453,7 @@ func TestTaskInputRequired(t *testing.T) {
 		t.Errorf("after an ignored answer: %v", res["status"])
 	}
 	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:0": accept(true)}))
-	res = waitTask(t, s, id, TaskCompleted)
+	res = waitTask(t, s, id, mcp.TaskCompleted)
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "deleted" {
 		t.Errorf("task result = %v, want deleted", res["result"])
 	}
@@ -472,7 +472,7 @@ func TestTaskInputRequired(t *testing.T) {
 	}
 	// A task cannot ask what its client did not declare.
 	id = createTask(t, s, "confirm", nil, tasksCaps)
-	res = waitTask(t, s, id, TaskCompleted, TaskFailed)
+	res = waitTask(t, s, id, mcp.TaskCompleted, mcp.TaskFailed)
 	if e, _ := res["error"].(map[string]any); res["status"] != "failed" || e["code"] != float64(mcp.MissingRequiredClientCapability) {
 		t.Errorf("task asking for an undeclared capability = %v, want failed with -32021", res)
 	}
@@ -495,7 +495,7 @@ func TestTaskPartialAnswersAndKeys(t *testing.T) {
 		return TextResult(string(two[0].Elicit.Action) + "," + string(two[1].Elicit.Action) + "," + string(third.Action)), nil
 	}, RunAsTask(TaskOptional))
 	id := createTask(t, s, "multi", nil, taskElicitCaps)
-	res := waitTask(t, s, id, TaskInputRequired)
+	res := waitTask(t, s, id, mcp.TaskInputRequired)
 	irs, _ := res["inputRequests"].(map[string]any)
 	if len(irs) != 2 || irs["baton:0"] == nil || irs["baton:1"] == nil {
 		t.Fatalf("inputRequests = %v, want baton:0 and baton:1", irs)
@@ -508,15 +508,15 @@ func TestTaskPartialAnswersAndKeys(t *testing.T) {
 	}
 	// Answering baton:0 again is ignored; baton:1 lets the handler go on.
 	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:0": map[string]any{"action": "decline"}, "baton:1": map[string]any{"action": "decline"}}))
-	res = waitTask(t, s, id, TaskInputRequired)
+	res = waitTask(t, s, id, mcp.TaskInputRequired)
 	for res["inputRequests"].(map[string]any)["baton:2"] == nil {
-		res = waitTask(t, s, id, TaskInputRequired)
+		res = waitTask(t, s, id, mcp.TaskInputRequired)
 	}
 	if irs := res["inputRequests"].(map[string]any); len(irs) != 1 {
 		t.Errorf("third question: inputRequests = %v, want baton:2 alone (a fresh key)", irs)
 	}
 	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:2": map[string]any{"action": "cancel"}}))
-	res = waitTask(t, s, id, TaskCompleted)
+	res = waitTask(t, s, id, mcp.TaskCompleted)
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "accept,decline,cancel" {
 		t.Errorf("answers reached the handler as %q, want accept,decline,cancel", text)
 	}
@@ -552,7 +552,7 @@ func TestDeferredTask(t *testing.T) {
 		t.Fatalf("round 2 = %v, want a CreateTaskResult without requestState", res)
 	}
 	id := res["taskId"].(string)
-	res = waitTask(t, s, id, TaskCompleted)
+	res = waitTask(t, s, id, mcp.TaskCompleted)
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "answered accept in task "+id {
 		t.Errorf("task result %q", text)
 	}
@@ -582,7 +582,7 @@ func TestTaskPrincipal(t *testing.T) {
 		t.Errorf("after another principal's cancel the task is %v", res["status"])
 	}
 	close(g.release)
-	waitTask(t, as("alice"), id, TaskCompleted)
+	waitTask(t, as("alice"), id, mcp.TaskCompleted)
 }
 
 // A task outlives its handler no longer than its TTL: the handler is
@@ -599,7 +599,7 @@ func TestTaskTTL(t *testing.T) {
 	if err := receive(t, g.ctxErr, "the handler's context to end at the TTL"); !errors.Is(err, errTaskExpired) {
 		t.Errorf("handler's context cause = %v, want the TTL", err)
 	}
-	res := waitTask(t, s, id, TaskFailed)
+	res := waitTask(t, s, id, mcp.TaskFailed)
 	if e, _ := res["error"].(map[string]any); !strings.Contains(e["message"].(string), "time to live") {
 		t.Errorf("task stopped at its TTL = %v, want failed saying so", res)
 	}
@@ -662,18 +662,18 @@ func TestTaskAcrossInstances(t *testing.T) {
 		}, RunAsTask(TaskOptional))
 	}
 	id := createTask(t, a, "ask", nil, taskElicitCaps)
-	waitTask(t, b, id, TaskInputRequired)
+	waitTask(t, b, id, mcp.TaskInputRequired)
 	ackOf(t, b, "tasks/update", id, updates(map[string]any{"baton:0": accept(true)}))
-	res := waitTask(t, b, id, TaskCompleted)
+	res := waitTask(t, b, id, mcp.TaskCompleted)
 	// The question waited as the record; the answering instance ran the
 	// handler again.
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "answered accept" || *ranOn.Load() != "b" {
 		t.Errorf("result %q, ran on %s; want answered accept, on b (the instance answered)", text, *ranOn.Load())
 	}
 	id = createTask(t, a, "ask", nil, taskElicitCaps)
-	waitTask(t, a, id, TaskInputRequired)
+	waitTask(t, a, id, mcp.TaskInputRequired)
 	ackOf(t, b, "tasks/cancel", id, nil)
-	if res := waitTask(t, a, id, TaskCancelled); res["inputRequests"] != nil {
+	if res := waitTask(t, a, id, mcp.TaskCancelled); res["inputRequests"] != nil {
 		t.Errorf("cancelled task still shows its questions: %v", res)
 	}
 }
@@ -754,7 +754,7 @@ func TestTaskNotificationsDropped(t *testing.T) {
 	if err := receive(t, sent, "the progress call"); err != nil {
 		t.Errorf("Progress in a task: %v, want nil (dropped)", err)
 	}
-	waitTask(t, s, id, TaskCompleted)
+	waitTask(t, s, id, mcp.TaskCompleted)
 }
 
 // BenchmarkTaskCreateAndPoll serves a tools/call that becomes a task (its
@@ -768,7 +768,7 @@ func BenchmarkTaskCreateAndPoll(b *testing.B) {
 	tb := newTaskBench(b, s, "job", tasksCaps, nil)
 	b.ReportAllocs()
 	for b.Loop() {
-		tb.poll(b, tb.createTask(b), TaskCompleted)
+		tb.poll(b, tb.createTask(b), mcp.TaskCompleted)
 	}
 }
 
@@ -788,9 +788,9 @@ func BenchmarkTaskInputRound(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		id := tb.createTask(b)
-		tb.poll(b, id, TaskInputRequired)
+		tb.poll(b, id, mcp.TaskInputRequired)
 		tb.serve(b, tb.update, id)
-		tb.poll(b, id, TaskCompleted)
+		tb.poll(b, id, mcp.TaskCompleted)
 	}
 }
 
@@ -816,7 +816,7 @@ func TestTaskOverStdio(t *testing.T) {
 	if err := json.Unmarshal(st.next().Result, &created); err != nil || created.ResultType != "task" {
 		t.Fatalf("tools/call over stdio: %+v %v, want a task", created, err)
 	}
-	poll := func(want TaskStatus) map[string]any {
+	poll := func(want mcp.TaskStatus) map[string]any {
 		deadline := time.Now().Add(waitLimit)
 		for {
 			st.request(2, "tasks/get", map[string]any{"taskId": created.TaskID}, caps)
@@ -830,12 +830,12 @@ func TestTaskOverStdio(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	poll(TaskInputRequired)
+	poll(mcp.TaskInputRequired)
 	st.request(3, "tasks/update", map[string]any{"taskId": created.TaskID, "inputResponses": map[string]any{"baton:0": accept(true)}}, caps)
 	if r := st.next(); r.Error != nil {
 		t.Fatalf("tasks/update: %+v", r.Error)
 	}
-	res := poll(TaskCompleted)
+	res := poll(mcp.TaskCompleted)
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "answered accept" {
 		t.Errorf("result %q", text)
 	}

@@ -43,7 +43,7 @@ func updateSignal(ctx context.Context, st TaskStore, id string, fn func(*TaskRec
 // UpdateSignal passes the one step through, telling the listeners of a
 // status change as Update does.
 func (st statusStore) UpdateSignal(ctx context.Context, id string, fn func(*TaskRecord) error, owner string) (*TaskRecord, error) {
-	var before TaskStatus
+	var before mcp.TaskStatus
 	rec, err := updateSignal(ctx, st.TaskStore, id, func(r *TaskRecord) error {
 		before = r.Status
 		return fn(r)

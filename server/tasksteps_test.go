@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/baton-mcp/baton/mcp"
 )
 
 // inputKeys lists the keys of the inputs in the stored record of task id.
@@ -62,7 +64,7 @@ func TestTaskAnswersTakenLeaveTheRecord(t *testing.T) {
 		return TextResult(string(first.Action) + "," + string(second.Action)), nil
 	}, RunAsTask(TaskOptional), TaskRunsOnce())
 	id := createTask(t, s, "twice", nil, taskElicitCaps)
-	waitTask(t, s, id, TaskInputRequired)
+	waitTask(t, s, id, mcp.TaskInputRequired)
 	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:0": accept(true)}))
 	select {
 	case a := <-got:
@@ -78,12 +80,12 @@ func TestTaskAnswersTakenLeaveTheRecord(t *testing.T) {
 		t.Errorf("after the answer was taken: %v, want working", res["status"])
 	}
 	close(release)
-	res := waitTask(t, s, id, TaskInputRequired)
+	res := waitTask(t, s, id, mcp.TaskInputRequired)
 	if irs, _ := res["inputRequests"].(map[string]any); len(irs) != 1 || irs["baton:1"] == nil {
 		t.Fatalf("second question: inputRequests = %v, want baton:1 alone", res["inputRequests"])
 	}
 	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:1": map[string]any{"action": "decline"}}))
-	res = waitTask(t, s, id, TaskCompleted)
+	res = waitTask(t, s, id, mcp.TaskCompleted)
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "accept,decline" {
 		t.Errorf("result %q, want accept,decline", text)
 	}
@@ -105,7 +107,7 @@ func TestTaskNextQuestionDropsTheAnswerTaken(t *testing.T) {
 		return TextResult("done"), nil
 	}, RunAsTask(TaskOptional), TaskRunsOnce())
 	id := createTask(t, s, "twice", nil, taskElicitCaps)
-	waitTask(t, s, id, TaskInputRequired)
+	waitTask(t, s, id, mcp.TaskInputRequired)
 	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:0": accept(true)}))
 	waitInputs(t, store, id, "baton:1")
 }
@@ -165,17 +167,17 @@ func TestTaskUpdateAndWakeInOneStep(t *testing.T) {
 		}, RunAsTask(TaskOptional), TaskRunsOnce())
 	}
 	id := createTask(t, a, "ask", nil, taskElicitCaps)
-	waitTask(t, b, id, TaskInputRequired)
+	waitTask(t, b, id, mcp.TaskInputRequired)
 	ackOf(t, b, "tasks/update", id, updates(map[string]any{"unknown-key": accept(true)})) // ignored: no write
 	ackOf(t, b, "tasks/update", id, updates(map[string]any{"baton:0": accept(true)}))
-	res := waitTask(t, b, id, TaskCompleted)
+	res := waitTask(t, b, id, mcp.TaskCompleted)
 	if text, _ := toolText(t, res["result"].(map[string]any)); text != "answered accept" {
 		t.Errorf("result %q, want answered accept", text)
 	}
 	id = createTask(t, a, "ask", nil, taskElicitCaps)
-	waitTask(t, a, id, TaskInputRequired)
+	waitTask(t, a, id, mcp.TaskInputRequired)
 	ackOf(t, b, "tasks/cancel", id, nil)
-	waitTask(t, a, id, TaskCancelled)
+	waitTask(t, a, id, mcp.TaskCancelled)
 	tel.mu.Lock()
 	if n := len(slices.DeleteFunc(slices.Clone(tel.calls), func(c string) bool { return c != "tasks.update" })); n != 3 {
 		t.Errorf("b timed %d updates (%q), want 3: two answers, one cancel", n, tel.calls)

@@ -24,40 +24,6 @@ import (
 	"github.com/baton-mcp/baton/mcp"
 )
 
-// TaskStatus is the status of a task.
-type TaskStatus string
-
-// The statuses of a task. Completed, failed and cancelled are terminal: a
-// task that reached one never leaves it.
-const (
-	// TaskWorking: the work is in progress.
-	TaskWorking TaskStatus = "working"
-	// TaskInputRequired: the work waits for answers to Record.Inputs.
-	TaskInputRequired TaskStatus = "input_required"
-	// TaskCompleted: the work finished; Record.Result holds its result
-	// (a tool result, isError included).
-	TaskCompleted TaskStatus = "completed"
-	// TaskFailed: the work ended in a JSON-RPC error (Record.Error), or
-	// was lost (its instance died, or it outlived its time to live).
-	TaskFailed TaskStatus = "failed"
-	// TaskCancelled: the client cancelled the task.
-	TaskCancelled TaskStatus = "cancelled"
-)
-
-// Terminal reports whether s is completed, failed or cancelled.
-func (s TaskStatus) Terminal() bool {
-	return s == TaskCompleted || s == TaskFailed || s == TaskCancelled
-}
-
-// Valid reports whether s is one of the five statuses.
-func (s TaskStatus) Valid() bool {
-	switch s {
-	case TaskWorking, TaskInputRequired, TaskCompleted, TaskFailed, TaskCancelled:
-		return true
-	}
-	return false
-}
-
 // TaskInput is one request a task put to its client: an input request as it
 // appears in inputRequests on tasks/get, and, once tasks/update delivered
 // it, the client's answer, until the task takes it.
@@ -88,8 +54,8 @@ type TaskRecord struct {
 
 	// Status is where the task is; StatusMessage, if set, says more (it is
 	// sent to the client).
-	Status        TaskStatus `json:"status"`
-	StatusMessage string     `json:"statusMessage,omitempty"`
+	Status        mcp.TaskStatus `json:"status"`
+	StatusMessage string         `json:"statusMessage,omitempty"`
 
 	// CreatedAt and UpdatedAt are sent as createdAt and lastUpdatedAt.
 	CreatedAt time.Time `json:"createdAt"`

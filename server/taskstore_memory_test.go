@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 	"github.com/baton-mcp/baton/storetest"
 )
@@ -42,14 +43,14 @@ func TestMemoryStoreClock(t *testing.T) {
 
 func TestStatus(t *testing.T) {
 	for _, c := range []struct {
-		s               server.TaskStatus
+		s               mcp.TaskStatus
 		valid, terminal bool
 	}{
-		{server.TaskWorking, true, false},
-		{server.TaskInputRequired, true, false},
-		{server.TaskCompleted, true, true},
-		{server.TaskFailed, true, true},
-		{server.TaskCancelled, true, true},
+		{mcp.TaskWorking, true, false},
+		{mcp.TaskInputRequired, true, false},
+		{mcp.TaskCompleted, true, true},
+		{mcp.TaskFailed, true, true},
+		{mcp.TaskCancelled, true, true},
 		{"done", false, false},
 		{"", false, false},
 	} {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 )
 
@@ -47,7 +48,7 @@ func parseTraceparent(s string) (traceRef, bool) {
 func (s *Server) taskStarted(ctx context.Context) {
 	if t := s.tel; t != nil {
 		t.Record(ctx, measurement{Kind: measureTasksRunning, Delta: 1})
-		t.Record(ctx, measurement{Kind: measureTaskStatus, Reason: string(TaskWorking)})
+		t.Record(ctx, measurement{Kind: measureTaskStatus, Reason: string(mcp.TaskWorking)})
 	}
 }
 
@@ -107,7 +108,7 @@ func (run *taskRun) question(ctx context.Context, irs []mrtr.InputRequest) (cont
 	run.mu.Unlock()
 	qctx, end := t.StartSpan(ctx, sp)
 	t.Record(ctx, measurement{Kind: measureParkedCalls, Delta: 1})
-	t.Record(ctx, measurement{Kind: measureTaskStatus, Reason: string(TaskInputRequired)})
+	t.Record(ctx, measurement{Kind: measureTaskStatus, Reason: string(mcp.TaskInputRequired)})
 	return qctx, func() {
 		t.Record(ctx, measurement{Kind: measureParkedCalls, Delta: -1})
 		end(nil)

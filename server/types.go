@@ -17,31 +17,6 @@ import (
 	"github.com/baton-mcp/baton/server/internal/round"
 )
 
-// ProtocolVersion is the protocol revision the modern dispatch serves.
-const ProtocolVersion = "2026-07-28"
-
-// Implementation identifies a client or server: the server's own is sent
-// in every result's _meta as "io.modelcontextprotocol/serverInfo", a
-// client's arrives as "io.modelcontextprotocol/clientInfo". Both are
-// self-reported; never base a decision on them.
-type Implementation struct {
-	// Name is the program's name, for machines ("name", required).
-	Name string `json:"name"`
-	// Version is the program's version ("version", required).
-	Version string `json:"version"`
-	// Title is a name for people ("title"); omitted when empty.
-	Title string `json:"title,omitempty"`
-	// Description says what the program is ("description"); omitted when
-	// empty.
-	Description string `json:"description,omitempty"`
-	// WebsiteURL is the program's home page, sent as "websiteUrl";
-	// omitted when empty.
-	WebsiteURL string `json:"websiteUrl,omitempty"`
-	// Icons are images a client may show for the program ("icons");
-	// omitted when empty.
-	Icons []mcp.Icon `json:"icons,omitempty"`
-}
-
 // Tool describes a tool. InputSchema and OutputSchema are sent as given
 // (JSON Schema 2020-12 with $schema, $defs, $ref, $anchor and every other
 // keyword, in their order; only insignificant whitespace is compacted) and
@@ -300,7 +275,7 @@ type RequestMeta struct {
 	// ClientInfo is the self-reported client identity, from
 	// "io.modelcontextprotocol/clientInfo", or nil when not sent. Do not
 	// base decisions on it.
-	ClientInfo *Implementation
+	ClientInfo *mcp.Implementation
 	// LogLevel is the requested log threshold as sent, one of "debug",
 	// "info", "notice", "warning", "error", "critical", "alert" and
 	// "emergency", from "io.modelcontextprotocol/logLevel"; "" (not sent)

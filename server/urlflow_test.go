@@ -104,7 +104,7 @@ func newRigWith(t *testing.T, tune func(*server.URLFlowConfig)) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Implementation{Name: "urlflow-test", Version: "1"}, &server.Options{StateKeys: ring, Legacy: legacy.New(nil)})
+	srv, err := server.New(mcp.Implementation{Name: "urlflow-test", Version: "1"}, &server.Options{StateKeys: ring, Legacy: legacy.New(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

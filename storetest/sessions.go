@@ -14,7 +14,6 @@ import (
 	"github.com/baton-mcp/baton/internal/contract"
 	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/mcp"
-	"github.com/baton-mcp/baton/server"
 )
 
 // waitLimit bounds every wait for something the test expects to happen.
@@ -62,7 +61,7 @@ func SessionRecord(owner string) *legacy.Record {
 		ID:              base64.RawURLEncoding.EncodeToString(b),
 		ProtocolVersion: "2025-11-25",
 		Capabilities:    mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}},
-		ClientInfo:      &server.Implementation{Name: "store-test", Version: "1.0.0"},
+		ClientInfo:      &mcp.Implementation{Name: "store-test", Version: "1.0.0"},
 		Principal:       "alice",
 		Owner:           owner,
 		LogLevel:        "info",

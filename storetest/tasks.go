@@ -90,7 +90,7 @@ func TaskRecord(ttl time.Duration) *server.TaskRecord {
 		ID:             fmt.Sprintf("test-task-%d-%d", now.UnixNano(), n),
 		Principal:      "alice",
 		Owner:          "instance-a",
-		Status:         server.TaskWorking,
+		Status:         mcp.TaskWorking,
 		CreatedAt:      now,
 		UpdatedAt:      now,
 		TTLMs:          ttl.Milliseconds(),
@@ -115,7 +115,7 @@ func testTaskCreateGet(t tb, s server.TaskStore) {
 	if err != nil {
 		t.Fatalf("Get: %v", err)
 	}
-	if got.ID != r.ID || got.Principal != "alice" || got.Owner != "instance-a" || got.Status != server.TaskWorking ||
+	if got.ID != r.ID || got.Principal != "alice" || got.Owner != "instance-a" || got.Status != mcp.TaskWorking ||
 		!got.CreatedAt.Equal(r.CreatedAt) || !got.ExpiresAt.Equal(r.ExpiresAt) || !got.LeaseUntil.Equal(r.LeaseUntil) ||
 		got.PollIntervalMs != 1000 || len(got.Inputs) != 1 || got.Inputs[0].Key != "baton:1" ||
 		string(got.Inputs[0].Request) != `{"method":"roots/list","params":{}}` || got.Error == nil || got.Error.Code != -32603 {
@@ -138,17 +138,17 @@ func testTaskCopies(t tb, s server.TaskStore) {
 	if err := s.Create(ctx, r); err != nil {
 		t.Fatalf("Create: %v", err)
 	}
-	r.Status = server.TaskFailed
+	r.Status = mcp.TaskFailed
 	r.Inputs[0].Key = "changed"
 	got, err := s.Get(ctx, r.ID)
 	if err != nil {
 		t.Fatalf("Get: %v", err)
 	}
-	got.Status = server.TaskCancelled
+	got.Status = mcp.TaskCancelled
 	got.Inputs[0].Request[0] = 'X'
 	boom := errors.New("boom")
 	if _, err := s.Update(ctx, r.ID, func(rec *server.TaskRecord) error {
-		rec.Status = server.TaskCompleted
+		rec.Status = mcp.TaskCompleted
 		rec.Inputs[0].Answer = json.RawMessage(`{}`)
 		return boom
 	}); !errors.Is(err, boom) {
@@ -158,7 +158,7 @@ func testTaskCopies(t tb, s server.TaskStore) {
 	if err != nil {
 		t.Fatalf("Get: %v", err)
 	}
-	if again.Status != server.TaskWorking || again.Inputs[0].Key != "k" || again.Inputs[0].Request[0] != '{' || again.Inputs[0].Answer != nil {
+	if again.Status != mcp.TaskWorking || again.Inputs[0].Key != "k" || again.Inputs[0].Request[0] != '{' || again.Inputs[0].Answer != nil {
 		t.Errorf("stored record changed through a copy or a failed update: %+v", again)
 	}
 }
@@ -170,7 +170,7 @@ func testTaskUpdate(t tb, s server.TaskStore) {
 		t.Fatalf("Create: %v", err)
 	}
 	out, err := s.Update(ctx, r.ID, func(rec *server.TaskRecord) error {
-		rec.Status = server.TaskCompleted
+		rec.Status = mcp.TaskCompleted
 		rec.Result = json.RawMessage(`{"content":[]}`)
 		rec.ID = "hijacked"
 		rec.ExpiresAt = rec.ExpiresAt.Add(time.Hour)
@@ -179,11 +179,11 @@ func testTaskUpdate(t tb, s server.TaskStore) {
 	if err != nil {
 		t.Fatalf("Update: %v", err)
 	}
-	if out.Status != server.TaskCompleted || out.ID != r.ID || !out.ExpiresAt.Equal(r.ExpiresAt) {
+	if out.Status != mcp.TaskCompleted || out.ID != r.ID || !out.ExpiresAt.Equal(r.ExpiresAt) {
 		t.Errorf("Update returned %+v: want completed, with ID and ExpiresAt unchanged", out)
 	}
 	got, err := s.Get(ctx, r.ID)
-	if err != nil || got.Status != server.TaskCompleted || string(got.Result) != `{"content":[]}` {
+	if err != nil || got.Status != mcp.TaskCompleted || string(got.Result) != `{"content":[]}` {
 		t.Errorf("after Update, Get = %+v, %v", got, err)
 	}
 	if _, err := s.Get(ctx, "hijacked"); !errors.Is(err, server.ErrTaskNotFound) {
@@ -191,13 +191,13 @@ func testTaskUpdate(t tb, s server.TaskStore) {
 	}
 	// ErrNoUpdate writes nothing and returns the record as read.
 	same, err := s.Update(ctx, r.ID, func(rec *server.TaskRecord) error {
-		rec.Status = server.TaskFailed
+		rec.Status = mcp.TaskFailed
 		return server.ErrTaskNoUpdate
 	})
-	if err != nil || same.Status != server.TaskCompleted {
+	if err != nil || same.Status != mcp.TaskCompleted {
 		t.Errorf("Update with ErrNoUpdate = %+v, %v; want the stored record, nil", same, err)
 	}
-	if got, _ := s.Get(ctx, r.ID); got == nil || got.Status != server.TaskCompleted {
+	if got, _ := s.Get(ctx, r.ID); got == nil || got.Status != mcp.TaskCompleted {
 		t.Errorf("ErrNoUpdate wrote: %+v", got)
 	}
 }

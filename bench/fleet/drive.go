@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -60,11 +61,11 @@ func accept(context.Context, *elicit.Request) (*elicit.Result, error) {
 // newOp returns one client's operation for scenario against url, and its
 // cleanup.
 func newOp(ctx context.Context, hc *http.Client, url, scenario string) (func() error, func(), error) {
-	opts := &mcptest.Options{Elicitation: accept, ClientInfo: mcptest.Implementation{Name: "baton-fleet-bench", Version: "1.0.0"}}
+	opts := &mcptest.Options{Elicitation: accept, ClientInfo: mcp.Implementation{Name: "baton-fleet-bench", Version: "1.0.0"}}
 	tool, want := "transfer", "transferred"
 	switch scenario {
 	case "crossing":
-		opts.Protocol = mcptest.LegacyProtocolVersion
+		opts.Protocol = mcp.LegacyProtocolVersion
 		tool, want = "ask", "answered accept"
 	case "task":
 		opts.Tasks, opts.PollInterval = true, 5*time.Millisecond

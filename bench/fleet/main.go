@@ -47,6 +47,7 @@ import (
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
@@ -128,7 +129,7 @@ func serveInstance(sock string) error {
 		taskOpts.Store = f.Tasks()
 		legacyOpts.Store = f.Sessions()
 	}
-	srv, err := server.New(server.Implementation{Name: "baton-fleet-bench", Version: "1.0.0"}, &server.Options{
+	srv, err := server.New(mcp.Implementation{Name: "baton-fleet-bench", Version: "1.0.0"}, &server.Options{
 		StateKeys: ring,
 		Logger:    slog.New(slog.DiscardHandler),
 		Tasks:     taskOpts,

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -35,7 +36,7 @@ type Shout struct {
 }
 
 func newServer() (*server.Server, error) {
-	srv, err := server.New(server.Implementation{Name: "apps-example", Version: "1.0.0"},
+	srv, err := server.New(mcp.Implementation{Name: "apps-example", Version: "1.0.0"},
 		&server.Options{Legacy: legacy.New(nil)}) // hosts on 2025-11-25 too
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -31,7 +32,7 @@ func askContext(t *testing.T) context.Context {
 	return ctx
 }
 
-var eras = []string{mcptest.ProtocolVersion, mcptest.LegacyProtocolVersion}
+var eras = []string{mcp.ProtocolVersion, mcp.LegacyProtocolVersion}
 
 // open_dashboard asks the user to open a URL and goes on when they accept;
 // a refusal says which.
@@ -62,7 +63,7 @@ func TestOpenDashboard(t *testing.T) {
 				t.Fatalf("%s: asked %+v, want a URL elicitation of %s", era, asked, dashboardURL)
 			}
 			// Only a 2025-11-25 client gets the elicitation id.
-			if hasID := asked.ElicitationID != ""; hasID != (era == mcptest.LegacyProtocolVersion) {
+			if hasID := asked.ElicitationID != ""; hasID != (era == mcp.LegacyProtocolVersion) {
 				t.Errorf("%s: elicitationId %q", era, asked.ElicitationID)
 			}
 		}
@@ -88,15 +89,15 @@ func TestProfileResourceAsks(t *testing.T) {
 			t.Fatalf("%s: contents %+v", era, res.Contents)
 		}
 		r := res.Exchange.Rounds
-		if era == mcptest.ProtocolVersion && (len(r) != 2 || len(r[0].InputRequests) != 1 || r[0].RequestState == "") {
+		if era == mcp.ProtocolVersion && (len(r) != 2 || len(r[0].InputRequests) != 1 || r[0].RequestState == "") {
 			t.Errorf("%s: want one input_required round, then the result: %+v", era, r)
 		}
-		if era == mcptest.LegacyProtocolVersion && (len(r) != 1 || len(r[0].InputRequests) != 1 || r[0].InputRequests[0].Method != "elicitation/create") {
+		if era == mcp.LegacyProtocolVersion && (len(r) != 1 || len(r[0].InputRequests) != 1 || r[0].InputRequests[0].Method != "elicitation/create") {
 			t.Errorf("%s: want one elicitation/create on the read's stream: %+v", era, r)
 		}
 	}
 	// Declining ends the read with an error that says so.
-	c := askClient(t, mcptest.ProtocolVersion, func(*elicit.Request) (*elicit.Result, error) { return mcptest.Decline() })
+	c := askClient(t, mcp.ProtocolVersion, func(*elicit.Request) (*elicit.Result, error) { return mcptest.Decline() })
 	_, err := c.ReadResource(askContext(t), profileURI)
 	var rpcErr *mcptest.Error
 	if !errors.As(err, &rpcErr) || !strings.Contains(rpcErr.Message, "you declined") {

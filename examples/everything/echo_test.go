@@ -17,13 +17,14 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/baton-mcp/baton/auth"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 	"github.com/baton-mcp/baton/server"
 )
 
 func whoamiServer(t *testing.T) *server.Server {
 	t.Helper()
-	srv, err := server.New(server.Implementation{Name: "t", Version: "1"}, &server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err := server.New(mcp.Implementation{Name: "t", Version: "1"}, &server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ const (
 // after the other.
 func legitServer(tb testing.TB) *server.Server {
 	tb.Helper()
-	srv, err := server.New(server.Implementation{Name: "legit-load", Version: "1.0.0"}, &server.Options{Legacy: legacy.New(nil)})
+	srv, err := server.New(mcp.Implementation{Name: "legit-load", Version: "1.0.0"}, &server.Options{Legacy: legacy.New(nil)})
 	if err != nil {
 		tb.Fatal(err)
 	}

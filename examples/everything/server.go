@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
@@ -62,7 +63,7 @@ func newServerWith(keys *mrtr.KeyRing, ttl time.Duration, ledger server.Ledger, 
 	for _, f := range more {
 		f(opts)
 	}
-	srv, err := server.New(server.Implementation{Name: "baton-everything", Version: "0.1.0"}, opts)
+	srv, err := server.New(mcp.Implementation{Name: "baton-everything", Version: "0.1.0"}, opts)
 	if err != nil {
 		return nil, err
 	}

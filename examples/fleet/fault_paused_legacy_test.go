@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mcptest"
 )
 
@@ -70,7 +71,7 @@ func startLegacyLoad(ctx context.Context, t *testing.T, front string, n int) *le
 	hc := &http.Client{Transport: l.tr}
 	for range n {
 		c, err := mcptest.New(mcptest.URL(front, hc), &mcptest.Options{
-			Protocol: mcptest.LegacyProtocolVersion,
+			Protocol: mcp.LegacyProtocolVersion,
 			Elicitation: func(ctx context.Context, req *elicit.Request) (*elicit.Result, error) {
 				if strings.HasPrefix(req.Message, "What is your name") {
 					return mcptest.Accept(map[string]any{"name": "Paused"})

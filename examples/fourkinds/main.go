@@ -13,6 +13,7 @@ import (
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -39,7 +40,7 @@ type Summary struct {
 }
 
 func newServer() (*server.Server, error) {
-	srv, err := server.New(server.Implementation{Name: "fourkinds", Version: "1.0.0"},
+	srv, err := server.New(mcp.Implementation{Name: "fourkinds", Version: "1.0.0"},
 		&server.Options{Legacy: legacy.New(nil)})
 	if err != nil {
 		return nil, err

@@ -33,6 +33,7 @@ import (
 	"github.com/baton-mcp/baton/auth"
 	"github.com/baton-mcp/baton/examples/oauth/authserver"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -48,7 +49,7 @@ const Path = "/mcp"
 // newMCPServer registers three tools: whoami (any token), read_file
 // (files:read) and write_file (files:read and files:write).
 func newMCPServer() (*server.Server, error) {
-	srv, err := server.New(server.Implementation{Name: "oauth-example", Version: "1.0.0"},
+	srv, err := server.New(mcp.Implementation{Name: "oauth-example", Version: "1.0.0"},
 		&server.Options{Legacy: legacy.New(nil)})
 	if err != nil {
 		return nil, err

@@ -13,12 +13,13 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
 func stdioCall(id, name, args string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args +
-		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"` + server.ProtocolVersion + `","io.modelcontextprotocol/clientCapabilities":{}}}}` + "\n"
+		`,"_meta":{"io.modelcontextprotocol/protocolVersion":"` + mcp.ProtocolVersion + `","io.modelcontextprotocol/clientCapabilities":{}}}}` + "\n"
 }
 
 // TestStdioFromEnvironment: a stdio server takes its access token from
@@ -87,13 +88,13 @@ func BenchmarkAuthorization(b *testing.B) {
 	plain := http.Handler(f.srv)
 	protected := handler(f.rs, f.srv)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ping","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"` +
-		server.ProtocolVersion + `","io.modelcontextprotocol/clientCapabilities":{}}}}`
+		mcp.ProtocolVersion + `","io.modelcontextprotocol/clientCapabilities":{}}}}`
 	run := func(b *testing.B, h http.Handler, token string) {
 		do := func() int {
 			req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1"+Path, strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("MCP-Protocol-Version", server.ProtocolVersion)
+			req.Header.Set("MCP-Protocol-Version", mcp.ProtocolVersion)
 			req.Header.Set("Mcp-Method", "tools/call")
 			req.Header.Set("Mcp-Name", "ping")
 			if token != "" {
@@ -132,7 +133,7 @@ func BenchmarkAuthorization(b *testing.B) {
 				req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1"+Path, strings.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Accept", "application/json, text/event-stream")
-				req.Header.Set("MCP-Protocol-Version", server.ProtocolVersion)
+				req.Header.Set("MCP-Protocol-Version", mcp.ProtocolVersion)
 				req.Header.Set("Mcp-Method", "tools/call")
 				req.Header.Set("Mcp-Name", "ping")
 				if vr.token != "" {

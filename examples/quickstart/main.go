@@ -12,6 +12,7 @@ import (
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/legacy"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -38,7 +39,7 @@ type NameForm struct {
 }
 
 func newServer() (*server.Server, error) {
-	srv, err := server.New(server.Implementation{Name: "quickstart", Version: "1.0.0"},
+	srv, err := server.New(mcp.Implementation{Name: "quickstart", Version: "1.0.0"},
 		&server.Options{Legacy: legacy.New(nil)}) // 2025-11-25 clients too
 	if err != nil {
 		return nil, err

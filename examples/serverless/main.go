@@ -36,6 +36,7 @@ import (
 
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/lambda"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
@@ -114,7 +115,7 @@ type greeting struct {
 
 // newServer returns the server with its greet tool.
 func newServer(keys *mrtr.KeyRing, hosts []string, log *slog.Logger) (*server.Server, error) {
-	srv, err := server.New(server.Implementation{Name: "baton-serverless", Version: "1.0.0"},
+	srv, err := server.New(mcp.Implementation{Name: "baton-serverless", Version: "1.0.0"},
 		&server.Options{StateKeys: keys, AllowedHosts: hosts, Logger: log})
 	if err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/baton-mcp/baton/elicit"
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
 	"github.com/baton-mcp/baton/server"
 )
@@ -38,7 +39,7 @@ func newApp(reg *prometheus.Registry, keys *mrtr.KeyRing) (http.Handler, func(co
 	}
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
 	tel := &server.Telemetry{MeterProvider: mp} // spans: the global tracer provider
-	srv, err := server.New(server.Implementation{Name: "telemetry-example", Version: "1.0.0"},
+	srv, err := server.New(mcp.Implementation{Name: "telemetry-example", Version: "1.0.0"},
 		&server.Options{StateKeys: keys, Telemetry: tel, Middleware: []server.Middleware{server.LogRequests(nil, slog.LevelInfo)}})
 	if err != nil {
 		return nil, nil, err

@@ -6,11 +6,12 @@ package main
 import (
 	"context"
 
+	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/server"
 )
 
 func main() {
-	s, _ := server.New(server.Implementation{Name: "misuse", Version: "1"}, nil)
+	s, _ := server.New(mcp.Implementation{Name: "misuse", Version: "1"}, nil)
 	prompt := func(context.Context, *server.PromptRequest) (*server.PromptResult, error) { return nil, nil }
 	resource := func(context.Context, *server.ResourceRequest) (*server.ResourceResult, error) { return nil, nil }
 	tool := func(context.Context, *server.ToolRequest) (*server.ToolResult, error) { return nil, nil }
