@@ -236,11 +236,11 @@ func New(ctx context.Context, cfg Config) (*ResourceServer, error) {
 		rs.replay = newReplayLedger(replayCapacity, cfg.Now)
 	}
 	var err error
-	if rs.metadataURL, err = MetadataURL(cfg.Resource); err != nil {
+	if rs.metadataURL, err = metadataURLOf(cfg.Resource); err != nil {
 		stop()
 		return nil, err
 	}
-	if rs.metadata, err = json.Marshal(rs.Metadata()); err != nil {
+	if rs.metadata, err = json.Marshal(rs.metadataDoc()); err != nil {
 		stop()
 		return nil, fmt.Errorf("auth: encode metadata: %w", err)
 	}
@@ -535,10 +535,10 @@ func invalid(reason string, err error) *Error {
 // errNoToken is a request without a bearer token.
 func errNoToken() *Error { return &Error{Reason: "a bearer token is required"} }
 
-// Authenticate verifies the bearer token of r and returns its grant. It
+// authenticate verifies the bearer token of r and returns its grant. It
 // returns nil and no error for an anonymous request when Optional is set.
 // Errors are *Error.
-func (rs *ResourceServer) Authenticate(r *http.Request) (*server.Grant, error) {
+func (rs *ResourceServer) authenticate(r *http.Request) (*server.Grant, error) {
 	h := r.Header.Values("Authorization")
 	if len(h) == 0 {
 		if rs.cfg.Optional {

@@ -33,12 +33,12 @@ func TestMetadataURL(t *testing.T) {
 		"https://mcp.example.com/":           "https://mcp.example.com/.well-known/oauth-protected-resource",
 		"http://127.0.0.1:8080/mcp?tenant=x": "http://127.0.0.1:8080/.well-known/oauth-protected-resource/mcp?tenant=x",
 	} {
-		got, err := MetadataURL(resource)
+		got, err := metadataURLOf(resource)
 		if err != nil || got != want {
 			t.Errorf("MetadataURL(%q) = %q, %v; want %q", resource, got, err, want)
 		}
 	}
-	if _, err := MetadataURL("/mcp"); err == nil {
+	if _, err := metadataURLOf("/mcp"); err == nil {
 		t.Error("a relative resource was accepted")
 	}
 }
@@ -80,12 +80,12 @@ func TestConfigErrors(t *testing.T) {
 
 func TestChallenge(t *testing.T) {
 	rs := &ResourceServer{metadataURL: "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"}
-	got := rs.Challenge("invalid_token", "the token has expired", []string{"a", "b"})
+	got := rs.challenge("invalid_token", "the token has expired", []string{"a", "b"})
 	want := `Bearer error="invalid_token", error_description="the token has expired", scope="a b", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"`
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
-	if got := rs.Challenge("", "", nil); got != `Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"` {
+	if got := rs.challenge("", "", nil); got != `Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp"` {
 		t.Fatalf("no token: %s", got)
 	}
 }

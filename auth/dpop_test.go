@@ -304,7 +304,7 @@ func TestDPoPProofs(t *testing.T) {
 	if v := rec.Header().Values("WWW-Authenticate"); rec.Code != 401 || len(v) != 2 || !strings.HasPrefix(v[0], "Bearer ") || !strings.HasPrefix(v[1], "DPoP ") {
 		t.Errorf("no token: %d %q", rec.Code, v)
 	}
-	if md := d.rs.Metadata(); len(md.DPoPSigningAlgValuesSupported) == 0 || md.DPoPSigningAlgValuesSupported[0] != "RS256" {
+	if md := d.rs.metadataDoc(); len(md.DPoPSigningAlgValuesSupported) == 0 || md.DPoPSigningAlgValuesSupported[0] != "RS256" {
 		t.Errorf("metadata: %+v", md)
 	}
 }

@@ -14,11 +14,11 @@ import (
 	"github.com/baton-mcp/baton/server"
 )
 
-// WellKnownPath is the root form of the RFC 9728 well-known URI.
-const WellKnownPath = "/.well-known/oauth-protected-resource"
+// wellKnownPath is the root form of the RFC 9728 well-known URI.
+const wellKnownPath = "/.well-known/oauth-protected-resource"
 
-// Metadata is the RFC 9728 protected resource metadata document.
-type Metadata struct {
+// resourceMetadata is the RFC 9728 protected resource metadata document.
+type resourceMetadata struct {
 	Resource               string   `json:"resource"`
 	AuthorizationServers   []string `json:"authorization_servers"`
 	ScopesSupported        []string `json:"scopes_supported,omitempty"`
@@ -30,21 +30,21 @@ type Metadata struct {
 	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
 }
 
-// MetadataURL returns the path-aware well-known URL of the metadata of
+// metadataURLOf returns the path-aware well-known URL of the metadata of
 // resource (RFC 9728 §3.1): https://host/.well-known/oauth-protected-resource/<path>,
 // the query kept, or the root form when the resource has no path.
-func MetadataURL(resource string) (string, error) {
+func metadataURLOf(resource string) (string, error) {
 	u, err := url.Parse(resource)
 	if err != nil || u.Host == "" {
 		return "", fmt.Errorf("auth: resource %q is not an absolute URL", resource)
 	}
 	p := strings.TrimSuffix(u.Path, "/")
-	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: WellKnownPath + p, RawQuery: u.RawQuery}).String(), nil
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: wellKnownPath + p, RawQuery: u.RawQuery}).String(), nil
 }
 
-// Metadata returns the metadata document the ResourceServer serves.
-func (rs *ResourceServer) Metadata() Metadata {
-	return Metadata{
+// metadataDoc returns the metadata document the ResourceServer serves.
+func (rs *ResourceServer) metadataDoc() resourceMetadata {
+	return resourceMetadata{
 		Resource:               rs.cfg.Resource,
 		AuthorizationServers:   rs.cfg.AuthorizationServers,
 		ScopesSupported:        rs.cfg.ScopesSupported,
@@ -61,7 +61,8 @@ func (rs *ResourceServer) MetadataURL() string { return rs.metadataURL }
 
 // MetadataHandler serves the metadata document (GET and HEAD), with CORS
 // headers so browser clients can read it, and answers CORS preflights
-// (OPTIONS). Route it at the path of MetadataURL and at WellKnownPath.
+// (OPTIONS). Route it at the path of MetadataURL and at the root form,
+// /.well-known/oauth-protected-resource (Handler routes both).
 func (rs *ResourceServer) MetadataHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -92,8 +93,8 @@ func (rs *ResourceServer) MetadataHandler() http.Handler {
 func (rs *ResourceServer) Handler(next http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	md := rs.MetadataHandler()
-	mux.Handle(WellKnownPath, md)
-	if u, err := url.Parse(rs.metadataURL); err == nil && u.Path != WellKnownPath {
+	mux.Handle(wellKnownPath, md)
+	if u, err := url.Parse(rs.metadataURL); err == nil && u.Path != wellKnownPath {
 		mux.Handle(u.Path, md)
 	}
 	mux.Handle("/", rs.Protect(next))
@@ -116,7 +117,7 @@ type scopeRequirer interface {
 func (rs *ResourceServer) Protect(next http.Handler) http.Handler {
 	req, _ := next.(scopeRequirer)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		g, err := rs.Authenticate(r)
+		g, err := rs.authenticate(r)
 		if err != nil {
 			rs.refuse(w, r, req, err)
 			return
@@ -132,10 +133,10 @@ func (rs *ResourceServer) Protect(next http.Handler) http.Handler {
 	})
 }
 
-// Challenge returns the WWW-Authenticate value for a refusal: code is the
+// challenge returns the WWW-Authenticate value for a refusal: code is the
 // RFC 6750 error ("" when no token was sent), scopes the scopes to ask
 // for.
-func (rs *ResourceServer) Challenge(code, description string, scopes []string) string {
+func (rs *ResourceServer) challenge(code, description string, scopes []string) string {
 	var parts []string
 	if code != "" {
 		parts = append(parts, fmt.Sprintf("error=%q", code))
@@ -153,7 +154,7 @@ func (rs *ResourceServer) Challenge(code, description string, scopes []string) s
 // dpopChallenge is the WWW-Authenticate value of a DPoP refusal: the
 // Bearer challenge's parameters under the DPoP scheme, and "algs".
 func (rs *ResourceServer) dpopChallenge(code, description string, scopes []string) string {
-	b := rs.Challenge(code, description, scopes)
+	b := rs.challenge(code, description, scopes)
 	return "DPoP " + strings.TrimPrefix(b, "Bearer ") + fmt.Sprintf(", algs=%q", rs.dpopAlgs())
 }
 
@@ -186,7 +187,7 @@ func (rs *ResourceServer) refuse(w http.ResponseWriter, r *http.Request, req sco
 			w.Header().Set("DPoP-Nonce", rs.nonce(rs.cfg.Now()))
 		}
 	} else {
-		w.Header().Set("WWW-Authenticate", rs.Challenge(ae.Code, ae.Reason, scopes))
+		w.Header().Set("WWW-Authenticate", rs.challenge(ae.Code, ae.Reason, scopes))
 		// DPoP is accepted too: say so, and with which algorithms.
 		w.Header().Add("WWW-Authenticate", rs.dpopChallenge("", "", nil))
 	}

@@ -372,7 +372,12 @@ func TestMetadata(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var md auth.Metadata
+		var md struct {
+			Resource               string   `json:"resource"`
+			AuthorizationServers   []string `json:"authorization_servers"`
+			ScopesSupported        []string `json:"scopes_supported"`
+			BearerMethodsSupported []string `json:"bearer_methods_supported"`
+		}
 		err = json.NewDecoder(resp.Body).Decode(&md)
 		resp.Body.Close()
 		if err != nil || resp.StatusCode != 200 {
