@@ -14,10 +14,10 @@
 //     requestState).
 //   - A [Schema] is the restricted, flat JSON Schema a form may carry:
 //     primitive properties, single and multi selects, and nothing nested.
-//     [ParseSchema] and [Schema.UnmarshalJSON] reject anything the
+//     [Schema.UnmarshalJSON] rejects anything the
 //     specification does not allow, and property order is preserved.
 //   - A [Result] is the client's answer: accept, decline or cancel.
-//     [ParseResult] checks its shape; [Request.CheckResult] also validates
+//     [Request.CheckResult] checks its shape and validates
 //     accepted form content against the schema that was sent, reporting
 //     each problem as a [*ValidationError] naming the property.
 //

@@ -53,7 +53,7 @@ func FuzzCheckFast(f *testing.F) {
 	f.Add(uint8(0), []byte(""), []byte(`{"action":"accept","content":{"ok":true}}`))
 	f.Fuzz(func(t *testing.T, pick uint8, schema, data []byte) {
 		req := forms[int(pick)%len(forms)]
-		if s, err := ParseSchema(schema); err == nil {
+		if s, err := parseSchemaJSON(schema); err == nil {
 			req = &Request{Message: "fuzz", RequestedSchema: s}
 		}
 		full, ferr := req.checkResult(data)

@@ -18,7 +18,7 @@ const maxCount = 1 << 53
 type Format string
 
 // The string formats allowed in an elicitation schema. Answers are checked
-// against them by [Schema.ValidateContent].
+// against them by [Request.CheckResult].
 const (
 	// FormatEmail is an e-mail address (RFC 5321 mailbox).
 	FormatEmail Format = "email"

@@ -16,7 +16,7 @@ import (
 // accepts its own defaults.
 func FuzzParseSchema(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := ParseSchema(data)
+		s, err := parseSchemaJSON(data)
 		var viaUnmarshal Schema
 		uerr := json.Unmarshal(data, &viaUnmarshal)
 		if err != nil {
@@ -35,7 +35,7 @@ func FuzzParseSchema(f *testing.F) {
 		if err != nil {
 			t.Fatalf("marshal: %v", err)
 		}
-		s2, err := ParseSchema(b1)
+		s2, err := parseSchemaJSON(b1)
 		if err != nil {
 			t.Fatalf("re-parse of %s: %v", b1, err)
 		}
@@ -70,7 +70,7 @@ func FuzzParseSchema(f *testing.F) {
 		if err != nil {
 			t.Fatalf("marshal defaults: %v", err)
 		}
-		err = s.ValidateContent(content)
+		err = s.validateContent(content)
 		for _, ve := range validationErrors(err) {
 			if ve.Keyword != "required" {
 				t.Fatalf("default rejected by validator: %v\nschema %s", ve, b1)
@@ -106,7 +106,7 @@ func FuzzParseResult(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := ParseResult(data)
+		r, err := parseResultJSON(data)
 		_, _ = form.CheckResult(data)
 		_, _ = url.CheckResult(data)
 		if err != nil {
@@ -125,7 +125,7 @@ func FuzzParseResult(f *testing.F) {
 		if err != nil {
 			t.Fatalf("marshal: %v", err)
 		}
-		r2, err := ParseResult(b)
+		r2, err := parseResultJSON(b)
 		if err != nil {
 			t.Fatalf("re-parse of %s: %v", b, err)
 		}

@@ -267,8 +267,8 @@ func (r *Request) CheckedResult(action Action, content json.RawMessage) *Result 
 // must carry no content. Decline and cancel are returned as they are,
 // never validated.
 //
-// Content problems are reported as [*ValidationError] values (see
-// [Schema.ValidateContent]); a malformed result yields a plain error.
+// Content problems are reported as [*ValidationError] values, several
+// joined in schema order; a malformed result yields a plain error.
 func (r *Request) CheckResult(data []byte) (*Result, error) {
 	if r == nil {
 		return nil, errors.New("elicit: CheckResult on a nil request")

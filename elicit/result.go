@@ -42,13 +42,13 @@ type Result struct {
 	schema *Schema // the schema content was checked against, with a cache (nil: Decode checks keys in full)
 }
 
-// ParseResult parses and shape-checks an ElicitResult: data must be a JSON
+// parseResultJSON parses and shape-checks an ElicitResult: data must be a JSON
 // object without duplicate keys; action must be accept, decline or cancel;
 // content, if present (and not null), must be an object of string, number,
 // boolean or string-array values, and is only allowed with accept. Keys
 // are matched exactly (case-sensitively). It does not check content
 // against any schema; use [Request.CheckResult] for that.
-func ParseResult(data []byte) (*Result, error) {
+func parseResultJSON(data []byte) (*Result, error) {
 	res, _, _, err := parseResult(data)
 	return res, err
 }

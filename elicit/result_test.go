@@ -74,7 +74,7 @@ func TestParseResult(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := ParseResult([]byte(tt.in))
+			r, err := parseResultJSON([]byte(tt.in))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("got %v, want error containing %q", err, tt.wantErr)
@@ -95,7 +95,7 @@ func TestParseResult(t *testing.T) {
 }
 
 func TestResultDecode(t *testing.T) {
-	r, err := ParseResult([]byte(`{"action":"accept","content":{"name":"Ann","age":30,"tags":["a"]}}`))
+	r, err := parseResultJSON([]byte(`{"action":"accept","content":{"name":"Ann","age":30,"tags":["a"]}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func TestValidateContent(t *testing.T) {
 		`{"n":`:          false,
 		`{"n":null}`:     false,
 	} {
-		if err := s.ValidateContent(json.RawMessage(in)); (err == nil) != ok {
+		if err := s.validateContent(json.RawMessage(in)); (err == nil) != ok {
 			t.Errorf("%q: %v, want ok=%v", in, err, ok)
 		}
 	}

@@ -214,7 +214,7 @@ func TestParseSchemaViolations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := ParseSchema([]byte(tt.json))
+			s, err := parseSchemaJSON([]byte(tt.json))
 			if err == nil {
 				t.Fatalf("accepted: %s", mustJSON(t, s))
 			}
@@ -234,7 +234,7 @@ func TestParseSchemaViolations(t *testing.T) {
 }
 
 func TestParseSchemaReportsEveryBadProperty(t *testing.T) {
-	_, err := ParseSchema([]byte(`{"type":"object","properties":{"a":{"type":"object"},"b":{"type":"string","pattern":"x"},"c":{"type":"string"}}}`))
+	_, err := parseSchemaJSON([]byte(`{"type":"object","properties":{"a":{"type":"object"},"b":{"type":"string","pattern":"x"},"c":{"type":"string"}}}`))
 	errs := schemaErrors(err)
 	if len(errs) != 2 || errs[0].Property != "a" || errs[1].Property != "b" {
 		t.Errorf("want errors for a and b, got %v", err)

@@ -22,7 +22,7 @@ import (
 // enum selects, never nested objects or free-form arrays.
 //
 // A Schema is built with [NewSchema] (or [NewForm]) or parsed with
-// [ParseSchema] / [Schema.UnmarshalJSON]; all three enforce the flatness
+// [Schema.UnmarshalJSON]; all three enforce the flatness
 // and consistency rules, so every Schema value is valid. Property order is
 // preserved when marshaling. A Schema is immutable once built and safe for
 // concurrent use; its validator is compiled once, on first use, and
@@ -67,11 +67,11 @@ func buildSchema(fields []*Field) (*Schema, []error) {
 	return s, nil
 }
 
-// ParseSchema parses a requestedSchema from JSON and checks it against the
+// parseSchemaJSON parses a requestedSchema from JSON and checks it against the
 // specification's restricted schema: only the keywords listed for each
 // property kind are accepted, no nesting, no duplicate keys, and the same
 // consistency rules as [NewSchema]. Property order is preserved.
-func ParseSchema(data []byte) (*Schema, error) {
+func parseSchemaJSON(data []byte) (*Schema, error) {
 	s, err := parseSchema(data)
 	if err != nil {
 		return nil, fmt.Errorf("elicit: invalid schema: %w", err)
@@ -79,8 +79,9 @@ func ParseSchema(data []byte) (*Schema, error) {
 	return s, nil
 }
 
-// UnmarshalJSON implements [json.Unmarshaler] with the checks of
-// [ParseSchema]. A JSON null leaves the schema unchanged.
+// UnmarshalJSON implements [json.Unmarshaler]: only the keywords listed
+// for each property kind are accepted, no nesting, no duplicate keys, and
+// the same consistency rules as [NewSchema]. A JSON null leaves the schema unchanged.
 func (s *Schema) UnmarshalJSON(data []byte) error {
 	if s == nil {
 		return errors.New("elicit: UnmarshalJSON on a nil *Schema")
@@ -88,7 +89,7 @@ func (s *Schema) UnmarshalJSON(data []byte) error {
 	if string(bytes.TrimSpace(data)) == "null" {
 		return nil
 	}
-	parsed, err := ParseSchema(data)
+	parsed, err := parseSchemaJSON(data)
 	if err != nil {
 		return err
 	}

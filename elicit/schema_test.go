@@ -42,7 +42,7 @@ func TestParseSchemaRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := ParseSchema([]byte(tt.in))
+			s, err := parseSchemaJSON([]byte(tt.in))
 			if err != nil {
 				t.Fatalf("ParseSchema: %v", err)
 			}
@@ -54,7 +54,7 @@ func TestParseSchemaRoundTrip(t *testing.T) {
 			if got != want {
 				t.Errorf("got  %s\nwant %s", got, want)
 			}
-			s2, err := ParseSchema([]byte(got))
+			s2, err := parseSchemaJSON([]byte(got))
 			if err != nil {
 				t.Fatalf("re-parse: %v", err)
 			}
@@ -62,7 +62,7 @@ func TestParseSchemaRoundTrip(t *testing.T) {
 				t.Errorf("not a fixed point:\n%s\n%s", got, again)
 			}
 			// Every accepted schema compiles and checks content.
-			if err := s.ValidateContent(json.RawMessage(`{}`)); err != nil && !isValidationError(err) {
+			if err := s.validateContent(json.RawMessage(`{}`)); err != nil && !isValidationError(err) {
 				t.Errorf("ValidateContent: %v", err)
 			}
 		})
@@ -82,7 +82,7 @@ func TestBuiltSchemaReparses(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := mustJSON(t, s)
-	p, err := ParseSchema([]byte(b))
+	p, err := parseSchemaJSON([]byte(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,11 +123,11 @@ func TestZeroSchema(t *testing.T) {
 	if got, want := mustJSON(t, &s), `{"type":"object","properties":{}}`; got != want {
 		t.Errorf("got %s want %s", got, want)
 	}
-	if err := s.ValidateContent(json.RawMessage(`{"x":1}`)); err != nil {
+	if err := s.validateContent(json.RawMessage(`{"x":1}`)); err != nil {
 		t.Errorf("zero schema rejected content: %v", err)
 	}
 	var nilSchema *Schema
-	if err := nilSchema.ValidateContent(nil); err == nil {
+	if err := nilSchema.validateContent(nil); err == nil {
 		t.Error("nil schema validated")
 	}
 	if b, err := nilSchema.MarshalJSON(); err != nil || string(b) != "null" {

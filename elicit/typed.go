@@ -60,10 +60,10 @@ type Form[T any] struct {
 	schema *Schema
 }
 
-// FormOf infers the form of the struct type T (see [SchemaFor] for the
-// rules) once, typically when a tool is registered.
+// FormOf infers the form of the struct type T (by the rules of the
+// package's typed-forms section) once, typically when a tool is registered.
 func FormOf[T any]() (*Form[T], error) {
-	s, err := SchemaFor[T]()
+	s, err := inferSchema[T]()
 	if err != nil {
 		return nil, err
 	}
@@ -95,14 +95,14 @@ func (f *Form[T]) Decode(res *Result) (T, error) {
 	return v, nil
 }
 
-// SchemaFor infers a flat form schema from the struct type T, following
+// inferSchema infers a flat form schema from the struct type T, following
 // the rules in the package's typed-forms section: the json tag names a
 // property, the Go type chooses its kind, and the tags title, description,
 // enum, enumNames, default, format, minLength, maxLength, minimum, maximum,
 // minItems and maxItems refine it. The result is checked against the same
 // rules as [NewSchema]; every problem is reported together, each as a
 // [*SchemaError] naming the property and the Go field.
-func SchemaFor[T any]() (*Schema, error) {
+func inferSchema[T any]() (*Schema, error) {
 	t := reflect.TypeFor[T]()
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()

@@ -10,12 +10,21 @@ import (
 	"github.com/baton-mcp/baton/elicit"
 )
 
+// schemaOf is the schema FormOf infers for T.
+func schemaOf[T any]() (*elicit.Schema, error) {
+	f, err := elicit.FormOf[T]()
+	if err != nil {
+		return nil, err
+	}
+	return f.Schema(), nil
+}
+
 // schemaJSON infers T's schema and returns its wire form.
 func schemaJSON[T any](t *testing.T) string {
 	t.Helper()
-	s, err := elicit.SchemaFor[T]()
+	s, err := schemaOf[T]()
 	if err != nil {
-		t.Fatalf("SchemaFor: %v", err)
+		t.Fatalf("FormOf: %v", err)
 	}
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -37,7 +46,7 @@ func same[T any](t *testing.T, fields ...*elicit.Field) {
 	}
 }
 
-func TestSchemaForPrimitivesAndTags(t *testing.T) {
+func TestFormOfPrimitivesAndTags(t *testing.T) {
 	type Profile struct {
 		Name     string    `json:"name" title:"Your name" description:"as on the badge" minLength:"1" maxLength:"40" default:"Ada"`
 		Email    string    `json:"email,omitempty" format:"email"`
@@ -72,7 +81,7 @@ func TestSchemaForPrimitivesAndTags(t *testing.T) {
 }
 
 // Each of the five enum shapes of the specification is reachable from tags.
-func TestSchemaForFiveEnumShapes(t *testing.T) {
+func TestFormOfFiveEnumShapes(t *testing.T) {
 	t.Run("untitled single", func(t *testing.T) {
 		type F struct {
 			Size string `json:"size" enum:"s|m|l" default:"m"`
@@ -121,7 +130,7 @@ func TestSchemaForFiveEnumShapes(t *testing.T) {
 }
 
 // Every construction error names the offending property and Go field.
-func TestSchemaForErrors(t *testing.T) {
+func TestFormOfErrors(t *testing.T) {
 	type inner struct{ A string }
 	type Embedded struct{ B string }
 	cases := []struct {
@@ -133,125 +142,125 @@ func TestSchemaForErrors(t *testing.T) {
 			type F struct {
 				Addr inner `json:"addr"`
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"addr"`, "field Addr", "nested struct"}},
 		{"embedded struct", func() (*elicit.Schema, error) {
 			type F struct {
 				Embedded
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"Embedded"`, "embedded"}},
 		{"free slice", func() (*elicit.Schema, error) {
 			type F struct {
 				Tags []string `json:"tags"`
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"tags"`, "field Tags", "[]string", "enum"}},
 		{"slice of ints", func() (*elicit.Schema, error) {
 			type F struct {
 				N []int `json:"n" enum:"1|2"`
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"n"`, "[]int"}},
 		{"map", func() (*elicit.Schema, error) {
 			type F struct {
 				M map[string]string `json:"m"`
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"m"`, "map[string]string"}},
 		{"enum on an int", func() (*elicit.Schema, error) {
 			type F struct {
 				N int `json:"n" enum:"1|2"`
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"n"`, "enum applies only"}},
 		{"mixed enum", func() (*elicit.Schema, error) {
 			type F struct {
 				S string `json:"s" enum:"a|b=B"`
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"s"`, "mixes"}},
 		{"enumNames with titled", func() (*elicit.Schema, error) {
 			type F struct {
 				S string `json:"s" enum:"a=A" enumNames:"A"`
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"s"`, "enumNames"}},
 		{"enumNames length", func() (*elicit.Schema, error) {
 			type F struct {
 				S string `json:"s" enum:"a|b" enumNames:"A"`
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"s"`, "enumNames has 1 entries"}},
 		{"enumNames without enum", func() (*elicit.Schema, error) {
 			type F struct {
 				S string `json:"s" enumNames:"A"`
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"s"`, "enumNames needs an enum"}},
 		{"bad format", func() (*elicit.Schema, error) {
 			type F struct {
 				S string `json:"s" format:"phone"`
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"s"`, "phone"}},
 		{"format on a number", func() (*elicit.Schema, error) {
 			type F struct {
 				N float64 `json:"n" format:"email"`
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"n"`, "format does not apply"}},
 		{"bad length", func() (*elicit.Schema, error) {
 			type F struct {
 				S string `json:"s" minLength:"x"`
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"s"`, "minLength", "not an integer"}},
 		{"bad bound", func() (*elicit.Schema, error) {
 			type F struct {
 				N int `json:"n" maximum:"many"`
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"n"`, "maximum", "not a number"}},
 		{"inverted bounds", func() (*elicit.Schema, error) {
 			type F struct {
 				N int `json:"n" minimum:"5" maximum:"1"`
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"n"`, "greater than maximum"}},
 		{"default outside the enum", func() (*elicit.Schema, error) {
 			type F struct {
 				S string `json:"s" enum:"a|b" default:"c"`
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"s"`, "not one of the options"}},
 		{"bad bool default", func() (*elicit.Schema, error) {
 			type F struct {
 				B bool `json:"b" default:"maybe"`
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"b"`, "not a boolean"}},
 		{"fractional integer default", func() (*elicit.Schema, error) {
 			type F struct {
 				N int `json:"n" default:"1.5"`
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"n"`, "default"}},
 		{"duplicate name", func() (*elicit.Schema, error) {
 			type F struct {
 				A string `json:"X"`
 				X string
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"X"`, "duplicate"}},
 		{"time as a date", func() (*elicit.Schema, error) {
 			type F struct {
 				At time.Time `json:"at" format:"date"`
 			}
-			return elicit.SchemaFor[F]()
+			return schemaOf[F]()
 		}, []string{`"at"`, "date-time"}},
 		{"not a struct", func() (*elicit.Schema, error) {
-			return elicit.SchemaFor[map[string]string]()
+			return schemaOf[map[string]string]()
 		}, []string{"struct"}},
 	}
 	for _, c := range cases {
@@ -275,12 +284,12 @@ func TestSchemaForErrors(t *testing.T) {
 }
 
 // Several bad fields are all reported at once.
-func TestSchemaForReportsEveryField(t *testing.T) {
+func TestFormOfReportsEveryField(t *testing.T) {
 	type F struct {
 		A map[string]int `json:"a"`
 		B []int          `json:"b"`
 	}
-	_, err := elicit.SchemaFor[F]()
+	_, err := schemaOf[F]()
 	if err == nil || !strings.Contains(err.Error(), `"a"`) || !strings.Contains(err.Error(), `"b"`) {
 		t.Fatalf("want both fields named, got %v", err)
 	}

@@ -85,7 +85,7 @@ func (s *Schema) compile() (*jsonschema.Schema, error) {
 	return sch, nil
 }
 
-// ValidateContent checks the content of an accepted answer against s.
+// validateContent checks the content of an accepted answer against s.
 // content must be a JSON object, without duplicate keys, whose values are
 // strings, numbers (within float64 range), booleans or arrays of strings;
 // nil (or JSON null) counts as an empty object, so it fails only if some
@@ -102,7 +102,7 @@ func (s *Schema) compile() (*jsonschema.Schema, error) {
 //
 // Each problem is reported as a [*ValidationError] naming the property;
 // several are joined, in schema order.
-func (s *Schema) ValidateContent(content json.RawMessage) error {
+func (s *Schema) validateContent(content json.RawMessage) error {
 	if s == nil {
 		return errors.New("elicit: ValidateContent on a nil *Schema")
 	}

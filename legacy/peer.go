@@ -516,6 +516,6 @@ func methods(open *openRequests) string {
 }
 
 var (
-	_ era.Peer        = (*peer)(nil)
-	_ server.Notifier = (*peer)(nil)
+	_ era.Peer     = (*peer)(nil)
+	_ era.Notifier = (*peer)(nil)
 )

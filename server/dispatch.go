@@ -326,7 +326,7 @@ func asRPCError(err error) (*mcp.Error, bool) {
 
 // handle dispatches a decoded modern request (other than
 // subscriptions/listen) and returns the encoded result.
-func (s *Server) handle(ctx context.Context, r *request, n Notifier) (json.RawMessage, *mcp.Error) {
+func (s *Server) handle(ctx context.Context, r *request, n notifier) (json.RawMessage, *mcp.Error) {
 	if len(s.opts.Middleware) == 0 && s.tel == nil {
 		return s.route(ctx, r, n)
 	}
@@ -337,7 +337,7 @@ func (s *Server) handle(ctx context.Context, r *request, n Notifier) (json.RawMe
 }
 
 // route dispatches a decoded request by its method.
-func (s *Server) route(ctx context.Context, r *request, n Notifier) (json.RawMessage, *mcp.Error) {
+func (s *Server) route(ctx context.Context, r *request, n notifier) (json.RawMessage, *mcp.Error) {
 	if e := s.authorizeRequest(ctx, r); e != nil {
 		return nil, e
 	}
@@ -815,7 +815,7 @@ func (s *Server) handlerError(ctx context.Context, what string, err error) *mcp.
 	return &mcp.Error{Code: mcp.InternalError, Message: "Internal error: " + err.Error()}
 }
 
-func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.RawMessage, *mcp.Error) {
+func (s *Server) callTool(ctx context.Context, r *request, n notifier) (json.RawMessage, *mcp.Error) {
 	req, e, mc, asTask, out, re := s.prepareToolCall(ctx, r, n)
 	if req == nil {
 		return out, re
@@ -841,7 +841,7 @@ func (s *Server) callTool(ctx context.Context, r *request, n Notifier) (json.Raw
 // inlined, 288 bytes since (bench's TestFlowStack).
 //
 //go:noinline
-func (s *Server) prepareToolCall(ctx context.Context, r *request, n Notifier) (req *ToolRequest, e *toolEntry, mc *mrtrCall, asTask bool, out json.RawMessage, re *mcp.Error) {
+func (s *Server) prepareToolCall(ctx context.Context, r *request, n notifier) (req *ToolRequest, e *toolEntry, mc *mrtrCall, asTask bool, out json.RawMessage, re *mcp.Error) {
 	if r.p.Name == nil || *r.p.Name == "" {
 		return nil, nil, nil, false, nil, invalidParams("tools/call needs a tool name")
 	}
@@ -1156,7 +1156,7 @@ type promptResultWire struct {
 	Meta        json.RawMessage `json:"_meta,omitempty"`
 }
 
-func (s *Server) getPrompt(ctx context.Context, r *request, n Notifier) (json.RawMessage, *mcp.Error) {
+func (s *Server) getPrompt(ctx context.Context, r *request, n notifier) (json.RawMessage, *mcp.Error) {
 	if r.p.Name == nil || *r.p.Name == "" {
 		return nil, invalidParams("prompts/get needs a prompt name")
 	}
@@ -1222,7 +1222,7 @@ type readResultWire struct {
 	Meta       json.RawMessage        `json:"_meta,omitempty"`
 }
 
-func (s *Server) readResource(ctx context.Context, r *request, n Notifier) (json.RawMessage, *mcp.Error) {
+func (s *Server) readResource(ctx context.Context, r *request, n notifier) (json.RawMessage, *mcp.Error) {
 	uri, e := uriParam(r)
 	if e != nil {
 		return nil, e
@@ -1297,7 +1297,7 @@ type completeWire struct {
 	Meta       json.RawMessage `json:"_meta,omitempty"`
 }
 
-func (s *Server) complete(ctx context.Context, r *request, n Notifier) (json.RawMessage, *mcp.Error) {
+func (s *Server) complete(ctx context.Context, r *request, n notifier) (json.RawMessage, *mcp.Error) {
 	s.mu.RLock()
 	h := s.completion
 	s.mu.RUnlock()

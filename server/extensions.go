@@ -215,7 +215,7 @@ type extMethod struct {
 	ExtensionMethod
 	// serve, for the extensions built into this package, replaces Handler
 	// and works on the decoded request.
-	serve func(ctx context.Context, r *request, n Notifier) (json.RawMessage, *mcp.Error)
+	serve func(ctx context.Context, r *request, n notifier) (json.RawMessage, *mcp.Error)
 	// target, for built-in methods, reads the target from the decoded
 	// params.
 	target func(r *request) (string, bool)
@@ -356,7 +356,7 @@ func (s *Server) extensionTarget(r *request) (string, bool) {
 
 // serveExtension routes a request to an extension method, or reports that
 // the method is not an extension's.
-func (s *Server) serveExtension(ctx context.Context, r *request, n Notifier) (json.RawMessage, *mcp.Error, bool) {
+func (s *Server) serveExtension(ctx context.Context, r *request, n notifier) (json.RawMessage, *mcp.Error, bool) {
 	m := s.extensionMethod(r.method)
 	if m == nil {
 		return nil, nil, false

@@ -23,7 +23,7 @@ func (d legacyDispatcher) Dispatch(ctx context.Context, lr *era.Request[RequestM
 	if e != nil {
 		return era.Outcome{}, e
 	}
-	var n Notifier
+	var n notifier
 	if lr.Notifier != nil {
 		n = lr.Notifier
 	}

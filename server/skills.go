@@ -603,7 +603,7 @@ func (s *Server) addSkillsExtension() error {
 	}
 	builtin := map[string]*extMethod{}
 	for name, f := range serve {
-		builtin[name] = &extMethod{serve: func(ctx context.Context, r *request, _ Notifier) (json.RawMessage, *mcp.Error) {
+		builtin[name] = &extMethod{serve: func(ctx context.Context, r *request, _ notifier) (json.RawMessage, *mcp.Error) {
 			return f(ctx, r)
 		}}
 	}

@@ -252,7 +252,7 @@ func (s *Server) addTasksExtension() error {
 		return err
 	}
 	ext.active = s.tasksAdvertised
-	serve := func(ctx context.Context, r *request, _ Notifier) (json.RawMessage, *mcp.Error) {
+	serve := func(ctx context.Context, r *request, _ notifier) (json.RawMessage, *mcp.Error) {
 		return s.handleTask(ctx, r)
 	}
 	target := func(r *request) (string, bool) {
@@ -1007,7 +1007,7 @@ func dropInputs(r *TaskRecord, keys []string, now time.Time) {
 // to its request's stream until it does; a task has no stream, so they are
 // dropped after.
 type taskNotifier struct {
-	next Notifier
+	next notifier
 	run  *taskRun
 }
 

@@ -287,8 +287,8 @@ type RequestMeta struct {
 	ProgressToken json.RawMessage
 }
 
-// Notifier sends notifications that belong to one request.
-type Notifier interface {
+// notifier sends notifications that belong to one request.
+type notifier interface {
 	// Notify sends a notification on the request's stream. It fails once
 	// the request has been answered or its stream has closed. It may be
 	// called from several goroutines at once.
@@ -381,7 +381,7 @@ type Call struct {
 
 	round     *round.Round // nil for methods that cannot ask
 	principal string
-	notifier  Notifier
+	notifier  notifier
 	peer      era.Peer
 	task      *taskRun // set when the call may run as a task
 
@@ -393,7 +393,7 @@ type Call struct {
 }
 
 // newCall returns the Call a handler receives.
-func newCall(id mcp.ID, method string, meta RequestMeta, rd *round.Round, principal string, n Notifier) *Call {
+func newCall(id mcp.ID, method string, meta RequestMeta, rd *round.Round, principal string, n notifier) *Call {
 	c := new(Call)
 	initCall(c, id, method, &meta, rd, principal, n)
 	return c
@@ -405,7 +405,7 @@ func newCall(id mcp.ID, method string, meta RequestMeta, rd *round.Round, princi
 // frame of prepareToolCall, which is on the stack while the state is
 // verified, is one more RequestMeta there (issue 23: a call within the
 // 8 KiB stack net/http starts a connection's goroutine with).
-func initCall(c *Call, id mcp.ID, method string, meta *RequestMeta, rd *round.Round, principal string, n Notifier) {
+func initCall(c *Call, id mcp.ID, method string, meta *RequestMeta, rd *round.Round, principal string, n notifier) {
 	c.ID, c.Method, c.round, c.principal, c.notifier = id, method, rd, principal, n
 	c.Meta = *meta
 }
@@ -444,9 +444,6 @@ func (c *Call) Log(ctx context.Context, level slog.Level, logger string, data an
 	}
 	return nil
 }
-
-// Notifier returns the request's notifier (nil if it has none).
-func (c *Call) Notifier() Notifier { return c.notifier }
 
 type progressParams struct {
 	Token    json.RawMessage `json:"progressToken"`
