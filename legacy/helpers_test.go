@@ -509,7 +509,7 @@ func (c *wireClient) answer(req message, result any) {
 // answerError POSTs the client's error for a server-to-client request.
 func (c *wireClient) answerError(req message, code int, msg string) {
 	c.tb.Helper()
-	if err := c.mc().RespondError(context.Background(), req.ID, code, msg, c.headers(nil)...); err != nil {
+	if err := c.mc().Respond(context.Background(), req.ID, &mcp.Error{Code: code, Message: msg}, c.headers(nil)...); err != nil {
 		c.tb.Fatal(err)
 	}
 }
@@ -517,7 +517,7 @@ func (c *wireClient) answerError(req message, code int, msg string) {
 // get opens the session's GET stream.
 func (c *wireClient) get(accept string) *stream {
 	c.tb.Helper()
-	ms, err := c.mc().OpenGetStream(context.Background(), c.headers(map[string]string{"Accept": accept})...)
+	ms, err := c.mc().Send(context.Background(), http.MethodGet, nil, c.headers(map[string]string{"Accept": accept})...)
 	return c.track(ms, err, "GET")
 }
 

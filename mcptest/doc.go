@@ -50,9 +50,8 @@
 // (elicitation/create, sampling/createMessage, roots/list, ping) with the
 // same callbacks as input_required rounds; the Exchange then has one round
 // whose InputRequests are those requests, keyed by their JSON-RPC ids.
-// OpenGetStream opens the session's GET stream, EndSession sends DELETE,
-// and Open, PostRaw, Notify, Respond and RespondError drive a session step
-// by step, reading each response as a Stream of Messages.
+// Send("GET") opens the session's GET stream, EndSession sends DELETE,
+// and Open, Send, Notify and Respond drive a session step by step, reading each response as a Stream of Messages.
 //
 // Errors are values: a JSON-RPC error response is a *Error carrying the
 // code, message, data, HTTP status and round; a request the client cannot

@@ -407,8 +407,8 @@ func (c *Client) Send(ctx context.Context, httpMethod string, body []byte, opts 
 // read message by message; nothing is answered for the test, and the
 // returned id is the request's. params is encoded as Do encodes it (a
 // 2026-07-28 client adds the _meta envelope; a 2025-11-25 client sends
-// the session's headers). Like PostRaw, Send, Notify, Respond and
-// OpenGetStream, it does not open a session by itself: call Connect first.
+// the session's headers). Like Send, Notify and Respond, it does not
+// open a session by itself: call Connect first.
 func (c *Client) Open(ctx context.Context, method string, params any, opts ...CallOption) (*Stream, json.RawMessage, error) {
 	o, err := collectOptions(opts)
 	if err != nil {
@@ -431,23 +431,6 @@ func (c *Client) Open(ctx context.Context, method string, params any, opts ...Ca
 	return s, id, err
 }
 
-// PostRaw posts body exactly as given with the client's headers (and the
-// session's), returning the response as a Stream: for malformed input
-// and for replies built by hand.
-func (c *Client) PostRaw(ctx context.Context, body []byte, opts ...CallOption) (*Stream, error) {
-	o, err := collectOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	return c.post(ctx, http.MethodPost, body, "", nil, o)
-}
-
-// OpenGetStream opens the session's GET stream (2025-11-25: the server's
-// requests and notifications outside any call).
-func (c *Client) OpenGetStream(ctx context.Context, opts ...CallOption) (*Stream, error) {
-	return c.Send(ctx, http.MethodGet, nil, opts...)
-}
-
 // Notify posts a notification and checks the server accepted it (202).
 func (c *Client) Notify(ctx context.Context, method string, params any, opts ...CallOption) error {
 	msg := map[string]any{"jsonrpc": "2.0", "method": method}
@@ -457,17 +440,17 @@ func (c *Client) Notify(ctx context.Context, method string, params any, opts ...
 	return c.postAccepted(ctx, "notify "+method, msg, opts)
 }
 
-// Respond posts the client's result for the server's request id and
-// checks the server accepted it (202).
+// Respond posts the client's answer to the server's request id and checks
+// the server accepted it (202): result is the JSON-RPC result, or, when it
+// is an *mcp.Error, the JSON-RPC error.
 func (c *Client) Respond(ctx context.Context, id json.RawMessage, result any, opts ...CallOption) error {
-	return c.postAccepted(ctx, "respond to "+string(id), map[string]any{"jsonrpc": "2.0", "id": id, "result": result}, opts)
-}
-
-// RespondError posts the client's error for the server's request id and
-// checks the server accepted it (202).
-func (c *Client) RespondError(ctx context.Context, id json.RawMessage, code int, message string, opts ...CallOption) error {
-	return c.postAccepted(ctx, "respond to "+string(id), map[string]any{"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": code, "message": message}}, opts)
+	msg := map[string]any{"jsonrpc": "2.0", "id": id}
+	if e, ok := result.(*mcp.Error); ok {
+		msg["error"] = e
+	} else {
+		msg["result"] = result
+	}
+	return c.postAccepted(ctx, "respond to "+string(id), msg, opts)
 }
 
 func (c *Client) postAccepted(ctx context.Context, what string, msg any, opts []CallOption) error {
@@ -475,7 +458,7 @@ func (c *Client) postAccepted(ctx context.Context, what string, msg any, opts []
 	if err != nil {
 		return fmt.Errorf("mcptest: %s: %w", what, err)
 	}
-	s, err := c.PostRaw(ctx, body, opts...)
+	s, err := c.Send(ctx, http.MethodPost, body, opts...)
 	if err != nil {
 		return fmt.Errorf("mcptest: %s: %w", what, err)
 	}
@@ -650,14 +633,14 @@ func (c *Client) answerServerRequest(ctx context.Context, m *Message, rec *Round
 		ir.Sampling = &sp
 	case methodListRoots:
 	default:
-		return c.RespondError(ctx, m.ID, -32601, "Method not found: "+m.Method)
+		return c.Respond(ctx, m.ID, &mcp.Error{Code: mcp.MethodNotFound, Message: "Method not found: " + m.Method})
 	}
 	rec.InputRequests = append(rec.InputRequests, ir)
 	answer, err := c.answerOne(ctx, ir, "request "+key)
 	if err != nil {
 		// The server is told the client could not answer, so the
 		// handler does not wait for its timeout.
-		_ = c.RespondError(ctx, m.ID, -32603, err.Error())
+		_ = c.Respond(ctx, m.ID, &mcp.Error{Code: mcp.InternalError, Message: err.Error()})
 		return err
 	}
 	if rec.InputResponses == nil {

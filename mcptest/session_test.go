@@ -138,7 +138,7 @@ func TestSessionLifecycle(t *testing.T) {
 	if init.ProtocolVersion != mcp.LegacyProtocolVersion || init.ServerInfo.Name != "sessions" || init.SessionID != c.SessionID() {
 		t.Fatalf("initialize %+v", init)
 	}
-	get, err := c.OpenGetStream(ctx)
+	get, err := c.Send(ctx, http.MethodGet, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
