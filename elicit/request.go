@@ -223,7 +223,7 @@ func (r *Request) AppendJSON(dst []byte) []byte {
 	dst = appendString(dst, r.Message)
 	if r.RequestedSchema != nil {
 		dst = append(dst, `,"requestedSchema":`...)
-		dst = r.RequestedSchema.AppendJSON(dst)
+		dst = r.RequestedSchema.appendWire(dst)
 	}
 	if r.URL != "" {
 		dst = append(dst, `,"url":`...)

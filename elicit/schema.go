@@ -108,9 +108,9 @@ func (s *Schema) MarshalJSON() ([]byte, error) {
 	return append([]byte(nil), w...), nil
 }
 
-// AppendJSON appends the schema's canonical encoding to dst. It is
+// appendWire appends the schema's canonical encoding to dst. It is
 // computed once per Schema.
-func (s *Schema) AppendJSON(dst []byte) []byte {
+func (s *Schema) appendWire(dst []byte) []byte {
 	if s == nil {
 		return append(dst, "null"...)
 	}

@@ -433,7 +433,7 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, dec
 		// The server, not the client, ended it: a client that resumes the
 		// stream is told so.
 		finishError(finish, msg.ID, mcp.Errorf(mcp.InternalError, "%s was not completed: %v; call again", clip.String(msg.Method), errHandlerClosed))
-	case e == server.ErrNoResponse || ctx.Err() != nil:
+	case e == era.ErrNoResponse || ctx.Err() != nil:
 		abandon() // cancelled: no response, whatever the handler returned
 	case e != nil:
 		finishError(finish, msg.ID, e)

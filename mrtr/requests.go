@@ -196,39 +196,6 @@ func (r *InputRequest) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// KeyedRequest is an input request under the key the server chose for it.
-type KeyedRequest struct {
-	// Key is its key in inputRequests, and the key the client answers
-	// under in inputResponses.
-	Key string
-	// Request is the request itself, sent as {"method": ..., "params":
-	// ...}.
-	Request InputRequest
-}
-
-// InputRequests is the inputRequests map of an input_required result, kept
-// in the order the handler asked.
-type InputRequests []KeyedRequest
-
-// MarshalJSON writes the requests as a JSON object in order.
-func (rs InputRequests) MarshalJSON() ([]byte, error) { return rs.AppendJSON(nil) }
-
-// AppendJSON appends the requests as a JSON object, in order, to dst.
-func (rs InputRequests) AppendJSON(dst []byte) ([]byte, error) {
-	dst = append(dst, '{')
-	for i, kr := range rs {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = jsonw.Key(dst, kr.Key)
-		var err error
-		if dst, err = kr.Request.AppendJSON(dst); err != nil {
-			return nil, fmt.Errorf("input request %q: %w", kr.Key, err)
-		}
-	}
-	return append(dst, '}'), nil
-}
-
 // AppendJSON appends the bare {method, params} form to dst; roots/list
 // carries "params":{}.
 func (r InputRequest) AppendJSON(dst []byte) ([]byte, error) {
@@ -252,20 +219,6 @@ func (r InputRequest) AppendJSON(dst []byte) ([]byte, error) {
 		dst = append(dst, `,"params":{}`...)
 	}
 	return append(dst, '}'), nil
-}
-
-// UnmarshalJSON reads the object form. Key order is not preserved.
-func (rs *InputRequests) UnmarshalJSON(data []byte) error {
-	var m map[string]InputRequest
-	if err := strictjson.Unmarshal(data, &m); err != nil {
-		return fmt.Errorf("inputRequests: %w", err)
-	}
-	out := make(InputRequests, 0, len(m))
-	for k, v := range m {
-		out = append(out, KeyedRequest{Key: k, Request: v})
-	}
-	*rs = out
-	return nil
 }
 
 // maxKeyLength bounds input request keys.

@@ -36,12 +36,9 @@ const (
 	metaSubscriptionID  = "io.modelcontextprotocol/subscriptionId"
 )
 
-// ErrNoResponse is returned (by identity) by the dispatch for a request that
-// must not be answered: it was cancelled, or its stream is gone.
-var ErrNoResponse = &mcp.Error{Code: mcp.RequestCancelled, Message: "request cancelled"}
-
-// errNoResponse is the package-internal name of ErrNoResponse.
-var errNoResponse = ErrNoResponse
+// errNoResponse is returned (by identity) by the dispatch for a request
+// that must not be answered: it was cancelled, or its stream is gone.
+var errNoResponse = era.ErrNoResponse
 
 type metaIn struct {
 	ProtocolVersion    *string                 `json:"io.modelcontextprotocol/protocolVersion"`

@@ -347,7 +347,7 @@ func outcomeOf(res MethodResult, err error) (outcome, errType, code string) {
 		c := mcp.InternalError
 		if e, ok := mcp.AsError(err); ok {
 			c = e.Code
-			if e == ErrNoResponse {
+			if e == errNoResponse {
 				return "cancelled", "cancelled", ""
 			}
 		}

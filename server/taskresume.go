@@ -126,7 +126,7 @@ func pastTTL(r *TaskRecord, now time.Time) bool {
 // whose questions are all answered. It reports false, leaving r alone,
 // otherwise.
 func (h *taskHost) claim(r *TaskRecord, now time.Time) bool {
-	if !unowned(r) || len(r.Pending()) > 0 || pastTTL(r, now) || r.Call == nil {
+	if !unowned(r) || len(r.pending()) > 0 || pastTTL(r, now) || r.Call == nil {
 		return false
 	}
 	r.Owner, r.Status, r.LeaseUntil, r.SuspectSince, r.UpdatedAt = h.instance, mcp.TaskWorking, now.Add(h.lease), time.Time{}, now
@@ -139,7 +139,7 @@ func (h *taskHost) claim(r *TaskRecord, now time.Time) bool {
 func (h *taskHost) adopt(ctx context.Context, rec *TaskRecord) (*TaskRecord, error) {
 	now := h.s.now()
 	expired := pastTTL(rec, now)
-	if !expired && (len(rec.Pending()) > 0 || !h.takesRuns()) {
+	if !expired && (len(rec.pending()) > 0 || !h.takesRuns()) {
 		return rec, nil
 	}
 	claimed := false

@@ -997,7 +997,7 @@ func dropInputs(r *TaskRecord, keys []string, now time.Time) {
 	if len(r.Inputs) == 0 {
 		r.Inputs = nil
 	}
-	if r.Status == mcp.TaskInputRequired && len(r.Pending()) == 0 {
+	if r.Status == mcp.TaskInputRequired && len(r.pending()) == 0 {
 		r.Status = mcp.TaskWorking
 	}
 	r.UpdatedAt = now
@@ -1162,7 +1162,7 @@ func (s *Server) encodeTask(rec *TaskRecord, resultType string, detailed bool) (
 		switch rec.Status {
 		case mcp.TaskInputRequired:
 			b := []byte{'{'}
-			for i, in := range rec.Pending() {
+			for i, in := range rec.pending() {
 				if i > 0 {
 					b = append(b, ',')
 				}
@@ -1336,7 +1336,7 @@ func (h *taskHost) answer(ctx context.Context, id string, check func(*TaskRecord
 		if !applied {
 			return ErrTaskNoUpdate
 		}
-		if r.Status == mcp.TaskInputRequired && len(r.Pending()) == 0 {
+		if r.Status == mcp.TaskInputRequired && len(r.pending()) == 0 {
 			r.Status = mcp.TaskWorking
 		}
 		r.UpdatedAt = now

@@ -140,9 +140,9 @@ func (r *TaskRecord) Clone() *TaskRecord {
 	return &c
 }
 
-// Pending returns the inputs not answered yet, in the order they were
+// pending returns the inputs not answered yet, in the order they were
 // issued.
-func (r *TaskRecord) Pending() []TaskInput {
+func (r *TaskRecord) pending() []TaskInput {
 	var p []TaskInput
 	for _, in := range r.Inputs {
 		if in.Answer == nil {

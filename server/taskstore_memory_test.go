@@ -66,7 +66,7 @@ func TestPendingAndClone(t *testing.T) {
 		{Key: "b", Request: []byte(`{}`), Answer: []byte(`{"action":"cancel"}`)},
 		{Key: "c", Request: []byte(`{}`)},
 	}}
-	p := r.Pending()
+	p := server.PendingInputs(r)
 	if len(p) != 2 || p[0].Key != "a" || p[1].Key != "c" {
 		t.Errorf("Pending = %+v, want a and c", p)
 	}

@@ -64,6 +64,10 @@ type StdioSession interface {
 	Close()
 }
 
+// ErrNoResponse is returned (by identity) by the dispatch for a request
+// that must not be answered: it was cancelled, or its stream is gone.
+var ErrNoResponse = &mcp.Error{Code: mcp.RequestCancelled, Message: "request cancelled"}
+
 // Dispatcher runs a legacy session's request on the server.
 type Dispatcher[M any] interface {
 	// Dispatch runs one request of the methods handlers serve (tools,

@@ -304,7 +304,7 @@ type book struct {
 	next      json.RawMessage
 	// pending are the questions issued in this run, in order; their
 	// digests are in asked (issued set).
-	pending mrtr.InputRequests
+	pending Requests
 	asked   askedTable // every question of this run by key
 	// issuedIndex maps the keys state.Issued holds, once it holds more
 	// than askedScanMax (see stateIssued).
@@ -731,7 +731,7 @@ func (r *Round) Require(key string, req mrtr.InputRequest) error {
 // issue records a pending question. r.mu is held.
 func (r *Round) issue(key string, req mrtr.InputRequest, d seal.Digest) {
 	r.asked.set(key, asked{digest: d, issued: true})
-	r.pending = append(r.pending, mrtr.KeyedRequest{Key: key, Request: req})
+	r.pending = append(r.pending, Keyed{Key: key, Request: req})
 }
 
 // stateIssued returns the digest the verified state issued under key.
@@ -773,7 +773,7 @@ func (r *Round) answer(key string, d seal.Digest) (json.RawMessage, bool) {
 
 // Pending returns the questions asked and not answered in this round, in
 // the order they were asked.
-func (r *Round) Pending() mrtr.InputRequests {
+func (r *Round) Pending() Requests {
 	r.mu.Lock()
 	r.ensure()
 	defer r.mu.Unlock()
@@ -784,7 +784,7 @@ func (r *Round) Pending() mrtr.InputRequests {
 // state to echo.
 type Suspension struct {
 	// Questions are the input requests to send, in the order asked.
-	Questions mrtr.InputRequests
+	Questions Requests
 	// RequestState is the sealed state to send with them.
 	RequestState string
 	// Flow is the id of the flow the state belongs to.
