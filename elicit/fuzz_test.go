@@ -24,12 +24,12 @@ func FuzzParseSchema(f *testing.F) {
 				t.Fatal("empty error message")
 			}
 			if uerr == nil && !bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
-				t.Fatalf("UnmarshalJSON accepted what ParseSchema rejected: %v", err)
+				t.Fatalf("UnmarshalJSON accepted what parseSchemaJSON rejected: %v", err)
 			}
 			return
 		}
 		if uerr != nil {
-			t.Fatalf("ParseSchema accepted what UnmarshalJSON rejected: %v", uerr)
+			t.Fatalf("parseSchemaJSON accepted what UnmarshalJSON rejected: %v", uerr)
 		}
 		b1, err := json.Marshal(s)
 		if err != nil {

@@ -44,7 +44,7 @@ func TestParseSchemaRoundTrip(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := parseSchemaJSON([]byte(tt.in))
 			if err != nil {
-				t.Fatalf("ParseSchema: %v", err)
+				t.Fatalf("parseSchemaJSON: %v", err)
 			}
 			want := tt.want
 			if want == "" {
@@ -63,7 +63,7 @@ func TestParseSchemaRoundTrip(t *testing.T) {
 			}
 			// Every accepted schema compiles and checks content.
 			if err := s.validateContent(json.RawMessage(`{}`)); err != nil && !isValidationError(err) {
-				t.Errorf("ValidateContent: %v", err)
+				t.Errorf("validateContent: %v", err)
 			}
 		})
 	}

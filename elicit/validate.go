@@ -104,7 +104,7 @@ func (s *Schema) compile() (*jsonschema.Schema, error) {
 // several are joined, in schema order.
 func (s *Schema) validateContent(content json.RawMessage) error {
 	if s == nil {
-		return errors.New("elicit: ValidateContent on a nil *Schema")
+		return errors.New("elicit: validating content against a nil *Schema")
 	}
 	doc, _, err := decodeContent(content)
 	if err != nil {

@@ -20,7 +20,7 @@ const (
 	logRefill = time.Second
 	// logMessages bounds the buckets; the server's messages are
 	// constants, far fewer. Past it (a user logging messages of its own
-	// making through Server.Logger) every bucket is forgotten and starts
+	// making through the legacy adapter) every bucket is forgotten and starts
 	// full again.
 	logMessages = 1024
 )

@@ -199,7 +199,7 @@ type Options struct {
 	// Many of them can be caused by a peer, so the server rate-limits its
 	// lines per message: a burst of 10, then one a second; the lines
 	// dropped are counted on the next one written ("suppressed"=n).
-	// Server.Logger returns the limited logger.
+	// The legacy adapter logs through the limited logger too.
 	Logger *slog.Logger
 }
 
