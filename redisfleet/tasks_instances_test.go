@@ -320,7 +320,10 @@ func TestTasksInstanceDies(t *testing.T) {
 // completed (the answer reaches a over pub/sub).
 func BenchmarkTaskAcrossInstances(b *testing.B) {
 	rs := testredis.Start(b)
-	a, o := newInstance(b, rs, 15*time.Second), newInstance(b, rs, 15*time.Second)
+	const lease = 15 * time.Second
+	a, o := newInstance(b, rs, lease), newInstance(b, rs, lease)
+	// Every benchmark prints what it changes from the defaults.
+	b.Logf("optionsChanged: server.TaskOptions{Lease: %v, Leeway: %v, LostGrace: %v}; everything else at the defaults", lease, lease/5, lease)
 	b.ReportAllocs()
 	for b.Loop() {
 		id := create(b, a)
