@@ -98,9 +98,17 @@ type Dispatcher[M any] interface {
 	// and never concurrently with itself: it gets the changes one at a
 	// time, in the order they were published, except that a change equal
 	// to one still waiting for f is not queued twice. A slow or blocked f
-	// delays only itself; a panic in f is logged and costs that change
-	// only. stop may be called from any goroutine, from f, and more than
-	// once; after it returns f is handed no other change.
+	// delays only itself: whoever made the change, other watchers and
+	// subscriptions/listen streams never wait for it, and what waits for
+	// it is bounded by the distinct changes. f may call the server, its
+	// own stop included; a panic in f is logged and costs that change
+	// only.
+	//
+	// stop may be called from any goroutine, from f, and more than once.
+	// It drops the changes still queued and does not wait for f: after
+	// stop returns f is handed no other change, but a call that had
+	// already taken its change when stop was called may still be running
+	// (or just starting).
 	Watch(f func(Change)) (stop func())
 	// Capabilities returns what the server advertises now: tools,
 	// prompts and resources while any are registered, completions when a
