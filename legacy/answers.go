@@ -156,6 +156,11 @@ func (h *adapter) acceptAnswer(w http.ResponseWriter, r *http.Request, sid strin
 			"the answer is %d bytes; an answer to a server request may have at most %d (MaxAnswerBytes)", len(body), h.opts.MaxAnswerBytes))
 		return false
 	}
+	if h.callStore != nil {
+		if key, call, inst, ok := parseQuestionID(msg.ID); ok {
+			return h.acceptCallAnswer(w, r, sid, msg, key, call, inst)
+		}
+	}
 	if !h.shared {
 		// Every request was made here (replyTarget): its key is the id's
 		// JSON text, looked up as it came, without a string of it.
@@ -211,6 +216,71 @@ func (h *adapter) acceptAnswer(w http.ResponseWriter, r *http.Request, sid strin
 		h.send(inst, wake)
 	}
 	h.d.Measure(context.Background(), era.MeasureReplySent, 1)
+	return true
+}
+
+// acceptCallAnswer is acceptAnswer for a question of a call that may
+// park (key, of the call whose record is call, asked by instance inst). A
+// call waiting for it here takes it at once; otherwise (and always with a
+// shared store, so that an acknowledged answer outlives this instance) it
+// is kept in the store first, and the call it answers goes on: the
+// instance that asked is woken in the same step of the store (it hands
+// the answer to the call waiting there, or resumes the call if it has
+// parked), or, when that is this one, the call is resumed here. If the
+// instance that asked is gone, the client's resumed stream takes the
+// call over (checkParked).
+func (h *adapter) acceptCallAnswer(w http.ResponseWriter, r *http.Request, sid string, msg *rpcwire.Message, key, call, inst string) bool {
+	s := h.liveSession(sid)
+	if !h.shared && s != nil && s.deliverReply(key, msg.Result, msg.Error) {
+		return true // one process: the waiting call is as durable as the store
+	}
+	local := false
+	if s != nil {
+		s.mu.Lock()
+		local = s.pending.has(key)
+		s.mu.Unlock()
+	}
+	if !local && !h.answerTokens(sid, false) {
+		h.refuseAnswers(w, r)
+		return false
+	}
+	kept, err := json.Marshal(keptAnswer{Result: msg.Result, Error: msg.Error})
+	if err != nil {
+		writeJSONError(w, http.StatusBadRequest, mcp.ID{}, mcp.Errorf(mcp.InvalidParams, "the answer cannot be encoded: %v", err))
+		return false
+	}
+	ctx, cancel := h.storeCtx(r.Context())
+	remote := h.shared && inst != h.instance && !local
+	aw, oneStep := h.store.(answerWaker)
+	switch {
+	case remote && oneStep:
+		b, merr := json.Marshal(&fleetMessage{Kind: kindReply, Session: sid, ID: key, From: h.instance})
+		if merr != nil {
+			cancel()
+			writeJSONError(w, http.StatusInternalServerError, mcp.ID{}, mcp.Errorf(mcp.InternalError, "the wake-up cannot be encoded"))
+			return false
+		}
+		err = aw.AnswerWake(ctx, sid, key, kept, inst, b)
+	default:
+		err = h.store.Answer(ctx, sid, key, kept)
+	}
+	cancel()
+	switch {
+	case errors.Is(err, ErrNotWaiting):
+		return h.unmatchedAnswer(w, r, sid, msg)
+	case err != nil:
+		h.storeFailed(w, mcp.ID{}, "keep an answer", err)
+		return false
+	}
+	h.d.Measure(context.Background(), era.MeasureReplySent, 1)
+	switch {
+	case remote && !oneStep:
+		h.send(inst, &fleetMessage{Kind: kindReply, Session: sid, ID: key})
+	case remote:
+	case s != nil && s.deliverReply(key, msg.Result, msg.Error):
+	default:
+		h.answered(context.WithoutCancel(r.Context()), sid, call)
+	}
 	return true
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -273,9 +274,8 @@ func TestAskAllThreeKindsKeyed(t *testing.T) {
 		if !m.IsRequest() {
 			t.Fatalf("want a server request, got %s", m.Raw)
 		}
-		var id int64
-		if err := json.Unmarshal(m.ID, &id); err != nil {
-			t.Errorf("request id %s is not the server's own integer (a question key leaked?)", m.ID)
+		if !serverRequestID.Match(m.ID) {
+			t.Errorf("request id %s is not one of the server's own (\"<call>:<instance>.<n>\"; a question key leaked?)", m.ID)
 		}
 		got[m.Method] = m
 	}
@@ -769,3 +769,7 @@ func TestRedeemOnLegacySession(t *testing.T) {
 		t.Errorf("%d transfers, want 4 (the replay must not transfer)", n)
 	}
 }
+
+// serverRequestID is the form of the id of a question of a call over HTTP:
+// the call's record key, the asking instance and a number (waiting.go).
+var serverRequestID = regexp.MustCompile(`^"[A-Za-z0-9_-]{16}:[A-Za-z0-9_-]{16}\.[0-9]+"$`)

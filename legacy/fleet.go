@@ -131,6 +131,10 @@ func (h *adapter) clientNotification(sid string, msg *rpcwire.Message) {
 		return
 	}
 	h.broadcast(&fleetMessage{Kind: kindCancel, Session: sid, ID: id, Reason: reason})
+	var rid mcp.ID
+	if rid.UnmarshalJSON([]byte(id)) == nil {
+		h.cancelParked(sid, rid) // a call that waits as its record, run by no instance
+	}
 }
 
 // sendToStream sends a session message of s on its GET stream: here if
@@ -263,6 +267,18 @@ func (h *adapter) handle(m *fleetMessage) {
 	if m.Kind == kindClosed {
 		h.ended(m.Session, errDeleted)
 		return
+	}
+	if m.Kind == kindReply && h.callStore != nil {
+		if key, call, _, ok := parseQuestionID(mcp.StringID(m.ID)); ok && !h.waitsHere(m.Session, key) {
+			// An answer to a call that asked here and has parked since:
+			// it goes on here, if it can.
+			h.calls.Add(1)
+			go func() {
+				defer h.calls.Add(-1)
+				h.answered(h.life, m.Session, call)
+			}()
+			return
+		}
 	}
 	s := h.liveSession(m.Session)
 	if s == nil {

@@ -175,8 +175,8 @@ func testSessionsAcrossInstances(t *testing.T, newStore func(t *testing.T) legac
 		call := c.on(ti.a).request("c1", "tools/call", toolCall("ask", nil))
 		req := call.nextRequest("elicitation/create")
 		var id string
-		if err := json.Unmarshal(req.ID, &id); err != nil || !strings.Contains(id, ".") {
-			t.Errorf("server request id %s: want a string naming the instance (\"<instance>.<n>\")", req.ID)
+		if err := json.Unmarshal(req.ID, &id); err != nil || !strings.Contains(id, ":") {
+			t.Errorf("server request id %s: want a string naming the call's record and the instance (\"<call>:<instance>.<n>\")", req.ID)
 		}
 		c.on(ti.b).answer(req, map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}})
 		if text, _ := toolText(t, call.result(`"c1"`)); text != "accept Ada" {

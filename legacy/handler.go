@@ -50,6 +50,20 @@ type Options struct {
 	// CallTimeout bounds every wait for a client answer: a blocking client
 	// call or a bridged round (default 600 s).
 	CallTimeout time.Duration
+	// HoldFor is how long a call of a 2025-11-25 HTTP session keeps its
+	// handler waiting for an answer before the call parks (default 2 s;
+	// negative: it parks as soon as its question is out, as a serverless
+	// function must). A parked call is a record in the Store, not a
+	// goroutine: its client's stream ends with a retry field (SSE
+	// polling), and the answer, POSTed to any instance, runs the handler
+	// again from the top there, with the answers recorded so far; the
+	// client gets what follows on the stream it resumes, on any instance.
+	// A quick answer (a client that samples, lists roots or fills a form
+	// within the window) goes straight to the handler that waits for it.
+	// Calls of older sessions, whose clients do not poll, park only when
+	// the instance drains. A tool registered with server.RunsOnce never
+	// parks: its question waits in place.
+	HoldFor time.Duration
 	// SessionIdle is how long a session may go unused before it expires
 	// (default 30 minutes). Use is a request other than ping, a call in
 	// flight (a call waiting for its client's answer included) and an open
@@ -141,8 +155,11 @@ type adapter struct {
 	draining   atomic.Bool   // Shutdown began: no new sessions
 	calls      atomic.Int64  // POSTed requests in progress on this instance
 	drain      drainState    // Shutdown: the streams of calls are ended (drain.go)
-	streams    *streamKeys   // names the kept streams (streamkey.go)
-	frames     sse.Frames    // the buffers the calls' streams frame their events in
+	callStore  callStore     // the store's records of waiting calls, if it keeps them (waiting.go)
+	parkNow    chan struct{} // closed when Shutdown begins: waiting calls park at once
+	parkOnce   sync.Once
+	streams    *streamKeys // names the kept streams (streamkey.go)
+	frames     sse.Frames  // the buffers the calls' streams frame their events in
 
 	mu        sync.Mutex
 	live      map[string]*session   // HTTP sessions in use on this instance, by id
@@ -188,6 +205,12 @@ func newAdapter(opts *Options) *adapter {
 	if o.MaxAnswerBytes <= 0 {
 		o.MaxAnswerBytes = defaultMaxAnswerBytes
 	}
+	switch {
+	case o.HoldFor == 0:
+		o.HoldFor = defaultHoldFor
+	case o.HoldFor < 0:
+		o.HoldFor = 0 // parks at once
+	}
 	for _, lim := range []struct {
 		v   *int
 		def int
@@ -209,6 +232,8 @@ func newAdapter(opts *Options) *adapter {
 	if h.store == nil {
 		h.store = newMemoryStore(now)
 	}
+	h.callStore, _ = h.store.(callStore)
+	h.parkNow = make(chan struct{})
 	h.events = o.Events
 	if h.events == nil {
 		if es, ok := h.store.(EventStore); ok {
@@ -257,6 +282,7 @@ func (h *adapter) Bind(srv *server.Server, d era.Dispatcher[server.RequestMeta])
 // or ctx ends. server.Server.Shutdown then closes the adapter.
 func (h *adapter) Shutdown(ctx context.Context) error {
 	h.draining.Store(true)
+	h.parkOnce.Do(func() { close(h.parkNow) })
 	h.drain.begin(h.life)
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()

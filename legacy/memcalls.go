@@ -76,3 +76,67 @@ func (m *memoryStore) Unpark(ctx context.Context, keys ...string) error {
 	}
 	return nil
 }
+
+// memWait is a call waiting for its client, as a memoryStore keeps it
+// (callStore).
+type memWait struct {
+	call     []byte
+	runner   string
+	deadline time.Time
+}
+
+// waitKey names a waiting call of a session in a memoryStore.
+func waitKey(sid, key string) string { return sid + "/" + key }
+
+// SaveCall implements callStore.
+func (m *memoryStore) SaveCall(ctx context.Context, sid, key string, call []byte, runner string, ttl time.Duration) error {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.waits == nil {
+		m.waits = make(map[string]*memWait)
+	}
+	if len(m.waits) >= 2*m.waitsSwept+64 {
+		for k, w := range m.waits {
+			if !w.deadline.After(now) {
+				delete(m.waits, k)
+			}
+		}
+		m.waitsSwept = len(m.waits)
+	}
+	m.waits[waitKey(sid, key)] = &memWait{call: append([]byte(nil), call...), runner: runner, deadline: now.Add(ttl)}
+	return nil
+}
+
+// LoadCall implements callStore.
+func (m *memoryStore) LoadCall(ctx context.Context, sid, key string) ([]byte, string, error) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w := m.waits[waitKey(sid, key)]
+	if w == nil || !w.deadline.After(now) {
+		return nil, "", ErrNotFound
+	}
+	return append([]byte(nil), w.call...), w.runner, nil
+}
+
+// ClaimCall implements callStore.
+func (m *memoryStore) ClaimCall(ctx context.Context, sid, key, from, to string) error {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w := m.waits[waitKey(sid, key)]
+	if w == nil || !w.deadline.After(now) || w.runner != from {
+		return ErrNotWaiting
+	}
+	w.runner = to
+	return nil
+}
+
+// DropCall implements callStore.
+func (m *memoryStore) DropCall(ctx context.Context, sid, key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.waits, waitKey(sid, key))
+	return nil
+}

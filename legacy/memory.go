@@ -26,6 +26,9 @@ type memoryStore struct {
 
 	calls      map[string]*memCall // parked server requests, by key
 	callsSwept int                 // len(calls) after the last sweep
+
+	waits      map[string]*memWait // calls waiting for their clients (callStore), by waitKey
+	waitsSwept int                 // len(waits) after the last sweep
 }
 
 // memEntry is one session and its place in the expiry heap.
@@ -182,6 +185,7 @@ func (m *memoryStore) clear() {
 	clear(m.sessions)
 	clear(m.owners)
 	clear(m.calls)
+	clear(m.waits)
 	m.expiry = nil
 }
 

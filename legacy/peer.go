@@ -38,6 +38,7 @@ type peer struct {
 	seen     map[digest]int     // notification → copies in the current run
 	asked    []askedBatch       // by blocking call position: its answers
 	pos      int                // next blocking call position in this run
+	wc       *waitingCall       // a call of an HTTP session that may park (waiting.go); nil otherwise
 }
 
 // digest is a SHA-256 of a notification.
@@ -138,6 +139,9 @@ func (p *peer) Notify(ctx context.Context, method string, params any) error {
 	// admission: progress sent from two goroutines never goes back.
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.wc != nil && p.wc.parked {
+		return nil // the run is over: the call's next run sends what follows
+	}
 	if !p.admit(method, msg) {
 		return nil
 	}
@@ -153,7 +157,7 @@ func (p *peer) Notify(ctx context.Context, method string, params any) error {
 // Request implements server.Peer. A blocking call that an earlier run of
 // the call's handler already asked, at the same position and with the same
 // questions, returns the answers given then instead of asking again.
-func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time.Duration) ([]json.RawMessage, error) {
+func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time.Duration, stay bool) ([]json.RawMessage, error) {
 	out, answers, first := newExchange(len(reqs))
 	for i, r := range reqs {
 		out[i] = outgoing{pos: i, method: r.Method}
@@ -180,11 +184,31 @@ func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time
 		for i := range out {
 			out[i].encodeParams()
 		}
-		if sameRequests(prev.reqs, out) {
+		if prev.reqs != nil && sameRequests(prev.reqs, out) {
 			return slices.Clone(prev.answers), nil
 		}
+		if wc := p.wc; prev.reqs == nil && wc != nil { // replayed from the call's record
+			if sum, ok := wc.sums[pos]; ok && sum == batchSum(out) {
+				if err := wc.errs[pos]; err != nil {
+					return nil, err
+				}
+				return slices.Clone(prev.answers), nil
+			}
+		}
 	}
-	if err := p.exchange(ctx, out, answers, timeout); err != nil {
+	p.mu.Lock()
+	wc := p.waitFor(stay)
+	if wc != nil {
+		wc.open++
+	}
+	p.mu.Unlock()
+	err := p.exchange(ctx, out, answers, timeout, wc, pos)
+	if wc != nil {
+		p.mu.Lock()
+		wc.open--
+		p.mu.Unlock()
+	}
+	if err != nil {
 		return nil, err
 	}
 	// The answers kept for a re-run are a copy in the second half of
@@ -201,6 +225,11 @@ func (p *peer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time
 	}
 	p.asked[pos] = askedBatch{reqs: out, answers: kept, set: true}
 	p.mu.Unlock()
+	if wc != nil && wc.saved && p.s.h.shared {
+		// The answers go into the record before the run goes on: if this
+		// instance dies now, another runs the call again with them.
+		p.recordAnswers(wc, pos+1)
+	}
 	return res, nil
 }
 
@@ -293,7 +322,7 @@ func (p *peer) CloseStream() bool {
 // context ends, or the session closes; outstanding
 // requests are then cancelled with the client. A client error answer ends
 // the exchange with a *server.ClientError.
-func (p *peer) exchange(ctx context.Context, reqs []outgoing, answers []json.RawMessage, timeout time.Duration) error {
+func (p *peer) exchange(ctx context.Context, reqs []outgoing, answers []json.RawMessage, timeout time.Duration, wc *waitingCall, pos int) error {
 	s := p.s
 	if timeout <= 0 {
 		timeout = s.h.opts.CallTimeout
@@ -302,7 +331,11 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, answers []json.Raw
 	open := &openRequests{reqs: reqs, n: len(reqs)}
 	s.mu.Lock()
 	for i := range reqs {
-		reqs[i].id, reqs[i].wait = s.h.newRequestID(s)
+		if wc != nil {
+			reqs[i].id, reqs[i].wait = questionID(wc.key, s.h.instance)
+		} else {
+			reqs[i].id, reqs[i].wait = s.h.newRequestID(s)
+		}
 		s.pending.set(reqs[i].wait, replies)
 	}
 	s.mu.Unlock()
@@ -329,10 +362,18 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, answers []json.Raw
 			return fmt.Errorf("record the requests for their answers: %w", err)
 		}
 		defer func() {
+			if wc != nil && wc.parked {
+				return // the parks stay: the answers are kept for the call's next run
+			}
 			if keys = slices.DeleteFunc(keys, func(k string) bool { return taken[k] }); len(keys) > 0 {
 				s.h.unpark(keys)
 			}
 		}()
+	}
+	var one [1][]byte
+	msgs := one[:0]
+	if len(reqs) > 1 {
+		msgs = make([][]byte, 0, len(reqs))
 	}
 	for i := range reqs {
 		r := &reqs[i]
@@ -352,12 +393,28 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, answers []json.Raw
 		if err != nil {
 			return fmt.Errorf("encode %s: %w", r.method, err)
 		}
-		if err := p.w.send(msg); err != nil {
-			p.cancelOutstanding(open, "the request could not be sent")
-			return fmt.Errorf("send %s to the client: %w", r.method, err)
+		msgs = append(msgs, msg)
+	}
+	deadline := time.Now().Add(timeout)
+	if wc != nil && s.h.shared {
+		// The record before the question: if this instance dies while the
+		// person thinks, another instance has all it needs.
+		rec, err := p.record(wc, pos, reqs, nil, deadline, timeout)
+		if err == nil {
+			err = s.h.saveCall(ctx, s.id, wc, rec, s.h.instance, timeout+recordTTL)
+		}
+		if err != nil {
+			s.h.d.Logger().Warn("legacy sessions: a call's question could not be recorded; it waits in place", "session", s.id, "err", err)
+			wc = nil
 		}
 	}
-	return p.await(ctx, open, replies, answers, timeout, &taken)
+	for i, msg := range msgs {
+		if err := p.w.send(msg); err != nil {
+			p.cancelOutstanding(open, "the request could not be sent")
+			return fmt.Errorf("send %s to the client: %w", reqs[i].method, err)
+		}
+	}
+	return p.await(ctx, open, replies, answers, timeout, &taken, wc, pos, deadline)
 }
 
 // await waits for the answers to the open requests of an exchange (see
@@ -367,17 +424,36 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, answers []json.Raw
 // few enough defers and returns for the compiler to open-code the defers
 // (together they took deferprocStack and deferreturn, about 600
 // instructions of every blocking round trip; issue 23).
-func (p *peer) await(ctx context.Context, open *openRequests, replies chan reply, answers []json.RawMessage, timeout time.Duration, taken *map[string]bool) error {
+func (p *peer) await(ctx context.Context, open *openRequests, replies chan reply, answers []json.RawMessage, timeout time.Duration, taken *map[string]bool, wc *waitingCall, pos int, deadline time.Time) error {
 	s := p.s
-	// One timer serves the keep-alives and the timeout: it fires at
+	// One timer serves the keep-alives, the end of the resident window
+	// (holdAt, for a call that may park) and the timeout: it fires at
 	// whichever comes first.
 	start := time.Now()
-	deadline := start.Add(timeout)
 	nextBeat := start.Add(s.h.opts.KeepAlive)
-	timer := s.h.answers.timers.get(min(timeout, s.h.opts.KeepAlive))
+	first := min(timeout, s.h.opts.KeepAlive)
+	var (
+		holdAt  time.Time
+		parkNow <-chan struct{}
+	)
+	if wc != nil {
+		if hold := s.h.holdFor(s); hold >= 0 {
+			holdAt = start.Add(hold)
+			first = min(first, hold)
+		}
+		parkNow = s.h.parkNow
+	}
+	timer := s.h.answers.timers.get(first)
 	defer s.h.answers.timers.put(timer)
 	for open.n > 0 {
 		select {
+		case <-parkNow: // the instance drains: the call parks at once
+			parkNow, holdAt = nil, time.Time{}
+			if parked, done := p.park(wc, pos, open, replies, answers, deadline, timeout, true); parked {
+				return errParked
+			} else if done {
+				return nil
+			}
 		case rp := <-replies:
 			r := open.take(rp.id)
 			if r == nil {
@@ -395,12 +471,24 @@ func (p *peer) await(ctx context.Context, open *openRequests, replies chan reply
 			}
 			answers[r.pos] = rp.result
 		case now := <-timer.C:
+			if !holdAt.IsZero() && !now.Before(holdAt) && now.Before(deadline) {
+				holdAt = time.Time{}
+				if parked, done := p.park(wc, pos, open, replies, answers, deadline, timeout, false); parked {
+					return errParked
+				} else if done {
+					return nil
+				}
+			}
 			if now.Before(deadline) {
 				if !now.Before(nextBeat) {
 					_ = p.w.keepAlive()
 					nextBeat = now.Add(s.h.opts.KeepAlive)
 				}
-				timer.Reset(min(deadline.Sub(now), nextBeat.Sub(now)))
+				next := min(deadline.Sub(now), nextBeat.Sub(now))
+				if !holdAt.IsZero() {
+					next = min(next, holdAt.Sub(now))
+				}
+				timer.Reset(next)
 				continue
 			}
 			drain(replies, open)

@@ -2,6 +2,7 @@ package legacy_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -90,11 +91,13 @@ func TestStdioSessionGetsChangeNotifications(t *testing.T) {
 }
 
 // legacy/session.go notification: a client's notifications/cancelled names
-// one of the client's own requests, but the handler also looks the id up
-// among the server's pending requests (a separate id space) and fails the
-// matching one with -32800. Client ids and server ids both commonly start
-// at 0 or 1, so cancelling request 1 (even one already answered, which the
-// specification allows) breaks whichever call waits on server request 1.
+// one of the client's own requests, but the handler also looked the id up
+// among the server's pending requests (a separate id space) and failed the
+// matching one with -32800. Client ids and server ids could both start at
+// 1, so cancelling request 1 (even one already answered, which the
+// specification allows) broke whichever call waited on server request 1.
+// A cancellation naming the id of the server's own pending request (a
+// client id of the same text) leaves that request alone.
 func TestClientCancelLeavesServerRequests(t *testing.T) {
 	srv := newServer(t)
 	out := make(chan outcome, 1)
@@ -102,14 +105,15 @@ func TestClientCancelLeavesServerRequests(t *testing.T) {
 	f := newFixture(t, srv)
 	c := connect(t, f, allCaps)
 
-	c.call(1, "ping", nil) // the client's request 1, already answered
 	s := c.request("call", "tools/call", toolCall("ask_name", nil))
 	req := s.nextRequest("elicitation/create")
-	if string(req.ID) != "1" {
-		t.Fatalf("the first server request of the session has id %s; the repro needs 1", req.ID)
+	var sid any
+	if err := json.Unmarshal(req.ID, &sid); err != nil {
+		t.Fatal(err)
 	}
-	// A late cancellation of the client's own request 1.
-	c.notify("notifications/cancelled", map[string]any{"requestId": 1, "reason": "too slow"})
+	c.call(sid, "ping", nil) // the client's own request with that id, already answered
+	// A late cancellation of the client's own request of that id.
+	c.notify("notifications/cancelled", map[string]any{"requestId": sid, "reason": "too slow"})
 	select {
 	case o := <-out:
 		t.Fatalf("the tool's elicitation (server request 1) was failed by the client's cancellation of its request 1: %v", o.err)

@@ -333,6 +333,12 @@ func (h *adapter) resumeCall(w http.ResponseWriter, r *http.Request, s *session,
 		if time.Since(lastAlive) < beatTTL {
 			continue
 		}
+		if h.checkParked(ctx, s.id, meta) {
+			// The call waits as its record, or runs on a live instance
+			// (taken over here if its instance died): its events come.
+			lastAlive = time.Now()
+			continue
+		}
 		actx, cancel := context.WithTimeout(ctx, eventTimeout)
 		alive, err := h.events.Alive(actx, meta.Instance)
 		cancel()

@@ -420,10 +420,19 @@ func (s *session) serveRequest(parent context.Context, msg *rpcwire.Message, dec
 		s.calls.Done()
 	}()
 
-	var resp []byte // the whole response, when the server wrote one around res
+	var (
+		resp []byte       // the whole response, when the server wrote one around res
+		wc   *waitingCall // the call's, if it may park
+	)
 	res, e := s.admit(msg)
 	if e == nil {
-		res, resp, e = s.run(ctx, msg, decoded, w)
+		res, resp, wc, e = s.run(ctx, msg, decoded, w)
+	}
+	if wc != nil {
+		if wc.parked {
+			return // the call waits as its record: its next run answers it
+		}
+		defer s.h.endCall(s.id, wc) // once the response is kept
 	}
 	if e == nil {
 		e = s.persist(ctx, msg)
@@ -480,13 +489,20 @@ func (s *session) meta() server.RequestMeta {
 // methods here (through the server's middleware), the rest through the
 // server's dispatch. resp, when set, is the whole response with that
 // result, as the server wrote it (era.Outcome.Response).
-func (s *session) run(ctx context.Context, msg *rpcwire.Message, decoded any, w wire) (res json.RawMessage, resp []byte, e *mcp.Error) {
+func (s *session) run(ctx context.Context, msg *rpcwire.Message, decoded any, w wire) (res json.RawMessage, resp []byte, wc *waitingCall, e *mcp.Error) {
 	switch msg.Method {
 	case "ping", "initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "server/discover", "subscriptions/listen":
 		res, e = s.runOwn(ctx, msg)
-		return res, nil, e
+		return res, nil, nil, e
 	}
-	return s.bridge(ctx, msg, decoded, newPeer(s, w))
+	p := newPeer(s, w)
+	if p.wc == nil && s.http && s.h.callStore != nil {
+		if k, ok := w.(*keptStream); ok {
+			p.wc = &waitingCall{msg: msg, params: msg.Params, stream: k}
+		}
+	}
+	res, resp, e = s.bridge(ctx, msg, decoded, p)
+	return res, resp, p.wc, e
 }
 
 // newPeer returns the peer of a call of s on w: the spare one of a call's
@@ -496,7 +512,9 @@ func newPeer(s *session, w wire) *peer {
 	if k, ok := w.(*keptStream); ok && k.spare != nil {
 		p := k.spare
 		k.spare = nil
-		*p = peer{s: s, w: w}
+		if p.s == nil { // a resumed call's peer comes made (waiting.go)
+			*p = peer{s: s, w: w}
+		}
 		return p
 	}
 	return &peer{s: s, w: w}
@@ -571,7 +589,13 @@ func (s *session) bridge(ctx context.Context, msg *rpcwire.Message, decoded any,
 			p.newRun() // the handler starts again from the top
 			decoded = nil
 		}
+		if p.wc != nil {
+			p.wc.params = params
+		}
 		out, e := s.h.d.Dispatch(ctx, s.dispatchRequest(msg, params, decoded, p))
+		if p.wc != nil && p.wc.parked {
+			return nil, nil, nil // parked: whatever the handler returned is dropped
+		}
 		if e != nil {
 			return nil, nil, e
 		}

@@ -67,3 +67,12 @@ func (w *waiters) keys(dst []string) []string {
 	}
 	return dst
 }
+
+// has reports whether a call waits for the answer awaited under key.
+func (w *waiters) has(key string) bool {
+	if w.ch != nil && w.key == key {
+		return true
+	}
+	_, ok := w.more[key]
+	return ok
+}

@@ -223,3 +223,76 @@ func (s *sessionStore) TakeAnswers(ctx context.Context, keys []string) (map[stri
 	}
 	return out, nil
 }
+
+// waitKey is the hash of one call of a session that waits for its
+// client as a record (package legacy parks it): "c", the record; "r",
+// the instance running it ("" for none). Every operation names this one
+// key, so it works on Redis Cluster.
+func (s *sessionStore) waitKey(sid, key string) string {
+	return s.prefix + "wait:{" + sid + "}:" + key
+}
+
+// saveCallScript: KEYS = wait; ARGV = record, runner, ttl ms.
+var saveCallScript = redis.NewScript(`
+redis.call('HSET', KEYS[1], 'c', ARGV[1], 'r', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+`)
+
+// claimCallScript: KEYS = wait; ARGV = from, to. Returns 1 when the
+// runner was from and is now to, 0 otherwise (or with no record).
+var claimCallScript = redis.NewScript(`
+local r = redis.call('HGET', KEYS[1], 'r')
+if not r or r ~= ARGV[1] then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'r', ARGV[2])
+return 1
+`)
+
+// SaveCall keeps the record of a waiting call (package legacy's record
+// of a call of a 2025-11-25 session that waits for its client's answer):
+// one script, one round trip.
+func (s *sessionStore) SaveCall(ctx context.Context, sid, key string, call []byte, runner string, ttl time.Duration) error {
+	if err := saveCallScript.Run(ctx, s.client, []string{s.waitKey(sid, key)}, call, runner, max(ttl.Milliseconds(), 1)).Err(); err != nil {
+		return fmt.Errorf("redis sessions: save a waiting call: %w", err)
+	}
+	return nil
+}
+
+// LoadCall returns a waiting call's record and the instance running it,
+// or legacy.ErrNotFound.
+func (s *sessionStore) LoadCall(ctx context.Context, sid, key string) ([]byte, string, error) {
+	v, err := s.client.HMGet(ctx, s.waitKey(sid, key), "c", "r").Result()
+	if err != nil {
+		return nil, "", fmt.Errorf("redis sessions: load a waiting call: %w", err)
+	}
+	c, ok := v[0].(string)
+	if !ok {
+		return nil, "", legacy.ErrNotFound
+	}
+	r, _ := v[1].(string)
+	return []byte(c), r, nil
+}
+
+// ClaimCall sets the runner of a waiting call to to if it is from, in one
+// script; legacy.ErrNotWaiting when it is not (another instance was
+// first) or the record is gone.
+func (s *sessionStore) ClaimCall(ctx context.Context, sid, key, from, to string) error {
+	n, err := claimCallScript.Run(ctx, s.client, []string{s.waitKey(sid, key)}, from, to).Int64()
+	if err != nil {
+		return fmt.Errorf("redis sessions: claim a waiting call: %w", err)
+	}
+	if n != 1 {
+		return legacy.ErrNotWaiting
+	}
+	return nil
+}
+
+// DropCall deletes a waiting call's record.
+func (s *sessionStore) DropCall(ctx context.Context, sid, key string) error {
+	if err := s.client.Del(ctx, s.waitKey(sid, key)).Err(); err != nil {
+		return fmt.Errorf("redis sessions: drop a waiting call: %w", err)
+	}
+	return nil
+}

@@ -385,11 +385,14 @@ func TestRoundTripsLegacySession(t *testing.T) {
 		t.Fatal("no wake-up was published with the answer")
 	}
 	got = typical(t, ins, reps, ask)
-	// A: touch, park, the stream opened with the question, the answer
-	// taken (its park let go in the same script: no unpark), the result
-	// kept with the stream's end. B: the session read, the answer kept
-	// and A woken in one script.
-	checkTrips(t, "blocking call on A, its answer POSTed to B", got, 5, 2)
+	// A: touch, park, the call's record written with its question (issue
+	// 32: a crash of A loses no waiting call), the stream opened with the
+	// question, the answer taken (its park let go in the same script: no
+	// unpark), the record written with the answer (an acknowledged answer
+	// outlives A), the result kept with the stream's end, the record
+	// dropped. B: the session read, the answer kept and A woken in one
+	// script.
+	checkTrips(t, "blocking call on A, its answer POSTed to B", got, 8, 2)
 }
 
 // A task with one question: created on A (where it runs and asks),

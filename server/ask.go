@@ -260,12 +260,27 @@ type asker interface {
 // peerAsker asks over a legacy session's Peer.
 type peerAsker struct{ p era.Peer }
 
+// stayPeer is the Peer of a call of a RunsOnce tool: its questions wait
+// in place (a wrapper, not a field of Call, which every call allocates).
+type stayPeer struct{ era.Peer }
+
+// Request asks as the Peer does, with stay set.
+func (p stayPeer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time.Duration, _ bool) ([]json.RawMessage, error) {
+	return p.Peer.Request(ctx, reqs, timeout, true)
+}
+
+// CloseStream forwards Call.CloseStream to the peer.
+func (p stayPeer) CloseStream() bool {
+	c, ok := p.Peer.(interface{ CloseStream() bool })
+	return ok && c.CloseStream()
+}
+
 func (a peerAsker) ask(ctx context.Context, irs []mrtr.InputRequest, timeout time.Duration) ([]json.RawMessage, error) {
 	preqs := make([]era.PeerRequest, len(irs))
 	for i, ir := range irs {
 		preqs[i] = era.PeerRequest{Method: ir.Method(), Params: ir.Params()}
 	}
-	return a.p.Request(ctx, preqs, timeout)
+	return a.p.Request(ctx, preqs, timeout, false)
 }
 
 // waiter returns the call's waiting backend, or nil when it replays.

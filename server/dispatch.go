@@ -890,6 +890,9 @@ func (s *Server) prepareToolCall(ctx context.Context, r *request, n notifier) (r
 	initCall(call, r.id, r.method, &r.meta, mc.round, PrincipalFromContext(ctx), n)
 	call.storeTimeout = s.opts.StoreTimeout
 	call.peer = r.peer
+	if e.opts.RunsOnce && r.peer != nil {
+		call.peer = stayPeer{r.peer} // its questions wait in place
+	}
 	req = &tc.req
 	req.Call, req.Name, req.Arguments, req.fields = call, name, args, &e.fields
 	return req, e, mc, asTask, nil, nil

@@ -81,7 +81,7 @@ type regOptions struct {
 	Requires            mcp.ClientCapabilities
 	Task                TaskSupport
 	DeferTask           bool
-	TaskRunsOnce        bool // TaskRunsOnce
+	RunsOnce            bool // RunsOnce
 	TaskMayRerun        bool // TaskMayRerun
 	RefineSchemas       func(in, out *jsonschema.Schema) error
 	Scopes              []string // RequireScopes (authz.go)
@@ -147,19 +147,20 @@ func DeferTask() ToolOption {
 	return toolOption(func(o *regOptions) { o.DeferTask = true })
 }
 
-// TaskRunsOnce, with RunAsTask, keeps the handler of a task running once:
-// a question it asks waits in place for tasks/update, the handler's
-// goroutine (about two goroutines and 15 KiB a task) resident on the
-// instance that runs it the whole time the person thinks, and the task
-// fails if that instance dies or shuts down before the answer comes.
-// Without it a task's handler returns when it asks, the question waits as
-// the task's record, and tasks/update on any instance runs the handler
-// again from the top with the answers recorded so far, as 2026-07-28
-// rounds do: use it only for a handler whose code before its last
-// question must not run twice. DeferTask tasks always run once. It
-// applies to tools.
-func TaskRunsOnce() ToolOption {
-	return toolOption(func(o *regOptions) { o.TaskRunsOnce = true })
+// RunsOnce keeps the handler running once, for a handler whose code
+// before its last question must not run twice. Without it a question
+// does not keep the handler waiting: a task's question waits as the
+// task's record, and a 2025-11-25 call's as a record in the session
+// store once its resident window (legacy.Options.HoldFor) has passed;
+// the answer, on any instance, runs the handler again from the top with
+// the answers recorded so far, as 2026-07-28 rounds do. With it the
+// question waits in place: the handler's goroutine (about two goroutines
+// and 15 to 36 KiB) stays resident on the instance that runs it the whole
+// time the person thinks, and the task or call fails if that instance
+// dies or shuts down before the answer comes. DeferTask tasks always run
+// once. It applies to tools.
+func RunsOnce() ToolOption {
+	return toolOption(func(o *regOptions) { o.RunsOnce = true })
 }
 
 // TaskMayRerun, with RunAsTask, lets another instance run a task's
@@ -167,7 +168,7 @@ func TaskRunsOnce() ToolOption {
 // instance running it dies or shuts down while it runs, instead of
 // failing the task: at most 3 times, the task's statusMessage saying so.
 // A tool whose annotations set idempotentHint gets it too. It conflicts
-// with TaskRunsOnce and DeferTask. It applies to tools.
+// with RunsOnce and DeferTask. It applies to tools.
 func TaskMayRerun() ToolOption {
 	return toolOption(func(o *regOptions) { o.TaskMayRerun = true })
 }

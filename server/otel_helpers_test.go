@@ -119,7 +119,7 @@ func newInstanceWith(t testing.TB, tel *server.Telemetry, store *server.TaskOpti
 			return server.TextResult("hello " + v["name"].(string)), nil
 		}))
 	// slow_confirm: runs as a task and asks one question in it, waiting in
-	// place (TaskRunsOnce), so the task counts as running while it asks
+	// place (RunsOnce), so the task counts as running while it asks
 	// and its question has a span of its own.
 	must(t, srv.AddTool(server.Tool{Name: "slow_confirm", Description: "a task that asks"},
 		func(ctx context.Context, req *server.ToolRequest) (*server.ToolResult, error) {
@@ -127,7 +127,7 @@ func newInstanceWith(t testing.TB, tel *server.Telemetry, store *server.TaskOpti
 				return nil, err
 			}
 			return server.TextResult("done"), nil
-		}, server.RunAsTask(server.TaskOptional), server.TaskRunsOnce()))
+		}, server.RunAsTask(server.TaskOptional), server.RunsOnce()))
 	return srv
 }
 

@@ -473,10 +473,10 @@ func (s *Server) addTool(t Tool, h ToolHandler, o regOptions) error {
 		return fmt.Errorf("add tool %q: unknown TaskSupport %d", t.Name, o.Task)
 	case o.DeferTask && o.Task == TaskForbidden:
 		return fmt.Errorf("add tool %q: DeferTask needs RunAsTask(TaskOptional) or RunAsTask(TaskRequired)", t.Name)
-	case (o.TaskRunsOnce || o.TaskMayRerun) && o.Task == TaskForbidden:
-		return fmt.Errorf("add tool %q: TaskRunsOnce and TaskMayRerun need RunAsTask(TaskOptional) or RunAsTask(TaskRequired)", t.Name)
-	case o.TaskMayRerun && (o.TaskRunsOnce || o.DeferTask):
-		return fmt.Errorf("add tool %q: TaskMayRerun runs the handler again, which TaskRunsOnce and DeferTask rule out", t.Name)
+	case o.TaskMayRerun && o.Task == TaskForbidden:
+		return fmt.Errorf("add tool %q: TaskMayRerun needs RunAsTask(TaskOptional) or RunAsTask(TaskRequired)", t.Name)
+	case o.TaskMayRerun && (o.RunsOnce || o.DeferTask):
+		return fmt.Errorf("add tool %q: TaskMayRerun runs the handler again, which RunsOnce and DeferTask rule out", t.Name)
 	}
 	if len(t.InputSchema) == 0 {
 		t.InputSchema = json.RawMessage(`{"type":"object"}`)

@@ -35,7 +35,7 @@ import (
 // working), and an instance that finds the lease of a dead one lapsed
 // claims it, and runs it again, at most maxTaskReruns times.
 //
-// TaskRunsOnce and DeferTask tasks wait in place, as before (tasks.go).
+// RunsOnce and DeferTask tasks wait in place, as before (tasks.go).
 
 // maxTaskReruns bounds the runs of a task begun after one was lost.
 const maxTaskReruns = 3
@@ -54,7 +54,7 @@ var errTaskMoved = errors.New("the task is no longer this instance's to run")
 
 // resumes reports whether a task of e runs again from the top after a
 // question, rather than waiting in place.
-func (e *toolEntry) resumes() bool { return !e.opts.TaskRunsOnce && !e.opts.DeferTask }
+func (e *toolEntry) resumes() bool { return !e.opts.RunsOnce && !e.opts.DeferTask }
 
 // rerunsLost reports whether a task of e runs again when its run is lost.
 func (e *toolEntry) rerunsLost() bool {
@@ -271,7 +271,7 @@ func (run *taskRun) askRecorded(ctx context.Context, irs []mrtr.InputRequest, re
 	}
 	for i, q := range reqs {
 		if len(q) > maxRecordedInput {
-			return nil, fmt.Errorf("task: the %s request is %d bytes; a task that runs again keeps at most %d bytes per question (request and answer): ask less, or register the tool with TaskRunsOnce", irs[i].Method(), len(q), maxRecordedInput)
+			return nil, fmt.Errorf("task: the %s request is %d bytes; a task that runs again keeps at most %d bytes per question (request and answer): ask less, or register the tool with RunsOnce", irs[i].Method(), len(q), maxRecordedInput)
 		}
 	}
 	h := run.host

@@ -126,13 +126,17 @@ func TestTaskRerunOptionsConflict(t *testing.T) {
 	s := newTestServer(t, nil)
 	h := func(context.Context, *ToolRequest) (*ToolResult, error) { return TextResult("x"), nil }
 	for name, opts := range map[string][]ToolOption{
-		"once and rerun":  {RunAsTask(TaskOptional), TaskRunsOnce(), TaskMayRerun()},
+		"once and rerun":  {RunAsTask(TaskOptional), RunsOnce(), TaskMayRerun()},
 		"defer and rerun": {RunAsTask(TaskOptional), DeferTask(), TaskMayRerun()},
-		"no task":         {TaskRunsOnce()},
+		"rerun, no task":  {TaskMayRerun()},
 	} {
 		if err := s.AddTool(Tool{Name: "t"}, h, opts...); err == nil {
 			t.Errorf("%s: registered, want an error", name)
 		}
+	}
+	// RunsOnce is for 2025-11-25 calls too: no task needed.
+	if err := s.AddTool(Tool{Name: "once"}, h, RunsOnce()); err != nil {
+		t.Errorf("RunsOnce without a task: %v", err)
 	}
 }
 

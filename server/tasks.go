@@ -38,7 +38,7 @@ import (
 // task's life. The question then waits as the task's record, and the
 // handler returns; tasks/update on any instance runs it again from the top
 // with the answers recorded (taskresume.go, and the write-once contract in
-// docs/deployment.md). A tool registered with TaskRunsOnce (or DeferTask)
+// docs/deployment.md). A tool registered with RunsOnce (or DeferTask)
 // waits in place instead, until tasks/update delivers the answer (or the
 // task is cancelled, outlives its time to live, or the server closes),
 // and its code before a question runs once.

@@ -41,7 +41,7 @@ func waitInputs(t *testing.T, store TaskStore, id string, want ...string) {
 	}
 }
 
-// A TaskRunsOnce handler takes its answers from the record its instance read on the
+// A RunsOnce handler takes its answers from the record its instance read on the
 // wake-up, without a write of its own; the instance's next write (a
 // renewal of the lease, the next question, the result) drops the answers
 // taken, so they do not stay in the task.
@@ -62,7 +62,7 @@ func TestTaskAnswersTakenLeaveTheRecord(t *testing.T) {
 			return nil, err
 		}
 		return TextResult(string(first.Action) + "," + string(second.Action)), nil
-	}, RunAsTask(TaskOptional), TaskRunsOnce())
+	}, RunAsTask(TaskOptional), RunsOnce())
 	id := createTask(t, s, "twice", nil, taskElicitCaps)
 	waitTask(t, s, id, mcp.TaskInputRequired)
 	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:0": accept(true)}))
@@ -105,7 +105,7 @@ func TestTaskNextQuestionDropsTheAnswerTaken(t *testing.T) {
 			}
 		}
 		return TextResult("done"), nil
-	}, RunAsTask(TaskOptional), TaskRunsOnce())
+	}, RunAsTask(TaskOptional), RunsOnce())
 	id := createTask(t, s, "twice", nil, taskElicitCaps)
 	waitTask(t, s, id, mcp.TaskInputRequired)
 	ackOf(t, s, "tasks/update", id, updates(map[string]any{"baton:0": accept(true)}))
@@ -164,7 +164,7 @@ func TestTaskUpdateAndWakeInOneStep(t *testing.T) {
 				return nil, err
 			}
 			return TextResult("answered " + string(res.Action)), nil
-		}, RunAsTask(TaskOptional), TaskRunsOnce())
+		}, RunAsTask(TaskOptional), RunsOnce())
 	}
 	id := createTask(t, a, "ask", nil, taskElicitCaps)
 	waitTask(t, b, id, mcp.TaskInputRequired)

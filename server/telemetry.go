@@ -263,7 +263,7 @@ func (p tracedPeer) CloseStream() bool {
 	return ok && c.CloseStream()
 }
 
-func (p tracedPeer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time.Duration) ([]json.RawMessage, error) {
+func (p tracedPeer) Request(ctx context.Context, reqs []era.PeerRequest, timeout time.Duration, stay bool) ([]json.RawMessage, error) {
 	t := p.s.tel
 	name := "batch"
 	if len(reqs) == 1 {
@@ -271,7 +271,7 @@ func (p tracedPeer) Request(ctx context.Context, reqs []era.PeerRequest, timeout
 	}
 	sctx, end := t.StartSpan(ctx, &telemetrySpan{Name: name, Kind: spanClient, Method: methodOf(reqs), Attrs: []slog.Attr{slog.Int("baton.requests", len(reqs))}})
 	t.Record(ctx, measurement{Kind: measureParkedCalls, Delta: 1})
-	out, err := p.Peer.Request(sctx, reqs, timeout)
+	out, err := p.Peer.Request(sctx, reqs, timeout, stay)
 	t.Record(ctx, measurement{Kind: measureParkedCalls, Delta: -1})
 	end(err)
 	return out, err

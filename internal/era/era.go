@@ -204,8 +204,13 @@ type Peer interface {
 	// On expiry the peer cancels the outstanding requests with the client
 	// and returns an error wrapping the server's ErrTimeout; when ctx ends
 	// first it returns an error wrapping ctx's cause; a client's error
-	// answer is a *server.ClientError.
-	Request(ctx context.Context, reqs []PeerRequest, timeout time.Duration) ([]json.RawMessage, error)
+	// answer is a *server.ClientError. stay says the handler must not
+	// run twice (server.RunsOnce): the call waits in place. Otherwise a
+	// call whose answers are slow to come may park (its question waits as
+	// a record in the session store), and Request then returns an error
+	// wrapping mrtr.ErrInputRequired: the handler returns, and runs again
+	// from the top, on the instance that gets the answers.
+	Request(ctx context.Context, reqs []PeerRequest, timeout time.Duration, stay bool) ([]json.RawMessage, error)
 	// Notify sends a notification that belongs to the call, or to the
 	// session once the call's stream has closed.
 	Notify(ctx context.Context, method string, params any) error

@@ -305,3 +305,8 @@ func (s *Stream) Done() bool {
 	defer s.mu.Unlock()
 	return s.done
 }
+
+// Kept returns a stream with no client: one that has ended already, for
+// a call whose events are only kept (its client reads them from the
+// event store, on a stream resumed with Last-Event-ID).
+func Kept() *Stream { return &Stream{canSSE: true, sse: true, done: true} }
