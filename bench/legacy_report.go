@@ -135,6 +135,11 @@ type memRow struct {
 	sessionGoroutines         float64
 	parkedHeap, parkedStack   float64 // bytes per parked call
 	parkedGoroutines          float64
+	// Baton only: per call once it waits as its record (past HoldFor, its
+	// POST stream ended and the client's connection closed).
+	recordHeap, recordStack float64
+	recordGoroutines        float64
+	records                 bool
 }
 
 // memSnapshot reads the server process's live memory.
@@ -210,6 +215,46 @@ func measureLegacyMemory(c *child, urls map[string]string, cfg config) ([]memRow
 		if err != nil {
 			return nil, err
 		}
+		nf := float64(n)
+		row := memRow{server: s,
+			sessionHeap: (h1 - h0) / nf, sessionGoroutines: (g1 - g0) / nf, sessionStack: (st1 - st0) / nf,
+			parkedHeap: (h2 - h1) / nf, parkedGoroutines: (g2 - g1) / nf, parkedStack: (st2 - st1) / nf,
+		}
+		if baseName(s) == "baton" {
+			// Past legacy.Options.HoldFor (2 s) the calls park: each POST
+			// stream ends (SSE polling) and the client, which would resume
+			// later, closes its connection. What is left is the records.
+			for i := range n {
+				if err := callers[i].main.finishBody(); err != nil {
+					return nil, fmt.Errorf("%s: the stream of call %d did not end: %w", s, i, err)
+				}
+				callers[i].close()
+			}
+			var h3, g3, st3 float64
+			for range 50 { // until the server has let go of the connections
+				time.Sleep(100 * time.Millisecond)
+				if h3, g3, st3, err = memSnapshot(c); err != nil {
+					return nil, err
+				}
+				if g3 <= g1+nf/100 {
+					break
+				}
+			}
+			row.records = true
+			row.recordHeap, row.recordGoroutines, row.recordStack = (h3-h1)/nf, (g3-g1)/nf, (st3-st1)/nf
+			for i := range n {
+				opener.sid = sids[i]
+				if err := opener.answerConfirm(eids[i], true); err != nil {
+					return nil, fmt.Errorf("%s: answering parked call %d: %w", s, i, err)
+				}
+			}
+			opener.close()
+			rows = append(rows, row)
+			fmt.Printf("# memory %-10s idle session %6.2f KiB heap, %.2f goroutines, %.2f KiB stack; call waiting in its handler (first %v) %6.2f KiB heap, %.2f goroutines, %.2f KiB stack; call waiting as its record %6.2f KiB heap, %.2f goroutines, %.2f KiB stack\n",
+				s, row.sessionHeap/1024, row.sessionGoroutines, row.sessionStack/1024, batonHoldFor, row.parkedHeap/1024, row.parkedGoroutines, row.parkedStack/1024,
+				row.recordHeap/1024, row.recordGoroutines, row.recordStack/1024)
+			continue
+		}
 		for i := range n {
 			opener.sid = sids[i]
 			if err := opener.answerConfirm(eids[i], true); err != nil {
@@ -221,11 +266,7 @@ func measureLegacyMemory(c *child, urls map[string]string, cfg config) ([]memRow
 			callers[i].close()
 		}
 		opener.close()
-		nf := float64(n)
-		rows = append(rows, memRow{server: s,
-			sessionHeap: (h1 - h0) / nf, sessionGoroutines: (g1 - g0) / nf, sessionStack: (st1 - st0) / nf,
-			parkedHeap: (h2 - h1) / nf, parkedGoroutines: (g2 - g1) / nf, parkedStack: (st2 - st1) / nf,
-		})
+		rows = append(rows, row)
 		fmt.Printf("# memory %-10s idle session %6.2f KiB heap, %.2f goroutines, %.2f KiB stack; parked call %6.2f KiB heap, %.2f goroutines, %.2f KiB stack\n",
 			s, (h1-h0)/nf/1024, (g1-g0)/nf, (st1-st0)/nf/1024, (h2-h1)/nf/1024, (g2-g1)/nf, (st2-st1)/nf/1024)
 	}
@@ -239,10 +280,14 @@ func reportLegacyMemory(rows []memRow, n int) {
 	}
 	fmt.Printf("\n## (f) session-memory (2025-11-25): live memory in the server process, %d sessions and %d parked calls per server\n\n", n, n)
 	fmt.Printf("Baton's options changed from the defaults: %s.\n\n", legacyOptionsChanged)
-	fmt.Println("| server | idle session: heap | goroutines | stack | parked call (its connection included): heap | goroutines | stack | heap + stack |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| server | idle session: heap | goroutines | stack | waiting call, in its handler (its connection included): heap | goroutines | stack | heap + stack | waiting call, as its record (Baton, past HoldFor): heap | goroutines | stack |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
-		fmt.Printf("| %s | %.2f KiB | %.2f | %.2f KiB | %.2f KiB | %.2f | %.2f KiB | %.2f KiB |\n", legacyLabel(r.server),
-			r.sessionHeap/1024, r.sessionGoroutines, r.sessionStack/1024, r.parkedHeap/1024, r.parkedGoroutines, r.parkedStack/1024, (r.parkedHeap+r.parkedStack)/1024)
+		rec := "| – | – | –"
+		if r.records {
+			rec = fmt.Sprintf("| %.2f KiB | %.2f | %.2f KiB", r.recordHeap/1024, r.recordGoroutines, r.recordStack/1024)
+		}
+		fmt.Printf("| %s | %.2f KiB | %.2f | %.2f KiB | %.2f KiB | %.2f | %.2f KiB | %.2f KiB %s |\n", legacyLabel(r.server),
+			r.sessionHeap/1024, r.sessionGoroutines, r.sessionStack/1024, r.parkedHeap/1024, r.parkedGoroutines, r.parkedStack/1024, (r.parkedHeap+r.parkedStack)/1024, rec)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
@@ -38,6 +39,10 @@ const declinedText = "not confirmed"
 var legacyServerNames = []string{"baton", "gosdk", "mcpgo", "floor"}
 
 func legacyKey(name string) string { return name + "/2025" }
+
+// batonHoldFor is legacy.Options.HoldFor's default, which newBatonLegacy
+// keeps: the memory table waits for it before it reads the records.
+const batonHoldFor = 2 * time.Second
 
 // legacyOptionsChanged is what newBatonLegacy changes from the defaults,
 // printed beside the 2025-11-25 figures.

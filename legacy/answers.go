@@ -250,7 +250,7 @@ func (h *adapter) acceptCallAnswer(w http.ResponseWriter, r *http.Request, sid s
 		return false
 	}
 	ctx, cancel := h.storeCtx(r.Context())
-	remote := h.shared && inst != h.instance && !local
+	remote := h.shared && inst != h.instance && !local && !h.inline
 	aw, oneStep := h.store.(answerWaker)
 	switch {
 	case remote && oneStep:

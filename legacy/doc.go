@@ -12,8 +12,10 @@
 // becomes a server-to-client request on the stream of the client request
 // that caused it (SEP-2260), checked against the session's capabilities,
 // bounded by Options.CallTimeout or a per-call server.WithTimeout, and
-// cancelled with the client on expiry; the handler runs once and never
-// sees input_required. A URL elicitation needs an elicitationId here
+// cancelled with the client on expiry; the handler never sees
+// input_required. A question answered within Options.HoldFor (2 s) goes
+// straight to the handler that waits for it; one that is not parks the
+// call (see "Waiting calls" below). A URL elicitation needs an elicitationId here
 // (NotifyElicitationComplete names it later), and a
 // URLElicitationRequiredError becomes -32042.
 //
@@ -71,9 +73,42 @@
 // pending server-to-client request included; a cut stream does not cancel
 // its call. A handler may end its POST stream itself before its response
 // (server.Call.CloseStream, SSE polling): the client resumes it the same
-// way and gets the response there. A call in flight cannot move: if its instance dies, the call
-// is lost (a client that resumes its stream gets an error response saying
-// so), the session is not.
+// way and gets the response there.
+//
+// # Waiting calls
+//
+// A call that waits for its client's answer is data, not a goroutine. A
+// question not answered within Options.HoldFor parks the call: what
+// another run of the handler needs (the request, the answers so far by
+// question position, the open questions, the progress sent) is the
+// call's record in the Store, the question is on the call's stream in the
+// EventStore, the handler's blocking call returns an error wrapping
+// mrtr.ErrInputRequired, and the handler returns (what it returns then
+// is dropped). A 2025-11-25 client's stream then ends with a retry field
+// (SSE polling), so no connection is held either; older clients keep
+// their stream until a drain. The answer, POSTed to any instance, is kept
+// in the store before it is acknowledged, and the call runs again from
+// the top, with the recorded answers, on the instance that asked it if
+// that one is alive, else on the instance of the stream the client
+// resumes: each question asked again at the same position with the same
+// requests gets its answer, and what follows (the next question, the
+// response) goes to the call's stream, where the client reads it on any
+// instance. This is the handler contract of 2026-07-28 rounds: the code
+// before a question may run again, so keep it free of side effects, or
+// register the tool with server.RunsOnce, whose questions wait in place
+// (the call is then lost with its instance).
+//
+// With a shared store (redisfleet) the record is written when the
+// question is asked, and again with its answers, so an instance that dies
+// (SIGKILL) loses no waiting call: a client that resumes the call's
+// stream elsewhere takes it over once the instance's heartbeat lapses
+// (about 6 s), and a run lost while it ran is run again, at most 3
+// times. A drain (Shutdown) parks every waiting call at once, so an
+// instance with only waiting work stops at once. With the default memory
+// store (one process) the record is written when the call parks.
+// Notifications other than progress that a run sent before the call moved
+// may be sent again by the run on the new instance (the dedup of re-runs
+// holds within one instance).
 //
 // A session expires once it has gone Options.SessionIdle without use (a
 // request other than ping, a call in flight, an open GET stream); the

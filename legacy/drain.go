@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/baton-mcp/baton/internal/rpcwire"
+	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/mcp"
 )
 
@@ -206,6 +207,27 @@ func hijackable(w http.ResponseWriter) bool {
 func (h *adapter) refuseDraining(w http.ResponseWriter) {
 	h.refuse(context.Background(), w, http.StatusServiceUnavailable, mcp.ID{}, mcp.Errorf(mcp.InternalError,
 		"this server instance is shutting down and opens no new stream; try again (another instance will serve it)"), "draining", time.Second)
+}
+
+// endDraining answers a GET on an instance that shuts down: a stream that
+// ends at once with a retry field (and, for a resumed stream, a priming
+// event with the client's own last id), so that the client reconnects,
+// through the balancer, to another instance. A 503 would do for a client
+// that retries it, but the official Go SDK (v1.8.0) ends its session on a
+// 503 to its GET. A client that does not accept SSE gets the 503.
+func (h *adapter) endDraining(w http.ResponseWriter, r *http.Request) {
+	if !sse.AcceptsSSE(r.Header.Get("Accept")) {
+		h.refuseDraining(w)
+		return
+	}
+	st := sse.New(w, r)
+	st.Open()
+	if last := r.Header.Get("Last-Event-ID"); last != "" {
+		if _, _, ok := parseEventID(last); ok {
+			_ = st.SendID(last, nil)
+		}
+	}
+	st.EndRetry(detachRetry)
 }
 
 // detach ends the client's stream of a call that goes on, if the client

@@ -24,8 +24,8 @@ import (
 // A cut stream does not cancel its call (the transport says a disconnection
 // is not a cancellation; notifications/cancelled is): the call goes on,
 // its waits bounded by CallTimeout. If the instance holding it goes away,
-// a resumed stream ends with an error response for the call's request id
-// saying so.
+// a resumed stream takes over a call that has a record (waiting.go) and
+// ends, with an error response saying so, one that has none.
 //
 // Ids are read only in the session that asks, after the session and its
 // principal are checked: an id from another session names no stream.

@@ -16,15 +16,18 @@ import (
 // Sessions across instances.
 //
 // A session's record is in the Store; any instance serves any of its
-// requests. What cannot move is a call in flight: its handler runs, and
-// its response stream is held, by the instance that took the request. The
-// instances reach one another through the store's messages:
+// requests. A call runs on the instance that took its request until it
+// asks and its answer is slow to come; then it parks, as its record, and
+// runs on wherever its answer arrives (waiting.go). The instances reach
+// one another through the store's messages:
 //
-//   - A server-to-client request made with a shared store has a string id,
-//     "<instance>.<n>": the instance that holds the call, and a number it
-//     never uses twice. The client's answer, POSTed to any instance, is
-//     kept in the store for the one its id names, which is woken
-//     (kindReply) and hands it to the waiting call. Without a shared store ids are integers, as before.
+//   - A question of a call over HTTP has a string id,
+//     "<call>:<instance>.<n>": its call's record, the instance that asked,
+//     and a random number. The client's answer, POSTed to any instance, is
+//     kept in the store, and the instance that asked is woken (kindReply):
+//     it hands it to the call waiting there, or resumes the parked call.
+//     A call of a RunsOnce tool, whose question waits in place, has the
+//     id "<instance>.<n>" with a shared store, an integer without one.
 //   - notifications/cancelled for a client request is acted on where it
 //     arrives if the request runs there, and otherwise sent to every
 //     instance (kindCancel): client request ids do not say where they run.

@@ -51,9 +51,11 @@ type Options struct {
 	// call or a bridged round (default 600 s).
 	CallTimeout time.Duration
 	// HoldFor is how long a call of a 2025-11-25 HTTP session keeps its
-	// handler waiting for an answer before the call parks (default 2 s;
-	// negative: it parks as soon as its question is out, as a serverless
-	// function must). A parked call is a record in the Store, not a
+	// handler waiting for an answer before the call parks (default 2 s).
+	// Negative is for a serverless function, where nothing may run after
+	// a response: the call parks as soon as its question is out, and an
+	// answer runs the call's next step (to its next question or its
+	// response) before it is acknowledged. A parked call is a record in the Store, not a
 	// goroutine: its client's stream ends with a retry field (SSE
 	// polling), and the answer, POSTed to any instance, runs the handler
 	// again from the top there, with the answers recorded so far; the
@@ -157,6 +159,7 @@ type adapter struct {
 	drain      drainState    // Shutdown: the streams of calls are ended (drain.go)
 	callStore  callStore     // the store's records of waiting calls, if it keeps them (waiting.go)
 	parkNow    chan struct{} // closed when Shutdown begins: waiting calls park at once
+	inline     bool          // HoldFor negative: a call's next step runs before its answer is acknowledged
 	parkOnce   sync.Once
 	streams    *streamKeys // names the kept streams (streamkey.go)
 	frames     sse.Frames  // the buffers the calls' streams frame their events in
@@ -205,10 +208,11 @@ func newAdapter(opts *Options) *adapter {
 	if o.MaxAnswerBytes <= 0 {
 		o.MaxAnswerBytes = defaultMaxAnswerBytes
 	}
+	inline := o.HoldFor < 0
 	switch {
 	case o.HoldFor == 0:
 		o.HoldFor = defaultHoldFor
-	case o.HoldFor < 0:
+	case inline:
 		o.HoldFor = 0 // parks at once
 	}
 	for _, lim := range []struct {
@@ -233,6 +237,7 @@ func newAdapter(opts *Options) *adapter {
 		h.store = newMemoryStore(now)
 	}
 	h.callStore, _ = h.store.(callStore)
+	h.inline = inline
 	h.parkNow = make(chan struct{})
 	h.events = o.Events
 	if h.events == nil {
@@ -592,12 +597,16 @@ func (h *adapter) deleteSession(w http.ResponseWriter, r *http.Request, sid stri
 //go:noinline
 func (h *adapter) serveGETRequest(w http.ResponseWriter, r *http.Request, rec *Record, use bool) {
 	if h.draining.Load() {
-		h.refuseDraining(w)
+		h.endDraining(w, r)
 		return
 	}
 	s := h.acquire(rec, use)
 	defer h.release(s, use)
-	stream, pos, meta := h.lastEventStream(r.Context(), r, s)
+	stream, pos, meta, err := h.lastEventStream(r.Context(), r, s)
+	if err != nil {
+		h.storeFailed(w, mcp.ID{}, "read a stream to resume", err)
+		return
+	}
 	if meta != nil && len(meta.Request) > 0 {
 		h.resumeCall(w, r, s, stream, pos, meta)
 		return

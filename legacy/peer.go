@@ -396,9 +396,18 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, answers []json.Raw
 		msgs = append(msgs, msg)
 	}
 	deadline := time.Now().Add(timeout)
+	for i, msg := range msgs {
+		if err := p.w.send(msg); err != nil {
+			p.cancelOutstanding(open, "the request could not be sent")
+			return fmt.Errorf("send %s to the client: %w", reqs[i].method, err)
+		}
+	}
 	if wc != nil && s.h.shared {
-		// The record before the question: if this instance dies while the
-		// person thinks, another instance has all it needs.
+		// The record once the question is kept on the call's stream (it
+		// names the stream): if this instance dies while the person
+		// thinks, another has all it needs. (Dying in the one store round
+		// trip between the two loses the call, as before this record: a
+		// client that resumes is told.)
 		rec, err := p.record(wc, pos, reqs, nil, deadline, timeout)
 		if err == nil {
 			err = s.h.saveCall(ctx, s.id, wc, rec, s.h.instance, timeout+recordTTL)
@@ -406,12 +415,6 @@ func (p *peer) exchange(ctx context.Context, reqs []outgoing, answers []json.Raw
 		if err != nil {
 			s.h.d.Logger().Warn("legacy sessions: a call's question could not be recorded; it waits in place", "session", s.id, "err", err)
 			wc = nil
-		}
-	}
-	for i, msg := range msgs {
-		if err := p.w.send(msg); err != nil {
-			p.cancelOutstanding(open, "the request could not be sent")
-			return fmt.Errorf("send %s to the client: %w", reqs[i].method, err)
 		}
 	}
 	return p.await(ctx, open, replies, answers, timeout, &taken, wc, pos, deadline)

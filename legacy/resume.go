@@ -299,14 +299,36 @@ func (h *adapter) resumeCall(w http.ResponseWriter, r *http.Request, s *session,
 	}
 	st := sse.New(w, r)
 	st.Open()
-	ctx := r.Context()
+	// The client's own last id first, as a priming event: a client that
+	// remembers the last id of each stream it reads (the Go SDK v1.8.0
+	// does), not of the call, can resume again if this stream too is cut
+	// (a drain, a crash) before its next event.
+	if st.SendID(eventID(stream, pos), nil) != nil {
+		return
+	}
+	// A drain ends the stream at once, with a retry field: the client
+	// resumes it on another instance (its call does not run here: it is
+	// parked, or runs where its answer arrived).
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-h.parkNow:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	// The holder is checked at the first quiet moment, then once per
 	// beatTTL of quiet: a client that resumes a call whose instance is
 	// long gone learns it at once.
 	var lastAlive time.Time
+	poll := resumePollMin
 	for {
-		evs, ended, err := h.events.Read(ctx, s.id, stream, pos, resumeWait)
+		evs, ended, err := h.readResumed(ctx, s.id, stream, pos, &poll)
 		if ctx.Err() != nil || s.closedCause() != nil {
+			if r.Context().Err() == nil && h.draining.Load() {
+				st.EndRetry(detachRetry)
+			}
 			return
 		}
 		if err != nil {
@@ -354,6 +376,47 @@ func (h *adapter) resumeCall(w http.ResponseWriter, r *http.Request, s *session,
 	}
 }
 
+// The poll of a resumed stream on a shared event store: from resumePollMin
+// after an event, doubling while the stream is quiet, to resumePollMax.
+const (
+	resumePollMin = 50 * time.Millisecond
+	resumePollMax = time.Second
+)
+
+// readResumed reads the events of a resumed call's stream after pos,
+// waiting up to resumeWait for one. The memory event store waits on the
+// stream itself; a shared one is polled (poll, which it adjusts), not
+// waited on: a blocking read holds one of the store client's pooled
+// connections for the whole wait, and every call parked for its user has
+// a client's resumed stream waiting, so blocking reads would take the
+// pool from everything else (issue 32: 100 parked calls starved a fleet
+// instance's 20 Redis connections). A quiet resumed stream costs the
+// store about one read a second.
+func (h *adapter) readResumed(ctx context.Context, sid, stream, pos string, poll *time.Duration) ([]Event, bool, error) {
+	if _, mem := h.events.(*memoryEventStore); mem {
+		return h.events.Read(ctx, sid, stream, pos, resumeWait)
+	}
+	deadline := time.Now().Add(resumeWait)
+	t := time.NewTimer(*poll)
+	defer t.Stop()
+	for {
+		evs, ended, err := h.events.Read(ctx, sid, stream, pos, 0)
+		if err != nil || len(evs) > 0 || ended || !time.Now().Before(deadline) {
+			if len(evs) > 0 {
+				*poll = resumePollMin
+			}
+			return evs, ended, err
+		}
+		t.Reset(*poll)
+		select {
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		case <-t.C:
+		}
+		*poll = min(2**poll, resumePollMax)
+	}
+}
+
 // endResumed ends a resumed call's stream with an error response saying
 // why the call's response will not come.
 func (h *adapter) endResumed(st *sse.Stream, meta *StreamMeta, why string) {
@@ -367,26 +430,28 @@ func (h *adapter) endResumed(st *sse.Stream, meta *StreamMeta, why string) {
 }
 
 // lastEventStream reads a GET's Last-Event-ID: the stream it names, if
-// that is a stream of session s, its position and meta.
-func (h *adapter) lastEventStream(ctx context.Context, r *http.Request, s *session) (stream, pos string, meta *StreamMeta) {
+// that is a stream of session s, its position and meta. err is the event
+// store's failure: the client is told to try again rather than given the
+// session's GET stream in place of its call's.
+func (h *adapter) lastEventStream(ctx context.Context, r *http.Request, s *session) (stream, pos string, meta *StreamMeta, err error) {
 	last := r.Header.Get("Last-Event-ID")
 	if last == "" {
-		return "", "", nil
+		return "", "", nil, nil
 	}
 	stream, pos, ok := parseEventID(last)
 	if !ok {
-		return "", "", nil
+		return "", "", nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, eventTimeout)
 	defer cancel()
-	meta, err := h.events.StreamMeta(ctx, s.id, stream)
-	if err != nil {
-		if !errors.Is(err, ErrNotFound) {
-			h.d.Logger().Warn("legacy sessions: could not read a stream to resume", "session", s.id, "err", err)
-		}
-		return "", "", nil
+	meta, err = h.events.StreamMeta(ctx, s.id, stream)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return "", "", nil, nil
+	case err != nil:
+		return "", "", nil, err
 	}
-	return stream, pos, meta
+	return stream, pos, meta, nil
 }
 
 // replayGET sends the events of a GET stream after pos on st: what a

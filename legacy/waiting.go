@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/baton-mcp/baton/internal/era"
 	"github.com/baton-mcp/baton/internal/rpcwire"
 	"github.com/baton-mcp/baton/internal/sse"
 	"github.com/baton-mcp/baton/mcp"
@@ -179,7 +180,7 @@ func batchSum(reqs []outgoing) [32]byte {
 }
 
 // errParked is what a blocking call returns once its call parked.
-var errParked = fmt.Errorf("the call waits for its client's answer as its record; the handler runs again, from the top, once answered: return: %w", mrtr.ErrInputRequired)
+var errParked = fmt.Errorf("%w; the handler runs again, from the top, once answered: return: %w", era.ErrParked, mrtr.ErrInputRequired)
 
 // waitFor returns the peer's waitingCall for a blocking call that may
 // park, or nil: the call waits in place (stdio, RunsOnce, a store
@@ -198,7 +199,13 @@ func (p *peer) waitFor(stay bool) *waitingCall {
 // record encodes the call's record: the answered batches before pos, and
 // open, the batch at pos, with the answers it has.
 func (p *peer) record(wc *waitingCall, pos int, open []outgoing, answers []json.RawMessage, deadline time.Time, timeout time.Duration) ([]byte, error) {
-	rec := waitRecord{ID: wc.msg.ID.Raw(), Method: wc.msg.Method, Params: wc.params, Stream: wc.stream.key, Deadline: deadline, Timeout: timeout, Runs: wc.runs}
+	wc.stream.mu.Lock()
+	stream := wc.stream.key
+	wc.stream.mu.Unlock()
+	if stream == "" {
+		return nil, errors.New("the call's stream is not kept, so a client could not resume it")
+	}
+	rec := waitRecord{ID: wc.msg.ID.Raw(), Method: wc.msg.Method, Params: wc.params, Stream: stream, Deadline: deadline, Timeout: timeout, Runs: wc.runs}
 	p.mu.Lock()
 	for i := 0; i < pos && i < len(p.asked); i++ {
 		b := p.asked[i]
@@ -489,6 +496,11 @@ func (h *adapter) takeOver(ctx context.Context, sid, call string, recb []byte, r
 		rec.Runs++ // a run was lost while it ran
 	}
 	h.calls.Add(1)
+	if h.inline { // serverless: nothing runs after the response
+		defer h.calls.Add(-1)
+		h.resume(sid, call, &rec, got)
+		return true
+	}
 	go func() {
 		defer h.calls.Add(-1)
 		h.resume(sid, call, &rec, got)

@@ -1002,6 +1002,9 @@ func (s *Server) toolFailed(ctx context.Context, r *request, e *toolEntry, mc *m
 		return nil, errNoResponse
 	}
 	if errors.Is(err, mrtr.ErrInputRequired) {
+		if r.legacy && errors.Is(err, era.ErrParked) {
+			return nil, errNoResponse // the legacy adapter keeps the call as its record
+		}
 		out, se := s.suspend(r, mc)
 		if d, ok := mc.knownArgs(); se == nil && ok && !e.opts.SkipInputValidation && !e.anyArgs {
 			e.valid.add(d) // the retry may skip validation
@@ -1197,6 +1200,9 @@ func (s *Server) getPrompt(ctx context.Context, r *request, n notifier) (json.Ra
 	})
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(err, mrtr.ErrInputRequired) {
+			if r.legacy && errors.Is(err, era.ErrParked) {
+				return nil, errNoResponse // the legacy adapter keeps the call as its record
+			}
 			return s.suspend(r, mc)
 		}
 		if ue := (*URLElicitationRequiredError)(nil); ctx.Err() == nil && errors.As(err, &ue) {
@@ -1262,6 +1268,9 @@ func (s *Server) readResource(ctx context.Context, r *request, n notifier) (json
 	})
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(err, mrtr.ErrInputRequired) {
+			if r.legacy && errors.Is(err, era.ErrParked) {
+				return nil, errNoResponse // the legacy adapter keeps the call as its record
+			}
 			return s.suspend(r, mc)
 		}
 		if ue := (*URLElicitationRequiredError)(nil); ctx.Err() == nil && errors.As(err, &ue) {

@@ -64,6 +64,7 @@ func (s *Server) Serve(ctx context.Context, hs *http.Server, ln net.Listener, dr
 	_ = ln.Close() // hs.Serve returns; open connections are served on
 	<-errc
 	derr := s.drain(dctx)
+	work := clock().Sub(start) // the work in progress, before the proxy lets go of its connections
 	ierr := conns.waitClosed(dctx)
 	herr := hs.Shutdown(dctx)
 	if herr != nil {
@@ -77,7 +78,7 @@ func (s *Server) Serve(ctx context.Context, hs *http.Server, ln net.Listener, dr
 	if err != nil {
 		s.log.Warn("shutdown: the drain deadline passed; what remained was cut", "drain", drain, "err", err)
 	} else {
-		s.log.Info("shutdown: drained", "took", clock().Sub(start).Round(time.Millisecond))
+		s.log.Info("shutdown: drained", "took", clock().Sub(start).Round(time.Millisecond), "work", work.Round(time.Millisecond))
 	}
 	return nil
 }

@@ -448,8 +448,8 @@ func testLegacySessions(t *testing.T, ctx context.Context, fl *fleet) {
 // testKill kills one instance with SIGKILL while a 2025-11-25 call is
 // parked on it and tasks run on it, then shows what the documentation
 // says happens: the tasks turn failed once their lease lapses, the parked
-// call fails on the client (its stream is cut; the SDK's request times
-// out), the session survives and is served by the other instances.
+// call (its record in Redis) completes with the answers given after the
+// kill, the session survives and is served by the other instances.
 func testKill(t *testing.T, ctx context.Context, fl *fleet) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -533,7 +533,7 @@ func testKill(t *testing.T, ctx context.Context, fl *fleet) {
 	}
 	done := make(chan tsDone, 1)
 	go func() {
-		r, err := runTS(ctx, node, dir, fl.front, parked, "kill", "--timeout-ms", "12000")
+		r, err := runTS(ctx, node, dir, fl.front, parked, "kill", "--timeout-ms", "40000")
 		done <- tsDone{r, err}
 	}()
 
@@ -639,24 +639,17 @@ func testKill(t *testing.T, ctx context.Context, fl *fleet) {
 		t.Fatalf("client report without the parked call or the call after: %+v", r)
 	}
 	p := r.Parked
-	// The SDK resumes the cut stream (Last-Event-ID) on another instance,
-	// which ends it with an error once the holder's heartbeat lapses; a
-	// slower resume meets the SDK's own timeout first.
-	if p.OK || !(strings.Contains(p.Error, "went away") || strings.Contains(p.Error, "timed out")) {
-		t.Errorf("the parked call: ok %v, text %q, error %q; want the error saying its instance went away, or the SDK's timeout", p.OK, p.Text, p.Error)
-	}
-	disconnected := false
-	for _, e := range r.TransportErrors {
-		disconnected = disconnected || strings.Contains(e, "SSE stream disconnected")
-	}
-	if !disconnected {
-		t.Errorf("transport errors %q: want the parked call's stream reported cut", r.TransportErrors)
+	// The call waited as its record in Redis (issue 32): the SDK resumes
+	// its stream (Last-Event-ID) on another instance, its answer is kept,
+	// and the call runs on there, to its result.
+	if !p.OK || !strings.Contains(p.Text, "Welcome aboard") {
+		t.Errorf("the parked call: ok %v, text %q, error %q; want it completed with its answers", p.OK, p.Text, p.Error)
 	}
 	var answerStatus []int
 	for _, a := range p.Answers {
 		answerStatus = append(answerStatus, a.Status)
 		if a.Status != 202 {
-			t.Errorf("the answer to the parked question, POSTed after the kill: HTTP %d by %s, want 202 (accepted, and dropped)", a.Status, a.Upstream)
+			t.Errorf("the answer to the parked question, POSTed after the kill: HTTP %d by %s, want 202", a.Status, a.Upstream)
 		}
 	}
 	if r.SessionIDAfter != r.SessionID || !r.After.OK || !r.Pinged || !r.Deleted {
@@ -675,8 +668,8 @@ func testKill(t *testing.T, ctx context.Context, fl *fleet) {
 	t.Logf("  tasks on it: %d failed, the last %v after the kill (lease %v + 5 s leeway + the grace, lease + 10 s): %s", len(failed), lapse.Round(100*time.Millisecond), taskLease, strings.Join(failed, "; "))
 	t.Logf("  the task waiting for its question on it: answered through nginx after the kill, completed: %q", survived)
 	t.Logf("  tasks on the others (%d): still running, then cancelled through nginx", len(elsewhere))
-	t.Logf("  the parked call: its SSE stream was cut (%q); the answer POSTed afterwards got HTTP %v and went nowhere; the SDK's request failed after %d ms: %q (code %v)",
-		firstMatch(r.TransportErrors, "SSE stream disconnected"), answerStatus, p.Ms, p.Error, p.Code)
+	t.Logf("  the parked call: its stream resumed elsewhere (%q); the answers POSTed afterwards got HTTP %v; the call completed %d ms after it began: %q",
+		firstMatch(r.TransportErrors, "SSE stream disconnected"), answerStatus, p.Ms, p.Text)
 	t.Logf("  the session: %s before and after; the next onboard_user on it completed on %s in %d ms (%q), ping answered, DELETE accepted",
 		r.SessionID, r.After.CallUpstream, r.After.Ms, r.After.Text)
 }

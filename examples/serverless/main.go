@@ -34,10 +34,14 @@ import (
 	"os"
 	"strings"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/baton-mcp/baton/elicit"
 	"github.com/baton-mcp/baton/lambda"
+	"github.com/baton-mcp/baton/legacy"
 	"github.com/baton-mcp/baton/mcp"
 	"github.com/baton-mcp/baton/mrtr"
+	"github.com/baton-mcp/baton/redisfleet"
 	"github.com/baton-mcp/baton/server"
 )
 
@@ -72,7 +76,11 @@ func fromEnv(getenv func(string) string, log *slog.Logger) (*server.Server, lamb
 	if len(hosts) == 0 {
 		log.Warn("BATON_ALLOWED_HOSTS is not set: requests for any Host are accepted")
 	}
-	srv, err := newServer(keys, hosts, log)
+	lg, err := legacyFromEnv(getenv("BATON_REDIS_URL"))
+	if err != nil {
+		return nil, "", err
+	}
+	srv, err := newServer(keys, hosts, log, lg)
 	if err != nil {
 		return nil, "", err
 	}
@@ -114,9 +122,31 @@ type greeting struct {
 }
 
 // newServer returns the server with its greet tool.
-func newServer(keys *mrtr.KeyRing, hosts []string, log *slog.Logger) (*server.Server, error) {
+// legacyFromEnv serves 2025-11-25 clients too when BATON_REDIS_URL is
+// set (redis://host:port/db or unix:///path): their sessions, their
+// calls' events and the calls that wait for their users live in Redis,
+// since each invocation may meet another instance, and nothing may run
+// once an invocation has answered. So a call parks as soon as its
+// question is out (legacy.Options.HoldFor negative: the invocation
+// returns the question), and an answer runs the call's next step before
+// it is acknowledged; the client gets it when it resumes the call's
+// stream (GET with Last-Event-ID). Without it, nil: 2026-07-28 only.
+func legacyFromEnv(url string) (server.LegacyAdapter, error) {
+	if url == "" {
+		return nil, nil
+	}
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("BATON_REDIS_URL: %w", err)
+	}
+	opts.ContextTimeoutEnabled = true
+	fleet := redisfleet.New(redis.NewClient(opts), redisfleet.Options{Prefix: "baton:"})
+	return legacy.New(&legacy.Options{Store: fleet.Sessions(), HoldFor: -1}), nil
+}
+
+func newServer(keys *mrtr.KeyRing, hosts []string, log *slog.Logger, lg server.LegacyAdapter) (*server.Server, error) {
 	srv, err := server.New(mcp.Implementation{Name: "baton-serverless", Version: "1.0.0"},
-		&server.Options{StateKeys: keys, AllowedHosts: hosts, Logger: log})
+		&server.Options{StateKeys: keys, AllowedHosts: hosts, Logger: log, Legacy: lg})
 	if err != nil {
 		return nil, err
 	}

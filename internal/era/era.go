@@ -17,6 +17,7 @@ package era
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -63,6 +64,12 @@ type StdioSession interface {
 	// Close ends the session at end of input.
 	Close()
 }
+
+// ErrParked is wrapped by the error a Peer's Request returns once the
+// call has parked (it waits for its client as a record): the handler
+// returns it, and the dispatch ends without a response (ErrNoResponse),
+// quietly.
+var ErrParked = errors.New("the call waits for its client's answer as its record")
 
 // ErrNoResponse is returned (by identity) by the dispatch for a request
 // that must not be answered: it was cancelled, or its stream is gone.
