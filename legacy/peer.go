@@ -452,10 +452,13 @@ func (p *peer) await(ctx context.Context, open *openRequests, replies chan reply
 		select {
 		case <-parkNow: // the instance drains: the call parks at once
 			parkNow, holdAt = nil, time.Time{}
-			if parked, done := p.park(wc, pos, open, replies, answers, deadline, timeout, true); parked {
+			if parked, done, err := p.park(wc, pos, open, replies, answers, deadline, timeout, true); parked {
 				return errParked
 			} else if done {
-				return nil
+				if err != nil {
+					p.cancelOutstanding(open, "another request of the same call failed")
+				}
+				return err
 			}
 		case rp := <-replies:
 			r := open.take(rp.id)
@@ -476,10 +479,13 @@ func (p *peer) await(ctx context.Context, open *openRequests, replies chan reply
 		case now := <-timer.C:
 			if !holdAt.IsZero() && !now.Before(holdAt) && now.Before(deadline) {
 				holdAt = time.Time{}
-				if parked, done := p.park(wc, pos, open, replies, answers, deadline, timeout, false); parked {
+				if parked, done, err := p.park(wc, pos, open, replies, answers, deadline, timeout, false); parked {
 					return errParked
 				} else if done {
-					return nil
+					if err != nil {
+						p.cancelOutstanding(open, "another request of the same call failed")
+					}
+					return err
 				}
 			}
 			if now.Before(deadline) {

@@ -273,13 +273,14 @@ const recordTTL = time.Minute
 // is written with no runner, the client's stream is ended, and the run
 // ends (errParked). done reports instead that every answer was there
 // once the waiters were gone, and the claim back succeeded: the run goes
-// on with them. Neither (a store failure, a stream that cannot be ended)
-// leaves the call waiting in place.
-func (p *peer) park(wc *waitingCall, pos int, open *openRequests, replies chan reply, answers []json.RawMessage, deadline time.Time, timeout time.Duration, draining bool) (parked, done bool) {
+// on with them (or fails with err, a client's error answer among them).
+// Neither (a store failure, a stream that cannot be ended) leaves the call
+// waiting in place.
+func (p *peer) park(wc *waitingCall, pos int, open *openRequests, replies chan reply, answers []json.RawMessage, deadline time.Time, timeout time.Duration, draining bool) (parked, done bool, err error) {
 	s, h := p.s, p.s.h
 	k := wc.stream
 	if !k.canDetach() {
-		return false, false
+		return false, false, nil
 	}
 	keys := make([]string, len(open.reqs))
 	for i := range open.reqs {
@@ -290,7 +291,7 @@ func (p *peer) park(wc *waitingCall, pos int, open *openRequests, replies chan r
 	if !h.shared { // a shared store parked them before they were sent
 		if err := h.park(ctx, s, keys, time.Until(deadline)); err != nil {
 			h.d.Logger().Warn("legacy sessions: a call could not park; it waits in place", "session", s.id, "err", err)
-			return false, false
+			return false, false, nil
 		}
 	}
 	// The waiters leave; an answer that reached them is kept in the record.
@@ -300,7 +301,8 @@ func (p *peer) park(wc *waitingCall, pos int, open *openRequests, replies chan r
 	}
 	s.mu.Unlock()
 	drainInto(replies, open, answers)
-	rec, err := p.record(wc, pos, open.reqs, answers, deadline, timeout)
+	var rec []byte
+	rec, err = p.record(wc, pos, open.reqs, answers, deadline, timeout)
 	if err == nil {
 		err = h.saveCall(ctx, s.id, wc, rec, "", ttl)
 	}
@@ -313,7 +315,7 @@ func (p *peer) park(wc *waitingCall, pos int, open *openRequests, replies chan r
 			}
 		}
 		s.mu.Unlock()
-		return false, false
+		return false, false, nil
 	}
 	// An answer that came meanwhile went to the store: if they are all
 	// there, the run takes the call back and goes on.
@@ -328,13 +330,19 @@ func (p *peer) park(wc *waitingCall, pos int, open *openRequests, replies chan r
 					continue
 				}
 				var a keptAnswer
-				if json.Unmarshal(got[r.wait], &a) != nil || a.Error != nil {
-					return false, false // a failure: the resumed run reads it (the claim is released below)
+				if json.Unmarshal(got[r.wait], &a) != nil {
+					a.Error = mcp.Errorf(mcp.InternalError, "the kept answer could not be read")
+				}
+				if a.Error != nil {
+					return false, true, &server.ClientError{Method: r.method, Err: a.Error}
 				}
 				answers[r.pos], r.done = a.Result, true
 				open.n--
 			}
-			return false, true
+			if !h.shared { // parked here, above: let go with the call's end
+				wc.keys = append(wc.keys, keys...)
+			}
+			return false, true, nil
 		}
 	}
 	retry := pollRetry
@@ -347,7 +355,7 @@ func (p *peer) park(wc *waitingCall, pos int, open *openRequests, replies chan r
 	p.mu.Lock()
 	wc.parked = true
 	p.mu.Unlock()
-	return true, false
+	return true, false, nil
 }
 
 // recordAnswers writes the call's record with the answers of the
@@ -514,7 +522,7 @@ func (h *adapter) resume(sid, call string, rec *waitRecord, got map[string][]byt
 	ctx := context.Background()
 	var id mcp.ID
 	if err := id.UnmarshalJSON(rec.ID); err != nil {
-		h.dropCall(sid, call, rec)
+		h.dropCall(sid, call)
 		return
 	}
 	sctx, cancel := h.storeCtx(ctx)
@@ -522,7 +530,7 @@ func (h *adapter) resume(sid, call string, rec *waitRecord, got map[string][]byt
 	cancel()
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
-			h.dropCall(sid, call, rec)
+			h.dropCall(sid, call)
 		}
 		return // a store failure: the record stays, claimed by this instance, for a resumed stream to take over
 	}
@@ -570,17 +578,14 @@ func (h *adapter) resume(sid, call string, rec *waitRecord, got map[string][]byt
 	k.spare = p // session.run takes it as it is (newPeer)
 	if rec.Runs >= maxCallRuns {
 		finishError(k.finish, id, mcp.Errorf(mcp.InternalError, "%s was not completed: its runs were lost with their server instances %d times; call again", rec.Method, rec.Runs))
-		h.dropCall(sid, call, rec)
+		h.endCall(sid, wc)
 	} else {
 		s.serveRequest(ctx, msg, nil, k, k.finish, func() { k.cancelled(id) }) // drops the record at the end (endCall)
-	}
-	if !wc.parked && len(wc.keys) > 0 {
-		h.unpark(wc.keys)
 	}
 }
 
 // dropCall deletes a call's record, once its response is kept.
-func (h *adapter) dropCall(sid, call string, _ *waitRecord) {
+func (h *adapter) dropCall(sid, call string) {
 	ctx, cancel := context.WithTimeout(context.Background(), unparkTimeout)
 	defer cancel()
 	if err := h.callStore.DropCall(ctx, sid, call); err != nil && h.life.Err() == nil {
@@ -589,12 +594,18 @@ func (h *adapter) dropCall(sid, call string, _ *waitRecord) {
 }
 
 // endCall is the end of a call that may have parked: its record goes
-// once its response is kept (not when it parked: the record is the call).
+// once its response is kept (not when it parked: the record is the call),
+// and so do the parks of the answers it took from its record.
 func (h *adapter) endCall(sid string, wc *waitingCall) {
-	if wc == nil || wc.parked || !wc.saved {
+	if wc == nil || wc.parked {
 		return
 	}
-	h.dropCall(sid, wc.key, nil)
+	if wc.saved {
+		h.dropCall(sid, wc.key)
+	}
+	if len(wc.keys) > 0 {
+		h.unpark(wc.keys)
+	}
 }
 
 // checkParked is a resumed stream's look at the call it waits for, at a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -294,4 +295,48 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// Calls that wait for their users hold no goroutine: n calls parked on
+// their first question (HoldFor negative: at once), their POST streams
+// ended and the client's connections closed, leave the process's
+// goroutines where they were before; answered, every one finishes.
+func TestParkedCallsHoldNoGoroutine(t *testing.T) {
+	const n = 300
+	pt := &parkTools{}
+	ti := newTwoInstances(t, legacy.NewMemoryStore(nil), legacy.Options{HoldFor: -1, Events: legacy.NewMemoryEventStore(0), MaxSessionsPerClient: -1}, pt.register(t))
+	c := connect(t, ti.a, `{"elicitation":{}}`)
+	settleGoroutines := func() int {
+		http.DefaultClient.CloseIdleConnections()
+		prev := -1
+		for range 100 {
+			time.Sleep(20 * time.Millisecond)
+			g := runtime.NumGoroutine()
+			if g == prev {
+				return g
+			}
+			prev = g
+		}
+		return prev
+	}
+	before := settleGoroutines()
+	asks := make([]sseEvent, n)
+	for i := range n {
+		post := postCall(t, c, ti.a, fmt.Sprintf("p%d", i), "ask_two")
+		asks[i] = nextOf(t, post, "elicitation/create")
+		ended(t, post, "a parked call's POST stream")
+		post.resp.Body.Close()
+	}
+	waitFor(t, "the handlers to return", func() bool { return pt.in.Load() == 0 })
+	after := settleGoroutines()
+	t.Logf("goroutines: %d before, %d with %d calls waiting as records", before, after, n)
+	if after > before+5 {
+		t.Errorf("%d calls waiting for their users hold %d goroutines, want none", n, after-before)
+	}
+	for i := range n {
+		if st := c.answerWith(asks[i].msg, map[string]any{"action": "accept", "content": map[string]any{"name": "N"}}, nil); st != http.StatusAccepted {
+			t.Fatalf("answer %d: HTTP %d", i, st)
+		}
+	}
+	waitFor(t, "every call to run on to its second question", func() bool { return pt.runs.Load() == 2*n && pt.in.Load() == 0 })
 }
