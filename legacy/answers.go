@@ -183,40 +183,50 @@ func (h *adapter) acceptAnswer(w http.ResponseWriter, r *http.Request, sid strin
 		h.refuseAnswers(w, r)
 		return false
 	}
+	woken, ok := h.keepAnswer(w, r, sid, key, msg, inst)
+	if !ok {
+		return false
+	}
+	// Kept: the holder reads it on this wake-up or its next poll.
+	if !woken {
+		h.send(inst, &fleetMessage{Kind: kindReply, Session: sid, ID: key})
+	}
+	return true
+}
+
+// keepAnswer keeps the client's answer msg under key of session sid, and
+// reports whether it did; when it did not, it wrote the error. With wake
+// (an instance) and a store that can, the instance is woken in the same
+// step of the store (woken); otherwise the caller wakes it if need be.
+func (h *adapter) keepAnswer(w http.ResponseWriter, r *http.Request, sid, key string, msg *rpcwire.Message, wake string) (woken, ok bool) {
 	kept, err := json.Marshal(keptAnswer{Result: msg.Result, Error: msg.Error})
+	var b []byte
+	aw, oneStep := h.store.(answerWaker)
+	woken = oneStep && h.shared && wake != ""
+	if err == nil && woken {
+		b, err = json.Marshal(&fleetMessage{Kind: kindReply, Session: sid, ID: key, From: h.instance})
+	}
 	if err != nil {
 		writeJSONError(w, http.StatusBadRequest, mcp.ID{}, mcp.Errorf(mcp.InvalidParams, "the answer cannot be encoded: %v", err))
-		return false
+		return false, false
 	}
 	ctx, cancel := h.storeCtx(r.Context())
 	defer cancel()
-	wake := &fleetMessage{Kind: kindReply, Session: sid, ID: key}
-	aw, oneStep := h.store.(answerWaker)
-	if oneStep && h.shared {
-		// The answer kept and the holder woken in one step of the store.
-		wake.From = h.instance
-		b, merr := json.Marshal(wake)
-		if merr != nil {
-			writeJSONError(w, http.StatusInternalServerError, mcp.ID{}, mcp.Errorf(mcp.InternalError, "the wake-up cannot be encoded"))
-			return false
-		}
-		err = aw.AnswerWake(ctx, sid, key, kept, inst, b)
+	if woken {
+		err = aw.AnswerWake(ctx, sid, key, kept, wake, b)
 	} else {
 		err = h.store.Answer(ctx, sid, key, kept)
 	}
 	switch {
 	case errors.Is(err, ErrNotWaiting):
-		return h.unmatchedAnswer(w, r, sid, msg)
+		h.unmatchedAnswer(w, r, sid, msg)
+		return false, false
 	case err != nil:
 		h.storeFailed(w, mcp.ID{}, "keep an answer", err)
-		return false
-	}
-	// Kept: the holder reads it on this wake-up or its next poll.
-	if !oneStep || !h.shared {
-		h.send(inst, wake)
+		return false, false
 	}
 	h.d.Measure(context.Background(), era.MeasureReplySent, 1)
-	return true
+	return woken, true
 }
 
 // acceptCallAnswer is acceptAnswer for a question of a call that may
@@ -244,37 +254,17 @@ func (h *adapter) acceptCallAnswer(w http.ResponseWriter, r *http.Request, sid s
 		h.refuseAnswers(w, r)
 		return false
 	}
-	kept, err := json.Marshal(keptAnswer{Result: msg.Result, Error: msg.Error})
-	if err != nil {
-		writeJSONError(w, http.StatusBadRequest, mcp.ID{}, mcp.Errorf(mcp.InvalidParams, "the answer cannot be encoded: %v", err))
-		return false
-	}
-	ctx, cancel := h.storeCtx(r.Context())
 	remote := h.shared && inst != h.instance && !local && !h.inline
-	aw, oneStep := h.store.(answerWaker)
-	switch {
-	case remote && oneStep:
-		b, merr := json.Marshal(&fleetMessage{Kind: kindReply, Session: sid, ID: key, From: h.instance})
-		if merr != nil {
-			cancel()
-			writeJSONError(w, http.StatusInternalServerError, mcp.ID{}, mcp.Errorf(mcp.InternalError, "the wake-up cannot be encoded"))
-			return false
-		}
-		err = aw.AnswerWake(ctx, sid, key, kept, inst, b)
-	default:
-		err = h.store.Answer(ctx, sid, key, kept)
+	wake := ""
+	if remote {
+		wake = inst
 	}
-	cancel()
-	switch {
-	case errors.Is(err, ErrNotWaiting):
-		return h.unmatchedAnswer(w, r, sid, msg)
-	case err != nil:
-		h.storeFailed(w, mcp.ID{}, "keep an answer", err)
+	woken, ok := h.keepAnswer(w, r, sid, key, msg, wake)
+	if !ok {
 		return false
 	}
-	h.d.Measure(context.Background(), era.MeasureReplySent, 1)
 	switch {
-	case remote && !oneStep:
+	case remote && !woken:
 		h.send(inst, &fleetMessage{Kind: kindReply, Session: sid, ID: key})
 	case remote:
 	case s != nil && s.deliverReply(key, msg.Result, msg.Error):

@@ -2,11 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,15 +18,7 @@ func TestParkedCallGoSDK(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits 3 s for a user")
 	}
-	srv := exampleServer(t, testKey)
-	var resumes atomic.Int32
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
-			resumes.Add(1)
-		}
-		srv.ServeHTTP(w, r)
-	}))
-	t.Cleanup(ts.Close)
+	ts, resumes := resumeCounting(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := gosdk.NewClient(&gosdk.Implementation{Name: "parked", Version: "1.0.0"}, &gosdk.ClientOptions{
@@ -57,5 +45,5 @@ func TestParkedCallGoSDK(t *testing.T) {
 	if resumes.Load() == 0 {
 		t.Error("the call's stream was never resumed: it did not park")
 	}
-	fmt.Println("resumes", resumes.Load())
+	t.Logf("the call's stream was resumed %d times", resumes.Load())
 }

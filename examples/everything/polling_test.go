@@ -12,13 +12,12 @@ import (
 	gosdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestPollingGoSDK: test_reconnection ends its response stream before it
-// answers (server.Call.CloseStream, SSE polling); the official Go SDK
-// (v1.8.0), a 2025-11-25 client, resumes it with GET and Last-Event-ID
-// and gets the result there, several calls at once.
-func TestPollingGoSDK(t *testing.T) {
+// resumeCounting serves the example server, counting the streams resumed
+// with GET and Last-Event-ID.
+func resumeCounting(t *testing.T) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
 	srv := exampleServer(t, testKey)
-	var resumes atomic.Int32
+	resumes := new(atomic.Int32)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
 			resumes.Add(1)
@@ -26,6 +25,15 @@ func TestPollingGoSDK(t *testing.T) {
 		srv.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
+	return ts, resumes
+}
+
+// TestPollingGoSDK: test_reconnection ends its response stream before it
+// answers (server.Call.CloseStream, SSE polling); the official Go SDK
+// (v1.8.0), a 2025-11-25 client, resumes it with GET and Last-Event-ID
+// and gets the result there, several calls at once.
+func TestPollingGoSDK(t *testing.T) {
+	ts, resumes := resumeCounting(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
