@@ -52,19 +52,19 @@ type Options struct {
 	CallTimeout time.Duration
 	// HoldFor is how long a call of a 2025-11-25 HTTP session keeps its
 	// handler waiting for an answer before the call parks (default 2 s).
-	// Negative is for a serverless function, where nothing may run after
-	// a response: the call parks as soon as its question is out, and an
-	// answer runs the call's next step (to its next question or its
-	// response) before it is acknowledged. A parked call is a record in the Store, not a
-	// goroutine: its client's stream ends with a retry field (SSE
-	// polling), and the answer, POSTed to any instance, runs the handler
-	// again from the top there, with the answers recorded so far; the
-	// client gets what follows on the stream it resumes, on any instance.
 	// A quick answer (a client that samples, lists roots or fills a form
 	// within the window) goes straight to the handler that waits for it.
-	// Calls of older sessions, whose clients do not poll, park only when
-	// the instance drains. A tool registered with server.RunsOnce never
-	// parks: its question waits in place.
+	// A parked call is a record in the Store, not a goroutine: its
+	// client's stream ends with a retry field (SSE polling), and the
+	// answer, POSTed to any instance, runs the handler again from the top
+	// there, with the answers recorded so far; the client gets what
+	// follows on the stream it resumes, on any instance. Calls of older
+	// sessions, whose clients do not poll, park only when the instance
+	// drains; a tool registered with server.RunsOnce never parks (its
+	// question waits in place). Negative is for a serverless function,
+	// where nothing may run after a response: the call parks as soon as
+	// its question is out, and an answer runs the call's next step (to its
+	// next question or its response) before it is acknowledged.
 	HoldFor time.Duration
 	// SessionIdle is how long a session may go unused before it expires
 	// (default 30 minutes). Use is a request other than ping, a call in
